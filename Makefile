@@ -1,0 +1,68 @@
+# One-command set-up: `make lab` opens the course, `make test` checks all of it.
+# Everything installs into .venv from the pins in requirements.txt (PyPI only).
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+PORT   ?= 8888
+
+.PHONY: install lab test lint unit notebooks exercises-run check assign grade lock clean
+
+install: $(STAMP)
+
+$(STAMP): requirements.txt pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is needed, found " + sys.version.split()[0]'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	touch $(STAMP)
+
+lab: install
+	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) \
+	    --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/notebooks/00_setup.ipynb
+
+check: install
+	$(BIN)/python -m course check
+
+## The whole suite, as CI runs it (see README "Tests").
+test: install lint unit notebooks exercises-run
+
+lint: install
+	$(BIN)/ruff check course tests
+	$(BIN)/ruff format --check course tests
+
+unit: install
+	$(BIN)/python -m pytest tests
+
+notebooks: install
+	$(BIN)/python -m pytest --nbval notebooks solutions -p no:randomly
+
+exercises-run: install
+	$(BIN)/python -m pytest --nbval-lax exercises
+
+## Instructors: regenerate exercises/ (student notebooks) from solutions/.
+assign: install
+	$(BIN)/python -m course assign
+
+## Instructors: grade a folder of submissions, e.g. `make grade SUBMISSIONS=subs/ OUT=grades.csv`.
+grade: install
+	$(BIN)/python -m course grade $(SUBMISSIONS) --out $(or $(OUT),grades.csv)
+
+## Maintainers: re-resolve requirements.in into requirements.txt.
+lock:
+	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
+	.lock-venv/bin/pip install --quiet -r requirements.in
+	{ echo "# Pinned, complete environment (generated from requirements.in by \`make lock\`)."; \
+	  .lock-venv/bin/pip freeze --all | grep -v -E '^(pip|-e )' | sed 's/+cpu//'; } > requirements.txt
+	rm -rf .lock-venv
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache
+
+## Maintainers: rewrite environment.yml from requirements.txt (a test checks they agree).
+environment.yml: requirements.txt
+	{ sed -n '1,4p' environment.yml; printf 'name: gpu-course\nchannels:\n  - conda-forge\n'; \
+	  printf 'dependencies:\n  - python=3.11\n  - pip\n  - pip:\n'; \
+	  grep -v -e '^#' -e '^$$' requirements.txt | sed 's/^/      - /'; echo '      - -e .'; } > $@.tmp
+	mv $@.tmp $@

@@ -1,0 +1,40 @@
+"""Command line: ``python -m course check | assign | grade``.
+
+- ``check``: one [OK]/[FAIL] line per requirement of the course; exit status 1 on any FAIL.
+- ``assign``: regenerate the student notebooks in ``exercises/`` from ``solutions/`` (otter assign).
+- ``grade SUBMISSIONS_DIR --out grades.csv``: grade every submission, one CSV row each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m course", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("check", help="check that this machine can run the course")
+    assign = sub.add_parser("assign", help="generate exercises/ from solutions/")
+    assign.add_argument("notebooks", nargs="*", help="solution notebooks (default: all)")
+    grade = sub.add_parser("grade", help="grade a folder of submitted notebooks into a CSV")
+    grade.add_argument("submissions", help="folder of submitted .ipynb files")
+    grade.add_argument("--out", default="grades.csv", help="CSV gradebook to write")
+    grade.add_argument("--timeout", type=float, default=120.0, help="seconds per submission")
+    args = parser.parse_args(argv)
+
+    if args.command == "check":
+        from course.check import run_checks
+
+        return run_checks()
+    if args.command == "assign":
+        from course.grading import assign_all
+
+        return assign_all(args.notebooks)
+    from course.grading import grade_folder
+
+    return grade_folder(args.submissions, args.out, timeout_s=args.timeout)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,142 @@
+"""``python -m course check``: can this machine run the course? One [OK]/[FAIL] line per requirement.
+
+A better version of seed 004's verification script: it checks the Python version, every pinned
+package (installed, and at the pinned version), torch and the devices it sees, JupyterLab and the
+widget extension, and it exits non-zero on any FAIL so scripts and CI can rely on it. Lesson 00 runs
+it first. Layer 5 (entry point).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+MIN_PYTHON = (3, 11)
+REQUIREMENTS_IN = Path(__file__).resolve().parent.parent / "requirements.in"
+REQUIREMENTS_TXT = REQUIREMENTS_IN.with_suffix(".txt")
+
+
+@dataclass(frozen=True)
+class Check:
+    ok: bool
+    name: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"[{'OK' if self.ok else 'FAIL'}] {self.name}: {self.detail}"
+
+
+def _requirement_names(path: Path) -> list[str]:
+    names = []
+    for line in path.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            names.append(re.split(r"[=<>!~\[ ;]", line, maxsplit=1)[0])
+    return names
+
+
+def _pins(path: Path) -> dict[str, str]:
+    pins = {}
+    for line in path.read_text().splitlines():
+        if "==" in line and not line.startswith("#"):
+            name, version = line.split("#", 1)[0].strip().split("==")
+            pins[_normalise(name)] = version.strip()
+    return pins
+
+
+def _normalise(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def check_python() -> Check:
+    version = ".".join(map(str, sys.version_info[:3]))
+    ok = sys.version_info[:2] >= MIN_PYTHON
+    return Check(ok, "python", f"{version} (needs >= {'.'.join(map(str, MIN_PYTHON))})")
+
+
+def check_packages() -> list[Check]:
+    """Each top-level requirement installed, at its pinned version where requirements.txt pins it."""
+    if not REQUIREMENTS_IN.exists():
+        return [Check(False, "requirements", f"{REQUIREMENTS_IN} not found: run from the repo")]
+    pins = _pins(REQUIREMENTS_TXT) if REQUIREMENTS_TXT.exists() else {}
+    results = []
+    for name in _requirement_names(REQUIREMENTS_IN):
+        try:
+            installed = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            results.append(Check(False, name, "not installed: run `make install`"))
+            continue
+        wanted = pins.get(_normalise(name))
+        local_free = installed.split("+", 1)[0]  # torch 2.13.0+cpu satisfies the pin 2.13.0
+        if wanted and local_free != wanted:
+            results.append(Check(False, name, f"{installed} installed, {wanted} pinned"))
+        else:
+            results.append(Check(True, name, installed))
+    return results
+
+
+def check_torch() -> list[Check]:
+    """torch imports, computes, and which devices it sees (CPU always; CUDA/MPS when present)."""
+    try:
+        import torch
+
+        from course.measure.devices import cuda_stack, machine_info
+    except Exception as exc:  # a broken install must be reported, not crash the check
+        return [Check(False, "torch", f"import failed: {exc}")]
+    results = []
+    x = torch.ones(64, 64)
+    ok = bool(torch.allclose(x @ x, torch.full((64, 64), 64.0)))
+    results.append(
+        Check(ok, "torch compute", f"64x64 matmul on cpu {'correct' if ok else 'WRONG'}")
+    )
+    info = machine_info()
+    results.append(Check(True, "cpu", f"{info.cpu_model}, {info.usable_cores} usable cores"))
+    if info.cuda:
+        for d in info.cuda:
+            cc = ".".join(map(str, d.compute_capability))
+            results.append(Check(True, f"cuda:{d.index}", f"{d.name}, compute capability {cc}"))
+        results += [Check(False, "cuda stack", p) for p in cuda_stack().problems(info.cuda)]
+    elif torch.version.cuda:
+        results.append(
+            Check(True, "cuda", f"torch built for CUDA {torch.version.cuda}, no GPU seen")
+        )
+    else:
+        results.append(
+            Check(True, "cuda", "no CUDA GPU (CPU-only torch build): lessons use the CPU")
+        )
+    if info.mps:
+        results.append(Check(True, "mps", "Apple GPU available through MPS"))
+    return results
+
+
+def check_jupyter() -> list[Check]:
+    """JupyterLab and the widget extension (needed for the calculators and quizzes)."""
+    results = []
+    for module, name in (("jupyterlab", "JupyterLab"), ("ipywidgets", "ipywidgets")):
+        try:
+            mod = __import__(module)
+            results.append(Check(True, name, mod.__version__))
+        except Exception as exc:
+            results.append(Check(False, name, f"import failed: {exc}"))
+    ext = Path(sys.prefix) / "share/jupyter/labextensions/@jupyter-widgets/jupyterlab-manager"
+    ok = ext.is_dir()
+    detail = "installed" if ok else f"missing ({ext}): widgets will not render"
+    results.append(Check(ok, "widget extension", detail))
+    return results
+
+
+def all_checks() -> list[Check]:
+    return [check_python(), *check_packages(), *check_torch(), *check_jupyter()]
+
+
+def run_checks() -> int:
+    """Print every check; 0 if all passed, 1 otherwise."""
+    checks = all_checks()
+    for c in checks:
+        print(c)
+    failed = sum(not c.ok for c in checks)
+    print(f"{len(checks) - failed} OK, {failed} FAIL")
+    return 1 if failed else 0

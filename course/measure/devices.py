@@ -1,0 +1,255 @@
+"""What this machine has: CPU, caches, memory, and the CUDA or Apple MPS devices torch can use.
+
+Every lesson prints ``describe_machine()`` in its setup cell, so each measured figure says where it
+was measured. Lesson 00 shows the whole of ``machine_info()`` and ``cuda_stack()`` (the driver /
+toolkit / cuDNN "version triangle" of seed 004). Layer 3: reads the OS and torch, computes nothing.
+Cache sizes come from the OS (Linux sysfs, macOS sysctl); where the OS does not say, they are None.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+import torch
+
+from course.units import GB, fmt_bytes
+
+
+@dataclass(frozen=True)
+class CudaDevice:
+    """One CUDA device as torch reports it (memory in bytes)."""
+
+    index: int
+    name: str
+    memory_bytes: int
+    sms: int
+    compute_capability: tuple[int, int]
+    l2_bytes: int | None
+
+
+@dataclass(frozen=True)
+class MachineInfo:
+    """The machine at hand. Cache sizes in bytes, per core for L1/L2 (as the OS reports them)."""
+
+    os: str
+    python: str
+    torch: str
+    cpu_model: str
+    logical_cores: int
+    physical_cores: int | None
+    usable_cores: int
+    torch_threads: int
+    caches: dict[str, int] = field(default_factory=dict)  # "L1d", "L2", "L3" -> bytes
+    ram_bytes: int = 0
+    cuda: tuple[CudaDevice, ...] = ()
+    mps: bool = False
+
+    @property
+    def accelerator(self) -> str:
+        """'cuda', 'mps' or 'cpu': the best device torch can use here."""
+        return "cuda" if self.cuda else "mps" if self.mps else "cpu"
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return None
+
+
+def _size_to_bytes(text: str) -> int | None:
+    match = re.fullmatch(r"(\d+)\s*([KMG]?)i?B?", text.strip(), re.IGNORECASE)
+    if not match:
+        return None
+    scale = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}[match.group(2).upper()]
+    return int(match.group(1)) * scale
+
+
+def _sysctl(name: str) -> str | None:
+    if not shutil.which("sysctl"):
+        return None
+    try:
+        out = subprocess.run(["sysctl", "-n", name], capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode != 0:
+        return None
+    return out.stdout.strip() or None
+
+
+def cpu_caches() -> dict[str, int]:
+    """Data/unified cache sizes of one core, in bytes, as the OS reports them ({} if it does not)."""
+    caches: dict[str, int] = {}
+    base = Path("/sys/devices/system/cpu/cpu0/cache")
+    for index in sorted(base.glob("index*")):
+        level, kind, size = (_read(index / name) for name in ("level", "type", "size"))
+        if not (level and kind and size) or kind == "Instruction":
+            continue
+        label = f"L{level}d" if kind == "Data" else f"L{level}"
+        if (nbytes := _size_to_bytes(size)) is not None:
+            caches[label] = nbytes
+    if not caches:  # macOS
+        for label, key in (
+            ("L1d", "hw.l1dcachesize"),
+            ("L2", "hw.l2cachesize"),
+            ("L3", "hw.l3cachesize"),
+        ):
+            value = _sysctl(key)
+            if value and value.isdigit() and int(value) > 0:
+                caches[label] = int(value)
+    return caches
+
+
+def cpu_model() -> str:
+    """The CPU's marketing name, from /proc/cpuinfo or sysctl; platform.processor() otherwise."""
+    text = _read(Path("/proc/cpuinfo")) or ""
+    for line in text.splitlines():
+        if line.lower().startswith(("model name", "hardware")):
+            return line.split(":", 1)[1].strip()
+    return _sysctl("machdep.cpu.brand_string") or platform.processor() or platform.machine()
+
+
+def _usable_cores() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def cuda_devices() -> tuple[CudaDevice, ...]:
+    """Every CUDA device torch sees (empty without a CUDA build or GPU)."""
+    if not torch.cuda.is_available():
+        return ()
+    devices = []
+    for i in range(torch.cuda.device_count()):
+        p = torch.cuda.get_device_properties(i)
+        devices.append(
+            CudaDevice(
+                index=i,
+                name=p.name,
+                memory_bytes=p.total_memory,
+                sms=p.multi_processor_count,
+                compute_capability=(p.major, p.minor),
+                l2_bytes=getattr(p, "L2_cache_size", None),
+            )
+        )
+    return tuple(devices)
+
+
+def mps_available() -> bool:
+    """True on Apple silicon with a torch build that supports the Metal (MPS) backend."""
+    return bool(getattr(torch.backends, "mps", None) and torch.backends.mps.is_available())
+
+
+def machine_info() -> MachineInfo:
+    """Everything lessons say about the machine, read now."""
+    return MachineInfo(
+        os=f"{platform.system()} {platform.release()}",
+        python=platform.python_version(),
+        torch=torch.__version__,
+        cpu_model=cpu_model(),
+        logical_cores=os.cpu_count() or 1,
+        physical_cores=psutil.cpu_count(logical=False),
+        usable_cores=_usable_cores(),
+        torch_threads=torch.get_num_threads(),
+        caches=cpu_caches(),
+        ram_bytes=psutil.virtual_memory().total,
+        cuda=cuda_devices(),
+        mps=mps_available(),
+    )
+
+
+def available_devices() -> list[str]:
+    """Devices a measurement can run on here: always 'cpu', plus 'cuda' and/or 'mps'."""
+    info = machine_info()
+    return ["cpu"] + (["cuda"] if info.cuda else []) + (["mps"] if info.mps else [])
+
+
+def describe_machine(info: MachineInfo | None = None) -> str:
+    """One line for a lesson's setup cell: 'measured on: 2-core AMD EPYC, 24.6 GB RAM, no GPU'."""
+    info = info or machine_info()
+    cpu = f"{info.usable_cores}-core {info.cpu_model}, {fmt_bytes(info.ram_bytes)} RAM"
+    if info.cuda:
+        gpus = ", ".join(f"{d.name} ({d.memory_bytes / GB:.0f} GB)" for d in info.cuda)
+        accel = f"CUDA: {gpus}"
+    elif info.mps:
+        accel = "Apple GPU via MPS"
+    else:
+        accel = "no GPU (CPU only)"
+    return f"measured on: {cpu}; {accel}; torch {info.torch}"
+
+
+@dataclass(frozen=True)
+class CudaStack:
+    """The 'version triangle' of seed 004: driver, the CUDA runtime torch was built with, cuDNN."""
+
+    torch_cuda: str | None  # CUDA version torch was compiled against (None: CPU or MPS build)
+    cudnn: int | None
+    driver: str | None  # NVIDIA driver version, from nvidia-smi
+    driver_max_cuda: str | None  # newest CUDA the driver supports (nvidia-smi's "CUDA Version")
+    arch_list: tuple[str, ...]  # architectures this torch build has kernels for (sm_80, ...)
+
+    def problems(self, devices: tuple[CudaDevice, ...] = ()) -> list[str]:
+        """What would stop CUDA from working, in plain words (empty when all is consistent)."""
+        found = []
+        # Minor-version compatibility (CUDA 11+): only the major versions must agree.
+        if (
+            self.torch_cuda
+            and self.driver_max_cuda
+            and _version(self.driver_max_cuda)[:1] < _version(self.torch_cuda)[:1]
+        ):
+            found.append(
+                f"driver supports CUDA up to {self.driver_max_cuda}, but torch needs "
+                f"CUDA {self.torch_cuda}: update the driver"
+            )
+        for d in devices:
+            sm = f"sm_{d.compute_capability[0]}{d.compute_capability[1]}"
+            if self.arch_list and not _arch_supported(sm, self.arch_list):
+                found.append(f"{d.name} is {sm}; this torch build has kernels for {self.arch_list}")
+        return found
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", text))
+
+
+def _arch_supported(sm: str, arch_list: tuple[str, ...]) -> bool:
+    """A GPU runs a build's kernels for its own architecture, or a same-major one at or below it."""
+    major, minor = int(sm[3:-1]), int(sm[-1])
+    for arch in arch_list:
+        m = re.fullmatch(r"(?:sm|compute)_(\d+?)(\d)a?", arch)
+        if m and int(m.group(1)) == major and int(m.group(2)) <= minor:
+            return True
+    return False
+
+
+def nvidia_smi(args: tuple[str, ...] = ()) -> str | None:
+    """The output of ``nvidia-smi`` (None where it is not installed or fails)."""
+    if not shutil.which("nvidia-smi"):
+        return None
+    try:
+        out = subprocess.run(["nvidia-smi", *args], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout if out.returncode == 0 else None
+
+
+def cuda_stack() -> CudaStack:
+    """Read the three versions that must agree for torch to use an NVIDIA GPU."""
+    smi = nvidia_smi() or ""
+    driver = re.search(r"Driver Version:\s*([\d.]+)", smi)
+    max_cuda = re.search(r"CUDA Version:\s*([\d.]+)", smi)
+    has_cuda_build = torch.version.cuda is not None
+    return CudaStack(
+        torch_cuda=torch.version.cuda,
+        cudnn=torch.backends.cudnn.version() if has_cuda_build else None,
+        driver=driver.group(1) if driver else None,
+        driver_max_cuda=max_cuda.group(1) if max_cuda else None,
+        arch_list=tuple(torch.cuda.get_arch_list()) if has_cuda_build else (),
+    )

@@ -1,0 +1,154 @@
+"""Self-check questions at the end of each lesson: multiple choice or a number, checked on click.
+
+``quiz(MultipleChoice(...), Numeric(...))`` shows one widget per question: pick or type an answer,
+press *Check*, read whether it is right and why. Where widgets do not render (a static viewer,
+a terminal, nbval), the same object shows the questions as text and HTML, answers folded away,
+and ``Quiz.check(i, answer)`` gives the same feedback from code. Layer 4: no calculations here.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass
+
+import ipywidgets as widgets
+
+CORRECT = "Correct."
+WRONG = "Not quite."
+
+
+@dataclass(frozen=True)
+class Feedback:
+    correct: bool
+    message: str
+
+
+@dataclass(frozen=True)
+class MultipleChoice:
+    """A question with one right option (``answer`` is its index in ``options``)."""
+
+    question: str
+    options: tuple[str, ...] | list[str]
+    answer: int
+    explain: str
+
+    def __post_init__(self) -> None:
+        if len(self.options) < 2:
+            raise ValueError(f"options must have at least 2 entries, got {len(self.options)}")
+        if not (isinstance(self.answer, int) and 0 <= self.answer < len(self.options)):
+            raise ValueError(
+                f"answer must be an index 0..{len(self.options) - 1}, got {self.answer!r}"
+            )
+
+    def check(self, choice: object) -> Feedback:
+        """Feedback for an option given by index or by its text."""
+        index = self.options.index(choice) if choice in self.options else choice
+        if index is None:
+            return Feedback(False, "Pick one of the options first.")
+        right = index == self.answer
+        return Feedback(right, f"{CORRECT if right else WRONG} {self.explain}")
+
+    def answer_text(self) -> str:
+        return self.options[self.answer]
+
+
+@dataclass(frozen=True)
+class Numeric:
+    """A question whose answer is a number, accepted within ``rel_tol`` (relative) of ``answer``."""
+
+    question: str
+    answer: float
+    explain: str
+    unit: str = ""
+    rel_tol: float = 0.05
+
+    def check(self, value: object) -> Feedback:
+        """Feedback for a typed answer ('28.9', '2.9e1' and 28.9 all work)."""
+        try:
+            number = float(str(value).replace(",", "").strip())
+        except ValueError:
+            return Feedback(False, f"Type a number (in {self.unit or 'the units asked'}).")
+        if not math.isfinite(number):
+            return Feedback(False, "Type a finite number.")
+        right = math.isclose(number, self.answer, rel_tol=self.rel_tol)
+        return Feedback(right, f"{CORRECT if right else WRONG} {self.explain}")
+
+    def answer_text(self) -> str:
+        return f"{self.answer:,.4g} {self.unit}".strip()
+
+
+Question = MultipleChoice | Numeric
+
+
+def _feedback_html(feedback: Feedback) -> str:
+    colour = "#007a3d" if feedback.correct else "#b00020"
+    return f'<div style="color:{colour}">{html.escape(feedback.message)}</div>'
+
+
+def _question_widget(number: int, q: Question) -> widgets.VBox:
+    title = widgets.HTML(f"<b>{number}. {html.escape(q.question)}</b>")
+    if isinstance(q, MultipleChoice):
+        answer = widgets.RadioButtons(options=list(q.options), value=None, layout={"width": "auto"})
+    else:
+        placeholder = f"a number, in {q.unit}" if q.unit else "a number"
+        answer = widgets.Text(placeholder=placeholder)
+    button = widgets.Button(description="Check", button_style="primary")
+    feedback = widgets.HTML()
+
+    def on_click(_):
+        feedback.value = _feedback_html(q.check(answer.value))
+
+    button.on_click(on_click)
+    return widgets.VBox([title, answer, button, feedback], layout={"margin": "0 0 12px 0"})
+
+
+class Quiz:
+    """A list of questions that displays as widgets, or as text/HTML where widgets don't render."""
+
+    def __init__(self, *questions: Question):
+        if not questions:
+            raise ValueError("a quiz needs at least one question")
+        self.questions = questions
+
+    def check(self, index: int, answer: object) -> Feedback:
+        """Feedback for question ``index`` (0-based), the same the widget gives."""
+        return self.questions[index].check(answer)
+
+    def widget(self) -> widgets.VBox:
+        return widgets.VBox([_question_widget(i + 1, q) for i, q in enumerate(self.questions)])
+
+    def __repr__(self) -> str:
+        lines = ["Check your understanding (run in JupyterLab to answer interactively):"]
+        for i, q in enumerate(self.questions, 1):
+            lines.append(f"{i}. {q.question}")
+            if isinstance(q, MultipleChoice):
+                lines += [f"   ({chr(97 + j)}) {o}" for j, o in enumerate(q.options)]
+            else:
+                lines.append(f"   answer in {q.unit}" if q.unit else "   answer: a number")
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        parts = ["<p><b>Check your understanding</b></p><ol>"]
+        for q in self.questions:
+            options = ""
+            if isinstance(q, MultipleChoice):
+                options = (
+                    "<ul>" + "".join(f"<li>{html.escape(o)}</li>" for o in q.options) + "</ul>"
+                )
+            parts.append(
+                f"<li>{html.escape(q.question)}{options}<details><summary>Answer</summary>"
+                f"{html.escape(q.answer_text())}: {html.escape(q.explain)}</details></li>"
+            )
+        return "".join(parts) + "</ol>"
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        bundle = self.widget()._repr_mimebundle_(include=include, exclude=exclude) or {}
+        bundle["text/plain"] = repr(self)
+        bundle["text/html"] = self._repr_html_()
+        return bundle
+
+
+def quiz(*questions: Question) -> Quiz:
+    """The lesson's closing self-check; end a cell with it to show it."""
+    return Quiz(*questions)

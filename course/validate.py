@@ -1,0 +1,80 @@
+"""Input checks shared by every calculator: one clear ``ValueError`` per bad argument.
+
+A calculator calls these at its top, so a bad value fails at once with a message that names the
+parameter, the value it got and the range it allows, e.g.
+``ValueError: batch must be an integer >= 1, got 0``. Widgets show that sentence instead of a
+traceback. Layer 1: standard library only.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from numbers import Integral, Real
+
+
+def _is_real(value: object) -> bool:
+    return isinstance(value, Real) and not isinstance(value, bool)
+
+
+def positive_int(name: str, value: object, *, minimum: int = 1, maximum: int | None = None) -> int:
+    """An integer >= ``minimum`` (and <= ``maximum`` if given; bools are refused: ``True`` is not
+    a GPU count)."""
+    allowed = f">= {minimum}" + ("" if maximum is None else f" and <= {maximum:,}")
+    if (
+        not isinstance(value, Integral)
+        or isinstance(value, bool)
+        or value < minimum
+        or (maximum is not None and value > maximum)
+    ):
+        raise ValueError(f"{name} must be an integer {allowed}, got {value!r}")
+    return int(value)
+
+
+def number(
+    name: str,
+    value: object,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    strict_min: bool = False,
+) -> float:
+    """A finite real number within the given range (``strict_min`` makes the minimum exclusive)."""
+    low = "" if minimum is None else (f"> {minimum:g}" if strict_min else f">= {minimum:g}")
+    high = "" if maximum is None else f"<= {maximum:g}"
+    allowed = " and ".join(p for p in (low, high) if p) or "finite"
+    try:  # float() of a huge int overflows: that is a bad value, not a crash
+        x = float(value) if _is_real(value) else math.nan
+    except OverflowError:
+        x = math.nan
+    if not math.isfinite(x):
+        raise ValueError(f"{name} must be a finite number ({allowed}), got {value!r}")
+    too_low = minimum is not None and (x <= minimum if strict_min else x < minimum)
+    too_high = maximum is not None and x > maximum
+    if too_low or too_high:
+        raise ValueError(f"{name} must be {allowed}, got {value!r}")
+    return x
+
+
+def positive(name: str, value: object) -> float:
+    """A finite number > 0 (sizes, bandwidths, peaks, prices per unit)."""
+    return number(name, value, minimum=0, strict_min=True)
+
+
+def non_negative(name: str, value: object) -> float:
+    """A finite number >= 0 (latencies, costs that may be zero)."""
+    return number(name, value, minimum=0)
+
+
+def fraction(name: str, value: object, *, allow_zero: bool = False) -> float:
+    """A number in (0, 1] (or [0, 1] with ``allow_zero``): utilisation, MFU, usable memory."""
+    return number(name, value, minimum=0, maximum=1, strict_min=not allow_zero)
+
+
+def choice(name: str, value: object, allowed: Iterable[object]) -> object:
+    """One of a fixed set of values (dtype names, optimizer names, ZeRO stages)."""
+    options = list(allowed)
+    if not any(type(value) is type(o) and value == o for o in options):
+        shown = ", ".join(repr(o) for o in options)
+        raise ValueError(f"{name} must be one of {shown}; got {value!r}")
+    return value
