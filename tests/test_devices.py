@@ -1,0 +1,52 @@
+"""Device discovery reads the real machine; the CUDA version checks reason correctly."""
+
+import torch
+
+from course.measure import devices
+from course.measure.devices import CudaDevice, CudaStack
+
+
+def test_machine_info_reports_this_machine():
+    info = devices.machine_info()
+    assert info.logical_cores >= info.usable_cores >= 1
+    assert info.ram_bytes > 2**30
+    assert info.torch == torch.__version__
+    assert info.accelerator in ("cpu", "cuda", "mps")
+    assert all(size > 0 for size in info.caches.values())
+
+
+def test_describe_machine_names_the_cpu_and_the_accelerator():
+    line = devices.describe_machine()
+    assert line.startswith("measured on: ")
+    assert devices.cpu_model() in line
+    assert ("no GPU" in line) == (not torch.cuda.is_available() and not devices.mps_available())
+
+
+def test_available_devices_always_starts_with_cpu():
+    found = devices.available_devices()
+    assert found[0] == "cpu"
+    assert ("cuda" in found) == torch.cuda.is_available()
+
+
+def test_cache_sizes_parse_from_sysfs_strings():
+    assert devices._size_to_bytes("32K") == 32 * 1024
+    assert devices._size_to_bytes("32768K") == 32 * 2**20
+    assert devices._size_to_bytes("1M") == 2**20
+    assert devices._size_to_bytes("junk") is None
+
+
+def test_an_old_driver_is_reported_as_a_problem():
+    stack = CudaStack("12.8", 91000, "470.82", "11.4", ("sm_80", "sm_90"))
+    [problem] = stack.problems()
+    assert "update the driver" in problem
+
+
+def test_minor_version_compatibility_is_not_a_problem():
+    assert CudaStack("12.8", 91000, "550.54", "12.4", ("sm_80",)).problems() == []
+
+
+def test_a_gpu_the_build_has_no_kernels_for_is_reported():
+    old = CudaDevice(0, "Tesla K80", 12 * 2**30, 13, (3, 7), None)
+    ampere = CudaDevice(1, "RTX 3090", 24 * 2**30, 82, (8, 6), None)
+    problems = CudaStack("12.8", None, None, None, ("sm_80", "sm_90")).problems((old, ampere))
+    assert len(problems) == 1 and "sm_37" in problems[0]

@@ -1,0 +1,52 @@
+"""The self-check quiz: right and wrong answers, its widget, and its text form."""
+
+import pytest
+
+from course.quiz import MultipleChoice, Numeric, quiz
+
+MC = MultipleChoice("Which is larger?", ["1 GB", "1 GiB"], answer=1, explain="2**30 > 10**9.")
+NUM = Numeric("13B fp16 at 900 GB/s: ms per token?", answer=28.9, unit="ms", explain="26e9/900e9.")
+
+
+def test_multiple_choice_accepts_the_right_option_by_index_or_text():
+    assert MC.check(1).correct and MC.check("1 GiB").correct
+    assert not MC.check(0).correct
+    assert "Pick one" in MC.check(None).message
+
+
+def test_numeric_accepts_answers_within_tolerance_and_explains():
+    assert Numeric("q", answer=100, explain="e", rel_tol=0.05).check("104").correct
+    assert not NUM.check("15").correct  # seed 000's figure
+    assert NUM.check("28.9").message.startswith("Correct.")
+    for junk in ("fifteen", "", "nan", None):
+        assert not NUM.check(junk).correct
+
+
+def test_bad_question_definitions_raise_value_errors():
+    with pytest.raises(ValueError, match="answer must be an index"):
+        MultipleChoice("q", ["a", "b"], answer=2, explain="")
+    with pytest.raises(ValueError, match="at least one question"):
+        quiz()
+
+
+def test_the_widget_shows_feedback_when_check_is_clicked():
+    q = quiz(MC, NUM)
+    box = q.widget()
+    first, second = box.children
+    _, radio, button, feedback = first.children
+    radio.value = "1 GiB"
+    button.click()
+    assert "Correct." in feedback.value
+    _, text, button2, feedback2 = second.children
+    text.value = "15"
+    button2.click()
+    assert "Not quite." in feedback2.value
+
+
+def test_without_widgets_the_quiz_reads_as_text_and_html_with_answers_folded():
+    q = quiz(MC, NUM)
+    bundle = q._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert "1. Which is larger?" in bundle["text/plain"] and "(b) 1 GiB" in bundle["text/plain"]
+    assert "28.9" not in bundle["text/plain"]  # the text form does not give the answer away
+    assert "<details>" in bundle["text/html"]
