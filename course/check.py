@@ -83,15 +83,11 @@ def check_torch() -> list[Check]:
     try:
         import torch
 
-        from course.measure.devices import cuda_stack, machine_info
+        from course.measure.devices import cuda_stack, machine_info, verify_devices
     except Exception as exc:  # a broken install must be reported, not crash the check
         return [Check(False, "torch", f"import failed: {exc}")]
     results = []
-    x = torch.ones(64, 64)
-    ok = bool(torch.allclose(x @ x, torch.full((64, 64), 64.0)))
-    results.append(
-        Check(ok, "torch compute", f"64x64 matmul on cpu {'correct' if ok else 'WRONG'}")
-    )
+    results += [Check(t.ok, f"compute on {t.device}", t.detail) for t in verify_devices()]
     info = machine_info()
     results.append(Check(True, "cpu", f"{info.cpu_model}, {info.usable_cores} usable cores"))
     if info.cuda:

@@ -256,6 +256,20 @@ SYSTEMS: MappingProxyType = MappingProxyType({s.key: s for s in [
 ]})  # fmt: skip
 
 
+#: FP32 cores ("CUDA cores") per SM by compute capability: the FP32 results per clock per SM in the
+#: CUDA C++ Programming Guide's arithmetic-throughput table. Seed 004's "SMs x 128" holds only for
+#: some: a 108-SM A100 (8.0) has 6,912 cores, not 13,824.
+FP32_CORES_PER_SM = MappingProxyType(
+    {(7, 0): 64, (7, 5): 64, (8, 0): 64, (8, 6): 128, (8, 7): 128, (8, 9): 128, (9, 0): 128}
+)
+
+
+def cuda_cores(sms: int, compute_capability: tuple[int, int]) -> int | None:
+    """FP32 cores of a GPU from its SM count and compute capability (None where not tabulated)."""
+    per_sm = FP32_CORES_PER_SM.get(tuple(compute_capability))
+    return None if per_sm is None else sms * per_sm
+
+
 def gpu(key_or_name: str) -> GPU:
     """Look up a GPU by key (``"h100-sxm"``) or exact name; ValueError lists the choices."""
     if isinstance(key_or_name, GPU):
@@ -266,4 +280,15 @@ def gpu(key_or_name: str) -> GPU:
     raise ValueError(f"gpu must be one of {', '.join(GPUS)}; got {key_or_name!r}")
 
 
-__all__ = ["DTYPES", "GPU", "GPUS", "INTERCONNECTS", "SYSTEMS", "Interconnect", "System", "gpu"]
+__all__ = [
+    "DTYPES",
+    "GPU",
+    "GPUS",
+    "INTERCONNECTS",
+    "SYSTEMS",
+    "Interconnect",
+    "System",
+    "gpu",
+    "FP32_CORES_PER_SM",
+    "cuda_cores",
+]

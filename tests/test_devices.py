@@ -50,3 +50,15 @@ def test_a_gpu_the_build_has_no_kernels_for_is_reported():
     ampere = CudaDevice(1, "RTX 3090", 24 * 2**30, 82, (8, 6), None)
     problems = CudaStack("12.8", None, None, None, ("sm_80", "sm_90")).problems((old, ampere))
     assert len(problems) == 1 and "sm_37" in problems[0]
+
+
+def test_verify_device_checks_the_numbers_on_the_cpu():
+    result = devices.verify_device("cpu")
+    assert result.ok and result.max_rel_error < 1e-5
+    assert str(result).startswith("[OK] cpu:")
+
+
+def test_verify_device_reports_an_unusable_device_instead_of_crashing():
+    missing = "cuda" if not torch.cuda.is_available() else "cuda:99"
+    result = devices.verify_device(missing)
+    assert not result.ok and "Error" in result.detail

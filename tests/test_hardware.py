@@ -119,3 +119,13 @@ def test_unknown_dtype_and_gpu_raise_value_errors_that_name_the_choices():
     with pytest.raises(ValueError, match="h100-sxm"):
         hardware.gpu("h1000")
     assert hardware.gpu("NVIDIA H100 SXM 80GB") is GPUS["h100-sxm"]
+
+
+@pytest.mark.parametrize(
+    ("key", "compute_capability"),
+    [("v100-sxm2-32gb", (7, 0)), ("a100-80gb-sxm", (8, 0)), ("h100-sxm", (9, 0)),
+     ("rtx-3090", (8, 6)), ("rtx-4090", (8, 9)), ("l40s", (8, 9))],
+)  # fmt: skip
+def test_cuda_cores_from_sms_and_compute_capability_match_the_datasheets(key, compute_capability):
+    g = GPUS[key]
+    assert hardware.cuda_cores(g.sms, compute_capability) == g.cuda_cores

@@ -186,6 +186,45 @@ def describe_machine(info: MachineInfo | None = None) -> str:
 
 
 @dataclass(frozen=True)
+class DeviceTest:
+    """The result of running a real computation on one device and checking it against the CPU."""
+
+    device: str
+    ok: bool
+    max_rel_error: float
+    detail: str
+
+    def __str__(self) -> str:
+        return f"[{'OK' if self.ok else 'FAIL'}] {self.device}: {self.detail}"
+
+
+def verify_device(device: str, *, size: int = 256, rel_tol: float = 1e-3) -> DeviceTest:
+    """Multiply two seeded random matrices on ``device`` and compare with float64 on the CPU.
+
+    Unlike seed 004's script, which prints PASSED whenever no exception is raised, this waits for
+    the device to finish (GPU work is asynchronous) and checks the numbers. The tolerance allows
+    TF32 on Ampere and newer GPUs (10-bit mantissa, relative error ~1e-3 per product).
+    """
+    try:
+        gen = torch.Generator().manual_seed(0)
+        a, b = (torch.randn(size, size, generator=gen) for _ in range(2))
+        expected = a.double() @ b.double()
+        got = (a.to(device) @ b.to(device)).to("cpu")  # .to("cpu") waits for the device
+        scale = expected.abs().max().item()
+        err = ((got.double() - expected).abs().max() / scale).item()
+    except Exception as exc:  # a broken driver shows up here: report it, don't crash the lesson
+        return DeviceTest(device, False, float("nan"), f"{type(exc).__name__}: {exc}")
+    ok = err <= rel_tol
+    verdict = "correct" if ok else "WRONG"
+    return DeviceTest(device, ok, err, f"{size}x{size} matmul {verdict} (max rel. error {err:.1e})")
+
+
+def verify_devices() -> list[DeviceTest]:
+    """``verify_device`` on every device torch can use here (see ``available_devices``)."""
+    return [verify_device(d) for d in available_devices()]
+
+
+@dataclass(frozen=True)
 class CudaStack:
     """The 'version triangle' of seed 004: driver, the CUDA runtime torch was built with, cuDNN."""
 
