@@ -33,13 +33,13 @@ lint: install
 	$(BIN)/ruff format --check course tests
 
 unit: install
-	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest tests --durations=10
 
 notebooks: install
-	$(BIN)/python -m pytest --nbval notebooks solutions -p no:randomly
+	$(BIN)/python -m pytest --nbval --nbval-current-env --nbval-cell-timeout=300 notebooks solutions
 
 exercises-run: install
-	$(BIN)/python -m pytest --nbval-lax exercises
+	$(BIN)/python -m pytest --nbval-lax --nbval-current-env --nbval-cell-timeout=300 exercises
 
 ## Instructors: regenerate exercises/ (student notebooks) from solutions/.
 assign: install
