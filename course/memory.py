@@ -1,0 +1,446 @@
+"""How much memory a model needs: weights, training state, activations, KV cache, GPUs.
+
+Every function is a pure calculator in bytes (GB = 1e9 bytes when displayed; results also show
+GiB). The principled estimates follow published accounting:
+
+- model states (weights, gradients, optimizer states, fp32 master weights): Rajbhandari et al.
+  2019, "ZeRO" sec. 3.1 (mixed-precision Adam = 2 + 2 + 12 = 16 bytes/param);
+- activations per layer: Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
+  Transformer Models", Table 2 (16-bit activations);
+- KV cache: 2 (K and V) x layers x kv_heads x head_dim x tokens x bytes (Kwon et al. 2023, sec. 3).
+
+The source documents' rules of thumb are here too, under names that say whose they are
+(:func:`seed001_inference_gpus`, :func:`seed001_training_gpus`, :func:`seed003_training_bytes`,
+:func:`calculate_memory_requirements`), so a lesson can put them beside the estimates above and a
+measurement. Used by lessons 04, 07 and 10. Layer 2: no torch.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from course import hardware, validate
+from course.models import TransformerConfig
+from course.report import Report
+
+#: Storage bytes per parameter (or per value) of each dtype. ``tf32`` is stored as fp32 (TF32 is a
+#: Tensor Core compute mode, not a storage format); ``int4`` packs two values per byte.
+BYTES_PER_PARAM: MappingProxyType = MappingProxyType(
+    {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
+)
+
+#: Largest parameter or token count accepted (a quadrillion): beyond any real model or dataset.
+MAX_COUNT = 1e15
+#: Largest byte count accepted (a zettabyte).
+MAX_BYTES = 1e21
+#: Largest sequence length / batch / layer count accepted.
+MAX_SEQ_LEN = 10**8
+MAX_BATCH = 10**8
+
+PRECISIONS = ("mixed", "mixed_fp32_grads", "fp32")
+OPTIMIZERS = ("adam", "adamw", "sgd", "sgd_momentum", "adam_8bit")
+RECOMPUTE = ("none", "selective", "full")
+
+# bytes/param of (weights, gradients, fp32 master weights) per precision
+_PRECISION_BYTES = {"mixed": (2, 2, 4), "mixed_fp32_grads": (2, 4, 4), "fp32": (4, 4, 0)}
+# bytes/param of optimizer state: Adam m and v in fp32; SGD momentum fp32; 8-bit Adam 1 + 1
+_OPTIMIZER_BYTES = {"adam": 8, "adamw": 8, "sgd": 0, "sgd_momentum": 4, "adam_8bit": 2}
+
+
+def params_of(name: str, value: object) -> float:
+    """A parameter (or token) count: a finite number in (0, MAX_COUNT]; floats like 7e9 are fine."""
+    return validate.number(name, value, minimum=0, maximum=MAX_COUNT, strict_min=True)
+
+
+def _params_or_config(model: object) -> tuple[float, TransformerConfig | None]:
+    if isinstance(model, TransformerConfig):
+        return float(model.params), model
+    try:
+        return params_of("model", model), None
+    except ValueError:
+        raise ValueError(
+            f"model must be a TransformerConfig or a parameter count in (0, {MAX_COUNT:g}], "
+            f"got {model!r}"
+        ) from None
+
+
+def _dtype(name: str, value: object) -> float:
+    return BYTES_PER_PARAM[validate.choice(name, value, BYTES_PER_PARAM)]
+
+
+def weights_bytes(params: float, dtype: str) -> float:
+    """Bytes to store ``params`` weights in ``dtype`` (a key of :data:`BYTES_PER_PARAM`).
+
+    ``weights_bytes(7e9, "bf16")`` = 14e9 bytes (14 GB, 13.0 GiB).
+    """
+    return params_of("params", params) * _dtype("dtype", dtype)
+
+
+@dataclass(frozen=True)
+class ModelState(Report):
+    """Memory of the model states during training (no activations)."""
+
+    _title = "Model-state memory"
+    _formats = MappingProxyType({"bytes_per_param": "number"})
+
+    params: float
+    weights_bytes: float  # the weights the forward/backward pass uses (16-bit in mixed precision)
+    gradients_bytes: float
+    master_weights_bytes: float  # fp32 copy kept by mixed-precision optimizers
+    optimizer_states_bytes: float  # Adam m and v, SGD momentum
+    total_bytes: float
+    bytes_per_param: float
+
+
+def model_state_bytes(
+    params: float, *, precision: str = "mixed", optimizer: str = "adam"
+) -> ModelState:
+    """Weights + gradients + master weights + optimizer states, per parameter and in total.
+
+    ``precision``:
+      - ``"mixed"`` (default): 16-bit weights and gradients, fp32 master weights. With Adam that is
+        2 + 2 + (4 + 4 + 4) = 16 bytes/param, ZeRO's accounting (Rajbhandari et al. 2019, sec.
+        3.1, K = 12). This is what DeepSpeed and Megatron keep.
+      - ``"mixed_fp32_grads"``: as mixed, but gradients kept in fp32 (4 bytes): with Adam
+        2 + 4 + 4 + 8 = **18 bytes/param**, the figure of the Hugging Face "Efficient training on
+        a single GPU" guide, Bekman's "ML Engineering" and seed 003 (whose breakdown, "2 model + 2
+        gradients + 4 optimizer + overheads", does not add up to it). Use this option when you
+        want 18; it is not the default because frameworks that reduce gradients in 16-bit need 16.
+      - ``"fp32"``: everything fp32, no separate master copy: Adam 4 + 4 + 8 = 16 bytes/param.
+
+    ``optimizer``: ``"adam"``/``"adamw"`` (two fp32 moments, 8 B/param), ``"sgd"`` (none),
+    ``"sgd_momentum"`` (one fp32 buffer, 4 B/param), ``"adam_8bit"`` (bitsandbytes' block-wise
+    8-bit moments, Dettmers et al. 2022: 2 B/param).
+    """
+    n = params_of("params", params)
+    w, g, master = _PRECISION_BYTES[validate.choice("precision", precision, PRECISIONS)]
+    opt = _OPTIMIZER_BYTES[validate.choice("optimizer", optimizer, OPTIMIZERS)]
+    per_param = w + g + master + opt
+    return ModelState(
+        params=n,
+        weights_bytes=n * w,
+        gradients_bytes=n * g,
+        master_weights_bytes=n * master,
+        optimizer_states_bytes=n * opt,
+        total_bytes=n * per_param,
+        bytes_per_param=float(per_param),
+    )
+
+
+def activation_bytes_per_layer(
+    seq_len: int,
+    batch: int,
+    hidden: int,
+    heads: int,
+    *,
+    tensor_parallel: int = 1,
+    sequence_parallel: bool = False,
+    recompute: str = "none",
+) -> float:
+    """Activation bytes one transformer layer keeps for the backward pass (16-bit activations).
+
+    Korthikanti et al. 2022, Table 2, with s = seq_len, b = batch, h = hidden, a = heads,
+    t = tensor_parallel:
+
+    ===========================================  ==============================
+    no recomputation                              s*b*h*(34 + 5*a*s/h)     (t=1)
+    tensor parallel                               s*b*h*(10 + 24/t + 5*a*s/(h*t))
+    tensor + sequence parallel                    s*b*h*(34 + 5*a*s/h)/t
+    selective recomputation (+ tensor parallel)   s*b*h*(10 + 24/t)
+    selective + sequence parallel                 s*b*h*34/t
+    full recomputation                            2*s*b*h   (only the layer's input)
+    ===========================================  ==============================
+
+    The ``5*a*s/h`` term is the attention scores, softmax and its dropout mask (quadratic in s);
+    "selective" recomputes exactly those. FlashAttention never stores them, so with it the
+    ``"selective"`` figure is the one to use.
+    """
+    s = validate.positive_int("seq_len", seq_len, maximum=MAX_SEQ_LEN)
+    b = validate.positive_int("batch", batch, maximum=MAX_BATCH)
+    h = validate.positive_int("hidden", hidden, maximum=10**6)
+    a = validate.positive_int("heads", heads, maximum=h)
+    t = validate.positive_int("tensor_parallel", tensor_parallel, maximum=a)
+    if a % t:
+        raise ValueError(f"tensor_parallel must divide heads ({a}), got {t}")
+    sp = validate.choice("sequence_parallel", sequence_parallel, (True, False))
+    mode = validate.choice("recompute", recompute, RECOMPUTE)
+    sbh = float(s) * b * h
+    if mode == "full":
+        return 2 * sbh
+    attention_scores = 5 * a * s / h
+    if mode == "selective":
+        attention_scores = 0.0
+    if sp:
+        return sbh * (34 + attention_scores) / t
+    return sbh * (10 + 24 / t + attention_scores / t)
+
+
+def kv_cache_bytes(
+    layers: int,
+    kv_heads: int,
+    head_dim: int,
+    tokens: int,
+    *,
+    batch: int = 1,
+    bytes_per_value: float = 2,
+) -> float:
+    """Bytes of the key/value cache: 2 (K and V) x layers x kv_heads x head_dim x tokens x batch
+    x bytes_per_value.
+
+    ``tokens`` is the context length per sequence (prompt + generated so far). Grouped-query
+    attention caches ``kv_heads`` heads, not ``heads``. Check: OPT-13B (40 layers, hidden 5,120)
+    needs 2 x 5,120 x 40 x 2 = 819,200 bytes ("800 KB") per token (Kwon et al. 2023, sec. 3).
+    """
+    n_layers = validate.positive_int("layers", layers, maximum=10_000)
+    kvh = validate.positive_int("kv_heads", kv_heads, maximum=10**5)
+    hd = validate.positive_int("head_dim", head_dim, maximum=10**5)
+    n_tokens = validate.positive_int("tokens", tokens, minimum=0, maximum=MAX_SEQ_LEN)
+    b = validate.positive_int("batch", batch, maximum=MAX_BATCH)
+    bpv = validate.number("bytes_per_value", bytes_per_value, minimum=0, maximum=8, strict_min=True)
+    return 2.0 * n_layers * kvh * hd * n_tokens * b * bpv
+
+
+@dataclass(frozen=True)
+class InferenceMemory(Report):
+    """Memory to serve a model: weights, KV cache and an overhead allowance."""
+
+    _title = "Inference memory"
+
+    params: float
+    weights_bytes: float
+    kv_cache_bytes: float
+    overhead_bytes: float
+    total_bytes: float
+
+
+def inference_memory(
+    model: TransformerConfig | float,
+    *,
+    dtype: str = "bf16",
+    seq_len: int = 0,
+    batch: int = 1,
+    kv_dtype: str | None = None,
+    overhead_fraction: float = 0.0,
+) -> InferenceMemory:
+    """Weights in ``dtype`` + KV cache for ``batch`` sequences of ``seq_len`` tokens + overhead.
+
+    ``model`` is a :class:`TransformerConfig` (needed for the KV cache) or a parameter count
+    (then ``seq_len`` must be 0). ``kv_dtype`` defaults to ``dtype`` when that is 16-bit or wider,
+    else bf16 (weight-only quantisation keeps a 16-bit cache). ``overhead_fraction`` adds a share
+    of the subtotal for the CUDA context, allocator fragmentation and temporary activations
+    (seed 000 uses 0.2); it is 0 by default so the parts stay visible.
+    """
+    params, config = _params_or_config(model)
+    weight_bytes_per_param = _dtype("dtype", dtype)
+    tokens = validate.positive_int("seq_len", seq_len, minimum=0, maximum=MAX_SEQ_LEN)
+    b = validate.positive_int("batch", batch, maximum=MAX_BATCH)
+    if kv_dtype is None:
+        kv_dtype = dtype if weight_bytes_per_param >= 2 else "bf16"
+    kv_bpv = _dtype("kv_dtype", kv_dtype)
+    overhead = validate.number("overhead_fraction", overhead_fraction, minimum=0, maximum=10)
+    if config is None:
+        if tokens:
+            raise ValueError(
+                f"seq_len must be 0 when model is a parameter count (got seq_len={seq_len}): "
+                "sizing the KV cache needs a TransformerConfig"
+            )
+        kv = 0.0
+    else:
+        kv = kv_cache_bytes(
+            config.layers, config.kv_heads, config.head_dim, tokens,
+            batch=b, bytes_per_value=kv_bpv,
+        )  # fmt: skip
+    weights = params * weight_bytes_per_param
+    extra = overhead * (weights + kv)
+    return InferenceMemory(
+        params=params,
+        weights_bytes=weights,
+        kv_cache_bytes=kv,
+        overhead_bytes=extra,
+        total_bytes=weights + kv + extra,
+    )
+
+
+@dataclass(frozen=True)
+class TrainingMemory(Report):
+    """Memory to train a model on one device: model states and activations."""
+
+    _title = "Training memory (one device, no sharding)"
+
+    params: float
+    weights_bytes: float
+    gradients_bytes: float
+    master_weights_bytes: float
+    optimizer_states_bytes: float
+    activations_bytes: float  # all layers, Korthikanti et al. 2022
+    logits_bytes: float  # fp32 logits kept for the loss: 4 * seq_len * batch * vocab
+    total_bytes: float
+
+
+def training_memory(
+    model: TransformerConfig | float,
+    *,
+    batch: int = 1,
+    seq_len: int | None = None,
+    precision: str = "mixed",
+    optimizer: str = "adam",
+    recompute: str = "none",
+) -> TrainingMemory:
+    """Model states (:func:`model_state_bytes`) plus activations of one micro-batch.
+
+    With a :class:`TransformerConfig` and a ``seq_len``, activations are ``layers`` x
+    :func:`activation_bytes_per_layer` plus the fp32 logits the cross-entropy keeps
+    (4*s*b*vocab bytes, also in Korthikanti et al. 2022's count). With ``seq_len=None`` (or a bare
+    parameter count) only the model states are counted, and the activation rows read 0.
+    Not counted: the CUDA context (~0.5-1 GB), allocator fragmentation and temporary buffers.
+    """
+    params, config = _params_or_config(model)
+    b = validate.positive_int("batch", batch, maximum=MAX_BATCH)
+    states = model_state_bytes(params, precision=precision, optimizer=optimizer)
+    validate.choice("recompute", recompute, RECOMPUTE)
+    activations = logits = 0.0
+    if seq_len is not None:
+        if config is None:
+            raise ValueError(
+                f"seq_len must be None when model is a parameter count (got {seq_len!r}): "
+                "activations need a TransformerConfig"
+            )
+        s = validate.positive_int("seq_len", seq_len, maximum=MAX_SEQ_LEN)
+        per_layer = activation_bytes_per_layer(
+            s, b, config.hidden, config.heads, recompute=recompute
+        )
+        activations = config.layers * per_layer
+        logits = 4.0 * s * b * config.vocab if config.lm_head else 0.0
+    return TrainingMemory(
+        params=params,
+        weights_bytes=states.weights_bytes,
+        gradients_bytes=states.gradients_bytes,
+        master_weights_bytes=states.master_weights_bytes,
+        optimizer_states_bytes=states.optimizer_states_bytes,
+        activations_bytes=activations,
+        logits_bytes=logits,
+        total_bytes=states.total_bytes + activations + logits,
+    )
+
+
+def gpus_needed(
+    total_bytes: float, gpu: hardware.GPU | str, *, usable_fraction: float = 0.9
+) -> int:
+    """Fewest GPUs whose memory holds ``total_bytes``, using ``usable_fraction`` of each.
+
+    ``gpu`` is a :class:`course.hardware.GPU` or its key (``"a100-80gb-sxm"``). The default 0.9
+    leaves room for the CUDA context, the allocator's fragmentation and communication buffers;
+    1.0 gives the datasheet ceiling. Assumes the memory can be split evenly (sharding).
+    """
+    need = validate.number("total_bytes", total_bytes, minimum=0, maximum=MAX_BYTES)
+    card = hardware.gpu(gpu)
+    usable = validate.fraction("usable_fraction", usable_fraction)
+    return max(1, math.ceil(need / (card.memory_bytes * usable)))
+
+
+# ---------------------------------------------------------------------------------------------
+# The source documents' rules of thumb, verbatim in effect, for side-by-side comparison.
+# ---------------------------------------------------------------------------------------------
+
+
+def seed001_inference_gpus(params: float, bytes_per_param: float, gpu_memory_bytes: float) -> float:
+    """Seed 001's rule: GPUs ~ params (billions) x precision (bytes) / GPU memory (GB).
+
+    Returns the ratio as the seed writes it (not rounded up). It counts weights only: no KV cache,
+    no activations, no overhead, so round up and add headroom before buying.
+    """
+    n = params_of("params", params)
+    bpp = validate.number("bytes_per_param", bytes_per_param, minimum=0, maximum=8, strict_min=True)
+    mem = validate.number("gpu_memory_bytes", gpu_memory_bytes, minimum=0, maximum=MAX_BYTES,
+                          strict_min=True)  # fmt: skip
+    return n * bpp / mem
+
+
+def seed001_training_gpus(params: float, bytes_per_param: float, gpu_memory_bytes: float) -> float:
+    """Seed 001's training rule: 6 x the inference ratio ("optimizer 2x, gradients 1x,
+    activations 1x, buffers 2x").
+
+    At 2 bytes/param this is 12 B/param, below the 16 B/param mixed-precision Adam needs for model
+    states alone (ZeRO), and activations do not scale with parameters; see
+    :func:`training_memory`.
+    """
+    return 6 * seed001_inference_gpus(params, bytes_per_param, gpu_memory_bytes)
+
+
+def seed003_inference_bytes(params: float) -> float:
+    """Seed 003: "Model size (FP16): Parameters x 2 bytes"."""
+    return 2 * params_of("params", params)
+
+
+def seed003_training_bytes(params: float) -> float:
+    """Seed 003: "Training memory (FP16 + Adam): Parameters x 18 bytes".
+
+    The 18 is right for mixed precision with fp32 gradients (see
+    ``model_state_bytes(..., precision="mixed_fp32_grads")``), but the seed's breakdown
+    "2 model + 2 gradients + 4 optimizer + overheads" adds up to 8, and it excludes activations.
+    """
+    return 18 * params_of("params", params)
+
+
+def calculate_memory_requirements(
+    num_parameters: int,
+    precision_bytes: float,
+    batch_size: int,
+    sequence_length: int,
+    training: bool = False,
+) -> dict[str, float]:
+    """Seed 000's heuristic calculator, reproduced so a lesson can show what it gets wrong.
+
+    Same inputs and output as the seed (values in "GB" that are really GiB, rounded to 0.01):
+    activations = 4 x weights x batch x seq_len / 2048; gradients = weights; optimizer = 2 x
+    weights; KV cache from layers = 8*log10(N) and hidden = sqrt(N / (12*layers)); recommended =
+    1.2 x total. FACTS.md: the activation and KV heuristics have no physical basis (7B gives 79
+    layers and hidden 2,720; Llama-2-7B has 32 and 4,096) and training ignores fp32 master weights.
+    Use :func:`training_memory` / :func:`inference_memory` instead.
+    """
+    n = validate.number("num_parameters", num_parameters, minimum=1, maximum=MAX_COUNT,
+                        strict_min=True)  # fmt: skip
+    p = validate.number("precision_bytes", precision_bytes, minimum=0, maximum=8, strict_min=True)
+    b = validate.positive_int("batch_size", batch_size, maximum=MAX_BATCH)
+    s = validate.positive_int("sequence_length", sequence_length, maximum=MAX_SEQ_LEN)
+    validate.choice("training", training, (True, False))
+    model_memory = (n * p) / (1024**3)
+    activation_memory = (model_memory * 4 * b * s) / 2048
+    gradient_memory = model_memory if training else 0
+    optimizer_memory = model_memory * 2 if training else 0
+    num_layers = math.log(n, 10) * 8
+    hidden_dim = (n / (num_layers * 12)) ** 0.5
+    kv_cache = (2 * num_layers * hidden_dim * s * b * p) / (1024**3)
+    total = model_memory + activation_memory + gradient_memory + optimizer_memory + kv_cache
+    return {
+        "model_weights_gb": round(model_memory, 2),
+        "activations_gb": round(activation_memory, 2),
+        "gradients_gb": round(gradient_memory, 2),
+        "optimizer_states_gb": round(optimizer_memory, 2),
+        "kv_cache_gb": round(kv_cache, 2),
+        "total_gb": round(total, 2),
+        "recommended_gpu_memory_gb": round(total * 1.2, 2),
+    }
+
+
+__all__ = [
+    "BYTES_PER_PARAM",
+    "InferenceMemory",
+    "ModelState",
+    "TrainingMemory",
+    "activation_bytes_per_layer",
+    "calculate_memory_requirements",
+    "gpus_needed",
+    "inference_memory",
+    "kv_cache_bytes",
+    "model_state_bytes",
+    "params_of",
+    "seed001_inference_gpus",
+    "seed001_training_gpus",
+    "seed003_inference_bytes",
+    "seed003_training_bytes",
+    "training_memory",
+    "weights_bytes",
+]
