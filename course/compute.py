@@ -47,11 +47,18 @@ def _flops(name: str, value: object) -> float:
 
 
 def _rate(name: str, value: object) -> float:
-    return validate.number(name, value, minimum=0, maximum=MAX_FLOP_RATE, strict_min=True)
+    """A FLOP rate in [1, MAX_FLOP_RATE] FLOP/s (below 1 FLOP/s nothing is a computer)."""
+    return validate.number(name, value, minimum=1, maximum=MAX_FLOP_RATE)
 
 
 def _bandwidth(name: str, value: object) -> float:
-    return validate.number(name, value, minimum=0, maximum=MAX_BANDWIDTH, strict_min=True)
+    """A bandwidth in [1, MAX_BANDWIDTH] bytes/s."""
+    return validate.number(name, value, minimum=1, maximum=MAX_BANDWIDTH)
+
+
+def _utilisation(name: str, value: object) -> float:
+    """A share of peak in [1e-6, 1] (a zero share would mean infinite time)."""
+    return validate.number(name, value, minimum=1e-6, maximum=1)
 
 
 def _bytes(name: str, value: object) -> float:
@@ -63,7 +70,9 @@ def _bytes(name: str, value: object) -> float:
 # ---------------------------------------------------------------------------------------------
 
 
-def attention_flops_per_token(config: TransformerConfig, seq_len: int, *, causal: bool = False):
+def attention_flops_per_token(
+    config: TransformerConfig, seq_len: int, *, causal: bool = False
+) -> float:
     """Forward FLOPs per token of the attention scores and their product with V, all layers.
 
     ``2 * 2 * layers * seq_len * heads * head_dim``: Q K^T and (softmax) x V, each a multiply-add
@@ -78,7 +87,9 @@ def attention_flops_per_token(config: TransformerConfig, seq_len: int, *, causal
     return full / 2 if causal else full
 
 
-def forward_flops_per_token(config: TransformerConfig, seq_len: int, *, causal: bool = False):
+def forward_flops_per_token(
+    config: TransformerConfig, seq_len: int, *, causal: bool = False
+) -> float:
     """Forward-pass FLOPs per token of a sequence of ``seq_len`` tokens, every matmul counted.
 
     = 2 x (matmul weights of all layers) + 2 x hidden x vocab (LM head, tied or not: the multiply
@@ -95,7 +106,9 @@ def forward_flops_per_token(config: TransformerConfig, seq_len: int, *, causal: 
     return dense + head + attention + pooler
 
 
-def forward_flops(config: TransformerConfig, seq_len: int, *, batch: int = 1, causal=False):
+def forward_flops(
+    config: TransformerConfig, seq_len: int, *, batch: int = 1, causal: bool = False
+) -> float:
     """Forward FLOPs of ``batch`` sequences of ``seq_len`` tokens (see :func:`forward_flops_per_token`)."""
     b = validate.positive_int("batch", batch, maximum=10**9)
     return forward_flops_per_token(config, seq_len, causal=causal) * seq_len * b
@@ -174,7 +187,7 @@ class Roofline(Report):
     bound: str  # "compute" or "memory"
     intensity_flop_per_byte: float
     critical_intensity_flop_per_byte: float
-    attainable_flop_per_s: float  # flops / seconds
+    attainable_flop_per_s: float  # min(peak, intensity x bandwidth)
 
 
 def roofline_seconds(
@@ -200,7 +213,7 @@ def roofline_seconds(
         bound="compute" if t_compute >= t_memory else "memory",
         intensity_flop_per_byte=f / moved if moved else math.inf,
         critical_intensity_flop_per_byte=peak / bw,
-        attainable_flop_per_s=f / seconds,
+        attainable_flop_per_s=min(peak, (f / moved if moved else math.inf) * bw),
     )
 
 
@@ -266,7 +279,7 @@ def training_seconds(
     d = params_of("tokens", tokens)
     gpus = validate.positive_int("n_gpus", n_gpus, maximum=MAX_GPUS)
     peak = _rate("peak_flops_per_gpu", peak_flops_per_gpu)
-    util = validate.fraction("mfu", mfu)
+    util = _utilisation("mfu", mfu)
     validate.choice("recompute", recompute, (True, False))
     flops = (8.0 if recompute else 6.0) * n * d
     return flops / (gpus * peak * util)

@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass
 
 from course import hardware, validate
-from course.compute import training_seconds
+from course.compute import MAX_GPUS, training_seconds
 from course.memory import params_of
 from course.models import TransformerConfig
 from course.parallel import parallel_training_memory_per_gpu
@@ -75,7 +75,9 @@ def annual_energy_cost_usd(
     return p * n * util * _pue(pue) * YEAR / KWH * price
 
 
-def energy_cost_usd(power_watts: float, seconds: float, usd_per_kwh: float, *, pue: float = 1.0):
+def energy_cost_usd(
+    power_watts: float, seconds: float, usd_per_kwh: float, *, pue: float = 1.0
+) -> float:
     """Cost of drawing ``power_watts`` for ``seconds`` at ``usd_per_kwh`` (x PUE)."""
     p = _watts("power_watts", power_watts)
     t = validate.number("seconds", seconds, minimum=0, maximum=1e12)
@@ -265,12 +267,11 @@ def cluster_for_model(
     card = hardware.gpu(sys_.gpu)
     peak = card.peak_flops(validate.choice("dtype", dtype, tuple(card.dense_flops)))
     usable = validate.fraction("usable_fraction", usable_fraction) * card.memory_bytes
-    util = validate.fraction("mfu", mfu)
+    util = validate.number("mfu", mfu, minimum=1e-6, maximum=1)
     if days is not None and tokens is None:
         raise ValueError("days needs tokens: give the number of training tokens too")
     n_tokens = None if tokens is None else params_of("tokens", tokens)
-    n_days = None if days is None else validate.number("days", days, minimum=0, maximum=1e5,
-                                                       strict_min=True)  # fmt: skip
+    n_days = None if days is None else validate.number("days", days, minimum=0.01, maximum=1e5)
     price = _price_kwh(usd_per_kwh)
     facility = _pue(pue)
     validate.positive_int("zero_stage", zero_stage, minimum=0, maximum=3)
@@ -302,6 +303,11 @@ def cluster_for_model(
     if n_tokens is not None and n_days is not None:
         flops = (8.0 if full else 6.0) * params * n_tokens
         gpus_for_time = math.ceil(flops / (n_days * DAY * peak * util))
+        if gpus_for_time > MAX_GPUS:
+            raise ValueError(
+                f"days={days!r} is too short for {n_tokens:g} tokens: it would take "
+                f"{gpus_for_time:,} GPUs (more than {MAX_GPUS:,})"
+            )
         d = max(1, math.ceil(gpus_for_time / (t * p)))
     gpus = t * p * d
     n_systems = math.ceil(gpus / sys_.gpus)

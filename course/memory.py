@@ -330,13 +330,14 @@ def gpus_needed(
 ) -> int:
     """Fewest GPUs whose memory holds ``total_bytes``, using ``usable_fraction`` of each.
 
-    ``gpu`` is a :class:`course.hardware.GPU` or its key (``"a100-80gb-sxm"``). The default 0.9
+    ``gpu`` is a :class:`course.hardware.GPU` or its key (``"a100-80gb-sxm"``);
+    ``usable_fraction`` is in [0.01, 1]. The default 0.9
     leaves room for the CUDA context, the allocator's fragmentation and communication buffers;
     1.0 gives the datasheet ceiling. Assumes the memory can be split evenly (sharding).
     """
     need = validate.number("total_bytes", total_bytes, minimum=0, maximum=MAX_BYTES)
     card = hardware.gpu(gpu)
-    usable = validate.fraction("usable_fraction", usable_fraction)
+    usable = validate.number("usable_fraction", usable_fraction, minimum=0.01, maximum=1)
     return max(1, math.ceil(need / (card.memory_bytes * usable)))
 
 
@@ -400,8 +401,7 @@ def calculate_memory_requirements(
     layers and hidden 2,720; Llama-2-7B has 32 and 4,096) and training ignores fp32 master weights.
     Use :func:`training_memory` / :func:`inference_memory` instead.
     """
-    n = validate.number("num_parameters", num_parameters, minimum=1, maximum=MAX_COUNT,
-                        strict_min=True)  # fmt: skip
+    n = validate.number("num_parameters", num_parameters, minimum=2, maximum=MAX_COUNT)
     p = validate.number("precision_bytes", precision_bytes, minimum=0, maximum=8, strict_min=True)
     b = validate.positive_int("batch_size", batch_size, maximum=MAX_BATCH)
     s = validate.positive_int("sequence_length", sequence_length, maximum=MAX_SEQ_LEN)

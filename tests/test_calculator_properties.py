@@ -1,0 +1,363 @@
+"""Properties of the calculators: physics (monotonic where it must be) and robustness (any junk
+input raises ValueError and nothing else). Plus: the calculator path never imports torch."""
+
+from __future__ import annotations
+
+import inspect
+import math
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from course import cloud, compute, datacenter, memory, models, parallel
+from course.models import PRESETS
+
+FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+params_st = st.floats(min_value=1e6, max_value=1e13)
+gpus_st = st.integers(min_value=1, max_value=100_000)
+
+
+# ---------------------------------------------------------------------------------------------
+# Physics
+# ---------------------------------------------------------------------------------------------
+
+
+@FAST
+@given(a=params_st, b=params_st, dtype=st.sampled_from(list(memory.BYTES_PER_PARAM)))
+def test_more_params_never_need_less_memory(a, b, dtype):
+    small, big = sorted((a, b))
+    assert memory.weights_bytes(small, dtype) <= memory.weights_bytes(big, dtype)
+    assert memory.model_state_bytes(small).total_bytes <= memory.model_state_bytes(big).total_bytes
+    assert (memory.training_memory(small, precision="fp32").total_bytes
+            <= memory.training_memory(big, precision="fp32").total_bytes)  # fmt: skip
+
+
+@FAST
+@given(params=params_st, n=gpus_st, stage=st.sampled_from([0, 1, 2]))
+def test_higher_zero_stage_never_means_more_memory_per_gpu(params, n, stage):
+    lower = parallel.zero_model_state_bytes_per_gpu(params, n, stage).total_bytes
+    higher = parallel.zero_model_state_bytes_per_gpu(params, n, stage + 1).total_bytes
+    assert higher <= lower * (1 + 1e-12)
+
+
+@FAST
+@given(params=params_st, n=gpus_st, extra=st.integers(1, 1000), stage=st.sampled_from([0, 1, 2, 3]))
+def test_more_gpus_never_mean_more_memory_per_gpu_under_zero(params, n, extra, stage):
+    few = parallel.zero_model_state_bytes_per_gpu(params, n, stage).total_bytes
+    many = parallel.zero_model_state_bytes_per_gpu(params, n + extra, stage).total_bytes
+    assert many <= few * (1 + 1e-12)
+
+
+@FAST
+@given(p=st.integers(1, 64), m=st.integers(1, 512), more=st.integers(1, 512), v=st.integers(1, 8))
+def test_more_microbatches_shrink_the_bubble(p, m, more, v):
+    a = parallel.pipeline_bubble_fraction(p, m, virtual_stages=v)
+    b = parallel.pipeline_bubble_fraction(p, m + more, virtual_stages=v)
+    assert 0 <= b <= a < 1
+    if p > 1:
+        assert b < a
+    assert parallel.pipeline_bubble_fraction(p, m, virtual_stages=v + 1) <= a
+
+
+@FAST
+@given(params=params_st, tokens=st.floats(1e9, 1e14), n=gpus_st, extra=st.integers(1, 10_000),
+       mfu=st.floats(0.01, 1.0))  # fmt: skip
+def test_more_gpus_never_lengthen_training_at_fixed_mfu(params, tokens, n, extra, mfu):
+    slow = compute.training_seconds(params, tokens, n, 989.4e12, mfu=mfu)
+    fast = compute.training_seconds(params, tokens, n + extra, 989.4e12, mfu=mfu)
+    assert fast <= slow
+    assert slow == pytest.approx(6 * params * tokens / (n * 989.4e12 * mfu))
+
+
+@FAST
+@given(seq=st.integers(1, 32768), batch=st.integers(1, 64), key=st.sampled_from(list(PRESETS)),
+       t_index=st.integers(0, 3))  # fmt: skip
+def test_recomputation_and_parallelism_never_add_activation_memory(seq, batch, key, t_index):
+    cfg = PRESETS[key]
+    divisors = [d for d in (1, 2, 4, 8) if cfg.heads % d == 0]  # gpt2-xl has 25 heads
+    t = divisors[t_index % len(divisors)]
+    args = (seq, batch, cfg.hidden, cfg.heads)
+    none = memory.activation_bytes_per_layer(*args, tensor_parallel=t)
+    selective = memory.activation_bytes_per_layer(*args, tensor_parallel=t, recompute="selective")
+    full = memory.activation_bytes_per_layer(*args, tensor_parallel=t, recompute="full")
+    with_sp = memory.activation_bytes_per_layer(*args, tensor_parallel=t, sequence_parallel=True)
+    assert full <= selective <= none and with_sp <= none
+    assert memory.activation_bytes_per_layer(seq, batch + 1, cfg.hidden, cfg.heads) > (
+        memory.activation_bytes_per_layer(seq, batch, cfg.hidden, cfg.heads)
+    )
+
+
+@FAST
+@given(size=st.floats(0, 1e12), n=st.integers(1, 4096), bw=st.floats(1e6, 1e13),
+       lat=st.floats(0, 1e-3))  # fmt: skip
+def test_allreduce_costs_twice_allgather_and_less_than_twice_the_message_over_bandwidth(
+    size, n, bw, lat
+):
+    ar = parallel.ring_allreduce_seconds(size, n, bw, latency_s=lat)
+    ag = parallel.ring_allgather_seconds(size, n, bw, latency_s=lat)
+    assert ar == pytest.approx(2 * ag)
+    assert ar <= 2 * size / bw + 2 * (n - 1) * lat + 1e-12
+
+
+@FAST
+@given(compute_s=st.floats(1e-3, 10), grad=st.floats(0, 1e12), n=st.integers(1, 1024),
+       overlap=st.floats(0, 1))  # fmt: skip
+def test_data_parallel_efficiency_is_a_fraction_and_overlap_only_helps(compute_s, grad, n, overlap):
+    none = parallel.data_parallel_step_seconds(compute_s, grad, n, 100e9)
+    some = parallel.data_parallel_step_seconds(compute_s, grad, n, 100e9, overlap=overlap)
+    assert 0 < none.scaling_efficiency <= some.scaling_efficiency <= 1
+    assert some.step_seconds >= compute_s
+
+
+@FAST
+@given(flops=st.floats(0, 1e20), moved=st.floats(1, 1e15), peak=st.floats(1e9, 1e16),
+       bw=st.floats(1e9, 1e13))  # fmt: skip
+def test_roofline_time_is_at_least_both_bounds_and_bound_matches_the_ridge(flops, moved, peak, bw):
+    r = compute.roofline_seconds(flops, moved, peak, bw)
+    assert r.seconds >= flops / peak and r.seconds >= moved / bw
+    assert r.attainable_flop_per_s <= peak * (1 + 1e-12)
+    expected = "compute" if flops / moved >= peak / bw else "memory"
+    if not math.isclose(flops / moved, peak / bw, rel_tol=1e-9):
+        assert r.bound == expected
+
+
+@FAST
+@given(key=st.sampled_from(list(PRESETS)), s=st.integers(1, 8192), more=st.integers(1, 8192))
+def test_longer_context_costs_more_flops_and_more_kv_cache(key, s, more):
+    """Per sequence, always more. Per token, more for decoders; BERT's pooler (once per sequence)
+    is spread over more tokens, so there per-token cost can fall (hypothesis found this)."""
+    cfg = PRESETS[key]
+    assert compute.forward_flops(cfg, s + more) > compute.forward_flops(cfg, s)
+    if not cfg.pooler:
+        per_token = compute.forward_flops_per_token
+        assert per_token(cfg, s + more) > per_token(cfg, s)
+    kv = memory.kv_cache_bytes
+    assert kv(cfg.layers, cfg.kv_heads, cfg.head_dim, s + more) > kv(
+        cfg.layers, cfg.kv_heads, cfg.head_dim, s
+    )
+
+
+@FAST
+@given(purchase=st.floats(1, 1e7), rent=st.floats(0.01, 1e3), u=st.floats(0.01, 1),
+       du=st.floats(0.01, 1))  # fmt: skip
+def test_higher_utilization_never_delays_breakeven(purchase, rent, u, du):
+    low, high = sorted((u, du))
+    assert cloud.breakeven_months(purchase, rent, utilization=high) <= cloud.breakeven_months(
+        purchase, rent, utilization=low
+    )
+
+
+@FAST
+@given(watts=st.floats(0, 1e7), price=st.floats(0, 10), pue=st.floats(1, 3), n=st.integers(1, 999))
+def test_energy_cost_is_linear_in_systems_and_pue(watts, price, pue, n):
+    one = datacenter.annual_energy_cost_usd(watts, price)
+    assert datacenter.annual_energy_cost_usd(watts, price, systems=n, pue=pue) == pytest.approx(
+        one * n * pue
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Robustness: junk in, ValueError out (never TypeError, ZeroDivisionError, OverflowError, ...)
+# ---------------------------------------------------------------------------------------------
+
+CFG = PRESETS["llama-2-7b"]
+SMALL = PRESETS["gpt2"]
+
+# One valid call per public function, by keyword. Every parameter gets junk in turn.
+VALID: dict[str, tuple] = {
+    "models.param_count": (models.param_count, {"config": CFG}),
+    "models.param_breakdown": (models.param_breakdown, {"config": CFG}),
+    "models.non_embedding_param_count": (models.non_embedding_param_count, {"config": CFG}),
+    "models.matmul_params_per_layer": (models.matmul_params_per_layer, {"config": CFG}),
+    "models.preset": (models.preset, {"key": "gpt2"}),
+    "models.TransformerConfig": (models.TransformerConfig, {
+        "name": "x", "layers": 2, "hidden": 64, "heads": 4, "kv_heads": 2, "ffn_hidden": 128,
+        "vocab": 100, "max_positions": 32, "gated_mlp": True, "tied_embeddings": False,
+        "norm": "rmsnorm", "bias": False, "positions": "rope", "norm_placement": "pre",
+        "token_types": 0, "causal": True, "lm_head": True, "pooler": False,
+        "activation": "silu", "norm_eps": 1e-5, "source": "test"}),
+    "memory.weights_bytes": (memory.weights_bytes, {"params": 7e9, "dtype": "bf16"}),
+    "memory.model_state_bytes": (memory.model_state_bytes,
+                                 {"params": 7e9, "precision": "mixed", "optimizer": "adam"}),
+    "memory.activation_bytes_per_layer": (memory.activation_bytes_per_layer, {
+        "seq_len": 2048, "batch": 1, "hidden": 4096, "heads": 32, "tensor_parallel": 2,
+        "sequence_parallel": False, "recompute": "none"}),
+    "memory.kv_cache_bytes": (memory.kv_cache_bytes, {
+        "layers": 32, "kv_heads": 8, "head_dim": 128, "tokens": 4096, "batch": 2,
+        "bytes_per_value": 2}),
+    "memory.inference_memory": (memory.inference_memory, {
+        "model": CFG, "dtype": "bf16", "seq_len": 512, "batch": 2, "kv_dtype": "fp8",
+        "overhead_fraction": 0.1}),
+    "memory.training_memory": (memory.training_memory, {
+        "model": CFG, "batch": 1, "seq_len": 512, "precision": "mixed", "optimizer": "adam",
+        "recompute": "none"}),
+    "memory.gpus_needed": (memory.gpus_needed,
+                           {"total_bytes": 1e11, "gpu": "h100-sxm", "usable_fraction": 0.9}),
+    "memory.params_of": (memory.params_of, {"name": "params", "value": 7e9}),
+    "memory.seed001_inference_gpus": (memory.seed001_inference_gpus,
+                                      {"params": 7e9, "bytes_per_param": 2,
+                                       "gpu_memory_bytes": 8e10}),
+    "memory.seed001_training_gpus": (memory.seed001_training_gpus,
+                                     {"params": 7e9, "bytes_per_param": 2,
+                                      "gpu_memory_bytes": 8e10}),
+    "memory.seed003_inference_bytes": (memory.seed003_inference_bytes, {"params": 7e9}),
+    "memory.seed003_training_bytes": (memory.seed003_training_bytes, {"params": 7e9}),
+    "memory.calculate_memory_requirements": (memory.calculate_memory_requirements, {
+        "num_parameters": 7_000_000_000, "precision_bytes": 2, "batch_size": 4,
+        "sequence_length": 2048, "training": True}),
+    "compute.attention_flops_per_token": (compute.attention_flops_per_token,
+                                          {"config": CFG, "seq_len": 2048, "causal": False}),
+    "compute.forward_flops_per_token": (compute.forward_flops_per_token,
+                                        {"config": SMALL, "seq_len": 1024, "causal": True}),
+    "compute.forward_flops": (compute.forward_flops,
+                              {"config": CFG, "seq_len": 128, "batch": 2, "causal": False}),
+    "compute.training_flops": (compute.training_flops, {"params": 7e9, "tokens": 1e12}),
+    "compute.training_flops_with_attention": (compute.training_flops_with_attention, {
+        "config": CFG, "tokens": 1e12, "seq_len": 4096, "recompute": False}),
+    "compute.inference_flops": (compute.inference_flops, {"params": 7e9, "tokens": 1000}),
+    "compute.arithmetic_intensity": (compute.arithmetic_intensity,
+                                     {"flops": 1e12, "bytes_moved": 1e9}),
+    "compute.critical_intensity": (compute.critical_intensity,
+                                   {"peak_flops": 1e15, "bandwidth": 3e12}),
+    "compute.attainable_flop_per_s": (compute.attainable_flop_per_s,
+                                      {"intensity": 10, "peak_flops": 1e15, "bandwidth": 3e12}),
+    "compute.roofline_seconds": (compute.roofline_seconds, {
+        "flops": 1e12, "bytes_moved": 1e9, "peak_flops": 1e15, "bandwidth": 3e12}),
+    "compute.matmul_flops": (compute.matmul_flops, {"m": 64, "n": 64, "k": 64}),
+    "compute.matmul_bytes": (compute.matmul_bytes,
+                             {"m": 64, "n": 64, "k": 64, "bytes_per_element": 2}),
+    "compute.weights_read_seconds": (compute.weights_read_seconds,
+                                     {"params": 13e9, "dtype": "fp16", "bandwidth": 9e11}),
+    "compute.training_seconds": (compute.training_seconds, {
+        "params": 7e9, "tokens": 1e12, "n_gpus": 64, "peak_flops_per_gpu": 1e15, "mfu": 0.4,
+        "recompute": True}),
+    "compute.mfu": (compute.mfu, {
+        "params": 7e9, "tokens_per_second": 1e5, "n_gpus": 8, "peak_flops_per_gpu": 1e15,
+        "flops_per_token": 5e10}),
+    "compute.training_run_cost": (compute.training_run_cost, {
+        "params": 7e9, "tokens": 1e12, "gpu": "h100-sxm", "n_gpus": 64, "dtype": "bf16",
+        "mfu": 0.4, "recompute": False, "usd_per_gpu_hour": 2.0, "usd_per_kwh": 0.1,
+        "watts_per_gpu": 1275, "pue": 1.2}),
+    "parallel.zero_model_state_bytes_per_gpu": (parallel.zero_model_state_bytes_per_gpu, {
+        "params": 7.5e9, "n_gpus": 64, "stage": 2, "precision": "mixed", "optimizer": "adam"}),
+    "parallel.parallel_training_memory_per_gpu": (parallel.parallel_training_memory_per_gpu, {
+        "config": CFG, "seq_len": 2048, "micro_batch": 1, "tensor_parallel": 2,
+        "pipeline_parallel": 4, "data_parallel": 8, "zero_stage": 1, "sequence_parallel": True,
+        "recompute": "selective", "precision": "mixed", "optimizer": "adam"}),
+    "parallel.pipeline_bubble_fraction": (parallel.pipeline_bubble_fraction,
+                                          {"stages": 4, "microbatches": 8, "virtual_stages": 2}),
+    "parallel.pipeline_bubble_overhead": (parallel.pipeline_bubble_overhead,
+                                          {"stages": 4, "microbatches": 8, "virtual_stages": 2}),
+    "parallel.ring_allreduce_seconds": (parallel.ring_allreduce_seconds, {
+        "message_bytes": 1e9, "n": 8, "bandwidth_bytes_per_s": 4.5e11, "latency_s": 1e-5}),
+    "parallel.ring_allgather_seconds": (parallel.ring_allgather_seconds, {
+        "message_bytes": 1e9, "n": 8, "bandwidth_bytes_per_s": 4.5e11, "latency_s": 1e-5}),
+    "parallel.ring_reduce_scatter_seconds": (parallel.ring_reduce_scatter_seconds, {
+        "message_bytes": 1e9, "n": 8, "bandwidth_bytes_per_s": 4.5e11, "latency_s": 1e-5}),
+    "parallel.algorithm_bandwidth": (parallel.algorithm_bandwidth,
+                                     {"message_bytes": 1e9, "seconds": 0.01}),
+    "parallel.bus_bandwidth": (parallel.bus_bandwidth,
+                               {"algorithm_bytes_per_s": 1e11, "n": 8, "collective": "all_gather"}),
+    "parallel.data_parallel_step_seconds": (parallel.data_parallel_step_seconds, {
+        "compute_seconds": 0.5, "gradient_bytes": 14e9, "n_gpus": 8,
+        "bandwidth_bytes_per_s": 4.5e11, "latency_s": 1e-5, "overlap": 0.5}),
+    "datacenter.annual_energy_cost_usd": (datacenter.annual_energy_cost_usd, {
+        "power_watts": 10_200, "usd_per_kwh": 0.1, "systems": 4, "utilization": 0.8, "pue": 1.3}),
+    "datacenter.energy_cost_usd": (datacenter.energy_cost_usd,
+                                   {"power_watts": 700, "seconds": 3600, "usd_per_kwh": 0.1,
+                                    "pue": 1.2}),
+    "datacenter.pod_annual_energy_cost_usd": (datacenter.pod_annual_energy_cost_usd, {
+        "system": "dgx-h100", "usd_per_kwh": 0.1, "gpus": 32, "utilization": 1.0, "pue": 1.0}),
+    "datacenter.rack_check": (datacenter.rack_check, {
+        "system": "dgx-h100", "systems": 4, "power_limit_watts": 40_000, "other_watts": 3000,
+        "rack_units": 42, "other_rack_units": 4}),
+    "datacenter.cluster_for_model": (datacenter.cluster_for_model, {
+        "config": SMALL, "system": "dgx-a100-640gb", "seq_len": 1024, "micro_batch": 1,
+        "tokens": 1e10, "days": 1.0, "dtype": "bf16", "mfu": 0.4, "recompute": "selective",
+        "sequence_parallel": True, "zero_stage": 1, "precision": "mixed", "optimizer": "adam",
+        "usable_fraction": 0.9, "usd_per_kwh": 0.1, "pue": 1.2}),
+    "cloud.breakeven_hours": (cloud.breakeven_hours, {
+        "purchase_usd": 475_000, "rent_usd_per_hour": 98.32, "power_watts": 10_200,
+        "usd_per_kwh": 0.1, "pue": 1.4, "other_usd_per_hour": 1.0}),
+    "cloud.breakeven_months": (cloud.breakeven_months, {
+        "purchase_usd": 475_000, "rent_usd_per_hour": 98.32, "utilization": 0.5,
+        "power_watts": 10_200, "usd_per_kwh": 0.1, "pue": 1.4, "other_usd_per_month": 500}),
+    "cloud.buy_vs_rent": (cloud.buy_vs_rent, {
+        "purchase_usd": 475_000, "rent_usd_per_hour": 98.32, "years": 3, "utilization": 0.5,
+        "power_watts": 10_200, "usd_per_kwh": 0.1, "pue": 1.4, "other_usd_per_year": 1000}),
+    "cloud.instance": (cloud.instance, {"key": "aws-p5.48xlarge"}),
+    "cloud.instance_gpu": (cloud.instance_gpu, {"key": "aws-p5.48xlarge"}),
+}  # fmt: skip
+
+JUNK = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.text(max_size=4),
+    st.sampled_from([math.nan, math.inf, -math.inf, 0, 0.0, -1, -1e-9, 1e308, -1e308, 5e-324,
+                     10**400, -(10**400), 2**63, 1e20, 3.5, [], {}, (), object(), b"1"]),
+    st.integers(),
+    st.floats(allow_nan=True, allow_infinity=True),
+)  # fmt: skip
+
+
+def test_every_public_function_has_a_junk_input_case():
+    public = {
+        f"{mod.__name__.split('.')[-1]}.{name}"
+        for mod in (models, memory, compute, parallel, datacenter, cloud)
+        for name in mod.__all__
+        if inspect.isfunction(getattr(mod, name))
+    }
+    public.add("models.TransformerConfig")
+    assert public == set(VALID)
+
+
+@pytest.mark.parametrize("name", list(VALID))
+def test_valid_call_succeeds_and_prints(name):
+    fn, kwargs = VALID[name]
+    result = fn(**kwargs)
+    assert str(result)
+
+
+@pytest.mark.parametrize("name", list(VALID))
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_junk_inputs_raise_only_value_error(name, data):
+    """Any value in any parameter either works or raises ValueError naming that parameter's
+    problem; never TypeError, ZeroDivisionError, OverflowError or a silent NaN result."""
+    fn, kwargs = VALID[name]
+    param = data.draw(st.sampled_from(sorted(kwargs)), label="parameter")
+    junk = data.draw(JUNK, label="value")
+    try:
+        result = fn(**(kwargs | {param: junk}))
+    except ValueError as err:
+        assert str(err)
+        return
+    if isinstance(result, float):
+        assert not math.isnan(result)
+    str(result)  # a result that was accepted must also display
+
+
+# ---------------------------------------------------------------------------------------------
+# No torch on the calculator path
+# ---------------------------------------------------------------------------------------------
+
+
+def test_calculators_do_not_import_torch_and_import_fast():
+    """DESIGN.md: layer 2 imports no torch (importing torch costs ~2 s per kernel). The import
+    time is printed for the record, not asserted beyond a generous bound."""
+    code = (
+        "import sys, time; t = time.perf_counter(); "
+        "import course.memory, course.compute, course.parallel, course.datacenter, course.cloud; "
+        "dt = time.perf_counter() - t; "
+        "assert 'torch' not in sys.modules, 'torch was imported'; "
+        "assert 'numpy' not in sys.modules, 'numpy was imported'; print(f'{dt:.4f}')"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    seconds = float(out.stdout.strip())
+    print(f"import of the five calculator modules: {seconds * 1e3:.1f} ms")
+    assert seconds < 2.0
