@@ -270,7 +270,7 @@ def training_seconds(
     """Wall-clock seconds to train: FLOPs / (n_gpus x peak x mfu).
 
     FLOPs are 6 x params x tokens, or 8 x with full activation recomputation, whose extra forward
-    the GPUs really execute: Narayanan et al. 2021 (eq. 4) estimate ``8 T P / (n X)``, with X the
+    the GPUs really execute: Narayanan et al. 2021 (sec. 5.1) estimate ``8 T P / (n X)``, with X the
     achieved FLOP/s per GPU counting that recomputation. So ``mfu`` here is the achieved fraction
     of ``peak_flops_per_gpu`` on the FLOPs executed (hardware FLOPs utilisation when
     ``recompute=True``, model FLOPs utilisation otherwise). 0.3-0.5 is typical of large runs.

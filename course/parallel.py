@@ -141,7 +141,7 @@ def parallel_training_memory_per_gpu(
     holds the token (and position) embedding, the last the LM head (and the fp32 logits,
     ``4*s*b*vocab/t``). Under the 1F1B schedule the first stage keeps the activations of ``p``
     micro-batches in flight, so its activations are ``p x layers/p = layers`` layers' worth,
-    whatever ``p`` (Korthikanti et al. 2022, sec. 4.2.3); the last stage keeps one. Model states
+    whatever ``p`` (Korthikanti et al. 2022, "pipeline parallelism" in sec. 4); the last stage keeps one. Model states
     are then sharded over ``data_parallel`` GPUs by ``zero_stage``. Returns the larger of the first
     and last stage. Norm weights are counted as split t ways (they are replicated; the error is
     negligible).

@@ -116,7 +116,7 @@ def test_korthikanti_activation_formula_for_gpt3_layer():
 
 
 def test_selective_recomputation_saves_70_percent_for_gpt3_and_65_for_mt_nlg():
-    """Korthikanti et al. 2022, sec. 4.3: selective recomputation cuts activation memory by 70 %
+    """Korthikanti et al. 2022, sec. 4 ("selective activation recomputation"): selective recomputation cuts activation memory by 70 %
     for GPT-3 (a=96, s=2048, h=12288) and 65 % for MT-NLG (a=128, h=20480)."""
     for heads, hidden, saving in [(96, 12288, 0.70), (128, 20480, 0.65)]:
         full = activation_bytes_per_layer(S, 1, hidden, heads)

@@ -55,7 +55,7 @@ def test_gpipe_bubble_matches_seed_000_and_huang_2019():
 
 
 def test_megatron_bubble_overhead_is_p_minus_1_over_m_and_interleaving_divides_it():
-    """Narayanan et al. 2021, sec. 2.2: bubble time fraction (p - 1)/m of the ideal time; the
+    """Narayanan et al. 2021, sec. 2.2 (pipeline schedules): bubble time fraction (p - 1)/m of the ideal time; the
     interleaved schedule with v chunks per GPU divides it by v."""
     assert pipeline_bubble_overhead(8, 32) == 7 / 32
     assert pipeline_bubble_overhead(8, 32, virtual_stages=4) == 7 / 128
@@ -109,7 +109,7 @@ def test_data_parallel_step_exposes_only_what_backward_cannot_hide():
 
 
 def test_first_pipeline_stage_holds_all_layers_activations_whatever_p():
-    """Korthikanti et al. 2022, sec. 4.2.3: with 1F1B the first stage keeps p micro-batches of
+    """Korthikanti et al. 2022, sec. 4 (pipeline parallelism): with 1F1B the first stage keeps p micro-batches of
     L/p layers: L layers' worth of activations, independent of p."""
     cfg = PRESETS["gpt-3-175b"]
     per_layer = activation_bytes_per_layer(
