@@ -32,3 +32,399 @@ STYLE = {
 def use_style() -> None:
     """Apply the course style to every figure drawn after this call."""
     mpl.rcParams.update(STYLE)
+
+
+# ---------------------------------------------------------------------------------------------
+# Plots of measurements (lessons 01 and 02). Each takes tidy records (dataclasses or dicts, as the
+# sweeps in ``course.measure`` return them) and an optional ``ax``, and returns the Axes.
+# ---------------------------------------------------------------------------------------------
+
+import dataclasses  # noqa: E402
+from collections.abc import Callable, Iterable, Mapping, Sequence  # noqa: E402
+from typing import Any  # noqa: E402
+
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FuncFormatter  # noqa: E402
+
+from course import units  # noqa: E402
+
+
+def _row(record: Any) -> dict[str, Any]:
+    if dataclasses.is_dataclass(record) and not isinstance(record, type):
+        return dataclasses.asdict(record)
+    return dict(record)
+
+
+def _rows(records: Iterable[Any]) -> list[dict[str, Any]]:
+    rows = [_row(r) for r in records]
+    if not rows:
+        raise ValueError("records must contain at least one measurement to plot")
+    return rows
+
+
+def _axes(ax=None):
+    if ax is not None:
+        return ax
+    _, ax = plt.subplots()
+    return ax
+
+
+def _prefix_formatter(unit: str, binary: bool = False) -> FuncFormatter:
+    """Axis ticks like '10 GFLOP/s' or '32 KiB' instead of 1e10."""
+    if unit == "B" and binary:
+        return FuncFormatter(lambda v, _: units.fmt_bytes(v, binary=True, digits=0))
+    if unit == "B/s":
+        return FuncFormatter(lambda v, _: units.fmt_bandwidth(v, digits=0))
+    if unit == "FLOP/s":
+        return FuncFormatter(lambda v, _: units.fmt_flop_rate(v, digits=0))
+    return FuncFormatter(lambda v, _: f"{v:g}")
+
+
+def grouped_bars(
+    records: Iterable[Any],
+    *,
+    x: str,
+    y: str = "flop_per_s",
+    hue: str,
+    ax=None,
+    log: bool = True,
+    ylabel: str = "FLOP/s (log scale)",
+    title: str = "",
+    label: Callable[[Any], str] = str,
+):
+    """Bars of ``y`` grouped by ``x`` (one bar per ``hue`` value), on a log axis by default.
+
+    The log axis lets a pure-Python loop (~1e7 FLOP/s) and BLAS (~1e11) share one chart.
+    """
+    rows = _rows(records)
+    xs = list(dict.fromkeys(r[x] for r in rows))
+    hues = list(dict.fromkeys(r[hue] for r in rows))
+    ax = _axes(ax)
+    width = 0.8 / len(hues)
+    for i, h in enumerate(hues):
+        values = {r[x]: r[y] for r in rows if r[hue] == h}
+        pos = [j + (i - (len(hues) - 1) / 2) * width for j, v in enumerate(xs) if v in values]
+        ax.bar(pos, [values[v] for v in xs if v in values], width=width, label=label(h),
+               color=PALETTE[i % len(PALETTE)])  # fmt: skip
+    ax.set_xticks(range(len(xs)), [str(v) for v in xs])
+    if log:
+        ax.set_yscale("log")
+    if y.endswith("flop_per_s"):
+        ax.yaxis.set_major_formatter(_prefix_formatter("FLOP/s"))
+    ax.set_xlabel(x.replace("_", " "))
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(title=hue.replace("_", " "))
+    return ax
+
+
+def thread_scaling(records: Iterable[Any], *, ax=None, title: str = "Speed-up with threads"):
+    """Speed-up (rate with N threads / rate with 1) against N, with the ideal line y = N.
+
+    Error bars come from each point's interquartile range (records need ``threads``,
+    ``flop_per_s``, ``seconds`` and ``spread_seconds``).
+    """
+    rows = sorted(_rows(records), key=lambda r: r["threads"])
+    base = next((r for r in rows if r["threads"] == 1), None)
+    if base is None:
+        raise ValueError("thread_scaling needs a record with threads=1 as the baseline")
+    ax = _axes(ax)
+    n = [r["threads"] for r in rows]
+    speedup = [r["flop_per_s"] / base["flop_per_s"] for r in rows]
+    err = [s * r["spread_seconds"] / r["seconds"] for s, r in zip(speedup, rows, strict=True)]
+    ax.errorbar(n, speedup, yerr=err, marker="o", capsize=4, label="measured (median, IQR)")
+    ax.plot(n, n, linestyle="--", color="grey", label="ideal: N threads, N x faster")
+    ax.set_xticks(n)
+    ax.set_xlabel("threads")
+    ax.set_ylabel("speed-up over 1 thread")
+    ax.set_ylim(bottom=0)
+    ax.set_title(title)
+    ax.legend()
+    return ax
+
+
+def bandwidth_vs_working_set(
+    records: Iterable[Any],
+    caches: Mapping[str, int] | None = None,
+    *,
+    ax=None,
+    title: str = "Read bandwidth vs working-set size",
+):
+    """Bytes/s against working-set size (log-log), with the OS's cache sizes as vertical lines.
+
+    Records need ``working_set_bytes``, ``bytes_per_s``, ``seconds`` and ``spread_seconds``;
+    several kernels or devices in one list are drawn as separate lines.
+    """
+    rows = _rows(records)
+    ax = _axes(ax)
+    keys = list(dict.fromkeys((r.get("kernel", ""), r.get("device", "")) for r in rows))
+    for i, key in enumerate(keys):
+        sel = sorted((r for r in rows if (r.get("kernel", ""), r.get("device", "")) == key),
+                     key=lambda r: r["working_set_bytes"])  # fmt: skip
+        xs = [r["working_set_bytes"] for r in sel]
+        ys = [r["bytes_per_s"] for r in sel]
+        # IQR of the time -> relative error of the rate
+        rel = [r["spread_seconds"] / (2 * r["seconds"]) for r in sel]
+        lo = [y * min(0.9, e) for y, e in zip(ys, rel, strict=True)]
+        hi = [y * e for y, e in zip(ys, rel, strict=True)]
+        ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, color=PALETTE[i % len(PALETTE)],
+                    label=" on ".join(k for k in key if k) or None)  # fmt: skip
+    for name, size in sorted((caches or {}).items(), key=lambda kv: kv[1]):
+        ax.axvline(size, color="grey", linestyle=":", linewidth=1)
+        ax.annotate(f"{name} {units.fmt_bytes(size, binary=True, digits=0)}", (size, 0.97),
+                    xycoords=("data", "axes fraction"), rotation=90, va="top", ha="right",
+                    fontsize=9, color="dimgrey")  # fmt: skip
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.xaxis.set_major_formatter(_prefix_formatter("B", binary=True))
+    ax.yaxis.set_major_formatter(_prefix_formatter("B/s"))
+    ax.set_xlabel("working set (log scale)")
+    ax.set_ylabel("bandwidth (log scale)")
+    ax.set_title(title)
+    if len(keys) > 1 or any(k for key in keys for k in key):
+        ax.legend()
+    return ax
+
+
+def time_vs_size(
+    records: Iterable[Any],
+    *,
+    hue: str = "library",
+    ax=None,
+    fits: Sequence[Any] = (),
+    title: str = "Seconds per call vs matrix size",
+):
+    """Seconds per call against matrix size (log-log), one line per ``hue`` value.
+
+    ``fits`` (``FixedCostFit`` objects) are drawn as dashed model curves fixed + 2n^3 / rate.
+    """
+    rows = _rows(records)
+    ax = _axes(ax)
+    hues = list(dict.fromkeys(r[hue] for r in rows))
+    for i, h in enumerate(hues):
+        sel = sorted((r for r in rows if r[hue] == h), key=lambda r: r["size"])
+        ax.plot([r["size"] for r in sel], [r["seconds"] for r in sel], marker="o",
+                color=PALETTE[i % len(PALETTE)], label=str(h))  # fmt: skip
+    sizes = sorted({r["size"] for r in rows})
+    grid = [sizes[0] * (sizes[-1] / sizes[0]) ** (k / 50) for k in range(51)]
+    for i, fit in enumerate(fits):
+        ax.plot(grid, [fit.seconds(2 * n**3) for n in grid], linestyle="--",
+                color=PALETTE[(i + len(hues)) % len(PALETTE)], label=f"model: {fit.label}")  # fmt: skip
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: units.fmt_seconds(v)))
+    ax.set_xlabel("matrix size n (n x n @ n x n)")
+    ax.set_ylabel("seconds per call (log scale)")
+    ax.set_title(title)
+    ax.legend()
+    return ax
+
+
+def roofline(
+    *,
+    peaks: Mapping[str, float],
+    bandwidths: Mapping[str, float],
+    points: Iterable[Any] = (),
+    ax=None,
+    intensity_range: tuple[float, float] = (1e-2, 1e4),
+    title: str = "Roofline",
+):
+    """A roofline: FLOP/s attainable against arithmetic intensity (FLOP/byte), log-log.
+
+    ``peaks``: label -> FLOP/s (horizontal roofs); ``bandwidths``: label -> bytes/s (slanted
+    roofs, each capped by the highest peak). ``points``: records with ``intensity_flop_per_byte``
+    and ``flop_per_s`` (and a ``name``), drawn as markers: measured kernels or estimates.
+    """
+    if not peaks or not bandwidths:
+        raise ValueError("roofline needs at least one peak and one bandwidth")
+    ax = _axes(ax)
+    lo, hi = intensity_range
+    xs = [lo * (hi / lo) ** (k / 200) for k in range(201)]
+    top = max(peaks.values())
+    for i, (name, bw) in enumerate(sorted(bandwidths.items(), key=lambda kv: -kv[1])):
+        ax.plot(xs, [min(top, x * bw) for x in xs], color=PALETTE[i % len(PALETTE)],
+                label=f"{name}: {units.fmt_bandwidth(bw)}")  # fmt: skip
+    for name, peak in peaks.items():
+        ax.axhline(peak, color="black", linestyle="--", linewidth=1)
+        ax.annotate(f"{name}: {units.fmt_flop_rate(peak)}", (lo, peak), xytext=(4, 4),
+                    textcoords="offset points", fontsize=9)  # fmt: skip
+    rows = [_row(p) for p in points]
+    markers = "osD^vP*X"
+    for j, r in enumerate(rows):
+        ax.scatter(r["intensity_flop_per_byte"], r["flop_per_s"], marker=markers[j % 8], s=50,
+                   color=PALETTE[(j + 2) % len(PALETTE)], edgecolor="black", zorder=3,
+                   label=r.get("name", f"point {j + 1}"))  # fmt: skip
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(_prefix_formatter("FLOP/s"))
+    ax.set_xlabel("arithmetic intensity (FLOP/byte, log scale)")
+    ax.set_ylabel("FLOP/s (log scale)")
+    ax.set_title(title)
+    ax.legend(fontsize=8, loc="lower right")
+    return ax
+
+
+def rate_vs_batch(
+    records: Iterable[Any],
+    *,
+    ax=None,
+    peak: float | None = None,
+    title: str = "Batching: FLOP/s of one linear layer vs batch",
+):
+    """FLOP/s against batch size (log-log), with a measured or datasheet peak as a dashed line."""
+    rows = sorted(_rows(records), key=lambda r: r["batch"])
+    ax = _axes(ax)
+    ax.plot([r["batch"] for r in rows], [r["flop_per_s"] for r in rows], marker="o",
+            label="measured (median)")  # fmt: skip
+    if peak:
+        ax.axhline(peak, color="black", linestyle="--", linewidth=1,
+                   label=f"matmul peak measured here: {units.fmt_flop_rate(peak)}")  # fmt: skip
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(_prefix_formatter("FLOP/s"))
+    ax.set_xlabel("batch (vectors per weight read)")
+    ax.set_ylabel("FLOP/s (log scale)")
+    ax.set_title(title)
+    ax.legend()
+    return ax
+
+
+# ---------------------------------------------------------------------------------------------
+# Lesson 03: data types and precision. Self-contained (imports inside), taking formats from
+# ``course.dtypes`` and records from ``course.measure.precision`` / ``course.quantize``.
+# ---------------------------------------------------------------------------------------------
+
+
+def _new_axes(ax=None, figsize=None):
+    from matplotlib import pyplot as plt
+
+    if ax is not None:
+        return ax
+    return plt.subplots(figsize=figsize)[1]
+
+
+def bit_layouts(formats, *, ax=None, title: str = "Where the bits go: sign, exponent, mantissa"):
+    """One row per float format: a box per bit, coloured by field (sign, exponent, mantissa); bits a
+    format occupies in memory but does not use (TF32 inside fp32 storage) are hatched grey.
+
+    ``formats``: objects with ``key``, ``sign_bits``, ``exponent_bits``, ``mantissa_bits`` and
+    ``storage_bits`` (``course.dtypes.FloatFormat``).
+    """
+    formats = list(formats)
+    ax = _new_axes(ax, figsize=(8.0, 0.45 * len(formats) + 1.2))
+    fields = [("sign", PALETTE[3]), ("exponent", PALETTE[0]), ("mantissa", PALETTE[1])]
+    for row, f in enumerate(reversed(formats)):
+        start = 0
+        for (name, colour), width in zip(
+            fields, (f.sign_bits, f.exponent_bits, f.mantissa_bits), strict=True
+        ):
+            if width:
+                ax.barh(row, width, left=start, color=colour, edgecolor="white", height=0.7,
+                        label=name if row == 0 else None)  # fmt: skip
+                ax.text(start + width / 2, row, str(width), ha="center", va="center",
+                        color="white", fontsize=9, fontweight="bold")  # fmt: skip
+            start += width
+        unused = (f.storage_bits or start) - start
+        if unused:
+            ax.barh(row, unused, left=start, color="#dddddd", hatch="//", edgecolor="white",
+                    height=0.7, label="stored, unused")  # fmt: skip
+    ax.set_yticks(range(len(formats)), [f.key for f in reversed(formats)])
+    ax.set_xlabel("bits")
+    ax.set_xlim(0, max((f.storage_bits or f.bits) for f in formats))
+    ax.grid(axis="y", visible=False)
+    ax.set_title(title)
+    ax.legend(loc="lower right", fontsize=8, ncol=4)
+    return ax
+
+
+def format_ranges(formats, *, ax=None, title: str = "Range of each format (log scale)"):
+    """A horizontal bar per format from its smallest subnormal to its largest value: the subnormal
+    stretch light, the normal range dark, on a log axis."""
+    formats = list(formats)
+    ax = _new_axes(ax, figsize=(8.0, 0.45 * len(formats) + 1.2))
+    for row, f in enumerate(reversed(formats)):
+        ax.barh(row, f.smallest_normal - f.smallest_subnormal, left=f.smallest_subnormal,
+                color=PALETTE[5], height=0.6, label="subnormal" if row == 0 else None)  # fmt: skip
+        ax.barh(row, f.max - f.smallest_normal, left=f.smallest_normal, color=PALETTE[0],
+                height=0.6, label="normal" if row == 0 else None)  # fmt: skip
+    ax.set_xscale("log")
+    ax.set_yticks(range(len(formats)), [f.key for f in reversed(formats)])
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.set_xlabel("magnitude (log scale); the line marks 1")
+    ax.set_title(title)
+    ax.legend(loc="lower right", fontsize=8)
+    return ax
+
+
+def running_sums(series, *, addend: float, every: int, ax=None,
+                 title: str = "Adding the same small number, one addition at a time"):  # fmt: skip
+    """Partial sums (``series``: label -> sequence, every ``every``-th addition) against the exact
+    line ``addend * additions``."""
+    ax = _new_axes(ax)
+    longest = 0
+    for i, (label, sums) in enumerate(series.items()):
+        steps = [every * (j + 1) for j in range(len(sums))]
+        longest = max(longest, steps[-1])
+        ax.plot(steps, list(sums), label=label, color=PALETTE[i % len(PALETTE)], linewidth=2)
+    ax.plot([0, longest], [0, addend * longest], color="black", linestyle=":", label="exact")
+    ax.set_xlabel("additions")
+    ax.set_ylabel("running sum")
+    ax.set_title(title)
+    ax.legend()
+    return ax
+
+
+def loss_curves(runs, *, ax=None, title: str = "Training loss per step"):
+    """Loss against step for several runs (``runs``: label -> sequence of losses)."""
+    ax = _new_axes(ax)
+    styles = ["-", "--", ":", "-."]
+    for i, (label, losses) in enumerate(runs.items()):
+        ax.plot(range(len(losses)), list(losses), label=label, color=PALETTE[i % len(PALETTE)],
+                linestyle=styles[i % len(styles)], linewidth=2)  # fmt: skip
+    ax.set_xlabel("step")
+    ax.set_ylabel("cross-entropy loss")
+    ax.set_title(title)
+    ax.legend()
+    return ax
+
+
+def magnitude_histogram(values, *, lines=None, ax=None, bins: int = 60,
+                        title: str = "Magnitudes of activation gradients"):  # fmt: skip
+    """Histograms of log2|x| of the non-zero entries (``values``: label -> 1-D array or tensor), with
+    vertical lines at given magnitudes (``lines``: label -> value), e.g. fp16's smallest normal."""
+    import numpy as np
+
+    ax = _new_axes(ax)
+    for i, (label, x) in enumerate(values.items()):
+        x = np.asarray(x, dtype=np.float64)
+        x = np.abs(x[x != 0])
+        ax.hist(np.log2(x), bins=bins, alpha=0.55, label=label, color=PALETTE[i % len(PALETTE)])
+    for j, (label, value) in enumerate((lines or {}).items()):
+        ax.axvline(np.log2(value), color="black", linestyle=["--", ":", "-."][j % 3],
+                   linewidth=1.2, label=label)  # fmt: skip
+    ax.set_xlabel("log2 |value|")
+    ax.set_ylabel("count")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    return ax
+
+
+def labelled_bars(labels, values, *, spreads=None, ax=None, ylabel: str = "", title: str = "",
+                  log: bool = False, fmt=None):  # fmt: skip
+    """One bar per label with its value written on top (``fmt(value)``), optional error bars
+    (``spreads``, e.g. interquartile ranges), optionally on a log axis."""
+    labels, values = list(labels), list(values)
+    ax = _new_axes(ax)
+    colours = [PALETTE[i % len(PALETTE)] for i in range(len(labels))]
+    bars = ax.bar(range(len(labels)), values, color=colours,
+                  yerr=None if spreads is None else list(spreads), capsize=4)  # fmt: skip
+    for bar, v in zip(bars, values, strict=True):
+        ax.annotate((fmt or "{:.3g}".format)(v), (bar.get_x() + bar.get_width() / 2, v),
+                    ha="center", va="bottom", fontsize=9, xytext=(0, 2),
+                    textcoords="offset points")  # fmt: skip
+    ax.set_xticks(range(len(labels)), labels)
+    if log:
+        ax.set_yscale("log")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    return ax

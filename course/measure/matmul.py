@@ -1,0 +1,360 @@
+"""Matrix-multiply throughput on this machine: pure Python, numpy and torch, by size, dtype, threads.
+
+Every measurement is an ``n x n @ n x n`` product, which costs ``2 n^3`` FLOPs (one multiply and
+one add per term; ``course.compute.matmul_flops``). A record keeps the FLOPs beside the seconds so
+a lesson can show FLOP/s, the rate, rather than seconds, which mix the rate with the problem size
+(seed 000 times a 32 x 32 loop against a 1024 x 1024 BLAS call and calls the ratio a speed-up).
+
+- :func:`time_matmul` times one point; :func:`matmul_sweep` times a grid of points inside a time
+  budget, predicting each point's cost from the smaller sizes already measured and skipping
+  what would not fit; :func:`thread_scaling` is the sweep over torch's thread count.
+- :func:`fit_fixed_cost` splits measured times into a fixed cost per call (overhead: Python
+  dispatch, thread wake-up, on a GPU kernel launch and transfers) and a rate;
+  :func:`crossover_size` says from which size the faster-but-costlier-to-start option wins.
+
+On CUDA the dtypes ``tf32``, ``fp16`` and ``bf16`` use the Tensor Cores; ``fp32`` is measured
+with TF32 switched off, so it runs on the CUDA cores. numpy's BLAS picks its own thread count
+(torch's setting does not reach it), so numpy records say ``threads=None`` (library default).
+
+Used by lesson 01 (and lesson 02 for the compute roof). Layer 3: torch and numpy.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from course import validate
+from course.compute import matmul_flops
+from course.measure.timing import Budget, Sweep, check_device, progress, time_call
+
+LIBRARIES = ("python", "numpy", "torch")
+
+#: dtype name -> torch dtype (``tf32`` stores fp32 and computes on TF32 Tensor Cores, CUDA only).
+TORCH_DTYPES = {
+    "fp64": torch.float64,
+    "fp32": torch.float32,
+    "tf32": torch.float32,
+    "fp16": torch.float16,
+    "bf16": torch.bfloat16,
+}
+NUMPY_DTYPES = {"fp64": np.float64, "fp32": np.float32, "fp16": np.float16}
+
+#: Columns a matmul sweep shows as a table.
+COLUMNS = ("library", "device", "dtype", "size", "threads", "seconds", "spread_seconds",
+           "flop_per_s")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class MatmulRecord:
+    """One measured ``size x size`` matmul: the work, the median time per call and the rate."""
+
+    library: str  # "python", "numpy" or "torch"
+    device: str  # "cpu", "cuda", "mps"
+    dtype: str  # key of TORCH_DTYPES
+    size: int  # n of the n x n matrices
+    threads: int | None  # torch intra-op threads; None = the library's own default (numpy)
+    flops: float  # 2 n^3
+    seconds: float  # median seconds per call
+    spread_seconds: float  # interquartile range of the seconds per call
+    repeats: int  # measurements the median is taken over
+    flop_per_s: float  # flops / seconds
+    includes_transfer: bool = False  # True: host -> device copies and the copy back are timed too
+
+
+def python_matmul(a: list[list[float]], b: list[list[float]]) -> list[list[float]]:
+    """The schoolbook triple loop of seed 000, on Python lists: one multiply-add at a time."""
+    n, k, m = len(a), len(b), len(b[0])
+    out = [[0.0] * m for _ in range(n)]
+    for i in range(n):
+        row, a_i = out[i], a[i]
+        for j in range(m):
+            total = 0.0
+            for p in range(k):
+                total += a_i[p] * b[p][j]
+            row[j] = total
+    return out
+
+
+@contextlib.contextmanager
+def _tf32(enabled: bool):
+    """Allow or forbid TF32 Tensor Cores for CUDA fp32 matmuls, restoring the setting after."""
+    before = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = enabled
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = before
+
+
+def _check_point(library: str, dtype: str, device: str) -> None:
+    validate.choice("library", library, LIBRARIES)
+    validate.choice("dtype", dtype, tuple(TORCH_DTYPES))
+    check_device(device)
+    if library != "torch" and device != "cpu":
+        raise ValueError(f"library {library!r} runs on the CPU only, got device {device!r}")
+    if library == "python" and dtype != "fp64":
+        raise ValueError(f"Python floats are fp64; dtype must be 'fp64' for library 'python', "
+                         f"got {dtype!r}")  # fmt: skip
+    if library == "numpy" and dtype not in NUMPY_DTYPES:
+        raise ValueError(f"numpy has no {dtype!r}; use one of {', '.join(NUMPY_DTYPES)}")
+    if dtype == "tf32" and not device.startswith("cuda"):
+        raise ValueError("tf32 is a CUDA Tensor Core mode; on the CPU use 'fp32'")
+
+
+def _operands(library: str, dtype: str, device: str, size: int, seed: int):
+    gen = torch.Generator().manual_seed(seed)
+    a, b = (torch.randn(size, size, generator=gen, dtype=torch.float64) for _ in range(2))
+    if library == "python":
+        return a.tolist(), b.tolist()
+    if library == "numpy":
+        return a.numpy().astype(NUMPY_DTYPES[dtype]), b.numpy().astype(NUMPY_DTYPES[dtype])
+    return a.to(TORCH_DTYPES[dtype]), b.to(TORCH_DTYPES[dtype])
+
+
+def matmul_callable(
+    size: int,
+    *,
+    library: str = "torch",
+    dtype: str = "fp32",
+    device: str = "cpu",
+    include_transfer: bool = False,
+    seed: int = 0,
+) -> Callable[[], object]:
+    """A no-argument function that multiplies two seeded ``size x size`` matrices once.
+
+    With ``include_transfer`` (torch on a GPU only) each call copies both inputs from host memory
+    to the device and the product back: the cost of sending one small job to a GPU.
+    """
+    n = validate.positive_int("size", size, maximum=65536)
+    _check_point(library, dtype, device)
+    a, b = _operands(library, dtype, device, n, seed)
+    if library == "python":
+        return lambda: python_matmul(a, b)
+    if library == "numpy":
+        return lambda: a @ b
+    if include_transfer:
+        if device == "cpu":
+            raise ValueError("include_transfer needs a GPU device ('cuda' or 'mps'), got 'cpu'")
+        return lambda: (a.to(device) @ b.to(device)).to("cpu")
+    a_dev, b_dev = a.to(device), b.to(device)
+    return lambda: a_dev @ b_dev
+
+
+def time_matmul(
+    size: int,
+    *,
+    library: str = "torch",
+    dtype: str = "fp32",
+    device: str = "cpu",
+    threads: int | None = None,
+    min_run_time: float = 0.2,
+    include_transfer: bool = False,
+) -> MatmulRecord:
+    """Time one ``size x size`` matmul (median of many calls) and return it as a record."""
+    fn = matmul_callable(size, library=library, dtype=dtype, device=device,
+                         include_transfer=include_transfer)  # fmt: skip
+    with _tf32(dtype == "tf32"):
+        timing = time_call(fn, device=device, threads=threads, min_run_time=min_run_time)
+    flops = matmul_flops(size, size, size)
+    return MatmulRecord(
+        library=library,
+        device=device,
+        dtype=dtype,
+        size=size,
+        threads=None if library == "numpy" else timing.threads,
+        flops=flops,
+        seconds=timing.median_seconds,
+        spread_seconds=timing.iqr_seconds,
+        repeats=timing.repeats,
+        flop_per_s=flops / timing.median_seconds,
+        includes_transfer=include_transfer,
+    )
+
+
+def _predict_call_seconds(done: list[MatmulRecord], size: int) -> float:
+    """Seconds one call of ``size`` should take, from the largest smaller size measured.
+
+    Scales the time by (size / measured)^3, doubled as a margin (rates fall at large sizes when the
+    operands leave the caches; fp16/bf16 without hardware support fall ~3x per doubling here).
+    """
+    if not done:
+        return 0.0
+    last = max(done, key=lambda r: r.size)
+    return 2.0 * last.seconds * (size / last.size) ** 3
+
+
+def _groups(
+    libraries: Sequence[str], dtypes: Sequence[str], devices: Sequence[str],
+    threads: Sequence[int | None],
+) -> tuple[list[tuple[str, str, str, int | None]], list[str]]:  # fmt: skip
+    groups, skipped = [], []
+    for library in libraries:
+        for device in devices:
+            for dtype in dtypes:
+                try:
+                    _check_point(library, dtype, device)
+                except ValueError as exc:
+                    skipped.append(f"{library}/{dtype}/{device}: {exc}")
+                    continue
+                # numpy and Python do not follow torch's thread setting: measure them once
+                for t in threads if library == "torch" else threads[:1]:
+                    groups.append((library, dtype, device, t))
+    return groups, skipped
+
+
+def matmul_sweep(
+    sizes: Iterable[int],
+    *,
+    libraries: Sequence[str] = ("torch",),
+    dtypes: Sequence[str] = ("fp32",),
+    devices: Sequence[str] = ("cpu",),
+    threads: Sequence[int | None] = (None,),
+    budget_s: float = 10.0,
+    min_run_time: float | None = None,
+    include_transfer: bool = False,
+    show_progress: bool | None = None,
+) -> Sweep:
+    """Time every (library, device, dtype, threads) group at each size, inside ``budget_s`` seconds.
+
+    Groups run one after another (numpy's and torch's thread pools slow each other when calls
+    alternate), each with an equal share of the budget plus whatever earlier groups left over.
+    Within a group sizes run smallest first; a size whose predicted cost (from the sizes measured
+    before it) does not fit the group's share is skipped, with the reason in ``Sweep.skipped``.
+    Combinations that cannot run (numpy bf16, Python fp32, tf32 on a CPU) are skipped up front.
+    """
+    budget = Budget(budget_s)
+    size_list = sorted({validate.positive_int("size", s, maximum=65536) for s in sizes})
+    if not size_list:
+        raise ValueError("sizes must name at least one matrix size")
+    groups, skipped = _groups(libraries, dtypes, devices, threads)
+    sweep = Sweep("Matrix multiply throughput", budget.seconds, skipped=skipped, columns=COLUMNS)
+    bar = progress(len(groups) * len(size_list), desc="matmul sweep", budget_s=budget.seconds,
+                   show=show_progress)  # fmt: skip
+    with bar:
+        for g, (library, dtype, device, t) in enumerate(groups):
+            share = budget.remaining / (len(groups) - g)
+            group_end = budget.elapsed + share
+            # measuring time per point: half the share spread over the sizes, at most 0.2 s
+            auto = min(0.2, max(0.01, share / (2 * len(size_list))))
+            per_point = auto if min_run_time is None else min_run_time
+            done: list[MatmulRecord] = []
+            for size in size_list:
+                left = group_end - budget.elapsed
+                # warm-up + block-size estimate + at least one measured call ~ 3 calls
+                predicted = 3 * _predict_call_seconds(done, size) + per_point
+                if predicted > left or not budget.fits(predicted):
+                    skipped.append(f"{library}/{dtype}/{device} n={size}: predicted "
+                                   f"{predicted:.2g} s, {max(left, 0):.2g} s left")  # fmt: skip
+                    bar.update(1)
+                    continue
+                record = time_matmul(size, library=library, dtype=dtype, device=device,
+                                     threads=t, min_run_time=per_point,
+                                     include_transfer=include_transfer)  # fmt: skip
+                done.append(record)
+                sweep.records.append(record)
+                bar.update(1)
+    sweep.elapsed_s = budget.elapsed
+    return sweep
+
+
+def thread_counts(max_threads: int | None = None) -> list[int]:
+    """1, 2, 4, ... up to the usable cores (always including the maximum itself)."""
+    top = validate.positive_int("max_threads", max_threads or _usable_cores(), maximum=4096)
+    counts = [1]
+    while counts[-1] * 2 < top:
+        counts.append(counts[-1] * 2)
+    if top > 1:
+        counts.append(top)
+    return counts
+
+
+def _usable_cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def thread_scaling(
+    size: int = 1024,
+    *,
+    threads: Sequence[int] | None = None,
+    dtype: str = "fp32",
+    device: str = "cpu",
+    budget_s: float = 4.0,
+) -> Sweep:
+    """torch matmul throughput at one size for 1, 2, 4, ... threads (all usable cores by default).
+
+    Speed-up = rate with N threads / rate with 1. On a shared machine another program can hold a
+    core, which makes N threads *slower* than 1 (threads wait for each other): look at the spread.
+    """
+    counts = list(threads) if threads is not None else thread_counts()
+    return matmul_sweep([size], dtypes=(dtype,), devices=(device,), threads=counts,
+                        budget_s=budget_s)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class FixedCostFit:
+    """Measured seconds per call modelled as ``fixed_seconds + flops / flop_per_s``."""
+
+    label: str
+    fixed_seconds: float  # cost per call that does not grow with the work (overhead)
+    flop_per_s: float  # rate at which the work itself is done
+
+    def seconds(self, flops: float) -> float:
+        return self.fixed_seconds + flops / self.flop_per_s
+
+
+def fit_fixed_cost(records: Sequence[MatmulRecord], label: str = "") -> FixedCostFit:
+    """Least-squares fit of ``seconds = fixed + flops / rate`` to measured records.
+
+    Weighted by 1/seconds (relative errors), so the tiny sizes, which pin down the fixed cost,
+    count as much as the large ones, which pin down the rate. Needs two sizes or more.
+    """
+    if len({r.size for r in records}) < 2:
+        raise ValueError("fit_fixed_cost needs records of at least two sizes")
+    flops = np.array([r.flops for r in records])
+    secs = np.array([r.seconds for r in records])
+    design = np.stack([np.ones_like(flops), flops], axis=1) / secs[:, None]
+    (fixed, per_flop), *_ = np.linalg.lstsq(design, np.ones_like(secs), rcond=None)
+    fixed = max(float(fixed), 0.0)
+    per_flop = float(per_flop) if per_flop > 0 else float(np.min(secs / flops))
+    return FixedCostFit(label=label or records[0].library, fixed_seconds=fixed,
+                        flop_per_s=1.0 / per_flop)  # fmt: skip
+
+
+def crossover_size(slow_start: FixedCostFit, quick_start: FixedCostFit) -> float:
+    """Matrix size n from which ``slow_start`` (more overhead, faster rate) beats ``quick_start``.
+
+    Solves ``f_s + 2n^3 / r_s = f_q + 2n^3 / r_q`` for n. ``math.inf`` when the option with more
+    overhead is not faster per FLOP either (it never wins); 0 when it has no more overhead.
+    """
+    extra_fixed = slow_start.fixed_seconds - quick_start.fixed_seconds
+    saved_per_flop = 1.0 / quick_start.flop_per_s - 1.0 / slow_start.flop_per_s
+    if extra_fixed <= 0:
+        return 0.0
+    if saved_per_flop <= 0:
+        return math.inf
+    return (extra_fixed / saved_per_flop / 2.0) ** (1.0 / 3.0)
+
+
+__all__ = [
+    "COLUMNS",
+    "LIBRARIES",
+    "NUMPY_DTYPES",
+    "TORCH_DTYPES",
+    "FixedCostFit",
+    "MatmulRecord",
+    "crossover_size",
+    "fit_fixed_cost",
+    "matmul_callable",
+    "matmul_sweep",
+    "python_matmul",
+    "thread_counts",
+    "thread_scaling",
+    "time_matmul",
+]

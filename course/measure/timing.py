@@ -1,0 +1,284 @@
+"""Careful timing and time-boxed sweeps: the shared machinery of every measurement in the course.
+
+- :func:`time_call` times one function the way a benchmark should: warm-up calls first, the device
+  synchronised before each clock reading (GPU work is asynchronous), many repeats, and the
+  *median* and *interquartile range* (IQR) reported, never one bare ``time.time()`` difference.
+  It is a thin layer over ``torch.utils.benchmark.Timer.blocked_autorange``, which picks how many
+  calls to put between two clock readings so that the clock's own cost is negligible.
+- :class:`Budget` and :class:`Sweep` keep a sweep inside a time budget: a point whose predicted
+  cost does not fit what is left is skipped, and the sweep says so instead of running long.
+- :func:`progress` is a ``tqdm.auto`` bar, shown only for sweeps that may take more than ~2 s.
+
+Used by ``matmul``, ``bandwidth`` and ``kernels`` (lessons 01 and 02). Layer 3: torch, no plots.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import math
+import statistics
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch.utils import benchmark
+from tqdm.auto import tqdm
+
+from course import units, validate
+
+#: Sweeps with a budget above this many seconds show a progress bar.
+PROGRESS_THRESHOLD_S = 2.0
+
+
+def synchronize(device: str) -> None:
+    """Wait until ``device`` has finished all queued work (a no-op on the CPU)."""
+    kind = torch.device(device).type
+    if kind == "cuda":
+        torch.cuda.synchronize()
+    elif kind == "mps":
+        torch.mps.synchronize()
+
+
+def check_device(device: str) -> str:
+    """``device`` if torch can use it here ('cpu', 'cuda', 'cuda:1', 'mps'); ValueError otherwise."""
+    if not isinstance(device, str):
+        raise ValueError(f"device must be a string such as 'cpu' or 'cuda', got {device!r}")
+    try:
+        kind = torch.device(device).type
+    except RuntimeError:
+        raise ValueError(f"device must be 'cpu', 'cuda' or 'mps', got {device!r}") from None
+    if kind == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device 'cuda' is not available here: torch sees no CUDA GPU")
+    if kind == "mps" and not (torch.backends.mps.is_available()):
+        raise ValueError("device 'mps' is not available here: this is not Apple silicon")
+    if kind not in ("cpu", "cuda", "mps"):
+        raise ValueError(f"device must be 'cpu', 'cuda' or 'mps', got {device!r}")
+    return device
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Seconds per call of one timed function: median and spread over ``repeats`` measurements.
+
+    Each of the ``repeats`` measurements times ``calls_per_repeat`` back-to-back calls and divides,
+    so ``median_seconds`` is per call. ``iqr_seconds`` is the interquartile range (75th minus 25th
+    percentile) of the per-call times: half the measurements fall inside it.
+    """
+
+    median_seconds: float
+    iqr_seconds: float
+    min_seconds: float
+    max_seconds: float
+    repeats: int
+    calls_per_repeat: int
+    device: str
+    threads: int
+
+    @property
+    def relative_spread(self) -> float:
+        """IQR / median: 0.02 means the middle half of the runs lie within 2 % of each other."""
+        return self.iqr_seconds / self.median_seconds if self.median_seconds > 0 else math.inf
+
+    def __str__(self) -> str:
+        return (
+            f"{units.fmt_seconds(self.median_seconds)} per call "
+            f"(median; IQR {units.fmt_seconds(self.iqr_seconds)}, "
+            f"{self.repeats} runs x {self.calls_per_repeat} calls, {self.device}, "
+            f"{self.threads} thread{'s' if self.threads != 1 else ''})"
+        )
+
+
+def time_call(
+    fn: Callable[[], Any],
+    *,
+    device: str = "cpu",
+    threads: int | None = None,
+    min_run_time: float = 0.2,
+    warmup: int = 1,
+) -> Timing:
+    """Time ``fn()`` (no arguments) on ``device``: warm-up, synchronised repeats, median and IQR.
+
+    ``threads`` sets torch's intra-op threads during the measurement (default: torch's current
+    setting; note that ``torch.utils.benchmark.Timer`` alone would default to 1). ``min_run_time``
+    is the least time, in seconds, spent in the measured repeats; a call that itself takes longer
+    is timed at least once after the warm-up. The clock is read through
+    ``torch.utils.benchmark``'s timer, which synchronises CUDA/MPS before each reading.
+    """
+    check_device(device)
+    n_threads = torch.get_num_threads() if threads is None else threads
+    validate.positive_int("threads", n_threads, maximum=4096)
+    run_time = validate.number("min_run_time", min_run_time, minimum=0, maximum=600)
+    validate.positive_int("warmup", warmup, minimum=0, maximum=1000)
+    previous = torch.get_num_threads()
+    torch.set_num_threads(n_threads)
+    try:
+        for _ in range(warmup):  # first calls pay for allocation, caches, lazy initialisation
+            fn()
+        synchronize(device)
+        timer = benchmark.Timer("fn()", globals={"fn": fn}, num_threads=n_threads)
+        measurement = timer.blocked_autorange(min_run_time=run_time)
+    finally:
+        torch.set_num_threads(previous)
+    times = list(measurement.times)
+    return Timing(
+        median_seconds=float(measurement.median),
+        iqr_seconds=float(measurement.iqr) if len(times) > 1 else 0.0,
+        min_seconds=min(times),
+        max_seconds=max(times),
+        repeats=len(times),
+        calls_per_repeat=int(measurement.number_per_run),
+        device=device,
+        threads=n_threads,
+    )
+
+
+class Budget:
+    """A time box for a sweep: how long it has run, what is left, and whether a step still fits."""
+
+    def __init__(self, seconds: float):
+        self.seconds = validate.number(
+            "budget_s", seconds, minimum=0, maximum=3600, strict_min=True
+        )
+        self.start = time.perf_counter()
+
+    @property
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+    @property
+    def remaining(self) -> float:
+        return max(0.0, self.seconds - self.elapsed)
+
+    def fits(self, predicted_seconds: float) -> bool:
+        """True when a step predicted to take ``predicted_seconds`` ends inside the budget."""
+        return predicted_seconds <= self.remaining
+
+
+def progress(total: int, *, desc: str, budget_s: float, show: bool | None = None) -> tqdm:
+    """A ``tqdm.auto`` bar over ``total`` steps, shown when the budget exceeds ~2 s (or if ``show``)."""
+    visible = budget_s > PROGRESS_THRESHOLD_S if show is None else show
+    return tqdm(total=total, desc=desc, disable=not visible, leave=False)
+
+
+def record_dict(record: Any) -> dict[str, Any]:
+    """A record (dataclass or mapping) as a plain dict, the form ``course.plots`` draws."""
+    if dataclasses.is_dataclass(record) and not isinstance(record, type):
+        return dataclasses.asdict(record)
+    return dict(record)
+
+
+def _fmt_cell(name: str, value: Any) -> str:
+    """One table cell, formatted by the unit its column name ends in (as ``course.report`` does)."""
+    if value is None:
+        return "default" if name == "threads" else "-"
+    if isinstance(value, str | bool):
+        return str(value)
+    for suffix, fmt in (
+        ("flop_per_s", units.fmt_flop_rate),
+        ("bytes_per_s", units.fmt_bandwidth),
+        ("seconds", units.fmt_seconds),
+        ("bytes", lambda v: units.fmt_bytes(v, binary=True)),
+        ("flops", units.fmt_flops),
+        ("flop_per_byte", lambda v: f"{v:,.3g}"),
+    ):
+        if name.endswith(suffix):
+            return fmt(value)
+    return f"{value:,}" if isinstance(value, int) else f"{value:,.4g}"
+
+
+@dataclass
+class Sweep:
+    """The tidy result of a time-boxed sweep: one record per measured point, and what was skipped.
+
+    ``records`` are frozen dataclasses of one type (``MatmulRecord``, ``BandwidthRecord``, ...);
+    ``skipped`` says, in words, each point left out and why (usually: it would not fit the budget).
+    In a notebook the sweep shows itself as a table with units.
+    """
+
+    title: str
+    budget_s: float
+    records: list[Any] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    elapsed_s: float = 0.0
+    columns: Sequence[str] = ()
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Every record as a dict (for plots, pandas or a CSV file)."""
+        return [record_dict(r) for r in self.records]
+
+    def where(self, **conditions: Any) -> list[Any]:
+        """Records whose fields equal the given values: ``sweep.where(library="numpy")``."""
+        return [r for r in self.records if all(getattr(r, k) == v for k, v in conditions.items())]
+
+    def best(self, key: str = "flop_per_s", **conditions: Any) -> Any:
+        """The record with the largest ``key`` among those matching ``conditions``."""
+        matching = self.where(**conditions)
+        if not matching:
+            raise ValueError(f"no record matches {conditions!r} in {self.title!r}")
+        return max(matching, key=lambda r: getattr(r, key))
+
+    def _columns(self) -> list[str]:
+        if self.columns:
+            return list(self.columns)
+        return [f.name for f in dataclasses.fields(self.records[0])] if self.records else []
+
+    def _footer(self) -> str:
+        text = (
+            f"{len(self.records)} points in {self.elapsed_s:.1f} s "
+            f"(budget {self.budget_s:.1f} s); times are medians, spread is the IQR"
+        )
+        if self.skipped:
+            shown = "; ".join(self.skipped[:3]) + ("; ..." if len(self.skipped) > 3 else "")
+            text += f"; skipped {len(self.skipped)} (see .skipped): {shown}"
+        return text
+
+    def __str__(self) -> str:
+        cols = self._columns()
+        table = [cols] + [[_fmt_cell(c, getattr(r, c)) for c in cols] for r in self.records]
+        widths = [max(len(row[i]) for row in table) for i in range(len(cols))]
+        lines = [self.title]
+        lines += [
+            "  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)) for row in table
+        ]
+        return "\n".join(lines + [self._footer()])
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        cols = self._columns()
+        head = "".join(f"<th>{html.escape(c.replace('_', ' '))}</th>" for c in cols)
+        body = "".join(
+            "<tr>"
+            + "".join(f"<td>{html.escape(_fmt_cell(c, getattr(r, c)))}</td>" for c in cols)
+            + "</tr>"
+            for r in self.records
+        )
+        return (
+            f"<table><caption style='text-align:left'><b>{html.escape(self.title)}</b>"
+            f"</caption><tr>{head}</tr>{body}</table>"
+            f"<p style='font-size:smaller'>{html.escape(self._footer())}</p>"
+        )
+
+
+def median_of(values: Iterable[float]) -> float:
+    """The median of some numbers (NaN when there are none)."""
+    values = list(values)
+    return statistics.median(values) if values else math.nan
+
+
+__all__ = [
+    "PROGRESS_THRESHOLD_S",
+    "Budget",
+    "Sweep",
+    "Timing",
+    "check_device",
+    "median_of",
+    "progress",
+    "record_dict",
+    "synchronize",
+    "time_call",
+]
