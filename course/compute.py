@@ -253,6 +253,71 @@ def weights_read_seconds(params: float, dtype: str, bandwidth: float) -> float:
     return n * bpp / _bandwidth("bandwidth", bandwidth)
 
 
+@dataclass(frozen=True)
+class DecodeStep(Report):
+    """Roofline floor of one decoding step of a whole batch (weights only; see :func:`decode_step`)."""
+
+    _title = "Decoding step (roofline floor)"
+    _formats = {"gpu": "text", "weights_dtype": "text", "compute_dtype": "text", "batch": "number",
+                "tokens_per_s": "number", "compute_bound_batch": "number"}  # fmt: skip
+
+    gpu: str
+    weights_dtype: str
+    compute_dtype: str
+    batch: int
+    weights_bytes: float  # read once per step, shared by the whole batch
+    work_flops: float  # 2 x params x batch
+    memory_floor_seconds: float  # weights_bytes / bandwidth
+    compute_floor_seconds: float  # work_flops / peak
+    step_seconds: float  # the larger of the two
+    bound: str  # "memory" or "compute"
+    tokens_per_s: float  # batch / seconds: tokens generated per second, all sequences together
+    compute_bound_batch: float  # batch above which the step is compute-bound
+
+
+def decode_step(
+    params: float,
+    dtype: str,
+    gpu: hardware.GPU | str,
+    batch: int = 1,
+    *,
+    compute_dtype: str | None = None,
+) -> DecodeStep:
+    """Floor on the time of one decoding step: every weight read once, 2 FLOPs per weight per token.
+
+    time >= max(params x bytes(dtype) / bandwidth, 2 x params x batch / peak(compute_dtype)).
+    At batch 1 the memory term wins by far on every GPU; the batch at which the two are equal,
+    bytes per param x peak / (2 x bandwidth), is where batching stops being free (H100 SXM, bf16:
+    2 x 989.4e12 / (2 x 3.35e12) = 295). ``compute_dtype`` defaults to ``dtype`` where the GPU
+    has a peak for it, else fp16 (weight-only int4/int8 is dequantised to 16 bits to multiply).
+    Leaves out the KV cache and activations, which add bytes per sequence (lessons 04 and 07).
+    """
+    card = hardware.gpu(gpu)
+    n = params_of("params", params)
+    w_bytes = n * BYTES_PER_PARAM[validate.choice("dtype", dtype, BYTES_PER_PARAM)]
+    b = validate.positive_int("batch", batch, maximum=10**7)
+    if compute_dtype is None:
+        compute_dtype = dtype if dtype in card.dense_flops else "fp16"
+    peak = card.peak_flops(validate.choice("compute_dtype", compute_dtype, hardware.DTYPES))
+    flops = 2.0 * n * b
+    t_mem, t_compute = w_bytes / card.memory_bandwidth, flops / peak
+    seconds = max(t_mem, t_compute)
+    return DecodeStep(
+        gpu=card.name,
+        weights_dtype=dtype,
+        compute_dtype=compute_dtype,
+        batch=b,
+        weights_bytes=w_bytes,
+        work_flops=flops,
+        memory_floor_seconds=t_mem,
+        compute_floor_seconds=t_compute,
+        step_seconds=seconds,
+        bound="compute" if t_compute >= t_mem else "memory",
+        tokens_per_s=b / seconds,
+        compute_bound_batch=w_bytes / card.memory_bandwidth * peak / (2.0 * n),
+    )
+
+
 # ---------------------------------------------------------------------------------------------
 # Time, utilisation, energy and cost of training
 # ---------------------------------------------------------------------------------------------
@@ -385,12 +450,14 @@ def training_run_cost(
 
 
 __all__ = [
+    "DecodeStep",
     "Roofline",
     "TrainingRun",
     "arithmetic_intensity",
     "attainable_flop_per_s",
     "attention_flops_per_token",
     "critical_intensity",
+    "decode_step",
     "forward_flops",
     "forward_flops_per_token",
     "inference_flops",
