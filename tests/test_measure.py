@@ -126,8 +126,10 @@ def test_matmul_sweep_keeps_to_its_budget_and_says_what_it_skipped():
 
 
 def test_matmul_sweep_runs_sizes_smallest_first_within_a_group():
-    sweep = matmul.matmul_sweep([128, 16, 64], budget_s=1.0, show_progress=False)
-    assert [r.size for r in sweep.records] == [16, 64, 128]
+    sweep = matmul.matmul_sweep([128, 16, 64], budget_s=2.0, show_progress=False)
+    measured = [r.size for r in sweep.records]
+    assert measured[0] == 16 and measured == sorted(measured)
+    assert len(measured) + len(sweep.skipped) == 3
 
 
 @pytest.mark.parametrize(
@@ -350,3 +352,16 @@ def test_plots_draw_measured_records():
     import matplotlib.pyplot as plt
 
     plt.close("all")
+
+
+def test_offload_estimate_adds_launch_transfer_and_compute():
+    t = matmul.offload_seconds(1000, launch_seconds=1e-5, link_bandwidth=3e10, peak_flop_per_s=2e13)
+    assert math.isclose(t, 1e-5 + 3 * 1000**2 * 4 / 3e10 + 2 * 1000**3 / 2e13)
+    cpu = matmul.FixedCostFit("cpu", 2e-6, 1e11)
+    gpu = dict(launch_seconds=1e-5, link_bandwidth=3e10, peak_flop_per_s=2e13)
+    n = matmul.offload_crossover(cpu, **gpu)
+    assert n is not None and n > 1
+    assert matmul.offload_seconds(n, **gpu) < cpu.seconds(2 * n**3)
+    assert matmul.offload_seconds(n // 2, **gpu) >= cpu.seconds(2 * (n // 2) ** 3)
+    slow_gpu = dict(gpu, peak_flop_per_s=1e9)  # slower than the CPU: never worth it
+    assert matmul.offload_crossover(cpu, **slow_gpu) is None

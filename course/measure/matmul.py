@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -32,7 +31,7 @@ import torch
 
 from course import validate
 from course.compute import matmul_flops
-from course.measure.timing import Budget, Sweep, check_device, progress, time_call
+from course.measure.timing import Budget, Sweep, check_device, progress, time_call, usable_cores
 
 LIBRARIES = ("python", "numpy", "torch")
 
@@ -59,7 +58,7 @@ class MatmulRecord:
     device: str  # "cpu", "cuda", "mps"
     dtype: str  # key of TORCH_DTYPES
     size: int  # n of the n x n matrices
-    threads: int | None  # torch intra-op threads; None = the library's own default (numpy)
+    threads: int | None  # torch intra-op threads; None: numpy's own default, or Python (1)
     flops: float  # 2 n^3
     seconds: float  # median seconds per call
     spread_seconds: float  # interquartile range of the seconds per call
@@ -168,7 +167,7 @@ def time_matmul(
         device=device,
         dtype=dtype,
         size=size,
-        threads=None if library == "numpy" else timing.threads,
+        threads=timing.threads if library == "torch" else None,
         flops=flops,
         seconds=timing.median_seconds,
         spread_seconds=timing.iqr_seconds,
@@ -266,17 +265,13 @@ def matmul_sweep(
 
 def thread_counts(max_threads: int | None = None) -> list[int]:
     """1, 2, 4, ... up to the usable cores (always including the maximum itself)."""
-    top = validate.positive_int("max_threads", max_threads or _usable_cores(), maximum=4096)
+    top = validate.positive_int("max_threads", max_threads or usable_cores(), maximum=4096)
     counts = [1]
     while counts[-1] * 2 < top:
         counts.append(counts[-1] * 2)
     if top > 1:
         counts.append(top)
     return counts
-
-
-def _usable_cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def thread_scaling(
@@ -310,21 +305,21 @@ class FixedCostFit:
 
 
 def fit_fixed_cost(records: Sequence[MatmulRecord], label: str = "") -> FixedCostFit:
-    """Least-squares fit of ``seconds = fixed + flops / rate`` to measured records.
+    """Fit ``seconds = fixed + flops / rate`` through the smallest and the largest size measured.
 
-    Weighted by 1/seconds (relative errors), so the tiny sizes, which pin down the fixed cost,
-    count as much as the large ones, which pin down the rate. Needs two sizes or more.
+    The smallest size pins down the fixed cost, the largest the rate; two medians are sturdier on
+    a noisy machine than a least-squares fit through every point, which one slow outlier can tip.
+    If noise makes the slope negative, the rate is taken from the largest size alone.
     """
     if len({r.size for r in records}) < 2:
         raise ValueError("fit_fixed_cost needs records of at least two sizes")
-    flops = np.array([r.flops for r in records])
-    secs = np.array([r.seconds for r in records])
-    design = np.stack([np.ones_like(flops), flops], axis=1) / secs[:, None]
-    (fixed, per_flop), *_ = np.linalg.lstsq(design, np.ones_like(secs), rcond=None)
-    fixed = max(float(fixed), 0.0)
-    per_flop = float(per_flop) if per_flop > 0 else float(np.min(secs / flops))
-    return FixedCostFit(label=label or records[0].library, fixed_seconds=fixed,
-                        flop_per_s=1.0 / per_flop)  # fmt: skip
+    small = min(records, key=lambda r: r.size)
+    large = max(records, key=lambda r: r.size)
+    per_flop = (large.seconds - small.seconds) / (large.flops - small.flops)
+    if per_flop <= 0:
+        per_flop = large.seconds / large.flops
+    fixed = max(0.0, small.seconds - small.flops * per_flop)
+    return FixedCostFit(label=label or small.library, fixed_seconds=fixed, flop_per_s=1 / per_flop)
 
 
 def crossover_size(slow_start: FixedCostFit, quick_start: FixedCostFit) -> float:
@@ -342,6 +337,41 @@ def crossover_size(slow_start: FixedCostFit, quick_start: FixedCostFit) -> float
     return (extra_fixed / saved_per_flop / 2.0) ** (1.0 / 3.0)
 
 
+def offload_seconds(
+    size: int,
+    *,
+    launch_seconds: float,
+    link_bandwidth: float,
+    peak_flop_per_s: float,
+    bytes_per_element: int = 4,
+) -> float:
+    """Estimated seconds to send an n x n matmul to a GPU and get the product back.
+
+    = launch (fixed) + 3 n^2 elements over the host link (A and B in, C out) + 2 n^3 / peak.
+    An estimate from datasheet numbers, not a measurement: real kernels reach a fraction of peak
+    and small copies do not reach the link's full bandwidth, so the GPU's true cost is higher.
+    """
+    n = validate.positive_int("size", size, maximum=2**20)
+    launch = validate.number("launch_seconds", launch_seconds, minimum=0, maximum=1)
+    link = validate.positive("link_bandwidth", link_bandwidth)
+    peak = validate.positive("peak_flop_per_s", peak_flop_per_s)
+    bpe = validate.positive_int("bytes_per_element", bytes_per_element, maximum=8)
+    return launch + 3.0 * n * n * bpe / link + 2.0 * n**3 / peak
+
+
+def offload_crossover(cpu: FixedCostFit, max_size: int = 1 << 16, **gpu: float) -> int | None:
+    """Smallest n (a power of two up to ``max_size``) where :func:`offload_seconds` beats ``cpu``.
+
+    ``gpu`` takes the keyword arguments of :func:`offload_seconds`. None if the GPU never wins.
+    """
+    n = 1
+    while n <= max_size:
+        if offload_seconds(n, **gpu) < cpu.seconds(2.0 * n**3):
+            return n
+        n *= 2
+    return None
+
+
 __all__ = [
     "COLUMNS",
     "LIBRARIES",
@@ -353,6 +383,8 @@ __all__ = [
     "fit_fixed_cost",
     "matmul_callable",
     "matmul_sweep",
+    "offload_crossover",
+    "offload_seconds",
     "python_matmul",
     "thread_counts",
     "thread_scaling",

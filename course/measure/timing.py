@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import html
 import math
+import os
 import statistics
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -163,6 +164,21 @@ def progress(total: int, *, desc: str, budget_s: float, show: bool | None = None
     return tqdm(total=total, desc=desc, disable=not visible, leave=False)
 
 
+def usable_cores() -> int:
+    """CPU cores this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def load_average() -> float | None:
+    """The 1-minute load average (runnable processes), or None where the OS does not report it."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
+
+
 def record_dict(record: Any) -> dict[str, Any]:
     """A record (dataclass or mapping) as a plain dict, the form ``course.plots`` draws."""
     if dataclasses.is_dataclass(record) and not isinstance(record, type):
@@ -204,6 +220,7 @@ class Sweep:
     skipped: list[str] = field(default_factory=list)
     elapsed_s: float = 0.0
     columns: Sequence[str] = ()
+    load_average: float | None = field(default_factory=load_average)
 
     def rows(self) -> list[dict[str, Any]]:
         """Every record as a dict (for plots, pandas or a CSV file)."""
@@ -230,6 +247,10 @@ class Sweep:
             f"{len(self.records)} points in {self.elapsed_s:.1f} s "
             f"(budget {self.budget_s:.1f} s); times are medians, spread is the IQR"
         )
+        cores = usable_cores()
+        if self.load_average is not None and self.load_average > 0.75 * cores:
+            text += (f"; machine busy at the start (load {self.load_average:.1f} on {cores} "
+                     "cores): other programs shared the cores, expect noise")  # fmt: skip
         if self.skipped:
             shown = "; ".join(self.skipped[:3]) + ("; ..." if len(self.skipped) > 3 else "")
             text += f"; skipped {len(self.skipped)} (see .skipped): {shown}"
@@ -276,9 +297,11 @@ __all__ = [
     "Sweep",
     "Timing",
     "check_device",
+    "load_average",
     "median_of",
     "progress",
     "record_dict",
     "synchronize",
     "time_call",
+    "usable_cores",
 ]
