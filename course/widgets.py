@@ -129,7 +129,8 @@ def _roofline_html(v: dict[str, Any]) -> str:
     utilisation = result.attainable_flop_per_s / peak
     summary = (
         f"<p>On the {html.escape(card.name)} ({v['dtype']} dense peak "
-        f"{units.fmt_flop_rate(peak)}, memory {units.fmt_bandwidth(card.memory_bandwidth)}) this "
+        f"{units.fmt_flop_rate(peak)}, memory {units.fmt_bandwidth(card.memory_bandwidth, digits=2)}) "
+        f"this "
         f"operation is <b>{result.bound}-bound</b>: at least "
         f"<b>{units.fmt_seconds(result.seconds)}</b>, using at most "
         f"<b>{100 * utilisation:.1f} %</b> of the compute peak.</p>"

@@ -56,9 +56,9 @@ class BandwidthRecord:
 
 
 def default_working_sets(device: str = "cpu", caches: Mapping[str, int] | None = None) -> list[int]:
-    """Powers of two from 4 KiB (CPU) or 64 KiB (GPU) to 4x the last cache level (>= 64 MiB)."""
+    """Powers of two from 4 KiB (CPU) or 64 KiB (GPU) to 8x the last cache level (>= 64 MiB)."""
     largest = max((caches or {}).values(), default=32 * MiB)
-    top = min(max(4 * largest, 64 * MiB), 1024 * MiB)
+    top = min(max(8 * largest, 64 * MiB), 1024 * MiB)
     size = 4 * KiB if device == "cpu" else 64 * KiB
     sizes = []
     while size <= top:
