@@ -348,6 +348,7 @@ def format_ranges(formats, *, ax=None, title: str = "Range of each format (log s
         ax.barh(row, f.max - f.smallest_normal, left=f.smallest_normal, color=PALETTE[0],
                 height=0.6, label="normal" if row == 0 else None)  # fmt: skip
     ax.set_xscale("log")
+    ax.set_xlim(min(f.smallest_subnormal for f in formats) / 10, max(f.max for f in formats) * 10)
     ax.set_yticks(range(len(formats)), [f.key for f in reversed(formats)])
     ax.axvline(1.0, color="black", linewidth=0.8)
     ax.set_xlabel("magnitude (log scale); the line marks 1")

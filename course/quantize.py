@@ -223,6 +223,58 @@ def serialized_bytes(model: torch.nn.Module) -> int:
     return buf.getbuffer().nbytes
 
 
+@dataclass(frozen=True)
+class VariantRecord:
+    """One version of a model (fp32, bf16, int8...) measured on one input batch."""
+
+    name: str
+    batch: int
+    serialized_bytes: int
+    median_seconds: float  # forward pass, median over timed blocks
+    iqr_seconds: float  # interquartile range: the noise
+    relative_error: float  # ||y - y_ref|| / ||y_ref||, y_ref from the first variant
+
+
+def benchmark_variants(
+    variants: dict[str, torch.nn.Module],
+    x: torch.Tensor,
+    *,
+    min_run_time: float = 0.3,
+    threads: int | None = None,
+) -> list[VariantRecord]:
+    """Size, forward time (``torch.utils.benchmark`` with ``threads`` CPU threads, default torch's
+    current setting) and output error of each model in ``variants`` on input ``x``; the first entry
+    is the reference. Each model gets ``x`` cast to the dtype of its first floating-point tensor."""
+    from torch.utils import benchmark
+
+    if not variants:
+        raise ValueError("variants must name at least one model")
+    validate.positive("min_run_time", min_run_time)
+    threads = (
+        torch.get_num_threads() if threads is None else validate.positive_int("threads", threads)
+    )
+    records, reference = [], None
+    for name, model in variants.items():
+        dtype = next(
+            (t.dtype for t in model.state_dict().values() if t.is_floating_point()), x.dtype
+        )
+        inp = x.to(dtype)
+        with torch.inference_mode():
+            y = model(inp).float()
+            timer = benchmark.Timer(
+                "model(inp)",
+                globals={"model": model, "inp": inp},
+                num_threads=torch.get_num_threads(),
+            )
+            m = timer.blocked_autorange(min_run_time=min_run_time)
+        reference = y if reference is None else reference
+        error = float((y - reference).norm() / reference.norm())
+        records.append(
+            VariantRecord(name, x.shape[0], serialized_bytes(model), m.median, m.iqr, error)
+        )
+    return records
+
+
 def torchao_available() -> bool:
     """Whether torchao (the PyTorch quantisation library) imports here."""
     try:
@@ -275,6 +327,8 @@ __all__ = [
     "Int8WeightOnlyLinear",
     "QuantError",
     "QuantizedWeight",
+    "VariantRecord",
+    "benchmark_variants",
     "pack_int4",
     "qmax",
     "quantization_error",

@@ -184,3 +184,20 @@ def test_sum_stall_values():
 def test_bad_inputs_raise_value_error_naming_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_plots_draw_every_field_and_the_whole_range():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from course import plots
+
+    fmts = [float_format(k) for k in dtypes.MAIN_FLOATS]
+    ax = plots.bit_layouts(fmts)
+    widths = sorted(p.get_width() for p in ax.patches)
+    fields = [w for f in fmts for w in (f.sign_bits, f.exponent_bits, f.mantissa_bits) if w]
+    assert widths == sorted(fields + [13])  # plus TF32's 13 stored-but-unused bits
+    ax = plots.format_ranges(fmts)
+    low, high = ax.get_xlim()
+    assert low < float_format("fp32").smallest_subnormal and high > float_format("fp32").max
+    assert len(ax.patches) == 2 * len(fmts)  # a subnormal and a normal bar each

@@ -152,3 +152,21 @@ def test_matmul_rate_records():
 def test_bad_inputs_raise_value_error_naming_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+@pytest.mark.parametrize("key", ["fp32", "bf16", "fp16", "fp8_e4m3", "fp8_e5m2"])
+def test_pattern_one_is_the_smallest_subnormal_and_patterns_round_trip(key):
+    fmt = dtypes.float_format(key)
+    assert P.pattern_value(1, key) == fmt.smallest_subnormal
+    for value in (1.0, -2.5, 0.1, fmt.max, -fmt.smallest_normal):
+        assert P.pattern_value(P.bit_pattern(value, key), key) == P.stored_value(value, key)
+
+
+def test_stored_value_shows_rounding_saturation_and_underflow():
+    assert P.stored_value(0.1, "fp16") == 0.0999755859375
+    assert P.stored_value(1e-7, "fp8_e5m2") == 0.0  # below half the smallest subnormal (1.5e-5)
+    assert P.stored_value(0.001, "fp8_e4m3") == 2**-9  # rounds up to the smallest subnormal
+    assert P.stored_value(1e5, "fp8_e5m2") == math.inf
+    assert P.stored_value(70000.0, "fp16") == math.inf
+    with pytest.raises(ValueError, match="pattern"):
+        P.pattern_value(256, "fp8_e4m3")

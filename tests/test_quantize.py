@@ -154,3 +154,21 @@ def test_quant_error_prints_its_fields():
         and "steps" in text
         and not math.isnan(Q.quantization_error(w, Q.quantize(w, 8)).rms)
     )
+
+
+def test_benchmark_variants_returns_one_record_per_model_with_reference_error_zero():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(128, 128)).eval()
+    variants = {
+        "fp32": model,
+        "bf16": Q.copy.deepcopy(model).bfloat16(),
+        "int8": Q.quantize_linears(model),
+    }
+    recs = Q.benchmark_variants(variants, torch.randn(4, 128), min_run_time=0.02)
+    assert [r.name for r in recs] == ["fp32", "bf16", "int8"]
+    assert recs[0].relative_error == 0.0
+    assert all(0 < r.relative_error < 0.05 for r in recs[1:])
+    assert all(r.median_seconds > 0 and r.batch == 4 for r in recs)
+    assert recs[0].serialized_bytes > recs[1].serialized_bytes > recs[2].serialized_bytes
+    with pytest.raises(ValueError, match="variants"):
+        Q.benchmark_variants({}, torch.randn(1, 128))

@@ -84,6 +84,22 @@ def bit_pattern(value: float, key: str) -> int:
     return stored.view(_INT_OF_WIDTH[fmt.bits]).item() & (2**fmt.bits - 1)
 
 
+def stored_value(value: float, key: str) -> float:
+    """The number torch actually stores when ``value`` is cast to format ``key`` (as a float)."""
+    x = torch.tensor([validate.number("value", value)], dtype=torch.float64)
+    return x.to(torch_dtype(key)).to(torch.float64).item()
+
+
+def pattern_value(pattern: int, key: str) -> float:
+    """The number torch reads from the raw bit pattern ``pattern`` of format ``key``: pattern 1 is the
+    smallest positive (subnormal) value, a measurement ``torch.finfo`` does not offer."""
+    fmt = float_format(key)
+    pattern = validate.positive_int("pattern", pattern, minimum=0, maximum=2**fmt.bits - 1)
+    signed = pattern - 2**fmt.bits if fmt.bits > 8 and pattern >= 2 ** (fmt.bits - 1) else pattern
+    raw = torch.tensor([signed], dtype=torch.int64).to(_INT_OF_WIDTH[fmt.bits])
+    return raw.view(torch_dtype(key)).to(torch.float64).item()
+
+
 def running_sum(addend: float, n: int, key: str, *, every: int = 1) -> torch.Tensor:
     """Add ``addend`` to an accumulator ``n`` times, one addition at a time, *in format ``key``*,
     and return the partial sums (as float64, every ``every``-th one, the last one always included).
@@ -360,15 +376,24 @@ def _matmul_fn(key: str, n: int, device: str):
 
 
 def matmul_rate(
-    key: str, n: int = 512, *, device: str = "cpu", min_run_time: float = 0.3
+    key: str,
+    n: int = 512,
+    *,
+    device: str = "cpu",
+    min_run_time: float = 0.3,
+    threads: int | None = None,
 ) -> MatmulRate:
     """Time an n x n x n matmul in dtype ``key`` (fp64, fp32, tf32, bf16, fp16, fp8_e4m3, fp8_e5m2,
     int8) on ``device``; ``tf32`` means fp32 tensors with TF32 Tensor Cores allowed (CUDA only).
-    Unsupported combinations come back with ``supported=False`` and the error in ``note``."""
+    Unsupported combinations come back with ``supported=False`` and the error in ``note``.
+    ``threads``: CPU threads for the timing (default: torch's current setting)."""
     allowed = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8_e4m3", "fp8_e5m2", "int8")
     key = validate.choice("key", key, allowed)
     n = validate.positive_int("n", n, minimum=16, maximum=16384)
     validate.positive("min_run_time", min_run_time)
+    threads = (
+        torch.get_num_threads() if threads is None else validate.positive_int("threads", threads)
+    )
     previous = torch.get_float32_matmul_precision()
     try:
         if key == "tf32":
@@ -377,7 +402,7 @@ def matmul_rate(
             torch.set_float32_matmul_precision("high")
         fn = _matmul_fn("fp32" if key == "tf32" else key, n, device)
         fn()  # warm-up, and fail here if unsupported
-        timer = benchmark.Timer("fn()", globals={"fn": fn}, num_threads=torch.get_num_threads())
+        timer = benchmark.Timer("fn()", globals={"fn": fn}, num_threads=threads)
         m = timer.blocked_autorange(min_run_time=min_run_time)
         return MatmulRate(key, n, device, True, m.median, m.iqr, len(m.times))
     except (RuntimeError, NotImplementedError, TypeError) as err:
@@ -393,9 +418,12 @@ def matmul_rates(
     *,
     device: str = "cpu",
     min_run_time: float = 0.3,
+    threads: int | None = None,
 ) -> list[MatmulRate]:
-    """``matmul_rate`` for each dtype in ``keys``, same size and device."""
-    return [matmul_rate(k, n, device=device, min_run_time=min_run_time) for k in keys]
+    """``matmul_rate`` for each dtype in ``keys``, same size, device and threads."""
+    return [
+        matmul_rate(k, n, device=device, min_run_time=min_run_time, threads=threads) for k in keys
+    ]
 
 
 __all__ = [
@@ -408,6 +436,8 @@ __all__ = [
     "activation_gradients",
     "bit_pattern",
     "make_batches",
+    "pattern_value",
+    "stored_value",
     "make_model",
     "matmul_rate",
     "matmul_rates",
