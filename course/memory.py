@@ -9,6 +9,11 @@ GiB). The principled estimates follow published accounting:
   Transformer Models", Table 2 (16-bit activations);
 - KV cache: 2 (K and V) x layers x kv_heads x head_dim x tokens x bytes (Kwon et al. 2023, sec. 3).
 
+For the course's own Llama-style transformer, :func:`step_activation_bytes` and
+:func:`training_step_memory` count one training step tensor by tensor and follow its peak through
+the backward pass: that is what ``course.measure.memory`` measures with torch's MemTracker, and the
+two agree (tests/test_measure_memory.py).
+
 The source documents' rules of thumb are here too, under names that say whose they are
 (:func:`seed001_inference_gpus`, :func:`seed001_training_gpus`, :func:`seed003_training_bytes`,
 :func:`calculate_memory_requirements`), so a lesson can put them beside the estimates above and a
@@ -22,7 +27,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from course import hardware, validate
-from course.models import TransformerConfig
+from course.models import TransformerConfig, matmul_params_per_layer
 from course.report import Report
 
 #: Storage bytes per parameter (or per value) of each dtype. ``tf32`` is stored as fp32 (TF32 is a
@@ -425,9 +430,239 @@ def calculate_memory_requirements(
     }
 
 
+# ---------------------------------------------------------------------------------------------
+# One training step of the course's own transformer, tensor by tensor: what MemTracker measures.
+# ---------------------------------------------------------------------------------------------
+
+#: How a measured training step computes (see course.measure.memory.measure_training_step).
+STEP_PRECISIONS = ("fp32", "bf16_autocast")
+
+
+def _check_step_config(config: object) -> TransformerConfig:
+    if not isinstance(config, TransformerConfig):
+        raise ValueError(f"config must be a TransformerConfig, got {config!r}")
+    llama_like = (
+        config.norm == "rmsnorm"
+        and config.positions == "rope"
+        and config.gated_mlp
+        and config.norm_placement == "pre"
+        and config.causal
+        and config.lm_head
+        and not config.bias
+    )
+    if not llama_like:
+        raise ValueError(
+            "config must be a Llama-style decoder (RMSNorm, RoPE, gated MLP, pre-norm, no biases, "
+            f"LM head) for the tensor-by-tensor count, got {config.name!r}; use training_memory"
+        )
+    return config
+
+
+@dataclass(frozen=True)
+class StepActivations(Report):
+    """Bytes autograd keeps for the backward pass of ``course.torchmodels``' transformer."""
+
+    _title = "Activations kept for the backward pass (estimate, tensor by tensor)"
+
+    attention_per_layer_bytes: float  # first norm, Q/K/V, softmax output, mask, RoPE, attn output
+    mlp_per_layer_bytes: float  # second norm and the gated MLP's four s x b x f tensors
+    weight_copies_per_layer_bytes: float  # autocast's bf16 weight copies (0 in fp32)
+    layers_bytes: float  # all blocks; with checkpointing only their inputs
+    head_bytes: float  # final norm, LM-head input, fp32 log-softmax output over the vocabulary
+    head_weight_copy_bytes: float  # autocast's bf16 copy of the LM head (0 in fp32)
+    total_bytes: float
+
+
+def step_activation_bytes(
+    config: TransformerConfig,
+    *,
+    batch: int,
+    seq_len: int,
+    precision: str = "fp32",
+    checkpointing: bool = False,
+) -> StepActivations:
+    """Count, tensor by tensor, the activations ``course.torchmodels`` keeps for the backward pass.
+
+    This is Korthikanti et al. 2022's method (sec. 4.1: list every tensor the backward pass needs)
+    applied to the course's Llama-style implementation rather than to Megatron's GPT block, so it
+    can be checked exactly against ``MemTracker`` (``course.measure.memory``). With s = seq_len,
+    b = batch, h = hidden, f = ffn_hidden, a = heads, d = head_dim, V = vocab, one block keeps, in
+    bytes:
+
+    - ``"fp32"``: 40*s*b*h + 16*s*b*f + 4*a*b*s^2 + s^2 + 8*s*b + 8*s*d: two RMSNorms (input,
+      normalised input, output: 3 x 4sbh each, and 1/rms: 4sb), Q, K, V after RoPE (K and V
+      repeated to all a heads under grouped-query attention: 3 x 4sbh), the softmax output
+      (4abs^2), the causal mask (s^2 bools), RoPE's cos and sin (2 x 4sd), the attention output
+      (4sbh), and four s x b x f tensors of the gated MLP (gate, up, SiLU output, their product).
+    - ``"bf16_autocast"`` (CPU autocast op lists): 34*s*b*h + 8*s*b*f + 2*a*b*s^2 + s^2 + 8*s*b +
+      4*s*d, plus a bf16 copy of every matmul weight (2 bytes/param). The residual stream and the
+      norms stay fp32 (16sbh), each of the five input projections keeps its own bf16 copy of its
+      input (10sbh), Q, K, V and the attention output are bf16 (8sbh). Autocast does *not* halve
+      activation memory. (CUDA's autocast computes softmax in fp32, which adds 4abs^2: not
+      modelled here.)
+
+    The head keeps the final norm (8sbh + 4sb, plus 4sbh in fp32 or a 2sbh bf16 copy) and the
+    fp32 log-softmax output (4sbV). With ``checkpointing`` each block keeps only its fp32 input
+    (4sbh) and recomputes the rest in the backward pass; autocast's weight copies inside the
+    blocks are then freed when the forward pass ends. Inputs and targets are not counted here
+    (see :func:`training_step_memory`). Only Llama-style configs are modelled (ValueError else).
+    """
+    c = _check_step_config(config)
+    b = validate.positive_int("batch", batch, maximum=MAX_BATCH)
+    s = validate.positive_int("seq_len", seq_len, maximum=MAX_SEQ_LEN)
+    mode = validate.choice("precision", precision, STEP_PRECISIONS)
+    ckpt = validate.choice("checkpointing", checkpointing, (True, False))
+    sb = float(s) * b
+    sbh, sbf, scores = sb * c.hidden, sb * c.ffn_hidden, float(c.heads) * b * s * s
+    x = 4.0 if mode == "fp32" else 2.0  # bytes per value of Q, K, V, scores, the MLP's tensors
+    norm = 8 * sbh + 4 * sb  # fp32 input and normalised input, 1/rms
+    if mode == "fp32":  # each norm's output, kept once for the projections that read it
+        norm_out_attn = norm_out_mlp = norm_out_head = 4 * sbh
+        copies = 0.0
+    else:  # every projection keeps its own bf16 copy of its input
+        norm_out_attn, norm_out_mlp, norm_out_head = 3 * 2 * sbh, 2 * 2 * sbh, 2 * sbh
+        copies = 2.0 * matmul_params_per_layer(c)
+    mask, rope = float(s) * s, 2 * x * s * c.head_dim
+    attention = norm + norm_out_attn + 4 * x * sbh + x * scores + mask + rope
+    mlp = norm + norm_out_mlp + 4 * x * sbf
+    head = norm + norm_out_head + 4 * sb * c.vocab
+    head_copy = 0.0 if mode == "fp32" else 2.0 * c.vocab * c.hidden
+    layers = c.layers * (4 * sbh if ckpt else attention + mlp + copies)
+    return StepActivations(
+        attention_per_layer_bytes=attention,
+        mlp_per_layer_bytes=mlp,
+        weight_copies_per_layer_bytes=copies,
+        layers_bytes=layers,
+        head_bytes=head,
+        head_weight_copy_bytes=head_copy,
+        total_bytes=layers + head + head_copy,
+    )
+
+
+@dataclass(frozen=True)
+class StepMemory(Report):
+    """Estimated peak of one training step, split like MemTracker splits its measurement."""
+
+    _title = "Estimated peak of one training step"
+    _formats = MappingProxyType({"peak_phase": "text"})
+
+    params: int
+    parameters_bytes: float
+    gradients_bytes: float  # those that exist at the peak
+    optimizer_states_bytes: float  # AdamW's moments (and, in the optimizer step, its temporaries)
+    activations_bytes: float  # those that exist at the peak
+    temporaries_bytes: float  # gradients of activations held during the backward pass
+    other_bytes: float  # inputs and targets (int64 token ids)
+    total_bytes: float
+    peak_phase: str
+
+
+def _param_sizes(c: TransformerConfig) -> list[int]:
+    """Parameter tensor sizes in ``course.torchmodels``' registration order (Llama-style)."""
+    h, q, kv = c.hidden, c.heads * c.head_dim, c.kv_heads * c.head_dim
+    block = [h, h * q, h * kv, h * kv, q * h, h, h * c.ffn_hidden, h * c.ffn_hidden,
+             c.ffn_hidden * h]  # fmt: skip
+    head = [] if c.tied_embeddings else [c.vocab * h]
+    return [c.vocab * h] + block * c.layers + [h] + head
+
+
+def training_step_memory(
+    config: TransformerConfig,
+    *,
+    batch: int,
+    seq_len: int,
+    precision: str = "fp32",
+    checkpointing: bool = False,
+) -> StepMemory:
+    """The peak memory of one AdamW training step of ``config``, as MemTracker would measure it.
+
+    Parameters, their gradients and AdamW's two moments are fp32 in both precisions (autocast
+    casts weights on the fly): 4 + 4 + 8 bytes/param, :func:`model_state_bytes` with
+    ``precision="fp32"``. Activations are :func:`step_activation_bytes`. Memory changes as the
+    step runs, so the estimate follows it through the phases where it can peak and reports the
+    largest total:
+
+    1. start of the backward pass: all activations, two fp32 s*b*V gradients of the
+       cross-entropy (8sbV), no parameter gradients yet;
+    2. in each block's backward (top block first; with checkpointing, just after the block is
+       recomputed), activations of the blocks below, gradients of those above, the 4sbh gradient
+       arriving from above, and either three s*b*f gradients of the gated MLP or two a*b*s^2
+       gradients of the attention softmax;
+    3. the optimizer step: all gradients plus AdamW's per-tensor temporaries (``foreach=False``:
+       ``sqrt`` and a division for one parameter while the previous one's result is still
+       referenced). MemTracker files those under optimizer states, and so does this estimate.
+
+    With tied embeddings the LM head's gradient waits as a temporary until the embedding's
+    arrives. The allocator's rounding (512 B on CUDA) and tensors under a kilobyte are not counted.
+    Accounting after Korthikanti et al. 2022 sec. 4 (activations) and Rajbhandari et al. 2019
+    sec. 3 (model states); checked against MemTracker in tests/test_measure_memory.py.
+    """
+    c = _check_step_config(config)
+    acts = step_activation_bytes(
+        c, batch=batch, seq_len=seq_len, precision=precision, checkpointing=checkpointing
+    )
+    n = c.params
+    states = model_state_bytes(n, precision="fp32", optimizer="adamw")
+    tokens = float(batch) * seq_len
+    x = 4.0 if precision == "fp32" else 2.0
+    bf16 = precision != "fp32"
+    h, f = c.hidden, c.ffn_hidden
+    sbh, sbf, scores = tokens * h, tokens * f, float(c.heads) * batch * seq_len**2
+    block_params = sum(_param_sizes(c)[1:10])
+    mlp_params = h + 3 * h * f  # second norm and the MLP
+    block = acts.attention_per_layer_bytes + acts.mlp_per_layer_bytes
+    block += acts.weight_copies_per_layer_bytes
+    kept_per_block = 4 * sbh if checkpointing else block
+    tied_wait = 4.0 * c.vocab * h if c.tied_embeddings else 0.0
+    head_grads = 4.0 * (h + (0 if c.tied_embeddings else c.vocab * h))
+    o_proj = c.heads * c.head_dim * h
+    sizes = _param_sizes(c)
+    adam_temps = 4.0 * max(2 * b + a for a, b in zip([0, *sizes], sizes, strict=False))
+    # (phase, gradients, activations, temporaries, optimizer temporaries)
+    phases = [("start of backward", 0.0, acts.total_bytes, 8 * tokens * c.vocab, 0.0)]
+    for k in range(c.layers, 0, -1):  # top block first
+        grads = head_grads + 4.0 * block_params * (c.layers - k)
+        kept = (k - 1) * kept_per_block + block
+        # MLP: down projection done (weight gradient made, its input and weight copy freed)
+        phases.append((
+            f"backward of block {k}'s MLP",
+            grads + 4.0 * h * f,
+            kept - x * sbf - (2.0 * h * f if bf16 else 0.0),
+            4 * sbh + 3 * x * sbf + tied_wait,
+            0.0,
+        ))  # fmt: skip
+        # attention softmax: MLP and output projection done, V's matmul done
+        phases.append((
+            f"backward of block {k}'s attention",
+            grads + 4.0 * (mlp_params + o_proj),
+            kept - acts.mlp_per_layer_bytes - (2.0 * 3 * h * f + 2.0 * o_proj if bf16 else 0.0)
+            - 2 * x * sbh,
+            4 * sbh + x * sbh + 2 * x * scores + tied_wait,
+            0.0,
+        ))  # fmt: skip
+    phases.append(("optimizer step", states.gradients_bytes, 0.0, 0.0, adam_temps))
+    name, grads, activations, temps, opt_temps = max(phases, key=lambda p: sum(p[1:]))
+    optimizer = states.optimizer_states_bytes + opt_temps
+    inputs = 2 * 8 * tokens  # int64 inputs and targets
+    return StepMemory(
+        params=n,
+        parameters_bytes=states.weights_bytes,
+        gradients_bytes=grads,
+        optimizer_states_bytes=optimizer,
+        activations_bytes=activations,
+        temporaries_bytes=temps,
+        other_bytes=inputs,
+        total_bytes=states.weights_bytes + optimizer + grads + activations + temps + inputs,
+        peak_phase=name,
+    )
+
+
 __all__ = [
     "BYTES_PER_PARAM",
     "InferenceMemory",
+    "STEP_PRECISIONS",
+    "StepActivations",
+    "StepMemory",
     "ModelState",
     "TrainingMemory",
     "activation_bytes_per_layer",
@@ -441,6 +676,8 @@ __all__ = [
     "seed001_training_gpus",
     "seed003_inference_bytes",
     "seed003_training_bytes",
+    "step_activation_bytes",
     "training_memory",
+    "training_step_memory",
     "weights_bytes",
 ]

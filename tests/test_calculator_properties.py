@@ -195,6 +195,11 @@ VALID: dict[str, tuple] = {
     "memory.training_memory": (memory.training_memory, {
         "model": CFG, "batch": 1, "seq_len": 512, "precision": "mixed", "optimizer": "adam",
         "recompute": "none"}),
+    "memory.step_activation_bytes": (memory.step_activation_bytes, {
+        "config": CFG, "batch": 1, "seq_len": 512, "precision": "bf16_autocast",
+        "checkpointing": False}),
+    "memory.training_step_memory": (memory.training_step_memory, {
+        "config": CFG, "batch": 1, "seq_len": 512, "precision": "fp32", "checkpointing": True}),
     "memory.gpus_needed": (memory.gpus_needed,
                            {"total_bytes": 1e11, "gpu": "h100-sxm", "usable_fraction": 0.9}),
     "memory.params_of": (memory.params_of, {"name": "params", "value": 7e9}),
