@@ -157,10 +157,14 @@ def bandwidth_vs_working_set(
     """
     rows = _rows(records)
     ax = _axes(ax)
-    keys = list(dict.fromkeys((r.get("kernel", ""), r.get("device", "")) for r in rows))
+
+    def key_of(r: dict[str, Any]) -> tuple[str, ...]:
+        pinned = {True: "pinned", False: "pageable"}.get(r.get("pinned"), "")
+        return (r.get("kernel", ""), r.get("device", ""), pinned)
+
+    keys = list(dict.fromkeys(key_of(r) for r in rows))
     for i, key in enumerate(keys):
-        sel = sorted((r for r in rows if (r.get("kernel", ""), r.get("device", "")) == key),
-                     key=lambda r: r["working_set_bytes"])  # fmt: skip
+        sel = sorted((r for r in rows if key_of(r) == key), key=lambda r: r["working_set_bytes"])
         xs = [r["working_set_bytes"] for r in sel]
         ys = [r["bytes_per_s"] for r in sel]
         # IQR of the time -> relative error of the rate
@@ -168,7 +172,7 @@ def bandwidth_vs_working_set(
         lo = [y * min(0.9, e) for y, e in zip(ys, rel, strict=True)]
         hi = [y * e for y, e in zip(ys, rel, strict=True)]
         ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, color=PALETTE[i % len(PALETTE)],
-                    label=" on ".join(k for k in key if k) or None)  # fmt: skip
+                    label=" ".join(k for k in key if k) or None)  # fmt: skip
     for name, size in sorted((caches or {}).items(), key=lambda kv: kv[1]):
         ax.axvline(size, color="grey", linestyle=":", linewidth=1)
         ax.annotate(f"{name} {units.fmt_bytes(size, binary=True, digits=0)}", (size, 0.97),
@@ -428,4 +432,58 @@ def labelled_bars(labels, values, *, spreads=None, ax=None, ylabel: str = "", ti
         ax.set_yscale("log")
     ax.set_ylabel(ylabel)
     ax.set_title(title)
+    return ax
+
+
+def _bytes_axis(axis) -> None:
+    axis.set_major_formatter(FuncFormatter(lambda v, _: units.fmt_bytes(v, digits=0)))
+
+
+def stacked_bytes(labels, parts: Mapping[str, Sequence[float]], *, lines=None, ax=None,
+                  title: str = "", ylabel: str = "memory (GB = 1e9 bytes)", rotate: int = 0):  # fmt: skip
+    """One stacked bar per label: ``parts`` maps a component name ("weights", "KV cache") to one
+    byte count per label. ``lines`` maps a name to a byte count drawn as a dashed horizontal line
+    (a GPU's memory). Used by lesson 04 for inference and training memory and for estimate vs
+    measurement."""
+    labels = list(labels)
+    ax = _new_axes(ax)
+    bottom = [0.0] * len(labels)
+    for i, (name, values) in enumerate(parts.items()):
+        values = list(values)
+        if len(values) != len(labels):
+            raise ValueError(f"parts[{name!r}] must have {len(labels)} values, got {len(values)}")
+        ax.bar(range(len(labels)), values, bottom=bottom, label=name,
+               color=PALETTE[i % len(PALETTE)])  # fmt: skip
+        bottom = [b + v for b, v in zip(bottom, values, strict=True)]
+    for j, (name, value) in enumerate((lines or {}).items()):
+        ax.axhline(value, linestyle="--", linewidth=1.2, color="0.25")
+        ax.annotate(name, (len(labels) - 0.5, value), ha="right", va="bottom", fontsize=8,
+                    xytext=(0, 2 + 10 * (j % 2)), textcoords="offset points")  # fmt: skip
+    ax.set_xticks(range(len(labels)), labels, rotation=rotate, ha="right" if rotate else "center")
+    _bytes_axis(ax.yaxis)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    return ax
+
+
+def bytes_vs_tokens(series: Mapping[str, tuple[Sequence[float], Sequence[float]]], *, lines=None,
+                    ax=None, title: str = "", xlabel: str = "context length (tokens)"):  # fmt: skip
+    """Lines of bytes against a token count (``series``: name -> (tokens, bytes)), log-log, with
+    optional dotted reference levels (``lines``: name -> bytes). Lesson 04's KV-cache growth."""
+    ax = _new_axes(ax)
+    for i, (name, (xs, ys)) in enumerate(series.items()):
+        ax.plot(list(xs), list(ys), "-" if i % 2 == 0 else "--", marker="o", markersize=3,
+                label=name, color=PALETTE[(i // 2) % len(PALETTE)])  # fmt: skip
+    for name, value in (lines or {}).items():
+        ax.axhline(value, linestyle=":", linewidth=1.2, color="0.25")
+        ax.annotate(name, (0.01, value), xycoords=("axes fraction", "data"), va="bottom",
+                    fontsize=8, xytext=(0, 2), textcoords="offset points")  # fmt: skip
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    _bytes_axis(ax.yaxis)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("memory")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
     return ax

@@ -365,3 +365,14 @@ def test_offload_estimate_adds_launch_transfer_and_compute():
     assert matmul.offload_seconds(n // 2, **gpu) >= cpu.seconds(2 * (n // 2) ** 3)
     slow_gpu = dict(gpu, peak_flop_per_s=1e9)  # slower than the CPU: never worth it
     assert matmul.offload_crossover(cpu, **slow_gpu) is None
+
+
+def test_tf32_switch_is_restored_after_a_measurement():
+    flags = torch.backends.cuda.matmul
+    name = "fp32_precision" if hasattr(flags, "fp32_precision") else "allow_tf32"
+    before = getattr(flags, name)
+    with matmul._tf32(True):
+        assert getattr(flags, name) in ("tf32", True)
+    with matmul._tf32(False):
+        assert getattr(flags, name) in ("ieee", False)
+    assert getattr(flags, name) == before

@@ -83,13 +83,23 @@ def python_matmul(a: list[list[float]], b: list[list[float]]) -> list[list[float
 
 @contextlib.contextmanager
 def _tf32(enabled: bool):
-    """Allow or forbid TF32 Tensor Cores for CUDA fp32 matmuls, restoring the setting after."""
-    before = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = enabled
+    """Allow or forbid TF32 Tensor Cores for CUDA fp32 matmuls, restoring the setting after.
+
+    Uses ``torch.backends.cuda.matmul.fp32_precision`` ("tf32" / "ieee") where torch has it, the
+    older ``allow_tf32`` flag otherwise (torch refuses a mix of the two APIs).
+    """
+    flags = torch.backends.cuda.matmul
+    name, value = (
+        ("fp32_precision", "tf32" if enabled else "ieee")
+        if hasattr(flags, "fp32_precision")
+        else ("allow_tf32", enabled)
+    )
+    before = getattr(flags, name)
+    setattr(flags, name, value)
     try:
         yield
     finally:
-        torch.backends.cuda.matmul.allow_tf32 = before
+        setattr(flags, name, before)
 
 
 def _check_point(library: str, dtype: str, device: str) -> None:
