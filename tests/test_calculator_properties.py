@@ -237,6 +237,8 @@ VALID: dict[str, tuple] = {
                              {"m": 64, "n": 64, "k": 64, "bytes_per_element": 2}),
     "compute.weights_read_seconds": (compute.weights_read_seconds,
                                      {"params": 13e9, "dtype": "fp16", "bandwidth": 9e11}),
+    "compute.decode_step": (compute.decode_step, {
+        "params": 7e9, "dtype": "bf16", "gpu": "h100-sxm", "batch": 8, "compute_dtype": "fp8"}),
     "compute.training_seconds": (compute.training_seconds, {
         "params": 7e9, "tokens": 1e12, "n_gpus": 64, "peak_flops_per_gpu": 1e15, "mfu": 0.4,
         "recompute": True}),
