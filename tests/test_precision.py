@@ -170,3 +170,12 @@ def test_stored_value_shows_rounding_saturation_and_underflow():
     assert P.stored_value(70000.0, "fp16") == math.inf
     with pytest.raises(ValueError, match="pattern"):
         P.pattern_value(256, "fp8_e4m3")
+
+
+def test_large_activations_make_the_fp16_scaler_skip_steps_but_not_bf16():
+    batches = [(x * 1000, y) for x, y in P.make_batches(SMALL)]
+    fp16 = P.train("fp16", SMALL, batches=batches)
+    bf16 = P.train("bf16", SMALL, batches=batches)
+    assert fp16.skipped_steps > 0
+    assert fp16.records[-1].scale < 2.0**16  # the scaler backed off
+    assert bf16.skipped_steps == 0 and all(math.isfinite(v) for v in bf16.losses)
