@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence  # noqa: E402
 from typing import Any  # noqa: E402
 
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FuncFormatter  # noqa: E402
+from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
 
 from course import units  # noqa: E402
 
@@ -111,6 +111,7 @@ def grouped_bars(
         ax.set_yscale("log")
     if y.endswith("flop_per_s"):
         ax.yaxis.set_major_formatter(_prefix_formatter("FLOP/s"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel(x.replace("_", " "))
     ax.set_ylabel(ylabel)
     ax.set_title(title)
@@ -182,6 +183,7 @@ def bandwidth_vs_working_set(
     ax.set_yscale("log")
     ax.xaxis.set_major_formatter(_prefix_formatter("B", binary=True))
     ax.yaxis.set_major_formatter(_prefix_formatter("B/s"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("working set (log scale)")
     ax.set_ylabel("bandwidth (log scale)")
     ax.set_title(title)
@@ -216,7 +218,9 @@ def time_vs_size(
                 color=PALETTE[(i + len(hues)) % len(PALETTE)], label=f"model: {fit.label}")  # fmt: skip
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: units.fmt_seconds(v)))
+    ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("matrix size n (n x n @ n x n)")
     ax.set_ylabel("seconds per call (log scale)")
     ax.set_title(title)
@@ -261,6 +265,7 @@ def roofline(
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.yaxis.set_major_formatter(_prefix_formatter("FLOP/s"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("arithmetic intensity (FLOP/byte, log scale)")
     ax.set_ylabel("FLOP/s (log scale)")
     ax.set_title(title)
@@ -285,7 +290,9 @@ def rate_vs_batch(
                    label=f"matmul peak measured here: {units.fmt_flop_rate(peak)}")  # fmt: skip
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     ax.yaxis.set_major_formatter(_prefix_formatter("FLOP/s"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("batch (vectors per weight read)")
     ax.set_ylabel("FLOP/s (log scale)")
     ax.set_title(title)
