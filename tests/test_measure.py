@@ -376,3 +376,11 @@ def test_tf32_switch_is_restored_after_a_measurement():
     with matmul._tf32(False):
         assert getattr(flags, name) in ("ieee", False)
     assert getattr(flags, name) == before
+
+
+def test_building_a_kernel_leaves_the_global_random_state_alone():
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    kernels.mlp_forward(2, 8).build("cpu", torch.float32)
+    assert torch.equal(torch.rand(3), expected)

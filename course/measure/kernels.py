@@ -176,9 +176,10 @@ def mlp_forward(batch: int, hidden: int, dtype: str = "fp32") -> KernelSpec:
     _, size = _dtype(dtype)
 
     def build(device: str, dt: torch.dtype):
-        torch.manual_seed(0)
-        mlp = torch.nn.Sequential(torch.nn.Linear(h, 4 * h, bias=False), torch.nn.GELU(),
-                                  torch.nn.Linear(4 * h, h, bias=False))  # fmt: skip
+        with torch.random.fork_rng(devices=[]):  # seeded weights, global RNG left as it was
+            torch.manual_seed(0)
+            mlp = torch.nn.Sequential(torch.nn.Linear(h, 4 * h, bias=False), torch.nn.GELU(),
+                                      torch.nn.Linear(4 * h, h, bias=False))  # fmt: skip
         mlp = mlp.to(device=device, dtype=dt).eval()
         x = _randn(b, h, device=device, dtype=dt, seed=2)
 
