@@ -21,6 +21,9 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("submissions", help="folder of submitted .ipynb files")
     grade.add_argument("--out", default="grades.csv", help="CSV gradebook to write")
     grade.add_argument("--timeout", type=float, default=120.0, help="seconds per submission")
+    grade.add_argument(
+        "--assignment", help="grade every file as this assignment (e.g. 00_units_and_memory)"
+    )
     args = parser.parse_args(argv)
 
     if args.command == "check":
@@ -33,7 +36,9 @@ def main(argv: list[str] | None = None) -> int:
         return assign_all(args.notebooks)
     from course.grading import grade_folder
 
-    return grade_folder(args.submissions, args.out, timeout_s=args.timeout)
+    return grade_folder(
+        args.submissions, args.out, timeout_s=args.timeout, assignment=args.assignment
+    )
 
 
 if __name__ == "__main__":

@@ -527,8 +527,13 @@ def grade_folder(
     solutions_dir: str | Path = SOLUTIONS_DIR,
     autograder_dir: str | Path = AUTOGRADER_DIR,
     log_dir: str | Path | None = None,
+    assignment: str | None = None,
 ) -> int:
     """``python -m course grade``: grade every file in a folder into a CSV gradebook.
+
+    With ``assignment`` (``--assignment`` on the command line), every file is graded as that
+    assignment, the usual case of one folder per exercise set; without it, each file's assignment is
+    found as the module docstring says, and a file that names none gets ``unknown-assignment``.
 
     One row per submission: ``submission, assignment, <one column per question>, total, possible,
     status, reason, seconds``. ``status`` is ``ok`` (graded; ``reason`` lists failed questions),
@@ -551,6 +556,13 @@ def grade_folder(
     if not known:
         print(f"no assignments: nothing in {solutions_dir} or {autograder_dir}", file=sys.stderr)
         return 2
+    if assignment is not None:
+        if assignment not in known:
+            print(
+                f"assignment must be one of {', '.join(known)}; got {assignment!r}", file=sys.stderr
+            )
+            return 2
+        known = [assignment]
     files, skipped = _submissions(folder)
     for p in skipped:
         print(f"skipped (not a file, or hidden): {p.name}", file=sys.stderr)

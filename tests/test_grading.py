@@ -109,7 +109,7 @@ def graded(tmp_path_factory):
 
     (subs / f"{ASSIGNMENT}-garbage.ipynb").write_bytes(random.Random(0).randbytes(4096))
     (subs / f"{ASSIGNMENT}-not-a-notebook.ipynb").write_text(json.dumps({"hello": "world"}))
-    (subs / "notes.txt").write_text("I could not open Jupyter, sorry.\n")
+    (subs / f"{ASSIGNMENT}-notes.txt").write_text("I could not open Jupyter, sorry.\n")
 
     before = {p.name: p.read_bytes() for p in subs.iterdir()}
     out_csv = build / "grades.csv"
@@ -237,10 +237,33 @@ def test_files_that_are_not_notebooks_score_zero_with_a_reason(graded, suffix):
     assert points(r) == (0, 9)
 
 
-def test_a_text_file_is_attributed_to_the_only_assignment_and_scores_zero(graded):
-    r = graded["rows"]["notes.txt"]
+def test_a_text_file_named_after_its_assignment_scores_zero(graded):
+    r = graded["rows"][f"{ASSIGNMENT}-notes.txt"]
     assert (r["status"], r["assignment"]) == ("not-a-notebook", ASSIGNMENT)
     assert points(r) == (0, 9)
+
+
+def test_a_file_that_names_no_assignment_gets_a_row_and_a_reason(tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "notes.txt").write_text("no notebook here\n")
+    out_csv = tmp_path / "grades.csv"
+    assert grading.grade_folder(subs, out_csv) == 0
+    [r] = list(csv.DictReader(out_csv.open(newline="")))
+    assert len(grading.solution_notebooks()) > 1  # with a single set, that one would be assumed
+    assert (r["status"], float(r["total"])) == ("unknown-assignment", 0)
+    assert "cannot tell which assignment" in r["reason"]
+
+
+def test_assignment_option_grades_every_file_as_that_assignment(tmp_path):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "notes.txt").write_text("no notebook here\n")
+    out_csv = tmp_path / "grades.csv"
+    assert grading.grade_folder(subs, out_csv, assignment=ASSIGNMENT) == 0
+    [r] = list(csv.DictReader(out_csv.open(newline="")))
+    assert (r["assignment"], r["status"], float(r["possible"])) == (ASSIGNMENT, "not-a-notebook", 9)
+    assert grading.grade_folder(subs, out_csv, assignment="99_no_such_set") == 2
 
 
 def test_missing_folder_is_an_error(tmp_path):
