@@ -1,6 +1,7 @@
-"""Command line: ``python -m course check | assign | grade``.
+"""Command line: ``python -m course check | measure | assign | grade``.
 
 - ``check``: one [OK]/[FAIL] line per requirement of the course; exit status 1 on any FAIL.
+- ``measure [--budget S]``: this machine's matmul rates and memory bandwidths, measured now.
 - ``assign``: regenerate the student notebooks in ``exercises/`` from ``solutions/`` (otter assign).
 - ``grade SUBMISSIONS_DIR --out grades.csv``: grade every submission, one CSV row each.
 """
@@ -15,6 +16,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m course", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("check", help="check that this machine can run the course")
+    measure = sub.add_parser("measure", help="measure this machine's compute and bandwidth")
+    measure.add_argument("--budget", type=float, default=30.0, help="seconds for the whole run")
     assign = sub.add_parser("assign", help="generate exercises/ from solutions/")
     assign.add_argument("notebooks", nargs="*", help="solution notebooks (default: all)")
     grade = sub.add_parser("grade", help="grade a folder of submitted notebooks into a CSV")
@@ -30,6 +33,10 @@ def main(argv: list[str] | None = None) -> int:
         from course.check import run_checks
 
         return run_checks()
+    if args.command == "measure":
+        from course.measure.quick import run_measure
+
+        return run_measure(args.budget)
     if args.command == "assign":
         from course.grading import assign_all
 
