@@ -139,11 +139,79 @@ def test_matmul_sweep_runs_sizes_smallest_first_within_a_group():
         (dict(library="numpy", dtype="bf16"), "numpy has no"),
         (dict(library="torch", dtype="tf32"), "CUDA"),
         (dict(library="fortran"), "library"),
+        (dict(dtype="fp4"), "dtype"),
+        (dict(library="numpy", dtype="int8"), "numpy has no"),
+        (dict(dtype="int8", size=8), "size"),
+        (dict(dtype="fp8_e4m3", size=40), "size"),
+        (dict(size=0), "size"),
     ],
 )
 def test_impossible_matmul_points_raise_a_clear_error(kwargs, match):
+    kwargs = {"size": 8, **kwargs}
     with pytest.raises(ValueError, match=match):
-        matmul.time_matmul(8, **kwargs)
+        matmul.time_matmul(**kwargs)
+
+
+LOW_PRECISION_GEMMS = ("fp8_e4m3", "fp8_e5m2", "int8")
+
+
+def test_fp8_and_int8_callables_compute_the_product_of_their_stored_operands():
+    for dtype in LOW_PRECISION_GEMMS:
+        if matmul._unsupported(dtype, "cpu"):
+            continue  # refused with a reason instead: see the sweep test below
+        a, b = matmul._operands("torch", dtype, 32, seed=0)
+        assert b.stride() == (1, 32) or dtype == "int8"  # torch._scaled_mm: b column-major
+        product = matmul.matmul_callable(32, dtype=dtype)()
+        exact = a.double() @ b.double()
+        if dtype == "int8":
+            assert product.dtype == torch.int32 and torch.equal(product.double(), exact)
+        else:  # fp8 inputs, fp32 accumulation, rounded to a bf16 product (8 significant bits)
+            assert product.dtype == torch.bfloat16
+            torch.testing.assert_close(product.double(), exact, rtol=2**-7, atol=1e-6)
+
+
+def test_sweep_measures_fp8_and_int8_or_skips_them_with_a_reason():
+    keys = ("fp32", "bf16", "fp16", *LOW_PRECISION_GEMMS, "tf32")
+    precision_before = torch.get_float32_matmul_precision()
+    sweep = matmul.matmul_sweep([32], dtypes=keys, min_run_time=0.01, budget_s=5,
+                                show_progress=False)  # fmt: skip
+    assert torch.get_float32_matmul_precision() == precision_before  # TF32 setting restored
+    measured = {r.dtype for r in sweep.records}
+    for dtype in keys:
+        reasons = [s for s in sweep.skipped if s.startswith(f"torch/{dtype}/cpu")]
+        assert (dtype in measured) != bool(reasons), (dtype, sweep.skipped)
+        assert all(s.split(": ", 1)[1].strip() for s in reasons)  # a reason, not just a name
+    assert "fp32" in measured
+    if not HAS_CUDA:
+        assert any(s.startswith("torch/tf32/cpu") and "CUDA" in s for s in sweep.skipped)
+    for r in sweep.records:
+        assert r.library == "torch" and r.device == "cpu" and r.size == 32
+        assert r.flops == 2 * 32**3 and finite_positive(r.flop_per_s)  # int8: integer ops per s
+        assert math.isclose(r.flop_per_s, r.flops / r.seconds)
+        assert r.spread_seconds >= 0 and r.repeats >= 1
+    assert [r.dtype for r in sweep.records] == [k for k in keys if k in measured]  # keys' order
+
+
+def test_a_dtype_torch_cannot_run_is_skipped_with_torchs_reason(monkeypatch):
+    def no_int8(dtype, device):
+        return "no int8 kernel on this device" if dtype == "int8" else ""
+
+    monkeypatch.setattr(matmul, "_unsupported", no_int8)
+    sweep = matmul.matmul_sweep([32], dtypes=("fp32", "int8"), min_run_time=0.01, budget_s=2,
+                                show_progress=False)  # fmt: skip
+    assert [r.dtype for r in sweep.records] == ["fp32"]
+    assert sweep.skipped == ["torch/int8/cpu: torch cannot multiply 'int8' on 'cpu' here: "
+                             "no int8 kernel on this device"]  # fmt: skip
+    with pytest.raises(ValueError, match="int8"):
+        matmul.time_matmul(32, dtype="int8")
+
+
+def test_sweep_skips_sizes_the_fp8_and_int8_gemms_refuse():
+    sweep = matmul.matmul_sweep([24, 48], dtypes=("int8", "fp32"), min_run_time=0.01,
+                                budget_s=3, show_progress=False)  # fmt: skip
+    assert not sweep.where(dtype="int8", size=24)
+    assert any("int8" in s and "n=24" in s and "multiple of 16" in s for s in sweep.skipped)
+    assert sweep.where(dtype="fp32", size=24)  # the size rule is for the special GEMMs only
 
 
 def test_thread_counts_cover_one_to_all_cores():

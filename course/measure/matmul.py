@@ -13,15 +13,21 @@ a lesson can show FLOP/s, the rate, rather than seconds, which mix the rate with
   :func:`crossover_size` says from which size the faster-but-costlier-to-start option wins.
 
 On CUDA the dtypes ``tf32``, ``fp16`` and ``bf16`` use the Tensor Cores; ``fp32`` is measured
-with TF32 switched off, so it runs on the CUDA cores. numpy's BLAS picks its own thread count
-(torch's setting does not reach it), so numpy records say ``threads=None`` (library default).
+with TF32 switched off, so it runs on the CUDA cores. ``fp8_e4m3`` and ``fp8_e5m2`` multiply fp8
+inputs with per-tensor scales into a bf16 product (``torch._scaled_mm``: Tensor Cores from Ada and
+Hopper on, an upcasting fallback on the CPU); ``int8`` multiplies int8 inputs into an int32 product
+(``torch._int_mm``), so its "FLOPs" are integer operations and its ``flop_per_s`` is integer
+operations per second. Where torch cannot run a dtype on a device, the point is refused (and a
+sweep skips it) with torch's reason. numpy's BLAS picks its own thread count (torch's setting does
+not reach it), so numpy records say ``threads=None`` (library default).
 
-Used by lesson 01 (and lesson 02 for the compute roof). Layer 3: torch and numpy.
+Used by lessons 01, 02 (the compute roof) and 03 (throughput per dtype). Layer 3: torch and numpy.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -35,14 +41,21 @@ from course.measure.timing import Budget, Sweep, check_device, progress, time_ca
 
 LIBRARIES = ("python", "numpy", "torch")
 
-#: dtype name -> torch dtype (``tf32`` stores fp32 and computes on TF32 Tensor Cores, CUDA only).
+#: dtype name -> torch dtype of the operands (``tf32`` stores fp32 and computes on TF32 Tensor
+#: Cores, CUDA only; fp8 products come out in bf16, int8 products in int32).
 TORCH_DTYPES = {
     "fp64": torch.float64,
     "fp32": torch.float32,
     "tf32": torch.float32,
     "fp16": torch.float16,
     "bf16": torch.bfloat16,
+    "fp8_e4m3": torch.float8_e4m3fn,
+    "fp8_e5m2": torch.float8_e5m2,
+    "int8": torch.int8,
 }
+#: dtypes multiplied by torch's private scaled / integer GEMMs, which want sizes in multiples of 16
+#: on CUDA (``torch._scaled_mm``: every dimension; ``torch._int_mm``: more than 16 rows).
+SPECIAL_GEMM_DTYPES = ("fp8_e4m3", "fp8_e5m2", "int8")
 NUMPY_DTYPES = {"fp64": np.float64, "fp32": np.float32, "fp16": np.float16}
 
 #: Columns a matmul sweep shows as a table.
@@ -52,18 +65,22 @@ COLUMNS = ("library", "device", "dtype", "size", "threads", "seconds", "spread_s
 
 @dataclass(frozen=True)
 class MatmulRecord:
-    """One measured ``size x size`` matmul: the work, the median time per call and the rate."""
+    """One measured ``size x size`` matmul: the work, the median time per call and the rate.
+
+    For ``dtype="int8"`` the operations are integer multiply-adds: ``flops`` counts integer
+    operations and ``flop_per_s`` is integer operations per second (OP/s, not FLOP/s).
+    """
 
     library: str  # "python", "numpy" or "torch"
     device: str  # "cpu", "cuda", "mps"
     dtype: str  # key of TORCH_DTYPES
     size: int  # n of the n x n matrices
     threads: int | None  # torch intra-op threads; None: numpy's own default, or Python (1)
-    flops: float  # 2 n^3
+    flops: float  # 2 n^3 (integer operations for int8)
     seconds: float  # median seconds per call
     spread_seconds: float  # interquartile range of the seconds per call
     repeats: int  # measurements the median is taken over
-    flop_per_s: float  # flops / seconds
+    flop_per_s: float  # flops / seconds (integer operations per second for int8)
     includes_transfer: bool = False  # True: host -> device copies and the copy back are timed too
 
 
@@ -115,15 +132,51 @@ def _check_point(library: str, dtype: str, device: str) -> None:
         raise ValueError(f"numpy has no {dtype!r}; use one of {', '.join(NUMPY_DTYPES)}")
     if dtype == "tf32" and not device.startswith("cuda"):
         raise ValueError("tf32 is a CUDA Tensor Core mode; on the CPU use 'fp32'")
+    if library == "torch":
+        reason = _unsupported(dtype, device)
+        if reason:
+            raise ValueError(f"torch cannot multiply {dtype!r} on {device!r} here: {reason}")
 
 
-def _operands(library: str, dtype: str, device: str, size: int, seed: int):
+def _check_size(dtype: str, size: int) -> None:
+    if dtype in SPECIAL_GEMM_DTYPES and (size < 32 or size % 16):
+        raise ValueError(f"size must be a multiple of 16 and at least 32 for {dtype!r} "
+                         f"(torch's fp8 and int8 GEMMs on CUDA need it), got {size}")  # fmt: skip
+
+
+def _product(dtype: str, device: str) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
+    """The torch function that multiplies two operands of ``dtype`` (from :func:`_operands`)."""
+    if dtype == "int8":  # int8 x int8 -> int32, torch's own integer GEMM
+        return torch._int_mm
+    if dtype in SPECIAL_GEMM_DTYPES:  # fp8 inputs, per-tensor scales of 1, bf16 product
+        one = torch.ones((), device=device)
+        return lambda a, b: torch._scaled_mm(a, b, scale_a=one, scale_b=one,
+                                             out_dtype=torch.bfloat16)  # fmt: skip
+    return torch.matmul
+
+
+@functools.cache
+def _unsupported(dtype: str, device: str) -> str:
+    """Why torch cannot multiply ``dtype`` on ``device`` (tried once on 32 x 32), or '' if it can."""
+    a, b = _operands("torch", dtype, 32, seed=0)
+    try:
+        _product(dtype, device)(a.to(device), b.to(device))
+    except (RuntimeError, NotImplementedError, TypeError) as err:
+        return str(err).strip().splitlines()[0][:160]
+    return ""
+
+
+def _operands(library: str, dtype: str, size: int, seed: int):
     gen = torch.Generator().manual_seed(seed)
     a, b = (torch.randn(size, size, generator=gen, dtype=torch.float64) for _ in range(2))
     if library == "python":
         return a.tolist(), b.tolist()
     if library == "numpy":
         return a.numpy().astype(NUMPY_DTYPES[dtype]), b.numpy().astype(NUMPY_DTYPES[dtype])
+    if dtype == "int8":  # levels in -120..120: n products of two of them fit int32 up to n = 65536
+        return tuple(x.clamp(-3, 3).mul(40).round().to(torch.int8) for x in (a, b))
+    if dtype in SPECIAL_GEMM_DTYPES:  # torch._scaled_mm wants the second operand column-major
+        return a.to(TORCH_DTYPES[dtype]), b.t().contiguous().to(TORCH_DTYPES[dtype]).t()
     return a.to(TORCH_DTYPES[dtype]), b.to(TORCH_DTYPES[dtype])
 
 
@@ -140,20 +193,23 @@ def matmul_callable(
 
     With ``include_transfer`` (torch on a GPU only) each call copies both inputs from host memory
     to the device and the product back: the cost of sending one small job to a GPU.
+    ``fp8_e4m3``, ``fp8_e5m2`` and ``int8`` need a size that is a multiple of 16, at least 32.
     """
     n = validate.positive_int("size", size, maximum=65536)
     _check_point(library, dtype, device)
-    a, b = _operands(library, dtype, device, n, seed)
+    _check_size(dtype, n)
+    a, b = _operands(library, dtype, n, seed)
     if library == "python":
         return lambda: python_matmul(a, b)
     if library == "numpy":
         return lambda: a @ b
+    mm = _product(dtype, device)
     if include_transfer:
         if device == "cpu":
             raise ValueError("include_transfer needs a GPU device ('cuda' or 'mps'), got 'cpu'")
-        return lambda: (a.to(device) @ b.to(device)).to("cpu")
-    a_dev, b_dev = a.to(device), b.to(device)
-    return lambda: a_dev @ b_dev
+        return lambda: mm(a.to(device), b.to(device)).to("cpu")
+    a_dev, b_dev = a.to(device), b.to(device)  # .to keeps the column-major layout of fp8's b
+    return lambda: mm(a_dev, b_dev)
 
 
 def time_matmul(
@@ -166,7 +222,11 @@ def time_matmul(
     min_run_time: float = 0.2,
     include_transfer: bool = False,
 ) -> MatmulRecord:
-    """Time one ``size x size`` matmul (median of many calls) and return it as a record."""
+    """Time one ``size x size`` matmul (median of many calls) and return it as a record.
+
+    ``dtype`` is a key of :data:`TORCH_DTYPES`; for ``int8`` the record's rate is integer
+    operations per second.
+    """
     fn = matmul_callable(size, library=library, dtype=dtype, device=device,
                          include_transfer=include_transfer)  # fmt: skip
     with _tf32(dtype == "tf32"):
@@ -236,7 +296,11 @@ def matmul_sweep(
     alternate), each with an equal share of the budget plus whatever earlier groups left over.
     Within a group sizes run smallest first; a size whose predicted cost (from the sizes measured
     before it) does not fit the group's share is skipped, with the reason in ``Sweep.skipped``.
-    Combinations that cannot run (numpy bf16, Python fp32, tf32 on a CPU) are skipped up front.
+    Combinations that cannot run (numpy bf16, Python fp32, tf32 on a CPU, fp8 or int8 where torch
+    has no kernel for the device, sizes the fp8/int8 GEMMs refuse) are skipped up front, with the
+    reason. ``dtypes`` are keys of :data:`TORCH_DTYPES`: fp64, fp32, tf32, fp16, bf16, fp8_e4m3,
+    fp8_e5m2, int8. For int8 the records' ``flops`` count integer operations, so their
+    ``flop_per_s`` is integer operations per second.
     """
     budget = Budget(budget_s)
     size_list = sorted({validate.positive_int("size", s, maximum=65536) for s in sizes})
@@ -255,6 +319,12 @@ def matmul_sweep(
             per_point = auto if min_run_time is None else min_run_time
             done: list[MatmulRecord] = []
             for size in size_list:
+                try:
+                    _check_size(dtype, size)
+                except ValueError as exc:
+                    skipped.append(f"{library}/{dtype}/{device} n={size}: {exc}")
+                    bar.update(1)
+                    continue
                 left = group_end - budget.elapsed
                 # warm-up + block-size estimate + at least one measured call ~ 3 calls
                 predicted = 3 * _predict_call_seconds(done, size) + per_point
@@ -386,6 +456,7 @@ __all__ = [
     "COLUMNS",
     "LIBRARIES",
     "NUMPY_DTYPES",
+    "SPECIAL_GEMM_DTYPES",
     "TORCH_DTYPES",
     "FixedCostFit",
     "MatmulRecord",
