@@ -1,5 +1,4 @@
-"""Precision on a real machine: bit patterns, rounding, failure modes, mixed-precision training, and
-matmul throughput per dtype.
+"""Precision on a real machine: bit patterns, rounding, failure modes and mixed-precision training.
 
 The pure facts about formats live in ``course.dtypes``; this module does the torch side:
 
@@ -9,10 +8,11 @@ The pure facts about formats live in ``course.dtypes``; this module does the tor
   or with fp16 and a ``torch.amp.GradScaler``; it returns per-step records (loss, seconds, scale) and
   the bytes autograd holds for the backward pass.
 - ``activation_gradients``: the gradients flowing between layers (what underflows in fp16).
-- ``matmul_rates``: FLOP/s of an n x n x n matmul per dtype, timed with ``torch.utils.benchmark``.
+
+Matmul throughput per dtype (fp8 and int8 included) is measured by ``course.measure.matmul``.
 
 Measurements are real and bounded (seconds, not minutes, on 2 CPU cores); on a CUDA GPU the same
-functions time the GPU (``torch.utils.benchmark`` synchronises it) and report peak GPU memory.
+functions time the GPU (synchronising it around each step) and report peak GPU memory.
 Used by lesson 03 (data types and precision). Layer 3: imports torch and layers 1-2.
 """
 
@@ -25,7 +25,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import torch
-from torch.utils import benchmark
 
 from course import validate
 from course.dtypes import float_format
@@ -337,99 +336,9 @@ def underflow_fractions(reference: torch.Tensor, other: torch.Tensor, key: str =
     }
 
 
-# --- matmul throughput per dtype ------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class MatmulRate:
-    """One timed n x n x n matmul: 2 n**3 FLOPs (integer ops for int8) per call."""
-
-    key: str
-    n: int
-    device: str
-    supported: bool
-    median_seconds: float  # nan when unsupported
-    iqr_seconds: float  # interquartile range of the timed blocks: the noise
-    runs: int
-    note: str = ""
-
-    @property
-    def flop_per_s(self) -> float:
-        return 2 * self.n**3 / self.median_seconds if self.supported else math.nan
-
-
-def _matmul_fn(key: str, n: int, device: str):
-    gen = torch.Generator().manual_seed(0)
-    a = torch.randn(n, n, generator=gen).to(device)
-    b = torch.randn(n, n, generator=gen).to(device)
-    if key == "int8":  # int8 x int8 -> int32 (torch's own int8 GEMM)
-        a8, b8 = a.clamp(-3, 3).mul(40).to(torch.int8), b.clamp(-3, 3).mul(40).to(torch.int8)
-        return lambda: torch._int_mm(a8, b8)
-    if key.startswith("fp8"):  # fp8 inputs, per-tensor scales, bf16 output (Hopper Tensor Cores)
-        dt = torch_dtype(key)
-        a8, b8 = a.to(dt), b.t().contiguous().to(dt).t()  # second operand column-major
-        one = torch.ones((), device=device)
-        return lambda: torch._scaled_mm(a8, b8, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
-    dt = torch_dtype(key)
-    a, b = a.to(dt), b.to(dt)
-    return lambda: torch.mm(a, b)
-
-
-def matmul_rate(
-    key: str,
-    n: int = 512,
-    *,
-    device: str = "cpu",
-    min_run_time: float = 0.3,
-    threads: int | None = None,
-) -> MatmulRate:
-    """Time an n x n x n matmul in dtype ``key`` (fp64, fp32, tf32, bf16, fp16, fp8_e4m3, fp8_e5m2,
-    int8) on ``device``; ``tf32`` means fp32 tensors with TF32 Tensor Cores allowed (CUDA only).
-    Unsupported combinations come back with ``supported=False`` and the error in ``note``.
-    ``threads``: CPU threads for the timing (default: torch's current setting)."""
-    allowed = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8_e4m3", "fp8_e5m2", "int8")
-    key = validate.choice("key", key, allowed)
-    n = validate.positive_int("n", n, minimum=16, maximum=16384)
-    validate.positive("min_run_time", min_run_time)
-    threads = (
-        torch.get_num_threads() if threads is None else validate.positive_int("threads", threads)
-    )
-    previous = torch.get_float32_matmul_precision()
-    try:
-        if key == "tf32":
-            if not device.startswith("cuda"):
-                raise RuntimeError("TF32 is a CUDA Tensor Core mode (Ampere and newer)")
-            torch.set_float32_matmul_precision("high")
-        fn = _matmul_fn("fp32" if key == "tf32" else key, n, device)
-        fn()  # warm-up, and fail here if unsupported
-        timer = benchmark.Timer("fn()", globals={"fn": fn}, num_threads=threads)
-        m = timer.blocked_autorange(min_run_time=min_run_time)
-        return MatmulRate(key, n, device, True, m.median, m.iqr, len(m.times))
-    except (RuntimeError, NotImplementedError, TypeError) as err:
-        note = str(err).splitlines()[0][:120]
-        return MatmulRate(key, n, device, False, math.nan, math.nan, 0, note)
-    finally:
-        torch.set_float32_matmul_precision(previous)
-
-
-def matmul_rates(
-    keys: Sequence[str] = ("fp32", "bf16", "fp16"),
-    n: int = 512,
-    *,
-    device: str = "cpu",
-    min_run_time: float = 0.3,
-    threads: int | None = None,
-) -> list[MatmulRate]:
-    """``matmul_rate`` for each dtype in ``keys``, same size, device and threads."""
-    return [
-        matmul_rate(k, n, device=device, min_run_time=min_run_time, threads=threads) for k in keys
-    ]
-
-
 __all__ = [
     "PRECISIONS",
     "TORCH_DTYPES",
-    "MatmulRate",
     "StepRecord",
     "TrainConfig",
     "TrainRun",
@@ -439,8 +348,6 @@ __all__ = [
     "pattern_value",
     "stored_value",
     "make_model",
-    "matmul_rate",
-    "matmul_rates",
     "round_mantissa",
     "running_sum",
     "torch_dtype",
