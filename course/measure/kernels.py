@@ -77,6 +77,14 @@ def _randn(*shape: int, device: str, dtype: torch.dtype, seed: int) -> torch.Ten
     return torch.randn(*shape, generator=gen).to(device=device, dtype=dtype)
 
 
+def _operands(
+    first: tuple[int, ...], second: tuple[int, ...], device: str, dtype: torch.dtype
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Two seeded random operands of the given shapes (seeds 1 and 2), on ``device``."""
+    return (_randn(*first, device=device, dtype=dtype, seed=1),
+            _randn(*second, device=device, dtype=dtype, seed=2))  # fmt: skip
+
+
 def _dtype(dtype: str) -> tuple[torch.dtype, int]:
     return DTYPES[validate.choice("dtype", dtype, tuple(DTYPES))]
 
@@ -87,10 +95,7 @@ def vector_add(n: int, dtype: str = "fp32") -> KernelSpec:
     _, size = _dtype(dtype)
 
     def build(device: str, dt: torch.dtype):
-        x, y = (
-            _randn(n, device=device, dtype=dt, seed=1),
-            _randn(n, device=device, dtype=dt, seed=2),
-        )
+        x, y = _operands((n,), (n,), device, dt)
         z = torch.empty_like(x)
         return lambda: torch.add(x, y, out=z)
 
@@ -103,10 +108,7 @@ def dot(n: int, dtype: str = "fp32") -> KernelSpec:
     _, size = _dtype(dtype)
 
     def build(device: str, dt: torch.dtype):
-        x, y = (
-            _randn(n, device=device, dtype=dt, seed=1),
-            _randn(n, device=device, dtype=dt, seed=2),
-        )
+        x, y = _operands((n,), (n,), device, dt)
         return lambda: torch.dot(x, y)
 
     return KernelSpec(f"dot n={n:,}", 2.0 * n, 2.0 * n * size, build, dtype)
@@ -118,10 +120,7 @@ def matvec(n: int, dtype: str = "fp32") -> KernelSpec:
     _, size = _dtype(dtype)
 
     def build(device: str, dt: torch.dtype):
-        w, x = (
-            _randn(n, n, device=device, dtype=dt, seed=1),
-            _randn(n, device=device, dtype=dt, seed=2),
-        )
+        w, x = _operands((n, n), (n,), device, dt)
         return lambda: torch.mv(w, x)
 
     return KernelSpec(f"matvec n={n:,}", 2.0 * n * n, (n * n + 2.0 * n) * size, build, dtype)
@@ -133,10 +132,7 @@ def matmul(n: int, dtype: str = "fp32") -> KernelSpec:
     _, size = _dtype(dtype)
 
     def build(device: str, dt: torch.dtype):
-        a, b = (
-            _randn(n, n, device=device, dtype=dt, seed=1),
-            _randn(n, n, device=device, dtype=dt, seed=2),
-        )
+        a, b = _operands((n, n), (n, n), device, dt)
         return lambda: a @ b
 
     return KernelSpec(f"matmul n={n:,}", 2.0 * n**3, 3.0 * n * n * size, build, dtype)
@@ -153,10 +149,7 @@ def batched_matvec(hidden: int, batch: int, dtype: str = "fp32") -> KernelSpec:
     _, size = _dtype(dtype)
 
     def build(device: str, dt: torch.dtype):
-        w, x = (
-            _randn(h, h, device=device, dtype=dt, seed=1),
-            _randn(b, h, device=device, dtype=dt, seed=2),
-        )
+        w, x = _operands((h, h), (b, h), device, dt)
         return lambda: torch.nn.functional.linear(x, w)
 
     flops = 2.0 * b * h * h
