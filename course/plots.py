@@ -80,6 +80,23 @@ def _prefix_formatter(unit: str, binary: bool = False) -> FuncFormatter:
     return FuncFormatter(lambda v, _: f"{v:g}")
 
 
+def _log_log(ax, *, x_ticks, y_ticks, xlabel: str, ylabel: str, title: str, x_base: int = 2):
+    """The course's log-log axes: x in powers of ``x_base``, y with ``y_ticks`` and no minor labels.
+
+    ``x_ticks`` / ``y_ticks`` are tick formatters (None keeps matplotlib's for that axis).
+    """
+    ax.set_xscale("log", base=x_base)
+    ax.set_yscale("log")
+    if x_ticks is not None:
+        ax.xaxis.set_major_formatter(x_ticks)
+    if y_ticks is not None:
+        ax.yaxis.set_major_formatter(y_ticks)
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+
+
 def grouped_bars(
     records: Iterable[Any],
     *,
@@ -179,14 +196,8 @@ def bandwidth_vs_working_set(
         ax.annotate(f"{name} {units.fmt_bytes(size, binary=True, digits=0)}", (size, 0.97),
                     xycoords=("data", "axes fraction"), rotation=90, va="top", ha="right",
                     fontsize=9, color="dimgrey")  # fmt: skip
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.xaxis.set_major_formatter(_prefix_formatter("B", binary=True))
-    ax.yaxis.set_major_formatter(_prefix_formatter("B/s"))
-    ax.yaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel("working set (log scale)")
-    ax.set_ylabel("bandwidth (log scale)")
-    ax.set_title(title)
+    _log_log(ax, x_ticks=_prefix_formatter("B", binary=True), y_ticks=_prefix_formatter("B/s"),
+             xlabel="working set (log scale)", ylabel="bandwidth (log scale)", title=title)  # fmt: skip
     if len(keys) > 1 or any(k for key in keys for k in key):
         ax.legend()
     return ax
@@ -216,14 +227,10 @@ def time_vs_size(
     for i, fit in enumerate(fits):
         ax.plot(grid, [fit.seconds(2 * n**3) for n in grid], linestyle="--",
                 color=PALETTE[(i + len(hues)) % len(PALETTE)], label=f"model: {fit.label}")  # fmt: skip
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: units.fmt_seconds(v)))
-    ax.yaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel("matrix size n (n x n @ n x n)")
-    ax.set_ylabel("seconds per call (log scale)")
-    ax.set_title(title)
+    _log_log(ax, x_ticks=FuncFormatter(lambda v, _: f"{v:g}"),
+             y_ticks=FuncFormatter(lambda v, _: units.fmt_seconds(v)),
+             xlabel="matrix size n (n x n @ n x n)", ylabel="seconds per call (log scale)",
+             title=title)  # fmt: skip
     ax.legend()
     return ax
 
@@ -262,13 +269,9 @@ def roofline(
         ax.scatter(r["intensity_flop_per_byte"], r["flop_per_s"], marker=markers[j % 8], s=50,
                    color=PALETTE[(j + 2) % len(PALETTE)], edgecolor="black", zorder=3,
                    label=r.get("name", f"point {j + 1}"))  # fmt: skip
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.yaxis.set_major_formatter(_prefix_formatter("FLOP/s"))
-    ax.yaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel("arithmetic intensity (FLOP/byte, log scale)")
-    ax.set_ylabel("FLOP/s (log scale)")
-    ax.set_title(title)
+    _log_log(ax, x_ticks=None, y_ticks=_prefix_formatter("FLOP/s"), x_base=10,
+             xlabel="arithmetic intensity (FLOP/byte, log scale)", ylabel="FLOP/s (log scale)",
+             title=title)  # fmt: skip
     ax.legend(fontsize=8, loc="lower right")
     return ax
 
@@ -288,14 +291,8 @@ def rate_vs_batch(
     if peak:
         ax.axhline(peak, color="black", linestyle="--", linewidth=1,
                    label=f"matmul peak measured here: {units.fmt_flop_rate(peak)}")  # fmt: skip
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.yaxis.set_major_formatter(_prefix_formatter("FLOP/s"))
-    ax.yaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel("batch (vectors per weight read)")
-    ax.set_ylabel("FLOP/s (log scale)")
-    ax.set_title(title)
+    _log_log(ax, x_ticks=FuncFormatter(lambda v, _: f"{v:g}"), y_ticks=_prefix_formatter("FLOP/s"),
+             xlabel="batch (vectors per weight read)", ylabel="FLOP/s (log scale)", title=title)  # fmt: skip
     ax.legend()
     return ax
 
