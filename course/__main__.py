@@ -24,6 +24,7 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("submissions", help="folder of submitted .ipynb files")
     grade.add_argument("--out", default="grades.csv", help="CSV gradebook to write")
     grade.add_argument("--timeout", type=float, default=120.0, help="seconds per submission")
+    grade.add_argument("--jobs", type=int, default=1, help="submissions graded at once")
     grade.add_argument(
         "--assignment", help="grade every file as this assignment (e.g. 00_units_and_memory)"
     )
@@ -44,7 +45,11 @@ def main(argv: list[str] | None = None) -> int:
     from course.grading import grade_folder
 
     return grade_folder(
-        args.submissions, args.out, timeout_s=args.timeout, assignment=args.assignment
+        args.submissions,
+        args.out,
+        timeout_s=args.timeout,
+        assignment=args.assignment,
+        jobs=args.jobs,
     )
 
 

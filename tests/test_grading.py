@@ -114,7 +114,7 @@ def graded(tmp_path_factory):
     before = {p.name: p.read_bytes() for p in subs.iterdir()}
     out_csv = build / "grades.csv"
     start = time.monotonic()
-    status = grading.grade_folder(subs, out_csv, timeout_s=TIMEOUT_S)
+    status = grading.grade_folder(subs, out_csv, timeout_s=TIMEOUT_S, jobs=2)
     seconds = time.monotonic() - start
     with out_csv.open(newline="") as f:
         reader = csv.DictReader(f)
@@ -269,3 +269,8 @@ def test_assignment_option_grades_every_file_as_that_assignment(tmp_path):
 def test_missing_folder_is_an_error(tmp_path):
     assert grading.grade_folder(tmp_path / "nope", tmp_path / "grades.csv") != 0
     assert not (tmp_path / "grades.csv").exists()
+
+
+def test_jobs_must_be_a_positive_integer(tmp_path):
+    with pytest.raises(ValueError, match="jobs must be an integer >= 1"):
+        grading.grade_folder(tmp_path, tmp_path / "grades.csv", jobs=0)
