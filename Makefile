@@ -18,9 +18,11 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
+# --allow-root only where make runs as root (containers, CI); JupyterLab refuses root otherwise.
 lab: install
 	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) \
-	    --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/notebooks/00_setup.ipynb
+	    --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/notebooks/00_setup.ipynb \
+	    $(if $(filter 0,$(shell id -u)),--allow-root)
 
 check: install
 	$(BIN)/python -m course check
