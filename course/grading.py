@@ -84,8 +84,18 @@ def normalise_student_notebook(nb: nbformat.NotebookNode) -> nbformat.NotebookNo
     """Make otter's student notebook deterministic: cell ids from position and content, no outputs.
 
     ``otter assign`` gives the cells it adds (init, check) fresh random ids on every run, and
-    copies the solution's ``language_info`` (with the Python version it last ran on).
+    copies the solution's ``language_info`` (with the Python version it last ran on). Otter's
+    "Initialize Otter" cell goes below the title, so a learner opens the notebook on its title.
     """
+    cells = nb.cells
+    if (
+        len(cells) > 1
+        and cells[0].cell_type == "code"
+        and "otter.Notebook(" in cells[0].source
+        and cells[1].cell_type == "markdown"
+        and cells[1].source.lstrip().startswith("# ")
+    ):
+        cells[0], cells[1] = cells[1], cells[0]
     nb.metadata["language_info"] = {
         "name": nb.metadata.get("language_info", {}).get("name", "python")
     }
