@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence  # noqa: E402
 from typing import Any  # noqa: E402
 
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FuncFormatter, NullFormatter  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 
 from course import units  # noqa: E402
 
@@ -92,6 +92,9 @@ def _log_log(ax, *, x_ticks, y_ticks, xlabel: str, ylabel: str, title: str, x_ba
     if y_ticks is not None:
         ax.yaxis.set_major_formatter(y_ticks)
     ax.yaxis.set_minor_formatter(NullFormatter())
+    lo, hi = ax.get_ylim()
+    if hi / lo < 100:  # under two decades: label 1-2-5 steps, or the axis shows one number at most
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1, 2, 5)))
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
