@@ -26,12 +26,17 @@ class Feedback:
 
 @dataclass(frozen=True)
 class MultipleChoice:
-    """A question with one right option (``answer`` is its index in ``options``)."""
+    """A question with one right option (``answer`` is its index in ``options``).
+
+    ``why`` holds one explanation per option, in the order of ``options``: what is right about the
+    right one and what is wrong with each wrong one; feedback shows the chosen option's.
+    """
 
     question: str
     options: tuple[str, ...] | list[str]
     answer: int
     explain: str
+    why: tuple[str, ...] | list[str] = ()
 
     def __post_init__(self) -> None:
         if len(self.options) < 2:
@@ -40,6 +45,10 @@ class MultipleChoice:
             raise ValueError(
                 f"answer must be an index 0..{len(self.options) - 1}, got {self.answer!r}"
             )
+        if self.why and len(self.why) != len(self.options):
+            raise ValueError(
+                f"why must give one explanation per option ({len(self.options)}), got {len(self.why)}"
+            )
 
     def check(self, choice: object) -> Feedback:
         """Feedback for an option given by index or by its text."""
@@ -47,7 +56,8 @@ class MultipleChoice:
         if index is None:
             return Feedback(False, "Pick one of the options first.")
         right = index == self.answer
-        return Feedback(right, f"{CORRECT if right else WRONG} {self.explain}")
+        reason = self.why[index] if self.why else self.explain
+        return Feedback(right, f"{CORRECT if right else WRONG} {reason}")
 
     def answer_text(self) -> str:
         return self.options[self.answer]

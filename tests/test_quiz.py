@@ -50,3 +50,22 @@ def test_without_widgets_the_quiz_reads_as_text_and_html_with_answers_folded():
     assert "1. Which is larger?" in bundle["text/plain"] and "(b) 1 GiB" in bundle["text/plain"]
     assert "28.9" not in bundle["text/plain"]  # the text form does not give the answer away
     assert "<details>" in bundle["text/html"]
+
+
+def test_multiple_choice_feedback_explains_the_chosen_option():
+    from course.quiz import MultipleChoice
+
+    q = MultipleChoice("2 + 2?", ["3", "4"], 1, "Four.", why=("Off by one.", "Two pairs."))
+    assert q.check(0).message == "Not quite. Off by one."
+    assert q.check("4").message == "Correct. Two pairs."
+    with pytest.raises(ValueError, match="one explanation per option"):
+        MultipleChoice("?", ["a", "b"], 0, "", why=("only one",))
+
+
+def test_a_lesson_without_a_quiz_module_is_a_clear_error():
+    from course.quizzes import questions
+
+    with pytest.raises(ValueError, match="has no quiz"):
+        questions("99")
+    with pytest.raises(ValueError, match="two-digit"):
+        questions("5")

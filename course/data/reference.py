@@ -1,0 +1,36 @@
+"""Reference runs: measurements recorded with the course's own code on machines a learner may lack.
+
+``load("h100-sxm-2026-11-22", "inference_7b")`` returns that run's ``inference_7b.json`` as a dict.
+Each run's folder holds the raw JSON files as recorded and a README with the provenance (machine,
+driver, torch version, what each file holds). Layer 1: standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+
+ROOT = Path(__file__).parent / "reference"
+H100 = "h100-sxm-2026-11-22"
+"""The H100 80GB HBM3 (SXM) run of 2026-11-22: driver 580.159.04, torch 2.11.0+cu130, 16-core Xeon."""
+
+
+def runs() -> list[str]:
+    """Names of the shipped reference runs."""
+    return sorted(p.name for p in ROOT.iterdir() if p.is_dir())
+
+
+@cache
+def _load(run: str, name: str) -> str:
+    return (ROOT / run / f"{name}.json").read_text()
+
+
+def load(run: str, name: str) -> dict:
+    """The file ``name`` (without ``.json``) of reference run ``run``, as a fresh dict."""
+    if run not in runs():
+        raise ValueError(f"run must be one of {runs()}, got {run!r}")
+    files = sorted(p.stem for p in (ROOT / run).glob("*.json"))
+    if name not in files:
+        raise ValueError(f"name must be one of {files} for run {run!r}, got {name!r}")
+    return json.loads(_load(run, name))

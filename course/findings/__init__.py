@@ -1,0 +1,8 @@
+"""Sentences computed from measured records: what this run found, on this machine.
+
+A lesson never types a finding that depends on the machine (which dtype or library is faster and by
+how much, cache sizes, thread scaling, a measured utilisation). It calls a function here that takes
+the tidy records the measurement layer returned and returns a sentence or a short Markdown block,
+with the explanation that fits the outcome, including "the machine was busy: rerun". One module per
+topic (``course/findings/<topic>.py``). Layer 4 (presentation): no measuring, no torch.
+"""

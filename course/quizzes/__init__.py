@@ -1,0 +1,31 @@
+"""Each lesson's self-check quiz, defined here so that its answers are not in the notebook.
+
+A lesson ``NN`` has a module ``course/quizzes/lesson_NN.py`` with ``QUESTIONS``, a tuple of
+``course.quiz.MultipleChoice`` / ``course.quiz.Numeric``; every ``MultipleChoice`` gives one ``why``
+per option. The notebook's last cell is ``from course.quizzes import show; show("NN")``.
+Layer 4 (presentation).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from course.quiz import Quiz
+
+
+def questions(lesson: str) -> tuple:
+    """The questions of lesson ``lesson`` ("05"), from ``course.quizzes.lesson_05``."""
+    if not (isinstance(lesson, str) and lesson.isdigit() and len(lesson) == 2):
+        raise ValueError(f"lesson must be a two-digit string such as '05', got {lesson!r}")
+    try:
+        module = importlib.import_module(f"course.quizzes.lesson_{lesson}")
+    except ModuleNotFoundError as exc:
+        raise ValueError(
+            f"lesson {lesson!r} has no quiz (no course/quizzes/lesson_{lesson}.py)"
+        ) from exc
+    return tuple(module.QUESTIONS)
+
+
+def show(lesson: str) -> Quiz:
+    """The quiz of lesson ``lesson``; end a cell with it to display it."""
+    return Quiz(*questions(lesson))

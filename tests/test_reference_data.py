@@ -1,0 +1,32 @@
+"""The shipped reference runs load, and carry what the lessons read from them."""
+
+import pytest
+
+from course.data import reference
+
+
+def test_h100_run_ships_with_its_provenance():
+    assert reference.H100 in reference.runs()
+    readme = (reference.ROOT / reference.H100 / "README.md").read_text()
+    assert "H100 80GB HBM3" in readme and "driver 580.159.04" in readme
+
+
+def test_h100_decode_figures_match_the_run_readme():
+    # README of the run: batch 1 decode 6.38 ms with CUDA graphs, 7.69 ms eager.
+    decode = reference.load(reference.H100, "inference_7b")["decode"]
+    batch1 = {r["cuda_graph"]: r["seconds_per_step"] for r in decode if r["batch"] == 1}
+    assert batch1[True] == pytest.approx(6.38e-3, abs=0.01e-3)
+    assert batch1[False] == pytest.approx(7.69e-3, abs=0.01e-3)
+
+
+def test_unknown_run_or_file_is_a_clear_error():
+    with pytest.raises(ValueError, match="run must be one of"):
+        reference.load("a100-nowhere", "matmul")
+    with pytest.raises(ValueError, match="name must be one of"):
+        reference.load(reference.H100, "nope")
+
+
+def test_load_returns_a_fresh_copy():
+    a = reference.load(reference.H100, "power")
+    a["limit_w"] = -1
+    assert reference.load(reference.H100, "power")["limit_w"] != -1
