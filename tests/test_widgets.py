@@ -1,4 +1,4 @@
-"""The calculator widgets of course/widgets.py, driven as a learner would: set values, read output.
+"""The calculator widgets of course/widgets/, driven as a learner would: set values, read output.
 
 Expected numbers are derived from datasheet figures in course/hardware.py (cited there), never
 typed from a widget's own output.

@@ -1,6 +1,6 @@
 """The "will it fit?" widget of lesson 04: a model, a workload and GPUs -> breakdown, verdict, GPUs.
 
-``will_it_fit()`` returns a :class:`course.widgets.Calculator`. Pick a preset model (or type a
+``will_it_fit()`` returns a :class:`course.widgets.base.Calculator`. Pick a preset model (or type a
 parameter count), training or inference, the precision (training) or weight dtype (inference),
 the optimizer, batch, sequence length, activation recomputation, a GPU and how many of them you
 have. The output is a stacked bar of where the memory goes, drawn against the usable memory of
@@ -25,7 +25,14 @@ from course import hardware, memory, units
 from course.models import PRESETS, TransformerConfig
 from course.plots import PALETTE
 from course.report import Report
-from course.widgets import ERROR_COLOUR, Calculator, _dropdown, _gpu_options, _text, parse_number
+from course.widgets.base import (
+    ERROR_COLOUR,
+    Calculator,
+    dropdown,
+    gpu_options,
+    parse_number,
+    text_box,
+)
 
 CUSTOM = "custom size"
 #: Share of each GPU's memory the verdict counts as usable (CUDA context, fragmentation).
@@ -144,21 +151,21 @@ def will_it_fit(
     ``optimizer`` apply to training, ``dtype`` to inference (greyed out otherwise).
     """
     controls = {
-        "model": _dropdown("model", [*PRESETS, CUSTOM], model),
-        "params": _text("parameters (custom size)", params),
+        "model": dropdown("model", [*PRESETS, CUSTOM], model),
+        "params": text_box("parameters (custom size)", params),
         "mode": widgets.ToggleButtons(
             options=["training", "inference"], value=mode, description="workload"
         ),  # fmt: skip
-        "precision": _dropdown("training precision", list(memory.PRECISIONS), precision),
-        "optimizer": _dropdown("optimizer", list(memory.OPTIMIZERS), optimizer),
-        "recompute": _dropdown("activation recomputation", list(memory.RECOMPUTE), recompute),
-        "dtype": _dropdown(
+        "precision": dropdown("training precision", list(memory.PRECISIONS), precision),
+        "optimizer": dropdown("optimizer", list(memory.OPTIMIZERS), optimizer),
+        "recompute": dropdown("activation recomputation", list(memory.RECOMPUTE), recompute),
+        "dtype": dropdown(
             "inference weights dtype", [d for d in memory.BYTES_PER_PARAM if d != "tf32"], dtype
         ),  # fmt: skip
-        "batch": _text("batch", str(batch)),
-        "seq_len": _text("sequence length (tokens)", str(seq_len)),
-        "gpu": _dropdown("GPU", _gpu_options(), hardware.gpu(gpu).key),
-        "n_gpus": _text("GPUs you have", str(n_gpus)),
+        "batch": text_box("batch", str(batch)),
+        "seq_len": text_box("sequence length (tokens)", str(seq_len)),
+        "gpu": dropdown("GPU", gpu_options(), hardware.gpu(gpu).key),
+        "n_gpus": text_box("GPUs you have", str(n_gpus)),
     }
 
     def grey_out(_change=None) -> None:  # only the controls the chosen workload uses stay active
