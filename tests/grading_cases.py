@@ -24,7 +24,7 @@ from course.grading import authoring, gradebook, spec
 SET = "00_units_and_memory"
 SOLUTION = authoring.SOLUTIONS_DIR / f"{SET}.ipynb"
 EXERCISE = authoring.EXERCISES_DIR / f"{SET}.ipynb"
-TIMEOUT_S = 45  # per submission; only the submission that defeats the per-cell limit uses it
+TIMEOUT_S = 25  # per submission; only the submission that defeats the per-cell limit uses it
 CELL_TIMEOUT_S = 8
 POSSIBLE = 9
 MARKER = "DAEMON WAS HERE"

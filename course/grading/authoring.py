@@ -52,7 +52,7 @@ def _source_digest(solution: Path) -> str:
 
 
 def run_solution(assignment: spec.Assignment, probes: dict, *, sandboxed: bool,
-                 timeout_s: float = 600, cell_timeout_s: float = 300) -> dict:  # fmt: skip
+                 timeout_s: float = 600, cell_timeout_s: float = 300, zygote=None) -> dict:  # fmt: skip
     """Run a solution and return its key: answers by question, wrong values, cell statuses."""
     ext = extract.run_cells(
         assignment.run_cells,
@@ -61,6 +61,7 @@ def run_solution(assignment: spec.Assignment, probes: dict, *, sandboxed: bool,
         timeout_s=timeout_s,
         cell_timeout_s=cell_timeout_s,
         sandboxed=sandboxed,
+        zygote=zygote,
     )
     broken = [c for c in ext.cells if c.get("status") != "ok"]
     if ext.problem or broken:

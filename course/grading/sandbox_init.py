@@ -67,8 +67,10 @@ def hide_files(config: dict) -> None:
     for i, path in enumerate(keep):
         os.mkdir(f"{STAGE}/k{i}")
         _mount(path, f"{STAGE}/k{i}", None, MS_BIND | MS_REC)
-    os.mkdir(f"{STAGE}/work")
-    _mount(config["workdir"], f"{STAGE}/work", None, MS_BIND)
+    binds = config.get("binds") or {config["workdir"]: INSIDE}
+    for i, source in enumerate(binds):
+        os.mkdir(f"{STAGE}/b{i}")
+        _mount(source, f"{STAGE}/b{i}", None, MS_BIND)
     for path in config["hide_dirs"]:
         if path != STAGE:
             _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64m")
@@ -77,16 +79,18 @@ def hide_files(config: dict) -> None:
     for i, path in enumerate(keep):
         os.makedirs(path, exist_ok=True)
         _bind_ro(f"{STAGE}/k{i}", path)
-    os.makedirs(INSIDE, exist_ok=True)
-    _mount(f"{STAGE}/work", INSIDE, None, MS_BIND)
+    for i, target in enumerate(binds.values()):
+        os.makedirs(target, exist_ok=True)
+        _mount(f"{STAGE}/b{i}", target, None, MS_BIND)
     _umount(STAGE)
     if config.get("new_proc"):
         _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV)
 
 
-def limit_and_drop(config: dict) -> None:
+def limit_and_drop(config: dict, *, new_session: bool = True) -> None:
     """Step 4, in the child: session, limits, user nobody, no new privileges."""
-    os.setsid()
+    if new_session:
+        os.setsid()
     for name, value in config["limits"].items():
         resource.setrlimit(getattr(resource, name), (value, value))
     if config.get("uid") is not None:
