@@ -22,6 +22,7 @@ import nbformat
 from course.grading import authoring, gradebook, spec
 
 SET = "00_units_and_memory"
+OTHER_SET = "03_data_types"  # one submission of another set: the folder mixes sets
 SOLUTION = authoring.SOLUTIONS_DIR / f"{SET}.ipynb"
 EXERCISE = authoring.EXERCISES_DIR / f"{SET}.ipynb"
 TIMEOUT_S = 25  # per submission; only the submission that defeats the per-cell limit uses it
@@ -108,9 +109,13 @@ def build(subs: Path, out_dir: Path) -> None:
     big = json.dumps({"cells": [], "nbformat": 4, "pad": "z" * (51 * 2**20)})
     (subs / f"{SET}-huge.ipynb").write_text(big)
     (subs / "grades-old.csv").write_text("submission,total\nsomeone,9\n")
+    other = authoring.EXERCISES_DIR / f"{OTHER_SET}.ipynb"
+    nbformat.write(nbformat.read(other, as_version=4), subs / f"{OTHER_SET}-blank.ipynb")
 
     # -- attacks (tests/test_grading_attacks.py): blank answers plus a trick; honest score 0 --
     patch = (
+        "try:\n    import otter.test_files.ok_test as t\n"
+        "    t.run_doctest = lambda *a, **k: (True, '')\nexcept Exception:\n    pass\n"
         "import course.grading.values as v, course.grading.check as c, math\n"
         "v.matches = lambda *a, **k: True\nc.check_answer = lambda *a, **k: ''\n"
         "math.isclose = lambda *a, **k: True\n"
