@@ -202,6 +202,9 @@ def build(subs: Path, out_dir: Path) -> None:
         "try:\n    socket.create_connection(('1.1.1.1', 80), timeout=2)\n    net.append('online')\n"
         "except OSError as e:\n    net.append(str(e))\n"
         "print('NET', net, 'UID', os.getuid(), 'PID', os.getpid())\n"
+        "try:\n    env = open('/proc/self/environ', 'rb').read().replace(b'\\0', b' ').decode()\n"
+        "except OSError as e:\n    env = repr(e)\n"
+        "print('ENV', env)\n"
     )
     put("attack-escape", with_cell(escape, before_answer=0))
     stubborn = (

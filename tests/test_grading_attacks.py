@@ -98,6 +98,8 @@ def test_no_network_and_an_unprivileged_user(result):
     assert points(r) == (POSSIBLE, POSSIBLE)
     [line] = [line for line in _outputs(result, r) if line.startswith("NET")]
     assert "Network is unreachable" in line and "UID 65534" in line
+    [env] = [line for line in _outputs(result, r) if line.startswith("ENV")]
+    assert "PYTEST" not in env and "VIRTUAL_ENV" not in env  # the grader's environment stays out
 
 
 def test_a_loop_that_swallows_the_cell_timeout_is_killed_and_earlier_answers_count(result):

@@ -41,6 +41,9 @@ SYSTEM_DIRS = {"bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "
 EXTRA_HIDDEN = ("/var/tmp", "/dev/shm", "/var/lib/docker")
 ALL = ("pid-namespace", "hidden-files", "no-network", "unprivileged-user", "resource-limits")
 _TOKEN_VAR = "COURSE_SANDBOX_TOKEN"
+# What the sandbox's first process gets (a forked sandbox can read its process's initial environment
+# in /proc/self/environ, so the grader's own variables never go in).
+_BARE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
 
 
 @dataclass(frozen=True)
@@ -241,7 +244,7 @@ def run(workdir: str | Path, argv: list[str], *, env: dict[str, str], timeout_s:
     start = time.monotonic()
     proc = subprocess.Popen(
         cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        start_new_session=True, cwd="/",
+        start_new_session=True, cwd="/", env=_BARE_ENV,
     )  # fmt: skip
     reader = _CappedReader(proc.stdout)
     reader.start()
@@ -324,7 +327,7 @@ class Zygote:
             [*prefix, os.path.abspath(sys.executable), "-I", "-B", str(INIT.with_name("zygote.py")),
              json.dumps(config)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
-            start_new_session=True, cwd="/", text=True,
+            start_new_session=True, cwd="/", text=True, env=_BARE_ENV,
         )  # fmt: skip
         first = self.proc.stdout.readline()
         try:
