@@ -17,7 +17,9 @@ Conventions, after ../shared/reference/FACTS.md:
   (consumer cards run fp16 accumulation at twice that; training uses fp32 accumulation).
 - Peaks that follow from clock x units x FLOPs per clock are derived again in tests/test_hardware.py.
 
-Used by lessons 01, 02, 04, 05, 08 and every calculator that needs a GPU.
+Used by lessons 01, 02, 04, 05, 08 and every calculator that needs a GPU. Lesson 08 adds ``CPUS``
+(Grace), ``MIG_PROFILES`` / :func:`mig_profiles`, ``SYSTEM_FABRICS`` (NVSwitch, compute NICs) and
+``SUPERPODS`` (the DGX SuperPOD reference architecture), appended below the GPU table.
 """
 
 from __future__ import annotations
