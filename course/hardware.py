@@ -24,7 +24,6 @@ Used by lessons 01, 02, 04, 05, 08 and every calculator that needs a GPU. Lesson
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal
@@ -53,7 +52,8 @@ SRC_4090 = "NVIDIA Ada GPU Architecture whitepaper (2022), GeForce RTX 4090 colu
 SRC_B200 = (
     "NVIDIA DGX B200 datasheet (2024): 8 GPUs, 1,440 GB, 64 TB/s HBM3e, 72 PF FP8 training "
     "(sparse), 14.4 TB/s NVLink; NVIDIA HGX B200 datasheet (2024): per-GPU "
-    "Tensor Core peaks (TF32 2.2, FP16/BF16 4.5, FP8/INT8 9 PFLOPS, all with sparsity), up to "
+    "Tensor Core peaks (TF32 2.2, FP16/BF16 4.5, FP8/INT8 9 PFLOPS, all with sparsity), FP32 75 "
+    "and FP64 37 TFLOPS, up to "
     "1,000 W per GPU; "
     "CUDA device query of a B200 (pytorch/ao PR 4002, 2026): 148 SMs, 126.5 MiB L2; "
     "Blackwell Tuning Guide: 256 KB combined L1/shared memory per SM"
@@ -159,8 +159,8 @@ _A100_SPARSE = {"tf32": 312 * T, "fp16": 624 * T, "bf16": 624 * T, "int8": 1248 
 _H100_SXM_DENSE = {"fp64": 34 * T, "fp64_tc": 67 * T, "fp32": 67 * T, "tf32": 494.7 * T,
                    "fp16": 989.4 * T, "bf16": 989.4 * T, "fp8": 1978.9 * T,
                    "int8": 1978.9 * T}  # fmt: skip
-_B200_DENSE = {"tf32": 1100 * T, "fp16": 2250 * T, "bf16": 2250 * T, "fp8": 4500 * T,
-               "int8": 4500 * T}  # fmt: skip
+_B200_DENSE = {"fp64": 37 * T, "fp64_tc": 37 * T, "fp32": 75 * T, "tf32": 1100 * T,
+               "fp16": 2250 * T, "bf16": 2250 * T, "fp8": 4500 * T, "int8": 4500 * T}  # fmt: skip
 _B200_SPARSE = {"tf32": 2200 * T, "fp16": 4500 * T, "bf16": 4500 * T, "fp8": 9000 * T,
                 "int8": 9000 * T}  # fmt: skip
 _H100_SXM_SPARSE = {"tf32": 989.4 * T, "fp16": 1978.9 * T, "bf16": 1978.9 * T,
@@ -251,12 +251,13 @@ GPUS: MappingProxyType = MappingProxyType({g.key: g for g in [
     _gpu(key="b200", name="NVIDIA B200 (HGX/DGX B200)", architecture="Blackwell",
          form_factor="SXM", launch_year=2024, memory_bytes=180 * GiB, memory_type="HBM3e",
          memory_bandwidth=8000 * GB, dense_flops=_B200_DENSE, sparse_flops=_B200_SPARSE,
-         sms=148, cuda_cores=148 * 128, tensor_cores=148 * 4, boost_clock_hz=math.nan,
-         tdp_watts=1000, l2_bytes=126.5 * MiB, l1_per_sm_bytes=256 * KiB,
+         sms=148, cuda_cores=148 * 128, tensor_cores=148 * 4,
+         boost_clock_hz=75e12 / (2 * 148 * 128), tdp_watts=1000, l2_bytes=126.5 * MiB, l1_per_sm_bytes=256 * KiB,
          nvlink_bandwidth=1800 * GB, host_link="pcie5", source=SRC_B200,
          notes="NVLink 5: 18 links, 1.8 TB/s both ways. FP4 (9 PF dense per GPU) is not in DTYPES. "
-               "No FP32/FP64 figure or boost clock is given in the DGX datasheet: left out "
-               "(boost clock NaN). Later driver queries report a 7,680-bit bus (7.7 TB/s)."),
+               "Boost clock derived from the FP32 peak (75 TF = 18,944 cores x 2 x 1.98 GHz). "
+               "NVIDIA's later HGX B200 spec table gives 7.7 TB/s (a 7,680-bit bus), the DGX "
+               "datasheet 8 TB/s per GPU."),
     _gpu(key="gh200-96gb", name="NVIDIA GH200 (H100 96GB HBM3)", architecture="Hopper",
          form_factor="SXM", launch_year=2023, memory_bytes=96 * GiB, memory_type="HBM3",
          memory_bandwidth=4000 * GB, dense_flops=_H100_SXM_DENSE, sparse_flops=_H100_SXM_SPARSE,

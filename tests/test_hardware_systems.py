@@ -47,8 +47,9 @@ def test_b200_matches_the_dgx_b200_datasheet_divided_by_eight():
     assert 8 * b.peak_flops("fp8", sparse=True) == 72e15
     assert 8 * b.nvlink_bandwidth == 14.4e12
     assert b.peak_flops("bf16") == pytest.approx(2.25e15)  # HGX B200: 4.5 PF sparse
-    with pytest.raises(ValueError, match="fp32"):
-        b.peak_flops("fp32")  # not in the DGX datasheet: left out, not guessed
+    assert b.peak_flops("fp32") == 75e12 and b.peak_flops("fp64") == 37e12  # HGX B200 spec
+    with pytest.raises(ValueError, match="fp8"):
+        b.peak_flops("fp4")  # FP4 is not among the registry's dtypes
 
 
 def test_gh200_is_an_h100_with_more_memory_behind_nvlink_c2c():
