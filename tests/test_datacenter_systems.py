@@ -280,3 +280,25 @@ def test_design_refuses_what_cannot_work():
         dc.dgx_design(cfg, tokens=300e9, days=30, pipeline_parallel=1)
     with pytest.raises(ValueError, match="divide"):
         dc.dgx_design(cfg, tokens=300e9, days=30, pipeline_parallel=5)
+
+
+@settings(max_examples=20, deadline=None)
+@given(days=st.floats(5, 200), more=st.floats(1.01, 4))
+def test_a_longer_deadline_never_needs_more_gpus(days, more):
+    cfg = PRESETS["gpt-3-175b"]
+    tight = dc.dgx_design(cfg, tokens=300e9, days=days)
+    loose = dc.dgx_design(cfg, tokens=300e9, days=days * more)
+    assert loose.gpus <= tight.gpus and loose.it_power_watts <= tight.it_power_watts
+    assert tight.training_seconds <= days * DAY * (1 + 1e-9)
+
+
+@FAST
+@given(names=st.lists(st.sampled_from(["1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb"]),
+                      min_size=1, max_size=7))  # fmt: skip
+def test_any_accepted_mix_fits_the_slices_and_never_idles_negative_sms(names):
+    try:
+        layout = dc.mig_layout("h100-sxm", names)
+    except ValueError:
+        return
+    assert 0 <= layout.sms_idle < 132 and layout.compute_slices_used <= 7
+    assert layout.memory_slices_used <= 8
