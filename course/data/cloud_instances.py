@@ -200,5 +200,20 @@ SEED004_BUY_VS_RENT: tuple[tuple[str, str, int, int, float, float], ...] = (
     ("8x A100", "a100-80gb-sxm", 8, 150_000, 32.0, 4_700),
 )
 
+#: Seed 003's purchase prices per GPU ("Purchase: ~$15,000" for the A100, "~$30,000-$40,000" for
+#: the H100): the seed's unsourced figures, used only as a stated starting point a learner
+#: replaces with a real quote. GPU key -> (low, high) USD.
+SEED003_PURCHASE_USD_PER_GPU: dict[str, tuple[float, float]] = {
+    "a100-80gb-sxm": (15_000, 15_000),
+    "h100-sxm": (30_000, 40_000),
+}
 
-__all__ = ["INSTANCE_TYPES", "PRICE_QUOTES", "SEED004_BUY_VS_RENT", "InstanceType", "PriceQuote"]
+
+__all__ = [
+    "INSTANCE_TYPES",
+    "PRICE_QUOTES",
+    "SEED003_PURCHASE_USD_PER_GPU",
+    "SEED004_BUY_VS_RENT",
+    "InstanceType",
+    "PriceQuote",
+]
