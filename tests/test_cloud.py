@@ -79,7 +79,7 @@ def test_azure_nd_a100_v4_has_40gb_gpus_and_ndm_has_80gb():
     nd, ndm = instance("azure-nd96asr-v4"), instance("azure-nd96amsr-a100-v4")
     assert nd.gpu == "a100-40gb-sxm" and ndm.gpu == "a100-80gb-sxm"
     assert ndm.gpu_memory_bytes == 2 * nd.gpu_memory_bytes
-    assert instance_gpu("aws-p4d.24xlarge").memory_bytes == GPUS["a100-40gb-sxm"].memory_bytes
+    assert instance_gpu("aws-p4d.24xlarge").memory_bytes == 40 * 2**30  # 40 GB A100s, not 80
 
 
 def test_missing_prices_stay_missing_and_say_why():
