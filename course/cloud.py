@@ -586,7 +586,7 @@ def daly_interval_seconds(checkpoint_seconds: float, mtbf_seconds: float) -> flo
     d < 2M, else M (d = checkpoint time, M = mean time between failures).
 
     J. T. Daly, "A higher order estimate of the optimum checkpoint interval for restart dumps",
-    Future Generation Computer Systems 22 (2006) 303-312, eq. (37). Close to Young's when d << M.
+    Future Generation Computer Systems 22 (2006) 303-312. Close to Young's when d << M.
     """
     delta, mtbf = _checkpoint_args(checkpoint_seconds, mtbf_seconds)
     if delta >= 2 * mtbf:

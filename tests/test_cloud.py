@@ -240,7 +240,7 @@ def test_young_interval_worked_example():
 
 
 def test_daly_interval_matches_his_series_and_tends_to_young():
-    """Daly (2006) eq. 37: sqrt(2dM)[1 + sqrt(d/2M)/3 + (d/2M)/9] - d, and M when d >= 2M."""
+    """Daly (2006), the higher-order estimate: sqrt(2dM)[1 + sqrt(d/2M)/3 + (d/2M)/9] - d, and M when d >= 2M."""
     d, m = 300.0, 86_400.0
     x = d / (2 * m)
     assert cloud.daly_interval_seconds(d, m) == pytest.approx(

@@ -137,14 +137,14 @@ INSTANCE_TYPES: tuple[InstanceType, ...] = (
     InstanceType("gcp-a3-ultragpu-8g", "GCP", "a3-ultragpu-8g", "h200-sxm", 8,
                  "8 x CX-7 RDMA over Ethernet (RoCE), one per GPU", GCP_MACHINES),
     InstanceType("lambda-8x-h100-sxm", "Lambda", "8x NVIDIA H100 SXM", "h100-sxm", 8,
-                 "none between on-demand instances", LAMBDA_2026),
+                 "not stated for on-demand instances", LAMBDA_2026),
     InstanceType("lambda-8x-a100-80gb-sxm", "Lambda", "8x NVIDIA A100 SXM 80 GB",
-                 "a100-80gb-sxm", 8, "none between on-demand instances", LAMBDA_2026),
+                 "a100-80gb-sxm", 8, "not stated for on-demand instances", LAMBDA_2026),
     InstanceType("runpod-h100-sxm-community", "RunPod", "H100 SXM (Community Cloud)",
-                 "h100-sxm", 1, "none", RUNPOD_2026,
+                 "h100-sxm", 1, "not stated", RUNPOD_2026,
                  "Third-party hosts through RunPod's marketplace; no datacentre SLA."),
     InstanceType("runpod-h100-sxm-secure", "RunPod", "H100 SXM (Secure Cloud)", "h100-sxm", 1,
-                 "none", RUNPOD_2026, "RunPod-operated datacentres."),
+                 "not stated", RUNPOD_2026, "RunPod-operated datacentres."),
 )  # fmt: skip
 
 
