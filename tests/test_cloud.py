@@ -252,6 +252,18 @@ def test_daly_interval_matches_his_series_and_tends_to_young():
     assert cloud.daly_interval_seconds(500, 200) == 200
 
 
+@pytest.mark.parametrize(
+    ("mtbf_minutes", "paper_minutes", "places"), [(24 * 60, 117, 0), (6 * 60, 57, 0), (15, 9.1, 1)]
+)
+def test_daly_interval_reproduces_the_optimum_his_paper_reports(
+    mtbf_minutes, paper_minutes, places
+):
+    """Daly (2006), captions of Figs. 3-5: delta = 5 min, R = 10 min, T_s = 500 h and M = 24 h,
+    6 h, 15 min -> "the new model predicts tau_opt = 117 min", "57 min", "9.1 min"."""
+    tau = cloud.daly_interval_seconds(5 * 60, mtbf_minutes * 60) / 60
+    assert round(tau, places) == paper_minutes
+
+
 @pytest.mark.parametrize(("d", "m"), [(60, 3600), (300, 6 * 3600), (300, 86_400), (600, 4000)])
 def test_daly_interval_is_near_the_minimum_of_his_wall_clock_model(d, m):
     """The estimate should minimise Daly's expected wall clock T(tau) nearly as well as a fine
