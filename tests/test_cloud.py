@@ -66,10 +66,20 @@ def test_launch_prices_are_kept_beside_todays():
     assert instance("aws-p5.48xlarge").as_of == "2026-11-09"
 
 
-def test_p5_price_fell_by_about_the_45_percent_aws_announced_in_june_2025():
-    """AWS announced on-demand cuts of "up to 45 %" for P5 in June 2025: 98.32 -> 55.04 is -44 %."""
+def test_recorded_cuts_are_within_what_aws_announced_in_june_2025():
+    """AWS News Blog (5 Jun 2025): on-demand cuts of "up to 45 %" for P4d, P4de, P5 and P5en.
+    p5.48xlarge: 98.32 -> 55.04 is -44 %; every covered instance with a price before and after the
+    announcement fell by no more than the announced maximum."""
+    (aws,) = data.PRICE_ANNOUNCEMENTS
+    assert aws.announced == "2025-06-05" and aws.max_cut_fraction == 0.45
     assert cloud.price_change_fraction("aws-p5.48xlarge") == pytest.approx(-0.4402, abs=1e-4)
-    assert -0.45 <= cloud.price_change_fraction("aws-p5.48xlarge") < -0.40
+    for key in aws.instances:
+        quotes = cloud.price_history(key)
+        before = [q for q in quotes if q.seen < aws.announced]
+        after = [q for q in quotes if q.seen > aws.announced]
+        if before and after:
+            cut = 1 - after[-1].usd_per_hour / before[-1].usd_per_hour
+            assert 0 < cut <= aws.max_cut_fraction + 1e-9, key
     with pytest.raises(ValueError, match="need 2"):
         cloud.price_change_fraction("azure-nd96isr-h100-v5")
 

@@ -1,15 +1,16 @@
 """Cloud GPU instance types and the prices seen for them, each price with its date and source.
 
-Two tables:
+Three tables:
 
 - :data:`INSTANCE_TYPES`: what an instance *is* (provider, name, GPU model as a key into
   ``course.hardware.GPUS``, GPU count, network), from the provider's own documentation. GPU
   memory is not typed here: ``course.cloud`` computes it from the hardware registry.
 - :data:`PRICE_QUOTES`: what an instance *cost*, one row per price seen: the kind of price
   (on-demand, spot, capacity block), USD per instance-hour, the region, the date it was seen and
-  where. Prices move (AWS cut P5 on-demand from $98.32/h at launch to $55.04/h by November 2026,
-  -44 %, in line with its June 2025 cut of "up to 45 %"), so a price without a date is not
-  recorded. Where no sourced price was found, the quote is ``None`` with the reason.
+  where. Prices move (AWS announced cuts of "up to 45 %" for P4 and P5 on 5 June 2025:
+  :data:`PRICE_ANNOUNCEMENTS`), so a price without a date is not recorded. Where no sourced
+  price was found, the quote is ``None`` with the reason.
+- :data:`PRICE_ANNOUNCEMENTS`: announced price changes, with the instances they cover.
 
 Prices from the providers' price lists (AWS Price List, Azure Retail Prices API, Google Cloud
 Billing Catalog API) were read through public third-party transcriptions that name the list, the
@@ -59,7 +60,10 @@ AWS_P4D_LAUNCH = (
     "machine-learning-hpc/"
 )
 AWS_P5_LAUNCH = (
-    "AWS EC2 on-demand price list at P5 general availability (26 Jul 2023), as reported by "
+    "AWS EC2 on-demand price list at P5 general availability (26 Jul 2023, AWS News Blog 'New Amazon "
+    "EC2 P5 Instances Powered by NVIDIA H100 Tensor Core GPUs', https://aws.amazon.com/blogs/aws/"
+    "new-amazon-ec2-p5-instances-powered-by-nvidia-h100-tensor-core-gpus-for-accelerating-"
+    "generative-ai-and-hpc-applications/), price as reported by "
     "The Next Platform, 'H100 GPU Instance Pricing On AWS: Grin And Bear It' (27 Jul 2023), "
     "https://www.nextplatform.com/2023/07/27/h100-gpu-instance-pricing-on-aws-grin-and-bear-it/"
 )
@@ -191,6 +195,30 @@ PRICE_QUOTES: tuple[PriceQuote, ...] = (
 )  # fmt: skip
 
 
+@dataclass(frozen=True)
+class PriceAnnouncement:
+    """A provider's announced price change: date, instance families, the largest cut, source."""
+
+    provider: str
+    announced: str  # ISO date
+    instances: tuple[str, ...]  # keys in INSTANCE_TYPES covered by it
+    max_cut_fraction: float  # "up to 45 %" -> 0.45
+    source: str
+
+
+PRICE_ANNOUNCEMENTS: tuple[PriceAnnouncement, ...] = (
+    PriceAnnouncement(
+        "AWS",
+        "2025-06-05",
+        ("aws-p4d.24xlarge", "aws-p5.48xlarge", "aws-p5en.48xlarge"),
+        0.45,
+        "AWS News Blog, 'Announcing up to 45% price reduction for Amazon EC2 NVIDIA GPU-accelerated "
+        "instances' (5 Jun 2025): P4d, P4de, P5 and P5en on-demand, https://aws.amazon.com/blogs/"
+        "aws/announcing-up-to-45-price-reduction-for-amazon-ec2-nvidia-gpu-accelerated-instances/",
+    ),
+)
+
+
 #: Seed 004's "When Cloud Makes Sense" table, as the seed prints it (its figures, not checked
 #: prices): label, hardware key, GPUs, purchase USD, cloud USD per hour, the seed's break-even
 #: hours ("~4,700"; 150,000 / 32 = 4,687.5). The seed does not say which 8x A100: 80 GB assumed.
@@ -211,9 +239,11 @@ SEED003_PURCHASE_USD_PER_GPU: dict[str, tuple[float, float]] = {
 
 __all__ = [
     "INSTANCE_TYPES",
+    "PRICE_ANNOUNCEMENTS",
     "PRICE_QUOTES",
     "SEED003_PURCHASE_USD_PER_GPU",
     "SEED004_BUY_VS_RENT",
     "InstanceType",
+    "PriceAnnouncement",
     "PriceQuote",
 ]
