@@ -31,6 +31,9 @@ from course.units import HOUR, KWH, YEAR
 
 #: Hours in an average month (8,760 / 12).
 HOURS_PER_MONTH = YEAR / HOUR / 12
+#: Smallest utilisation the lifetime calculators accept (about 32 seconds a year): below it the
+#: hours used round to nothing and a cost per hour used is meaningless.
+MIN_UTILIZATION = 1e-6
 MAX_USD = 1e13
 
 
@@ -370,9 +373,8 @@ def own_vs_rent(
     spot = _rate("spot_usd_per_hour", spot_usd_per_hour, optional=True)
     overhead = validate.number("spot_overhead_fraction", spot_overhead_fraction, minimum=0,
                                maximum=100)  # fmt: skip
-    years = validate.number("lifetime_years", lifetime_years, minimum=0, maximum=50,
-                            strict_min=True)  # fmt: skip
-    util = validate.fraction("utilization", utilization)
+    years = validate.number("lifetime_years", lifetime_years, minimum=0.01, maximum=50)
+    util = validate.number("utilization", utilization, minimum=MIN_UTILIZATION, maximum=1)
     running = _running_usd_per_hour(power_watts, usd_per_kwh, pue)
     hosting = validate.number("hosting_usd_per_year", hosting_usd_per_year, minimum=0, maximum=1e10)
     staff = validate.number("staff_usd_per_year", staff_usd_per_year, minimum=0, maximum=1e10)
@@ -443,7 +445,7 @@ def seed004_breakeven(
     The seed's prices are its own round figures, not checked quotes. GPU power only: a whole
     server draws more (CPUs, fans, NICs), so the correction is a lower bound.
     """
-    util = validate.fraction("utilization", utilization)
+    util = validate.number("utilization", utilization, minimum=MIN_UTILIZATION, maximum=1)
     hosting = validate.number("hosting_usd_per_gpu_year", hosting_usd_per_gpu_year, minimum=0,
                               maximum=1e8)  # fmt: skip
     rows = []

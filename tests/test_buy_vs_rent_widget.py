@@ -63,7 +63,7 @@ def test_choosing_an_instance_fills_in_its_recorded_price_or_asks_for_one():
         ("utilization", "150", "utilisation % must be > 0 and <= 100"),
         ("pue", "0.5", "PUE must be >= 1"),
         ("purchase", "lots", "purchase $ must be a number"),
-        ("years", "0", "lifetime (years) must be > 0"),
+        ("years", "0", "lifetime (years) must be >= 0.01"),
         ("spot_overhead", "-5", "spot overhead % must be >= 0"),
     ],
 )
