@@ -22,7 +22,9 @@ IDS = [p.stem for p in SOLUTIONS]
 @pytest.fixture(scope="session")
 def keys():
     """Each set's answer key (solution run once, cached under build/ by source digest)."""
-    return {p.stem: authoring.answer_key(p) for p in SOLUTIONS}
+    keys, errors = authoring.answer_keys(SOLUTIONS)
+    assert not errors, errors
+    return keys
 
 
 def test_there_is_at_least_one_exercise_set():

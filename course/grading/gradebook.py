@@ -259,7 +259,7 @@ def grade_folder(
     threads = max(1, (os.cpu_count() or 1) // jobs)
     assignments = {n: spec.read(solutions[n]) for n in sorted({n for *_, n, _ in planned if n})}
     with contextlib.ExitStack() as stack:
-        zygote = _start_zygote(assignments.values(), threads) if assignments else None
+        zygote = sandbox.start_factory(list(assignments.values()), threads) if assignments else None
         if zygote is not None:
             stack.callback(zygote.close)
         grades = _grade_all(
@@ -284,20 +284,6 @@ def grade_folder(
         write_csv(target, rows, points)
         print(f"{len(rows)} submission(s) of {s or 'no known set'} -> {target}")
     return 0
-
-
-def _start_zygote(assignments, threads: int):
-    """The warm sandbox factory, or None (then each run starts its own sandbox: slower)."""
-    if not sandbox.mode()["mounts"]:
-        return None
-    preload = ["IPython.core.interactiveshell", "course.grading.learner"]
-    for a in assignments:
-        preload += spec.imported_modules(a.run_cells)
-    try:
-        return sandbox.Zygote(list(dict.fromkeys(preload)), threads=threads)
-    except RuntimeError as e:
-        print(f"WARNING: {e}; starting a fresh sandbox per submission instead", file=sys.stderr)
-        return None
 
 
 def _grade_all(planned, assignments, known, *, zygote, jobs, threads, timeout_s, cell_timeout_s,

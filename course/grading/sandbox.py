@@ -411,3 +411,20 @@ class Zygote:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def start_factory(assignments, threads: int = 1) -> Zygote | None:
+    """A warm sandbox factory preloading what these sets import, or None where there is none
+    (then each run starts a sandbox of its own, as :func:`run`: slower, same protections)."""
+    from course.grading.spec import imported_modules
+
+    if not mode()["mounts"]:
+        return None
+    preload = ["IPython.core.interactiveshell", "course.grading.learner"]
+    for a in assignments:
+        preload += imported_modules(a.run_cells)
+    try:
+        return Zygote(list(dict.fromkeys(preload)), threads=threads)
+    except RuntimeError as e:
+        print(f"WARNING: {e}; starting a fresh sandbox per run instead", file=sys.stderr)
+        return None
