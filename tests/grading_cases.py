@@ -19,7 +19,7 @@ from pathlib import Path
 
 import nbformat
 
-from course.grading import authoring, gradebook, spec
+from course.grading import authoring, gradebook, sandbox, spec
 
 SET = "00_units_and_memory"
 OTHER_SET = "03_data_types"  # one submission of another set: the folder mixes sets
@@ -29,6 +29,9 @@ TIMEOUT_S = 25  # per submission; only the submission that defeats the per-cell 
 CELL_TIMEOUT_S = 8
 POSSIBLE = 9
 MARKER = "DAEMON WAS HERE"
+# Attacks on files outside the sandbox run only where the sandbox can contain them (PID namespace and
+# hidden files); elsewhere they would really damage the machine running the tests.
+CONTAINED = not {"pid-namespace", "hidden-files"} & set(sandbox.protections_off())
 
 
 def answer_cells(nb) -> list[int]:
@@ -98,7 +101,8 @@ def build(subs: Path, out_dir: Path) -> None:
     put("os-exit", with_cell("import os\nos._exit(1)", before_answer=3))
     deletes = "import os, shutil\nshutil.rmtree(os.path.dirname(os.getcwd()), ignore_errors=True)\n"
     deletes += "shutil.rmtree(os.path.expanduser('~'), ignore_errors=True)"
-    put("deletes", with_cell(deletes, before_answer=4))
+    if CONTAINED:  # without hidden files this would delete the grader's own /tmp
+        put("deletes", with_cell(deletes, before_answer=4))
     put("memory-hog", with_cell("hog = bytearray(64 * 2**30)", before_answer=2))
     wrong = with_answer(0, "weights_bytes = params * 2\nweights_gb = weights_bytes / GiB\n"
                            "weights_gib = weights_bytes / GiB")  # fmt: skip
@@ -181,7 +185,8 @@ def build(subs: Path, out_dir: Path) -> None:
         "            time.sleep(0.1)\n"
         "    os._exit(0)\n"
     )
-    put("attack-daemon", with_cell(daemon, before_answer=0))
+    if CONTAINED:
+        put("attack-daemon", with_cell(daemon, before_answer=0))
     victim = subs / f"{SET}-victim.ipynb"
     nbformat.write(filled_in(), victim)
     edit = (
@@ -190,7 +195,8 @@ def build(subs: Path, out_dir: Path) -> None:
         "nb['cells'] = []\n"
         f"json.dump(nb, open({str(victim)!r}, 'w'))\n"
     )
-    put("attack-edit-other", with_cell(edit, before_answer=0, nb=blank()))
+    if CONTAINED:
+        put("attack-edit-other", with_cell(edit, before_answer=0, nb=blank()))
     claims = filled_in()
     claims.metadata["course"] = {"assignment": "01_hardware"}
     put("attack-metadata", claims)
