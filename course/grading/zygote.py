@@ -77,6 +77,10 @@ def _init(request: dict, holder: int, runner) -> None:
     sandbox_init._umount(SANDBOXES)
     sandbox_init._mount("proc", "/proc", "proc", sandbox_init.MS_NOSUID | sandbox_init.MS_NODEV)
     os.chdir(sandbox_init.INSIDE)
+    null = os.open("/dev/null", os.O_RDWR)
+    os.dup2(null, 0)  # the factory's request and reply pipes stay out of the namespace
+    os.dup2(null, 1)
+    os.close(null)
     worker = os.fork()
     if worker == 0:
         try:
