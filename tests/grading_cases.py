@@ -218,6 +218,13 @@ def build(subs: Path, out_dir: Path) -> None:
         "    except BaseException:\n        pass\n"
     )
     put("attack-catches-timeout", with_cell(stubborn, before_answer=2))
+    deaf = "import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\nwhile True:\n    pass\n"
+    put("ignores-alarm", with_cell(deaf, before_answer=3))
+    slow = with_cell("import time\ntime.sleep(CELL - 2)", before_answer=3)
+    for _ in range(4):  # five cells, each within its limit, together past the submission's
+        slow = with_cell("time.sleep(CELL - 2)", before_answer=3, nb=slow)
+    slow = with_cell(f"CELL = {CELL_TIMEOUT_S}", before_answer=0, nb=slow)
+    put("slow-overall", slow)
 
 
 @functools.cache

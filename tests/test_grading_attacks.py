@@ -103,7 +103,19 @@ def test_no_network_and_an_unprivileged_user(result):
     assert "PYTEST" not in env and "VIRTUAL_ENV" not in env  # the grader's environment stays out
 
 
-def test_a_loop_that_swallows_the_cell_timeout_is_killed_and_earlier_answers_count(result):
+def test_a_loop_that_swallows_the_cell_timeout_is_killed_and_costs_only_itself(result):
     r = row(result, "attack-catches-timeout")
+    assert points(r) == (POSSIBLE, POSSIBLE)  # the looping cell answered nothing
+    assert "timed out" in r["reason"]
+
+
+def test_a_cell_deaf_to_its_alarm_is_killed_from_outside_and_costs_only_itself(result):
+    r = row(result, "ignores-alarm")
+    assert points(r) == (POSSIBLE, POSSIBLE)
+    assert "timed out" in r["reason"]
+
+
+def test_the_submission_time_limit_keeps_the_answers_computed_before_it(result):
+    r = row(result, "slow-overall")
     assert r["status"] == "timeout"
-    assert [question(r, q) for q in ("q1", "q2", "q3", "q4", "q5")] == [2, 2, 0, 0, 0]
+    assert [question(r, q) for q in ("q1", "q2", "q3", "q4", "q5")] == [2, 2, 2, 0, 0]

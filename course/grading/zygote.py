@@ -81,20 +81,18 @@ def _init(request: dict, holder: int, runner) -> None:
     os.dup2(null, 0)  # the factory's request and reply pipes stay out of the namespace
     os.dup2(null, 1)
     os.close(null)
-    worker = os.fork()
-    if worker == 0:
-        try:
-            _worker(request, runner)
-        except BaseException as e:  # the submission's own exceptions end in runner.main
-            print(f"sandbox: worker failed: {e!r}", file=sys.stderr)
-        os._exit(97)
-    while True:
-        try:
-            pid, status = os.waitpid(-1, 0)
-        except ChildProcessError:
-            os._exit(98)
-        if pid == worker:
-            os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+
+    def spawn() -> int:
+        worker = os.fork()
+        if worker == 0:
+            try:
+                _worker(request, runner)
+            except BaseException as e:  # the submission's own exceptions end in runner.main
+                print(f"sandbox: worker failed: {e!r}", file=sys.stderr)
+            os._exit(97)
+        return worker
+
+    os._exit(sandbox_init.supervise(spawn, sandbox_init.INSIDE))
 
 
 def _holder(request: dict, runner) -> None:
