@@ -1,7 +1,8 @@
 """Command line: ``python -m course check | measure | assign | grade``.
 
 - ``check``: one [OK]/[FAIL] line per requirement of the course; exit status 1 on any FAIL.
-- ``measure [--budget S]``: this machine's matmul rates and memory bandwidths, measured now.
+- ``measure [--budget S] [--save run.json] [--compare other.json]``: this machine's matmul rates
+  and memory bandwidths, measured now; saved as JSON, or printed beside another saved portrait.
 - ``assign``: regenerate the student notebooks in ``exercises/`` from ``solutions/`` (otter assign).
 - ``grade SUBMISSIONS_DIR --out grades.csv``: grade every submission, one CSV row each.
 """
@@ -18,6 +19,8 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("check", help="check that this machine can run the course")
     measure = sub.add_parser("measure", help="measure this machine's compute and bandwidth")
     measure.add_argument("--budget", type=float, default=30.0, help="seconds for the whole run")
+    measure.add_argument("--save", metavar="RUN_JSON", help="write this portrait to a JSON file")
+    measure.add_argument("--compare", metavar="OTHER_JSON", help="print it beside a saved portrait")
     assign = sub.add_parser("assign", help="generate exercises/ from solutions/")
     assign.add_argument("notebooks", nargs="*", help="solution notebooks (default: all)")
     grade = sub.add_parser("grade", help="grade a folder of submitted notebooks into a CSV")
@@ -37,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "measure":
         from course.measure.quick import run_measure
 
-        return run_measure(args.budget)
+        return run_measure(args.budget, save=args.save, compare=args.compare)
     if args.command == "assign":
         from course.grading import assign_all
 
