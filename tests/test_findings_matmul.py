@@ -99,6 +99,8 @@ def test_dtype_speed_same_noisy_missing_and_gpu():
         [rec(dtype="fp32", rate=1e11), rec(dtype="int8", rate=9e11)], features=("AMX-INT8",)
     )
     assert "integer operations" in int8 and "9.0× faster" in int8
+    fp8 = matmul.dtype_speed([rec(dtype="fp32", rate=2.5e10), rec(dtype="fp8_e4m3", rate=1.5e7)])
+    assert "1,667× slower" in fp8 and "no CPU multiplies fp8" in fp8 and "slow generic path" in fp8
 
 
 def test_dtype_speed_reports_a_dtype_without_a_common_size():
