@@ -20,7 +20,11 @@ def main(argv: list[str] | None = None) -> int:
     measure = sub.add_parser("measure", help="measure this machine's compute and bandwidth")
     measure.add_argument("--budget", type=float, default=30.0, help="seconds for the whole run")
     measure.add_argument("--save", metavar="RUN_JSON", help="write this portrait to a JSON file")
-    measure.add_argument("--compare", metavar="OTHER_JSON", help="print it beside a saved portrait")
+    measure.add_argument(
+        "--compare",
+        metavar="OTHER_JSON",
+        help="print it beside a saved portrait, or 'h100' for the reference run",
+    )
     assign = sub.add_parser("assign", help="generate exercises/ from solutions/")
     assign.add_argument("notebooks", nargs="*", help="solution notebooks (default: all)")
     grade = sub.add_parser("grade", help="grade a folder of submitted notebooks into a CSV")

@@ -80,3 +80,16 @@ def test_levels_measured_below_the_next_are_flagged_as_the_method():
         {"machine": "m", "matmul": [], "plateaus": [p.__dict__ for p in plateaus]}
     )
     assert "not the hardware" in lines[1] and "not the hardware" not in lines[2]
+
+
+def test_compare_with_the_shipped_h100_reference_run():
+    from course.measure import quick
+
+    h100 = quick.load_portrait("h100")
+    assert "H100 SXM, reference run 2026-11-22" in h100["machine"]
+    assert "AMX-BF16" in h100["cpu_features"]
+    here = {"machine": "measured on: a laptop", "matmul": [dict(r, flop_per_s=r["flop_per_s"] / 1000)
+                                                            for r in h100["matmul"]]}  # fmt: skip
+    lines = quick.compare_lines(here, h100)
+    assert any(line.startswith("matmul cuda bf16") and line.endswith("0.001x") for line in lines)
+    assert any(line.startswith("read bandwidth cuda memory") and " - " in line for line in lines)

@@ -8,7 +8,7 @@ a median over repeats; the budget bounds the whole run. Layer 3, called by ``cou
 A portrait is also data: :func:`measure_portrait` returns it as a dict (the machine, when, and the
 tidy records of each sweep, the format of ``course.measure``), ``--save run.json`` writes it, and
 ``--compare other.json`` prints this machine beside another's (:func:`compare_lines`), so a class
-can compare its laptops, or a laptop with the shipped H100 reference run.
+can compare its laptops; ``--compare h100`` compares with the shipped H100 SXM reference run.
 """
 
 from __future__ import annotations
@@ -19,12 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from course import validate
+from course.data import reference
 from course.measure import bandwidth, matmul
 from course.measure.devices import (
     available_devices,
     cpu_caches,
     describe_machine,
     machine_info,
+    parse_cpu_flags,
     verify_devices,
 )
 from course.measure.timing import record_dict
@@ -122,8 +124,39 @@ def save_portrait(portrait: dict[str, Any], path: str | Path) -> Path:
     return target
 
 
+#: Names ``--compare`` accepts for a shipped reference run instead of a file.
+REFERENCE_NAMES = {"h100": reference.H100, reference.H100: reference.H100}
+
+
+def reference_portrait(run: str = reference.H100) -> dict[str, Any]:
+    """A shipped reference run as a portrait (same format as :func:`measure_portrait`).
+
+    Its matmul records are the GPU's and its host CPU's sweeps; its memory figures are the GPU's
+    device read at 1 GiB and the pinned host <-> device copies. It has no CPU cache plateaus.
+    """
+    machine = reference.load(run, "machine")
+    mm, bw = reference.load(run, "matmul"), reference.load(run, "bandwidth")
+    largest = max(r["working_set_bytes"] for r in bw["cuda_read"])
+    return {
+        "version": PORTRAIT_VERSION,
+        "machine": f"{machine['describe_machine']} ({reference.label(run)})",
+        "cpu_features": list(parse_cpu_flags(machine.get("lscpu", ""))),
+        "date": machine.get("recorded", ""),
+        "budget_s": None,
+        "device_tests": [],
+        "matmul": mm["matmul_sweep"] + mm["cpu_matmul_sweep"],
+        "plateaus": [],
+        "cuda_read": [r for r in bw["cuda_read"] if r["working_set_bytes"] == largest],
+        "host_device": [
+            r for r in bw["host_device"] if r["pinned"] and r["working_set_bytes"] == 256 * 2**20
+        ],  # fmt: skip
+    }
+
+
 def load_portrait(path: str | Path) -> dict[str, Any]:
-    """Read a portrait that ``--save`` wrote (ValueError if the file is not one)."""
+    """Read a portrait that ``--save`` wrote, or "h100" for the shipped H100 reference run."""
+    if str(path) in REFERENCE_NAMES:
+        return reference_portrait(REFERENCE_NAMES[str(path)])
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as err:
