@@ -11,7 +11,14 @@ Tests drive them by setting ``calc.controls[name].value`` and reading ``calc.out
 Layer 4 (presentation).
 """
 
-from course.widgets.base import ERROR_COLOUR, Calculator, error_html, parse_number
+from course.widgets.base import (
+    ERROR_COLOUR,
+    Calculator,
+    error_html,
+    friendly_message,
+    parse_number,
+    parse_whole,
+)
 from course.widgets.decode import decode_speed_calculator
 from course.widgets.fit import will_it_fit
 from course.widgets.roofline import roofline_explorer
@@ -21,7 +28,9 @@ __all__ = [
     "Calculator",
     "decode_speed_calculator",
     "error_html",
+    "friendly_message",
     "parse_number",
+    "parse_whole",
     "roofline_explorer",
     "will_it_fit",
 ]
