@@ -148,3 +148,8 @@ def test_friendly_message_relabels_only_a_leading_parameter_name():
         "x must be like 2e12 on fp16, got '2.5'"
     )
     assert widgets.friendly_message("n in 1..100,000", labels) == "n in 1..100,000"
+    # a message that already names a control by its label is left alone, even if a key prefixes it
+    both = {"spot": "spot $/h", "spot_overhead": "spot overhead %"}
+    message = "spot overhead % must be >= 0, got -5"
+    assert widgets.friendly_message(message, both) == message
+    assert widgets.friendly_message("spot must be > 0", both) == "spot $/h must be > 0"

@@ -5,6 +5,7 @@
 | ``roofline`` | ``roofline_explorer()`` | 02 |
 | ``decode`` | ``decode_speed_calculator()`` | 02 |
 | ``fit`` | ``will_it_fit()`` | 04 |
+| ``buy_vs_rent`` | ``buy_vs_rent_calculator()`` | 09 |
 
 A new widget is a new module here with a builder that returns a ``Calculator``, exported below.
 Tests drive them by setting ``calc.controls[name].value`` and reading ``calc.output.value``.
@@ -19,6 +20,7 @@ from course.widgets.base import (
     parse_number,
     parse_whole,
 )
+from course.widgets.buy_vs_rent import buy_vs_rent_calculator
 from course.widgets.decode import decode_speed_calculator
 from course.widgets.fit import will_it_fit
 from course.widgets.roofline import roofline_explorer
@@ -26,6 +28,7 @@ from course.widgets.roofline import roofline_explorer
 __all__ = [
     "ERROR_COLOUR",
     "Calculator",
+    "buy_vs_rent_calculator",
     "decode_speed_calculator",
     "error_html",
     "friendly_message",

@@ -77,8 +77,11 @@ def friendly_message(message: str, labels: Mapping[str, str]) -> str:
     ``friendly_message("seq_len must be <= 4096, got 100000", {"seq_len": "sequence length"})``
     -> ``"sequence length must be <= 4,096, got 100,000"``.
     """
+    already_labelled = any(message.startswith(f"{label} ") for label in labels.values())
     for name in sorted(labels, key=len, reverse=True):
-        if message.startswith(f"{name} ") and not message.startswith(f"{labels[name]} "):
+        if already_labelled:
+            break
+        if re.match(rf"{re.escape(name)} (must|is|has|['\"])", message):
             message = labels[name] + message[len(name) :]
             break
     return _NUMBER.sub(_format_number, message)
