@@ -5,6 +5,8 @@
 | ``roofline`` | ``roofline_explorer()`` | 02 |
 | ``decode`` | ``decode_speed_calculator()`` | 02 |
 | ``fit`` | ``will_it_fit()`` | 04 |
+| ``mig`` | ``mig_explorer()`` | 08 |
+| ``dgx_design`` | ``dgx_design_calculator()`` | 08 |
 | ``buy_vs_rent`` | ``buy_vs_rent_calculator()`` | 09 |
 
 A new widget is a new module here with a builder that returns a ``Calculator``, exported below.
@@ -22,7 +24,9 @@ from course.widgets.base import (
 )
 from course.widgets.buy_vs_rent import buy_vs_rent_calculator
 from course.widgets.decode import decode_speed_calculator
+from course.widgets.dgx_design import dgx_design_calculator
 from course.widgets.fit import will_it_fit
+from course.widgets.mig import mig_explorer
 from course.widgets.roofline import roofline_explorer
 
 __all__ = [
@@ -30,8 +34,10 @@ __all__ = [
     "Calculator",
     "buy_vs_rent_calculator",
     "decode_speed_calculator",
+    "dgx_design_calculator",
     "error_html",
     "friendly_message",
+    "mig_explorer",
     "parse_number",
     "parse_whole",
     "roofline_explorer",
