@@ -293,7 +293,8 @@ def decode_step(
     Leaves out the KV cache and activations, which add bytes per sequence (lessons 04 and 07).
     """
     card = hardware.gpu(gpu)
-    n = params_of("params", params)
+    # at least one weight: a subnormal count would make the step take 0 s (tokens/s = b / 0)
+    n = validate.number("params", params, minimum=1, maximum=MAX_COUNT)
     w_bytes = n * BYTES_PER_PARAM[validate.choice("dtype", dtype, BYTES_PER_PARAM)]
     b = validate.positive_int("batch", batch, maximum=10**7)
     if compute_dtype is None:
