@@ -5,6 +5,7 @@
 | ``roofline`` | ``roofline_explorer()`` | 02 |
 | ``decode`` | ``decode_speed_calculator()`` | 02 |
 | ``fit`` | ``will_it_fit()`` | 04 |
+| ``cost`` | ``how_long_and_how_much()`` | 05 |
 
 A new widget is a new module here with a builder that returns a ``Calculator``, exported below.
 Tests drive them by setting ``calc.controls[name].value`` and reading ``calc.output.value``.
@@ -12,6 +13,7 @@ Layer 4 (presentation).
 """
 
 from course.widgets.base import ERROR_COLOUR, Calculator, error_html, parse_number
+from course.widgets.cost import how_long_and_how_much
 from course.widgets.decode import decode_speed_calculator
 from course.widgets.fit import will_it_fit
 from course.widgets.roofline import roofline_explorer
@@ -21,6 +23,7 @@ __all__ = [
     "Calculator",
     "decode_speed_calculator",
     "error_html",
+    "how_long_and_how_much",
     "parse_number",
     "roofline_explorer",
     "will_it_fit",
