@@ -13,6 +13,8 @@ Checked in tests/test_cost.py against BLOOM (Luccioni et al. 2022) and Llama 2 (
 
 from __future__ import annotations
 
+import math
+import statistics
 from dataclasses import dataclass
 
 from course import compute, hardware, validate
@@ -119,6 +121,27 @@ def run_footprint(
     )  # fmt: skip
 
 
+def sustained_power(samples: list, *, skip_seconds: float = 2.0) -> tuple[float, float]:
+    """(median watts, median SM clock in MHz) of power samples, leaving out the first seconds.
+
+    ``samples`` are ``[unix time, watts, SM clock MHz, ...]`` rows as NVML records them (the H100
+    reference run's ``power.json``); the first ``skip_seconds`` are the ramp-up.
+    """
+
+    def _row_ok(row: object) -> bool:
+        return (isinstance(row, list | tuple) and len(row) >= 3
+                and all(isinstance(x, int | float) and not isinstance(x, bool)
+                        and math.isfinite(x) for x in row[:3]))  # fmt: skip
+
+    if not isinstance(samples, list | tuple) or not samples or not all(map(_row_ok, samples)):
+        raise ValueError("samples must be a non-empty list of [time, watts, clock MHz] rows of "
+                         f"finite numbers, got {samples!r:.80}")  # fmt: skip
+    skip = validate.number("skip_seconds", skip_seconds, minimum=0, maximum=1e6)
+    start = samples[0][0]
+    kept = [row for row in samples if row[0] - start >= skip] or list(samples)
+    return statistics.median(r[1] for r in kept), statistics.median(r[2] for r in kept)
+
+
 __all__ = [
     "RunFootprint",
     "co2_kg",
@@ -126,5 +149,6 @@ __all__ = [
     "energy_joules",
     "gpu_hours_energy_joules",
     "run_footprint",
+    "sustained_power",
     "usd_per_million_tokens",
 ]

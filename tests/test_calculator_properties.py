@@ -274,6 +274,8 @@ VALID: dict[str, tuple] = {
         "params": 7e9, "tokens": 1e12, "gpu": "h100-sxm", "n_gpus": 64, "mfu": 0.4,
         "dtype": "bf16", "usd_per_gpu_hour": 2.0, "usd_per_kwh": 0.1, "pue": 1.2,
         "grid_g_per_kwh": 400, "watts_per_gpu": 700}),
+    "energy.sustained_power": (energy.sustained_power, {
+        "samples": [[0.0, 100.0, 1980], [2.5, 700.0, 1350]], "skip_seconds": 1.0}),
     "seed000.course_estimate": (seed000.course_estimate, {
         "workload": "generate", "gpu": "a100-80gb-sxm", "efficiency": 0.6}),
     "compute.training_run_cost": (compute.training_run_cost, {

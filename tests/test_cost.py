@@ -281,3 +281,18 @@ def test_published_runs_have_sources_and_lookup_errors_name_the_choices():
         assert not any(isinstance(v, float) and math.isnan(v) for v in vars(run).values())
     with pytest.raises(ValueError, match="llama-2-7b"):
         published_runs.run("gpt-5")
+
+
+def test_sustained_power_of_the_reference_run_is_the_700_w_cap_at_1350_mhz():
+    """H100 SXM reference run (power.json): bf16 8192^3 for 15 s at ~698 W, SM clock ~1,350 MHz;
+    673 TFLOP/s / 698 W = 0.96 TFLOP/J; idle 129 W."""
+    power = reference.load(reference.H100, "power")
+    run = power["sustained_bf16_8192"]
+    watts, clock = energy.sustained_power(run["samples"])
+    assert watts == pytest.approx(698, abs=5) and watts <= power["limit_w"] + 5
+    assert clock == pytest.approx(1350, abs=50)
+    assert run["flop_per_s"] / watts / 1e12 == pytest.approx(0.96, abs=0.01)
+    idle_watts, _ = energy.sustained_power(power["idle_samples"][-20:], skip_seconds=0)
+    assert idle_watts == pytest.approx(129, abs=2)
+    with pytest.raises(ValueError, match="samples"):
+        energy.sustained_power([])
