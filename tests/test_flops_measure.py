@@ -73,3 +73,13 @@ def test_measured_mfu_record_is_well_formed():
 def test_mfu_refuses_an_encoder_without_lm_head():
     with pytest.raises(ValueError, match="LM head"):
         mfu.measure_training_mfu(PRESETS["bert-base"], budget_s=0.5)
+
+
+def test_slow_steps_are_timed_call_by_call_inside_the_budget():
+    """A busy machine: a step slower than the budget is still timed (once), never skipped."""
+    import time
+
+    median, spread, repeats, _ = mfu._time_step(lambda: time.sleep(0.05), "cpu", 0.06)
+    assert repeats >= 1 and median >= 0.05 and spread >= 0
+    median, _, repeats, _ = mfu._time_step(lambda: None, "cpu", 0.2)
+    assert repeats >= 1 and median < 0.01
