@@ -121,7 +121,7 @@ class CourseEstimate(Report):
     workload: str
     gpu: str
     work_flops: float
-    bytes_moved_bytes: float
+    bytes_moved_bytes: float | None  # None: not modelled (training here is compute-bound)
     efficiency: float
     seconds: float
     bound: str
@@ -151,7 +151,7 @@ def course_estimate(
         seconds, bound = 1000 * d.step_seconds, d.bound
     else:
         flops = compute.training_flops_with_attention(cfg, 10_000, 2048)
-        moved = 0.0
+        moved = None
         seconds = flops / (
             card.peak_flops("bf16")
             * validate.number("efficiency", efficiency, minimum=0, maximum=1, strict_min=True)

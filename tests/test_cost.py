@@ -265,6 +265,8 @@ def test_generating_1000_tokens_is_memory_bound_and_far_slower_than_the_seed_say
     assert gen.bound == "memory" and pre.bound == "compute"
     assert gen.seconds > 50 * seed["actual_time_sec"]
     assert gen.bytes_moved_bytes > 900 * 13e9
+    assert seed000.course_estimate("training", "h100-sxm").bytes_moved_bytes is None
+    assert "None" in str(seed000.course_estimate("training", "h100-sxm"))
     assert pre.seconds == pytest.approx(seed["actual_time_sec"], rel=0.2)
 
 
