@@ -49,3 +49,8 @@ def test_counter_vs_formula_branches():
     assert "agree" in utilisation.counter_vs_formula(1.005e9, 1e9, "x")
     assert "more" in utilisation.counter_vs_formula(1.2e9, 1e9, "x")
     assert "fewer" in utilisation.counter_vs_formula(0.7e9, 1e9, "x")
+
+
+def test_a_plain_mapping_works_as_a_record():
+    rec = vars(_record(mfu=0.3))
+    assert "MFU 30.0 %" in utilisation.training_mfu(rec)

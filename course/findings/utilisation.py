@@ -1,7 +1,7 @@
 """What this machine's training-step utilisation (MFU) says, in words computed from the run.
 
 Each function takes the record :func:`course.measure.mfu.measure_training_mfu` returned (any object
-with its fields will do: tests pass synthetic ones) or ``None`` when nothing was measured, and
+or mapping with its fields will do: tests pass synthetic ones) or ``None`` when nothing was measured, and
 returns Markdown that fits the outcome: high, typical or low MFU, an inconsistent (> 100 %) or noisy
 measurement, a busy machine. Published figures come from ``course.data.published_runs`` and the H100
 reference run, never typed here. Layer 4: no torch. Used by lesson 05.
@@ -10,9 +10,8 @@ reference run, never typed here. Layer 4: no torch. Used by lesson 05.
 from __future__ import annotations
 
 from course.data import published_runs, reference
+from course.findings._common import NOISY, get
 
-#: Relative spread (IQR / median) of the step time above which the timing is called noisy.
-NOISY_SPREAD = 0.25
 #: Relative difference between counted FLOPs and a formula that still counts as agreement.
 AGREE = 0.01
 
@@ -22,12 +21,12 @@ def _reference_mfu() -> float:
 
 
 def _busy(record) -> str:
-    load, cores = getattr(record, "load_average", None), getattr(record, "cores", 1)
-    spread = record.step_spread_seconds / record.step_seconds
+    load, cores = get(record, "load_average"), get(record, "cores", 1)
+    spread = get(record, "step_spread_seconds", 0.0) / get(record, "step_seconds")
     notes = []
     if load is not None and load > cores:
         notes.append(f"the machine was busy (load average {load:.1f} on {cores} cores)")
-    if spread > NOISY_SPREAD:
+    if spread > NOISY:
         notes.append(f"the step time varied by {100 * spread:.0f} % (IQR over median)")
     if not notes:
         return ""
@@ -40,10 +39,10 @@ def training_mfu(record) -> str:
     if record is None:
         return ("No training step was measured in this run (the cell was skipped or ran out of "
                 "budget), so there is no MFU to report: run the measurement cell.")  # fmt: skip
-    m, busy = record.mfu, _busy(record)
-    head = (f"On this machine a training step of *{record.model}* ran at "
-            f"{record.achieved_flop_per_s / 1e9:.1f} GFLOP/s against a matmul rate of "
-            f"{record.peak_flop_per_s / 1e9:.1f} GFLOP/s measured beside it: **MFU "
+    m, busy = get(record, "mfu"), _busy(record)
+    head = (f"On this machine a training step of *{get(record, 'model')}* ran at "
+            f"{get(record, 'achieved_flop_per_s') / 1e9:.1f} GFLOP/s against a matmul rate of "
+            f"{get(record, 'peak_flop_per_s') / 1e9:.1f} GFLOP/s measured beside it: **MFU "
             f"{100 * m:.1f} %**.")  # fmt: skip
     palm = published_runs.run("palm-540b").mfu
     ref = _reference_mfu()
@@ -85,4 +84,4 @@ def counter_vs_formula(counted_flops: float | None, formula_flops: float, what: 
             "attention term, the LM head, or the first layer's missing input gradient.")  # fmt: skip
 
 
-__all__ = ["AGREE", "NOISY_SPREAD", "counter_vs_formula", "training_mfu"]
+__all__ = ["AGREE", "counter_vs_formula", "training_mfu"]
