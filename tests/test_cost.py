@@ -298,3 +298,12 @@ def test_sustained_power_of_the_reference_run_is_the_700_w_cap_at_1350_mhz():
     assert idle_watts == pytest.approx(129, abs=2)
     with pytest.raises(ValueError, match="samples"):
         energy.sustained_power([])
+
+
+def test_bert_base_fits_the_sources_hours_to_days_on_1_to_8_gpus():
+    """Devlin et al. 2019, appendix A.2: 256 x 512 tokens x 1M steps. *AI Infrastructure* says
+    BERT-base trains on "1-8 GPUs, hours-days": on 8 A100s at 40 % MFU it takes about a day."""
+    run = published_runs.run("bert-base")
+    assert run.tokens == 256 * 512 * 1_000_000
+    days = compute.training_seconds(run.params, run.tokens, 8, A100_BF16, mfu=0.4) / 86400
+    assert 0.5 < days < 2

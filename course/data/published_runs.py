@@ -53,6 +53,11 @@ GPT3 = (
     "Brown et al. 2020, 'Language Models are Few-Shot Learners', Table D.1 (3.14e23 training "
     "FLOPs for 175B), https://arxiv.org/abs/2005.14165"
 )
+BERT = (
+    "Devlin et al. 2019, 'BERT: Pre-training of Deep Bidirectional Transformers for Language "
+    "Understanding', appendix A.2 (batch of 256 sequences x 512 tokens for 1,000,000 steps; "
+    "BERT-base on 16 TPU chips for 4 days), https://arxiv.org/abs/1810.04805"
+)
 CHINCHILLA = (
     "Hoffmann et al. 2022, 'Training Compute-Optimal Large Language Models', sec. 3-4 "
     "(Chinchilla: 70B parameters, 1.4T tokens, Gopher's compute budget; 20 tokens per "
@@ -90,6 +95,9 @@ RUNS: MappingProxyType = MappingProxyType({r.key: r for r in [
     PublishedRun("gpt-3", "GPT-3 175B", GPT3, params=175e9, tokens=300e9, flops=3.14e23,
                  gpu="V100"),
     PublishedRun("chinchilla", "Chinchilla 70B", CHINCHILLA, params=70e9, tokens=1.4e12),
+    PublishedRun("bert-base", "BERT-base (110M)", BERT, params=110e6, tokens=256 * 512 * 1_000_000,
+                 gpu="Cloud TPU chips", n_gpus=16,
+                 notes="256 x 512 = 131,072 tokens per batch (the paper writes 128,000); 4 days."),
     PublishedRun("llama-2-7b", "Llama 2 7B", LLAMA2, params=7e9, tokens=2e12, gpu="A100-80GB",
                  gpu_hours=184_320),
     PublishedRun("llama-2-13b", "Llama 2 13B", LLAMA2, params=13e9, tokens=2e12,
