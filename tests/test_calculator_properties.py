@@ -320,6 +320,28 @@ VALID: dict[str, tuple] = {
         "tokens": 1e10, "days": 1.0, "dtype": "bf16", "mfu": 0.4, "recompute": "selective",
         "sequence_parallel": True, "zero_stage": 1, "precision": "mixed", "optimizer": "adam",
         "usable_fraction": 0.9, "usd_per_kwh": 0.1, "pue": 1.2}),
+    "datacenter.dgx_from_parts": (datacenter.dgx_from_parts, {"system": "dgx-h100"}),
+    "datacenter.superpod": (datacenter.superpod, {
+        "sus": 4, "architecture": "dgx-superpod-h100", "watts_per_switch": 1000}),
+    "datacenter.mig_layout": (datacenter.mig_layout,
+                              {"gpu": "h100-sxm", "profiles": ["3g.40gb", "2g.20gb"]}),
+    "datacenter.mig_serving_fit": (datacenter.mig_serving_fit, {
+        "model": CFG, "gpu": "h100-sxm", "dtype": "bf16", "seq_len": 1024, "batch": 2,
+        "overhead_fraction": 0.1}),
+    "datacenter.power_levels": (datacenter.power_levels, {
+        "system": "dgx-h100", "systems": 32, "systems_per_rack": 4,
+        "other_watts_per_rack": 3000, "pue": 1.5}),
+    "datacenter.choose_gpu": (datacenter.choose_gpu, {
+        "model": CFG, "workload": "serving", "dtype": "fp8", "gpu_a": "a100-80gb-sxm",
+        "gpu_b": "h100-sxm", "usd_per_gpu_hour_a": 2.0, "usd_per_gpu_hour_b": 4.0, "batch": 4,
+        "seq_len": 1024, "mfu": 0.4, "budget_usd": 1000}),
+    "datacenter.offload_decode_step": (datacenter.offload_decode_step, {
+        "model": PRESETS["llama-2-70b"], "gpu": "gh200-96gb", "dtype": "bf16", "seq_len": 4096,
+        "batch": 2, "usable_fraction": 0.9}),
+    "datacenter.dgx_design": (datacenter.dgx_design, {
+        "config": SMALL, "tokens": 1e10, "days": 1.0, "system": "dgx-h100", "dtype": "bf16",
+        "mfu": 0.4, "recompute": "selective", "seq_len": 1024, "pipeline_parallel": None,
+        "systems_per_rack": 4, "usd_per_kwh": 0.1, "pue": 1.3, "usd_per_system": 4e5}),
     "cloud.breakeven_hours": (cloud.breakeven_hours, {
         "purchase_usd": 475_000, "rent_usd_per_hour": 98.32, "power_watts": 10_200,
         "usd_per_kwh": 0.1, "pue": 1.4, "other_usd_per_hour": 1.0}),
@@ -331,6 +353,35 @@ VALID: dict[str, tuple] = {
         "power_watts": 10_200, "usd_per_kwh": 0.1, "pue": 1.4, "other_usd_per_year": 1000}),
     "cloud.instance": (cloud.instance, {"key": "aws-p5.48xlarge"}),
     "cloud.instance_gpu": (cloud.instance_gpu, {"key": "aws-p5.48xlarge"}),
+    "cloud.instances_table": (cloud.instances_table, {"provider": "AWS"}),
+    "cloud.price_history": (cloud.price_history, {"key": "aws-p5.48xlarge", "kind": "on-demand"}),
+    "cloud.price_change_fraction": (cloud.price_change_fraction, {"key": "aws-p5.48xlarge"}),
+    "cloud.own_vs_rent": (cloud.own_vs_rent, {
+        "purchase_usd": 400_000, "on_demand_usd_per_hour": 55.04, "reserved_usd_per_hour": 39.33,
+        "spot_usd_per_hour": 27.0, "spot_overhead_fraction": 0.2, "lifetime_years": 3,
+        "utilization": 0.6, "power_watts": 10_200, "usd_per_kwh": 0.1, "pue": 1.4,
+        "hosting_usd_per_year": 20_000, "staff_usd_per_year": 30_000}),
+    "cloud.seed004_breakeven": (cloud.seed004_breakeven, {
+        "utilization": 0.5, "usd_per_kwh": 0.15, "pue": 1.5, "hosting_usd_per_gpu_year": 1000}),
+    "cloud.training_run_cost_on": (cloud.training_run_cost_on, {
+        "key": "aws-p5.48xlarge", "params": 7e9, "tokens": 1e12, "instances": 4, "mfu": 0.4,
+        "dtype": "bf16", "usd_per_hour": 50.0}),
+    "cloud.usd_per_million_tokens": (cloud.usd_per_million_tokens,
+                                     {"usd_per_hour": 55.04, "tokens_per_s": 3000}),
+    "cloud.serving_cost": (cloud.serving_cost, {
+        "key": "aws-p5.48xlarge", "params": 7e9, "dtype": "bf16", "batch": 8, "efficiency": 0.5,
+        "usd_per_hour": 50.0}),
+    "cloud.young_interval_seconds": (cloud.young_interval_seconds,
+                                     {"checkpoint_seconds": 300, "mtbf_seconds": 86_400}),
+    "cloud.daly_interval_seconds": (cloud.daly_interval_seconds,
+                                    {"checkpoint_seconds": 300, "mtbf_seconds": 86_400}),
+    "cloud.expected_wall_clock_seconds": (cloud.expected_wall_clock_seconds, {
+        "solve_seconds": 3.6e5, "interval_seconds": 3600, "checkpoint_seconds": 300,
+        "mtbf_seconds": 21_600, "restart_seconds": 120}),
+    "cloud.spot_training": (cloud.spot_training, {
+        "solve_seconds": 3.6e5, "spot_usd_per_hour": 27.2, "on_demand_usd_per_hour": 63.3,
+        "checkpoint_seconds": 300, "mtbf_seconds": 21_600, "restart_seconds": 120,
+        "interval_seconds": 3000}),
 }  # fmt: skip
 
 JUNK = st.one_of(
