@@ -59,13 +59,6 @@ def co2_kg(energy: float, grid_g_per_kwh: float) -> float:
     return e / KWH * _grid(grid_g_per_kwh) / 1000.0
 
 
-def usd_per_million_tokens(usd_per_hour: float, tokens_per_s: float) -> float:
-    """Cost of a million tokens from a machine costing ``usd_per_hour`` that makes ``tokens_per_s``."""
-    price = validate.number("usd_per_hour", usd_per_hour, minimum=0, maximum=1e9)
-    rate = validate.number("tokens_per_s", tokens_per_s, minimum=0, maximum=1e12, strict_min=True)
-    return price / (rate * HOUR) * 1e6
-
-
 @dataclass(frozen=True)
 class RunFootprint(Report):
     """How long, how much and how much CO2: one training run (see :func:`run_footprint`)."""
@@ -150,5 +143,4 @@ __all__ = [
     "gpu_hours_energy_joules",
     "run_footprint",
     "sustained_power",
-    "usd_per_million_tokens",
 ]

@@ -21,11 +21,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from course import compute, hardware, validate
+from course import cloud, compute, hardware, validate
 from course.memory import BYTES_PER_PARAM, kv_cache_bytes
 from course.models import TransformerConfig
 from course.report import Report
-from course.units import HOUR
 
 MAX_TOKENS = 10**8
 
@@ -221,7 +220,8 @@ def serving(
         gpu=card.name, batch=step.batch, requests_per_s=rate, gpus_per_replica=per_replica,
         replica_busy_seconds=busy, replicas=replicas, gpus=gpus,
         output_tokens_per_s=tokens_per_s, time_to_first_token_seconds=first.seconds / per_replica,
-        cost_per_hour_usd=cost, usd_per_million_output_tokens=cost / (tokens_per_s * HOUR) * 1e6,
+        cost_per_hour_usd=cost,
+        usd_per_million_output_tokens=cloud.usd_per_million_tokens(cost, tokens_per_s),
     )  # fmt: skip
 
 

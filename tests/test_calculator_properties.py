@@ -268,8 +268,6 @@ VALID: dict[str, tuple] = {
         "gpu_hours": 1000, "watts_per_gpu": 400, "pue": 1.1}),
     "energy.electricity_usd": (energy.electricity_usd, {"energy": 3.6e9, "usd_per_kwh": 0.1}),
     "energy.co2_kg": (energy.co2_kg, {"energy": 3.6e9, "grid_g_per_kwh": 400}),
-    "energy.usd_per_million_tokens": (energy.usd_per_million_tokens, {
-        "usd_per_hour": 4.0, "tokens_per_s": 2000}),
     "energy.run_footprint": (energy.run_footprint, {
         "params": 7e9, "tokens": 1e12, "gpu": "h100-sxm", "n_gpus": 64, "mfu": 0.4,
         "dtype": "bf16", "usd_per_gpu_hour": 2.0, "usd_per_kwh": 0.1, "pue": 1.2,

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course import compute, energy, hardware, inference, seed000
+from course import cloud, compute, energy, hardware, inference, seed000
 from course.data import published_runs, reference
 from course.models import PRESETS
 from course.units import HOUR, KWH
@@ -173,12 +173,6 @@ def test_higher_pue_never_means_less_energy_or_co2(pue, extra, mfu):
     assert b.energy_joules >= a.energy_joules and b.co2_kg >= a.co2_kg
 
 
-def test_cost_per_million_tokens():
-    assert energy.usd_per_million_tokens(3.6, 1000) == pytest.approx(1.0)
-    with pytest.raises(ValueError, match="tokens_per_s"):
-        energy.usd_per_million_tokens(3.6, 0)
-
-
 # ---------------------------------------------------------------------------------------------
 # Inference: prefill, decode, time to first token, serving
 # ---------------------------------------------------------------------------------------------
@@ -236,7 +230,7 @@ def test_serving_cost_per_million_tokens_is_price_over_throughput():
     assert s.gpus_per_replica == 2  # 140 GB of bf16 weights > 0.9 x 80 GiB
     assert s.gpus == s.replicas * s.gpus_per_replica
     assert s.usd_per_million_output_tokens == pytest.approx(
-        energy.usd_per_million_tokens(s.cost_per_hour_usd, s.output_tokens_per_s)
+        cloud.usd_per_million_tokens(s.cost_per_hour_usd, s.output_tokens_per_s)
     )
 
 
