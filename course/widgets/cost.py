@@ -184,8 +184,11 @@ def how_long_and_how_much(
     """How long and how much: training or inference, GPUs and prices -> time, cost, energy, CO2.
 
     The defaults are Llama 2 7B's pretraining (2T tokens on A100-80GB) at 40 % MFU: about the
-    184,320 GPU-hours its paper reports (Touvron et al. 2023, Table 2). Every value is a text box,
-    so any number can be typed ('2e12', '1,024').
+    184,320 GPU-hours its paper reports (Touvron et al. 2023, Table 2). Default prices and grid:
+    $2 per GPU-hour (DeepSeek-V3's assumed rental, its report's Table 1), $0.10 per kWh (the
+    price of *AI Infrastructure*'s energy example), PUE 1.1, 400 gCO2eq/kWh (about what Llama 2's
+    reported emissions imply). Every value is a text box, so any number can be typed ('2e12',
+    '1,024').
     """
     controls = {
         "mode": widgets.ToggleButtons(
