@@ -13,6 +13,7 @@ Not a test: nothing here asserts a speed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import json
 import os
@@ -56,7 +57,8 @@ def main(argv: list[str] | None = None) -> int:
         out = Path(tmp) / "grades.csv"
         load_before = os.getloadavg()
         start = time.monotonic()
-        status = gradebook.grade_folder(subs, out, assignment=args.set, jobs=args.jobs)
+        with contextlib.redirect_stdout(sys.stderr):  # stdout carries only the JSON report
+            status = gradebook.grade_folder(subs, out, assignment=args.set, jobs=args.jobs)
         wall = time.monotonic() - start
         load_after = os.getloadavg()
         rows = list(csv.DictReader(out.open(newline="")))
