@@ -5,6 +5,7 @@
 | ``roofline`` | ``roofline_explorer()`` | 02 |
 | ``decode`` | ``decode_speed_calculator()`` | 02 |
 | ``fit`` | ``will_it_fit()`` | 04 |
+| ``layout`` | ``layout_chooser()`` | 06 |
 
 A new widget is a new module here with a builder that returns a ``Calculator``, exported below.
 Tests drive them by setting ``calc.controls[name].value`` and reading ``calc.output.value``.
@@ -14,6 +15,7 @@ Layer 4 (presentation).
 from course.widgets.base import ERROR_COLOUR, Calculator, error_html, parse_number
 from course.widgets.decode import decode_speed_calculator
 from course.widgets.fit import will_it_fit
+from course.widgets.layout import layout_chooser
 from course.widgets.roofline import roofline_explorer
 
 __all__ = [
@@ -21,6 +23,7 @@ __all__ = [
     "Calculator",
     "decode_speed_calculator",
     "error_html",
+    "layout_chooser",
     "parse_number",
     "roofline_explorer",
     "will_it_fit",
