@@ -524,6 +524,55 @@ def gradient_allreduce_on_links(
     return tuple(rows)
 
 
+@dataclass(frozen=True)
+class TensorParallelLayerComm(Report):
+    """Communication of one transformer layer under Megatron tensor parallelism, per micro-batch."""
+
+    _title = "Tensor-parallel communication per layer"
+    _formats = {"tensor_parallel": "number", "all_reduces": "number"}
+
+    tensor_parallel: int
+    all_reduces: int  # 2 in the forward pass, 2 in the backward pass
+    message_bytes: float  # one all-reduce: the b x s x h activations
+    bytes_sent_per_gpu: float  # all four, through one GPU's link (ring)
+    seconds: float
+
+
+def tensor_parallel_layer_comm(
+    config: TransformerConfig,
+    *,
+    seq_len: int,
+    micro_batch: int = 1,
+    tensor_parallel: int = 8,
+    bandwidth_bytes_per_s: float = 450e9,
+    bytes_per_value: float = 2,
+) -> TensorParallelLayerComm:
+    """Megatron TP (Shoeybi et al. 2019, sec. 3): each layer all-reduces its b x s x h output twice
+    in the forward pass (after attention, after the MLP) and twice in the backward pass.
+
+    Each is a ring all-reduce of S = b x s x h x bytes_per_value over ``tensor_parallel`` GPUs:
+    2 (t - 1)/t x S through every GPU's link (:func:`ring_allreduce_seconds`). With sequence
+    parallelism (Korthikanti et al. 2022) each all-reduce becomes a reduce-scatter plus an
+    all-gather: the same bytes. Latency left out.
+    """
+    if not isinstance(config, TransformerConfig):
+        raise ValueError(f"config must be a TransformerConfig, got {config!r}")
+    s = validate.positive_int("seq_len", seq_len, maximum=MAX_SEQ_LEN)
+    b = validate.positive_int("micro_batch", micro_batch, maximum=MAX_BATCH)
+    t = validate.positive_int("tensor_parallel", tensor_parallel, maximum=config.heads)
+    width = validate.number("bytes_per_value", bytes_per_value, minimum=0, maximum=64,
+                            strict_min=True)  # fmt: skip
+    size = b * s * config.hidden * width
+    one = ring_allreduce_seconds(size, t, bandwidth_bytes_per_s)
+    return TensorParallelLayerComm(
+        tensor_parallel=t,
+        all_reduces=4,
+        message_bytes=size,
+        bytes_sent_per_gpu=4 * 2 * (t - 1) / t * size,
+        seconds=4 * one,
+    )
+
+
 # ---------------------------------------------------------------------------------------------
 # Choosing a layout: data x tensor x pipeline parallelism on nodes of GPUs
 # ---------------------------------------------------------------------------------------------
@@ -637,7 +686,9 @@ def layout_step(
     bubble = compute * pipeline_bubble_overhead(p, m)
     act_bytes = 2.0 * b * s * config.hidden
     layers_here = math.ceil(config.layers / p)
-    tp_comm = 4 * layers_here * m * ring_allreduce_seconds(act_bytes, t, intra.bandwidth)
+    per_layer = tensor_parallel_layer_comm(config, seq_len=s, micro_batch=b, tensor_parallel=t,
+                                           bandwidth_bytes_per_s=intra.bandwidth)  # fmt: skip
+    tp_comm = layers_here * m * per_layer.seconds
     pp_link = intra if t * d * p <= per_node else inter
     pp_comm = 0.0 if p == 1 else 2 * m * act_bytes / (t * pp_link.bandwidth)
     dp_link = intra if t * d <= per_node else inter
@@ -703,6 +754,8 @@ def seed_multi_gpu_efficiency(num_gpus: int, strategy: str, model_size_gb: float
 
 
 __all__ = [
+    "TensorParallelLayerComm",
+    "tensor_parallel_layer_comm",
     "LayoutStep",
     "SEED_STRATEGIES",
     "layout_step",

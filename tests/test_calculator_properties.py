@@ -286,6 +286,9 @@ VALID: dict[str, tuple] = {
         "tensor_parallel": 2, "pipeline_parallel": 2, "zero_stage": 1, "micro_batch": 1,
         "microbatches": 8, "seq_len": 2048, "recompute": "selective", "mfu": 0.4,
         "intra_node_link": "nvlink4", "inter_node_link": "ib-ndr"}),
+    "parallel.tensor_parallel_layer_comm": (parallel.tensor_parallel_layer_comm, {
+        "config": CFG, "seq_len": 4096, "micro_batch": 1, "tensor_parallel": 8,
+        "bandwidth_bytes_per_s": 4.5e11, "bytes_per_value": 2}),
     "parallel.seed_multi_gpu_efficiency": (parallel.seed_multi_gpu_efficiency, {
         "num_gpus": 8, "strategy": "pipeline", "model_size_gb": 140, "batch_size": 32,
         "communication_overhead": 0.1}),

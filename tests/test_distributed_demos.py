@@ -15,7 +15,7 @@ import torch
 from course import parallel
 from course.distributed import collectives, ddp, fsdp, pipeline, tensor_parallel
 from course.distributed.common import TINY_CONFIG, lm_loss, seeded_model, token_batch
-from course.distributed.launch import launch
+from course.distributed.launch import launch_named
 
 DEMOS = [ddp.ddp_gradients, fsdp.all_stages, fsdp.fsdp_output, tensor_parallel.tp_block,
          pipeline.pipeline_output, collectives.show_collectives]  # fmt: skip
@@ -23,10 +23,7 @@ DEMOS = [ddp.ddp_gradients, fsdp.all_stages, fsdp.fsdp_output, tensor_parallel.t
 
 @pytest.fixture(scope="module")
 def runs():
-    out = launch(DEMOS, 2, timeout_s=240)
-    return [
-        dict(zip([f.__name__ for f in DEMOS], rank_results, strict=True)) for rank_results in out
-    ]
+    return launch_named(DEMOS, 2, timeout_s=240)
 
 
 def test_ddp_gradients_equal_one_process_on_the_full_batch(runs):

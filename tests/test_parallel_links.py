@@ -168,3 +168,17 @@ def test_seed_000_rule_as_written_and_what_it_misses():
         "memory_per_gpu_gb": 35,
         "scaling_efficiency": pytest.approx(0.8),
     }
+
+
+def test_tensor_parallel_moves_four_activation_all_reduces_per_layer():
+    """Llama-2-70B, s = 4096, b = 1, bf16: S = 4096 x 8192 x 2 = 67 MB per all-reduce; on 8 GPUs
+    each sends 4 x 2 x 7/8 x S = 470 MB per layer per micro-batch."""
+    r = P.tensor_parallel_layer_comm(LLAMA70, seq_len=4096, tensor_parallel=8,
+                                     bandwidth_bytes_per_s=450e9)  # fmt: skip
+    assert r.message_bytes == 4096 * 8192 * 2
+    assert r.bytes_sent_per_gpu == pytest.approx(4 * 1.75 * 4096 * 8192 * 2)
+    assert r.seconds == pytest.approx(r.bytes_sent_per_gpu / 450e9)
+    ib = P.tensor_parallel_layer_comm(LLAMA70, seq_len=4096, tensor_parallel=8,
+                                      bandwidth_bytes_per_s=50e9)  # fmt: skip
+    assert ib.seconds == pytest.approx(9 * r.seconds)
+    assert P.tensor_parallel_layer_comm(LLAMA70, seq_len=4096, tensor_parallel=1).seconds == 0

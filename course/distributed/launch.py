@@ -215,6 +215,14 @@ def launch(
     return out
 
 
+def launch_named(fns: Sequence[Callable], nprocs: int = 2, **kwargs) -> list[dict[str, Any]]:
+    """:func:`launch` a list of workers in one process group; each rank's results as a dict
+    keyed by the workers' ``__name__`` (rank 0 first). ``kwargs`` go to :func:`launch`."""
+    out = launch(list(fns), nprocs, **kwargs)
+    names = [f.__name__ for f in fns]
+    return [dict(zip(names, results, strict=True)) for results in out]
+
+
 __all__ = [
     "MAX_PROCS",
     "WorkerError",
@@ -222,6 +230,7 @@ __all__ = [
     "device",
     "free_port",
     "launch",
+    "launch_named",
     "port_is_free",
     "process_group",
     "rank",
