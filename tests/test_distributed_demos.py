@@ -51,6 +51,34 @@ def test_fsdp2_model_states_per_rank_match_the_zero_calculator(runs):
         assert stage3["peak"]["All Gather"] > 0 and stage3["peak"]["Reduce Scatter"] > 0
 
 
+def test_compare_with_zero_lists_stages_0_to_3_and_marks_stage_2_as_estimate_only(runs):
+    rows = fsdp.compare_with_zero(runs[0]["all_stages"], 2)
+    assert [r["stage"] for r in rows] == [0, 1, 2, 3]
+    assert (
+        rows[2]["measured_bytes"] is None and rows[2]["estimate_bytes"] > rows[3]["estimate_bytes"]
+    )
+    assert all(abs(r["ratio"] - 1) < 0.1 for r in rows if r["ratio"] is not None)
+
+
+def test_collective_fits_and_pipeline_summary_from_synthetic_records():
+    recs = [{"collective": "all_reduce", "bytes": b, "ranks": 2,
+             "seconds": parallel.ring_allreduce_seconds(b, 2, 1e9, latency_s=1e-4)}
+            for b in (1e3, 1e5, 1e7)] + [
+            {"collective": "all_gather", "bytes": b, "ranks": 2, "seconds": s}
+            for b, s in ((1e3, 2e-3), (1e5, 1e-3))]  # fmt: skip
+    fits = collectives.fit_records(recs)
+    assert fits["all_gather"] is None
+    assert fits["all_reduce"].bandwidth_bytes_per_s == pytest.approx(1e9)
+    curves = collectives.fit_curves(fits)
+    assert list(curves) == ["all_reduce"] and curves["all_reduce"](1e7) == pytest.approx(
+        recs[2]["seconds"]
+    )
+    ev = [{"rank": r, "stage": r, "kind": "F", "microbatch": 0, "start": r, "end": r + 1}
+          for r in range(2)]  # fmt: skip
+    (row,) = pipeline.bubble_summary({"GPipe": ev}, microbatches=1)
+    assert row["bubble_fraction"] == pytest.approx(0.5) and row["formula"] == pytest.approx(0.5)
+
+
 def test_fsdp2_output_equals_the_unsharded_model(runs):
     x, _ = token_batch(TINY_CONFIG, 4, 16)
     with torch.no_grad():

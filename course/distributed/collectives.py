@@ -101,6 +101,31 @@ def time_collectives(sizes=DEFAULT_SIZES, collectives=TIMED, repeats: int = 5,
     return records
 
 
+def fit_records(records: list[dict]) -> dict:
+    """An alpha-beta fit (:func:`course.parallel.fit_alpha_beta`) per collective in ``records``;
+    None for a collective whose times did not grow with size (noise)."""
+    from course.parallel import fit_alpha_beta
+
+    fits = {}
+    for name in dict.fromkeys(r["collective"] for r in records):
+        sel = [r for r in records if r["collective"] == name]
+        try:
+            fits[name] = fit_alpha_beta([r["bytes"] for r in sel], [r["seconds"] for r in sel],
+                                        collective=name, n=sel[0]["ranks"])  # fmt: skip
+        except ValueError:
+            fits[name] = None
+    return fits
+
+
+def fit_curves(fits: dict) -> dict:
+    """name -> seconds(bytes) of each fitted alpha-beta model (for ``course.plots.collective_times``)."""
+    from course.parallel import ring_collective_seconds
+
+    return {name: (lambda size, f=f, name=name: ring_collective_seconds(
+                name, size, f.ranks, f.bandwidth_bytes_per_s, latency_s=f.latency_seconds))
+            for name, f in fits.items() if f is not None}  # fmt: skip
+
+
 def main() -> None:
     from course.distributed._script import run_script
 
@@ -116,4 +141,12 @@ def main() -> None:
 if __name__ == "__main__":
     main()
 
-__all__ = ["DEFAULT_SIZES", "TIMED", "main", "show_collectives", "time_collectives"]
+__all__ = [
+    "DEFAULT_SIZES",
+    "TIMED",
+    "fit_curves",
+    "fit_records",
+    "main",
+    "show_collectives",
+    "time_collectives",
+]

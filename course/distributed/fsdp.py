@@ -140,6 +140,23 @@ def fsdp_output(config: TransformerConfig = TINY_CONFIG, batch: int = 4,
         return model(inputs.to(device())).detach().cpu()
 
 
+def compare_with_zero(measured: list[dict], n: int) -> list[dict]:
+    """Each measured stage beside :func:`course.parallel.zero_model_state_bytes_per_gpu` (fp32
+    Adam over ``n`` ranks), plus stage 2 from the calculator alone (``measured_bytes`` None)."""
+    from course.parallel import zero_model_state_bytes_per_gpu
+
+    by_stage = {m["stage"]: m for m in measured}
+    params = measured[0]["params"]
+    rows = []
+    for stage in (0, 1, 2, 3):
+        est = zero_model_state_bytes_per_gpu(params, n, stage, precision="fp32", optimizer="adam")
+        got = by_stage.get(stage)
+        rows.append({"stage": stage, "estimate_bytes": est.total_bytes,
+                     "measured_bytes": None if got is None else got["total_bytes"],
+                     "ratio": None if got is None else got["total_bytes"] / est.total_bytes})  # fmt: skip
+    return rows
+
+
 def main() -> None:
     from course.distributed._script import run_script
 
@@ -152,5 +169,5 @@ def main() -> None:
 if __name__ == "__main__":
     main()
 
-__all__ = ["MEASURED_STAGES", "all_stages", "fsdp_output", "main", "mesh", "shard_model",
+__all__ = ["MEASURED_STAGES", "all_stages", "compare_with_zero", "fsdp_output", "main", "mesh", "shard_model",
            "sharded_states"]  # fmt: skip

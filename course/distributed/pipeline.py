@@ -196,6 +196,22 @@ def in_flight_from_events(events: list[dict]) -> dict[int, int]:
     return peak
 
 
+def bubble_summary(runs: dict[str, list[dict]], microbatches: int) -> list[dict]:
+    """Measured idle fraction of each schedule (``runs``: name -> all ranks' events) beside the
+    formula (p - 1)/(v m + p - 1) (:func:`course.parallel.pipeline_bubble_fraction`)."""
+    from course.parallel import pipeline_bubble_fraction
+
+    rows = []
+    for name, events in runs.items():
+        measured = bubble_from_events(events)
+        virtual = SCHEDULES[name][1]
+        rows.append({"schedule": name, "bubble_fraction": measured["bubble_fraction"],
+                     "formula": pipeline_bubble_fraction(measured["ranks"], microbatches,
+                                                         virtual_stages=virtual),
+                     "span_seconds": measured["span_seconds"]})  # fmt: skip
+    return rows
+
+
 def main() -> None:
     from course.distributed._script import run_script
 
@@ -211,4 +227,5 @@ if __name__ == "__main__":
     main()
 
 __all__ = ["PIPE_CONFIG", "SCHEDULES", "Stage", "all_schedules", "bubble_from_events",
+           "bubble_summary",
            "in_flight_from_events", "main", "pipeline_output", "pipeline_run"]  # fmt: skip
