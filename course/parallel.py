@@ -415,12 +415,13 @@ class AlphaBetaFit(Report):
 def fit_alpha_beta(
     message_bytes, seconds, *, collective: str = "all_reduce", n: int = 2
 ) -> AlphaBetaFit:
-    """Least-squares fit of t = a + b x S to measured times; alpha and B from the ring model.
+    """Weighted least-squares fit of t = a + b x S to measured times; alpha and B from the ring model.
 
     With the ring terms of :func:`ring_collective_seconds`, a = steps x alpha and
     b = factor / B, so alpha = a / steps and B = factor / b. B is then the bus bandwidth of
-    nccl-tests for large messages (doc/PERFORMANCE.md), comparable across rank counts. The fit
-    weights every point equally; pass sizes spread over decades and medians, not single runs.
+    nccl-tests for large messages (doc/PERFORMANCE.md), comparable across rank counts. Each point
+    is weighted by 1 / t**2 (relative errors), so microsecond and millisecond messages count alike;
+    pass sizes spread over decades and medians, not single runs.
     ``ValueError`` if fewer than two distinct sizes, or if time does not grow with size (noise:
     measure again with larger messages).
     """
@@ -439,15 +440,20 @@ def fit_alpha_beta(
             f"message_bytes must hold at least 2 distinct sizes, got {sorted(set(xs))}"
         )
     k = len(xs)
-    mx, my = sum(xs) / k, sum(ys) / k
-    sxx = sum((x - mx) ** 2 for x in xs)
-    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx
-    if slope <= 0:
+    w = [1.0 / y**2 for y in ys]  # relative errors: small and large messages count alike
+    total = sum(w)
+    mx = sum(wi * x for wi, x in zip(w, xs, strict=True)) / total
+    my = sum(wi * y for wi, y in zip(w, ys, strict=True)) / total
+    sxx = sum(wi * (x - mx) ** 2 for wi, x in zip(w, xs, strict=True))
+    slope = sum(wi * (x - mx) * (y - my) for wi, x, y in zip(w, xs, ys, strict=True)) / sxx
+    if not slope > 0:
         raise ValueError("seconds must grow with message_bytes for a bandwidth to be fitted "
                          f"(slope {slope:.3g} s/byte): measure larger messages or again")  # fmt: skip
     intercept = max(0.0, my - slope * mx)
-    ss_tot = sum((y - my) ** 2 for y in ys)
-    ss_res = sum((y - (intercept + slope * x)) ** 2 for x, y in zip(xs, ys, strict=True))
+    ss_tot = sum(wi * (y - my) ** 2 for wi, y in zip(w, ys, strict=True))
+    ss_res = sum(
+        wi * (y - (intercept + slope * x)) ** 2 for wi, x, y in zip(w, xs, ys, strict=True)
+    )
     steps, factor = _RING_TERMS[kind](ranks)
     bandwidth = factor / slope
     return AlphaBetaFit(

@@ -538,7 +538,8 @@ def pipeline_gantt(runs: Mapping[str, Sequence[Mapping]], *, bubbles: Mapping[st
         extra = f" — {bubbles[name]}" if bubbles and name in bubbles else ""
         ax.set_title(f"{name}{extra}", fontsize=10, loc="left")
     handles = [Patch(color=_KIND_COLOURS[k], label=_KIND_NAMES[k]) for k in "FB"]
-    axes[0, 0].legend(handles=handles, loc="upper right", fontsize=8, ncol=2)
+    axes[0, 0].legend(handles=handles, loc="lower right", bbox_to_anchor=(1.0, 1.0), fontsize=8,
+                      ncol=2)  # fmt: skip
     _ms_axis(axes[-1, 0])
     fig.suptitle(title, fontsize=12, fontweight="bold")
     fig.tight_layout()
@@ -562,7 +563,7 @@ def ddp_timeline(events: Sequence[Mapping], *, ax=None,
     ax.invert_yaxis()
     handles = [Patch(color=_KIND_COLOURS[k], label=_KIND_NAMES[k])
                for k in ("backward", "all-reduce")]  # fmt: skip
-    ax.legend(handles=handles, fontsize=8, loc="lower right")
+    ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     _ms_axis(ax)
     ax.set_title(title)
     return ax

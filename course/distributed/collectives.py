@@ -71,7 +71,7 @@ def _op(name: str, size_bytes: int, n: int, dev):
 
 
 def time_collectives(sizes=DEFAULT_SIZES, collectives=TIMED, repeats: int = 5,
-                     budget_s: float = 10.0) -> list[dict]:  # fmt: skip
+                     budget_s: float = 6.0) -> list[dict]:  # fmt: skip
     """Median seconds of each collective at each message size, on this rank.
 
     Records ``{"collective", "bytes", "seconds", "min_seconds", "ranks"}``. Stops adding sizes

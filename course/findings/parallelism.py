@@ -186,7 +186,7 @@ def gil(records: Sequence[Any]) -> str:
     else:
         lines.append("Processes did not speed it up either: the second core was busy with other "
                      "programs (this machine is shared), and sending tasks between processes "
-                     f"costs time; {RERUN}.")  # fmt: skip
+                     f"costs time: {RERUN}.")  # fmt: skip
     if None not in tc.values():
         ratio = tc["serial"] / tc["threads"]
         if ratio > 1 + 2 * SAME:
@@ -220,7 +220,7 @@ def dataloader(records: Sequence[Any]) -> str:
                 f"(time waiting for data: {waits}).")  # fmt: skip
     return (f"{head}: data-bound, but workers did not help here ({times(speed)} at best): each "
             "worker is a process that needs a free core, and this machine's cores were busy with "
-            f"other programs. {RERUN}. On a machine with idle cores, workers would overlap "
+            f"other programs: {RERUN}. On a machine with idle cores, workers would overlap "
             "loading with training.")  # fmt: skip
 
 
