@@ -13,6 +13,7 @@ Windows). Layer 3.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
@@ -44,43 +45,47 @@ def torch_task(size: int = 384, repeats: int = 16) -> float:
     return float(a[0, 0])
 
 
-def _run(kind: str) -> object:
-    return python_task() if kind == KINDS[0] else torch_task()
+def _run(kind: str, work: int = 1_000_000) -> object:
+    return python_task(work) if kind == KINDS[0] else torch_task()
 
 
 def _warm(_: int) -> int:
     return os.getpid()
 
 
-def gil_comparison(tasks: int = 4, workers: int = 2) -> list[dict]:
+def gil_comparison(tasks: int = 4, workers: int = 2, work: int = 1_000_000) -> list[dict]:
     """Seconds to run ``tasks`` equal tasks serially, on ``workers`` threads and on ``workers``
     processes, for each of :data:`KINDS`. Process pools are started (and warmed up) before the
-    clock starts: ``startup_seconds`` records what starting them cost.
+    clock starts: ``startup_seconds`` records what starting them cost. The pool uses the
+    ``spawn`` start method: a forked child of a process whose OpenMP thread pool has run (torch's
+    CPU kernels) can hang in its first parallel region.
 
-    Records: ``{"kind", "mode", "workers", "tasks", "seconds", "startup_seconds"}``.
+    ``work`` is the pure-Python task's loop length. Records: ``{"kind", "mode", "workers",
+    "tasks", "seconds", "startup_seconds"}``.
     """
     n = validate.positive_int("tasks", tasks, maximum=64)
     w = validate.positive_int("workers", workers, maximum=16)
+    size = validate.positive_int("work", work, maximum=10**9)
     threads_before = torch.get_num_threads()
     records = []
     try:
         for kind in KINDS:
             t0 = time.perf_counter()
             for _ in range(n):
-                _run(kind)
+                _run(kind, size)
             records.append({"kind": kind, "mode": "serial", "workers": 1, "tasks": n,
                             "seconds": time.perf_counter() - t0, "startup_seconds": 0.0})  # fmt: skip
             with ThreadPoolExecutor(w) as pool:
                 t0 = time.perf_counter()
-                list(pool.map(_run, [kind] * n))
+                list(pool.map(_run, [kind] * n, [size] * n))
                 records.append({"kind": kind, "mode": "threads", "workers": w, "tasks": n,
                                 "seconds": time.perf_counter() - t0, "startup_seconds": 0.0})  # fmt: skip
             s0 = time.perf_counter()
-            with ProcessPoolExecutor(w) as pool:
+            with ProcessPoolExecutor(w, mp_context=multiprocessing.get_context("spawn")) as pool:
                 list(pool.map(_warm, range(w)))
                 startup = time.perf_counter() - s0
                 t0 = time.perf_counter()
-                list(pool.map(_run, [kind] * n))
+                list(pool.map(_run, [kind] * n, [size] * n))
                 records.append({"kind": kind, "mode": "processes", "workers": w, "tasks": n,
                                 "seconds": time.perf_counter() - t0, "startup_seconds": startup})  # fmt: skip
     finally:
