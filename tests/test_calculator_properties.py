@@ -318,6 +318,35 @@ VALID: dict[str, tuple] = {
         "power_watts": 10_200, "usd_per_kwh": 0.1, "pue": 1.4, "other_usd_per_year": 1000}),
     "cloud.instance": (cloud.instance, {"key": "aws-p5.48xlarge"}),
     "cloud.instance_gpu": (cloud.instance_gpu, {"key": "aws-p5.48xlarge"}),
+    "cloud.instances_table": (cloud.instances_table, {"provider": "AWS"}),
+    "cloud.price_history": (cloud.price_history, {"key": "aws-p5.48xlarge", "kind": "on-demand"}),
+    "cloud.price_change_fraction": (cloud.price_change_fraction, {"key": "aws-p5.48xlarge"}),
+    "cloud.own_vs_rent": (cloud.own_vs_rent, {
+        "purchase_usd": 400_000, "on_demand_usd_per_hour": 55.04, "reserved_usd_per_hour": 39.33,
+        "spot_usd_per_hour": 27.0, "spot_overhead_fraction": 0.2, "lifetime_years": 3,
+        "utilization": 0.6, "power_watts": 10_200, "usd_per_kwh": 0.1, "pue": 1.4,
+        "hosting_usd_per_year": 20_000, "staff_usd_per_year": 30_000}),
+    "cloud.seed004_breakeven": (cloud.seed004_breakeven, {
+        "utilization": 0.5, "usd_per_kwh": 0.15, "pue": 1.5, "hosting_usd_per_gpu_year": 1000}),
+    "cloud.training_run_cost_on": (cloud.training_run_cost_on, {
+        "key": "aws-p5.48xlarge", "params": 7e9, "tokens": 1e12, "instances": 4, "mfu": 0.4,
+        "dtype": "bf16", "usd_per_hour": 50.0}),
+    "cloud.usd_per_million_tokens": (cloud.usd_per_million_tokens,
+                                     {"usd_per_hour": 55.04, "tokens_per_s": 3000}),
+    "cloud.serving_cost": (cloud.serving_cost, {
+        "key": "aws-p5.48xlarge", "params": 7e9, "dtype": "bf16", "batch": 8, "efficiency": 0.5,
+        "usd_per_hour": 50.0}),
+    "cloud.young_interval_seconds": (cloud.young_interval_seconds,
+                                     {"checkpoint_seconds": 300, "mtbf_seconds": 86_400}),
+    "cloud.daly_interval_seconds": (cloud.daly_interval_seconds,
+                                    {"checkpoint_seconds": 300, "mtbf_seconds": 86_400}),
+    "cloud.expected_wall_clock_seconds": (cloud.expected_wall_clock_seconds, {
+        "solve_seconds": 3.6e5, "interval_seconds": 3600, "checkpoint_seconds": 300,
+        "mtbf_seconds": 21_600, "restart_seconds": 120}),
+    "cloud.spot_training": (cloud.spot_training, {
+        "solve_seconds": 3.6e5, "spot_usd_per_hour": 27.2, "on_demand_usd_per_hour": 63.3,
+        "checkpoint_seconds": 300, "mtbf_seconds": 21_600, "restart_seconds": 120,
+        "interval_seconds": 3000}),
 }  # fmt: skip
 
 JUNK = st.one_of(

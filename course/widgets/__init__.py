@@ -6,6 +6,7 @@
 | ``decode`` | ``decode_speed_calculator()`` | 02 |
 | ``fit`` | ``will_it_fit()`` | 04 |
 | ``layout`` | ``layout_chooser()`` | 06 |
+| ``buy_vs_rent`` | ``buy_vs_rent_calculator()`` | 09 |
 
 A new widget is a new module here with a builder that returns a ``Calculator``, exported below.
 Tests drive them by setting ``calc.controls[name].value`` and reading ``calc.output.value``.
@@ -13,6 +14,7 @@ Layer 4 (presentation).
 """
 
 from course.widgets.base import ERROR_COLOUR, Calculator, error_html, parse_number
+from course.widgets.buy_vs_rent import buy_vs_rent_calculator
 from course.widgets.decode import decode_speed_calculator
 from course.widgets.fit import will_it_fit
 from course.widgets.layout import layout_chooser
@@ -21,6 +23,7 @@ from course.widgets.roofline import roofline_explorer
 __all__ = [
     "ERROR_COLOUR",
     "Calculator",
+    "buy_vs_rent_calculator",
     "decode_speed_calculator",
     "error_html",
     "layout_chooser",
