@@ -73,6 +73,8 @@ def test_launch_returns_each_rank_in_order_and_runs_a_list_in_one_group(recorded
                    for p in pids)  # fmt: skip
     assert {p.pid for p in _children()} <= before
     assert L.port_is_free(recorded_port[-1])
+    single = L.launch(_second, 2, timeout_s=120)  # one function: each rank's result itself
+    assert single == ["gloo", "gloo"]
 
 
 def test_a_rank_that_raises_stops_all_and_leaves_nothing(recorded_port):

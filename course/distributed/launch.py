@@ -211,8 +211,7 @@ def launch(
         _stop(procs)
         results.close()
         results.join_thread()
-    out = [done[r] for r in range(n)]
-    return out
+    return [done[r] if many else done[r][0] for r in range(n)]
 
 
 def launch_named(fns: Sequence[Callable], nprocs: int = 2, **kwargs) -> list[dict[str, Any]]:
