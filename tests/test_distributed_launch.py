@@ -112,3 +112,5 @@ def test_free_port_is_bindable_and_backend_is_gloo_without_cuda():
     assert 0 < port < 65536 and L.port_is_free(port)
     assert L.backend() == "gloo"
     assert L.rank() == 0 and L.world_size() == 1
+    assert L.loopback_available()
+    assert not L.loopback_available("192.0.2.1")  # TEST-NET-1: not an address of this machine
