@@ -31,16 +31,16 @@ QUESTIONS = (
     MultipleChoice(
         "Under ZeRO stage 3 (FSDP full sharding), a rank about to run a layer's forward first:",
         (
-            "all-gathers the layer's weight shards",
             "reduce-scatters the layer's gradients",
+            "all-gathers the layer's weight shards",
             "all-reduces the layer's activations",
         ),
-        answer=0,
+        answer=1,
         why=(
-            "Each rank holds 1/n of every weight, so the full layer is gathered just before use "
-            "and freed after (and gathered again for the backward).",
             "Reduce-scatter comes after the backward pass, to leave each rank the summed gradient "
             "of its own shard; it is not needed before a forward.",
+            "Each rank holds 1/n of every weight, so the full layer is gathered just before use "
+            "and freed after (and gathered again for the backward).",
             "All-reducing activations is what tensor parallelism's row-split layers do; data-"
             "parallel ranks never exchange activations.",
         ),
@@ -55,18 +55,18 @@ QUESTIONS = (
     MultipleChoice(
         "Why do layouts keep tensor parallelism inside one node?",
         (
-            "It all-reduces activations on every layer, which needs NVLink",
             "It must replicate the optimizer states across the node's GPUs",
             "NCCL cannot run a collective that spans more than one node",
+            "It all-reduces activations on every layer, which needs NVLink",
         ),
-        answer=0,
+        answer=2,
         why=(
-            "Four activation all-reduces per layer and micro-batch: about the layer's compute time "
-            "on NVLink and roughly nine times that over one 400 Gb/s InfiniBand port.",
             "Tensor parallelism splits the weights and their optimizer states; it replicates "
             "nothing that would tie it to a node.",
             "NCCL runs collectives across nodes every day: data parallelism's gradient all-reduce "
             "spans whole clusters over InfiniBand.",
+            "Four activation all-reduces per layer and micro-batch: about the layer's compute time "
+            "on NVLink and roughly nine times that over one 400 Gb/s InfiniBand port.",
         ),
     ),
     MultipleChoice(
