@@ -84,6 +84,7 @@ def gil_rec(kind, serial, threads, processes):
 @pytest.mark.parametrize("py, torch_, phrases", [
     ((1.0, 1.0, 0.55), (1.0, 0.55, 0.6), ["no gain", "own interpreter", "run them at the same"]),
     ((1.0, 0.5, 0.5), (1.0, 1.0, 1.0), ["free-threaded", "nothing to overlap"]),
+    ((1.0, 0.7, 1.2), (1.0, 1.0, 1.0), ["free-threaded", "did not speed it up:"]),
     ((1.0, 1.05, 1.3), (1.0, 1.0, 1.0), ["no gain", "did not speed it up either", "rerun"]),
 ])  # fmt: skip
 def test_gil_reads_every_outcome(py, torch_, phrases):

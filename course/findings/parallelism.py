@@ -184,7 +184,8 @@ def gil(records: Sequence[Any]) -> str:
     if p_speed > 1 + 2 * SAME:
         lines.append("Processes sped it up: each has its own interpreter and GIL, on its own core.")
     else:
-        lines.append("Processes did not speed it up either: the second core was busy with other "
+        either = " either" if t_speed <= 1 + 2 * SAME else ""
+        lines.append(f"Processes did not speed it up{either}: the second core was busy with other "
                      "programs (this machine is shared), and sending tasks between processes "
                      f"costs time: {RERUN}.")  # fmt: skip
     if None not in tc.values():
