@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from course import cloud, compute, datacenter, memory, models, parallel
+from course import cloud, compute, datacenter, finetune, memory, models, offload, parallel, serving
 from course.models import PRESETS
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -166,6 +166,7 @@ def test_energy_cost_is_linear_in_systems_and_pue(watts, price, pue, n):
 
 CFG = PRESETS["llama-2-7b"]
 SMALL = PRESETS["gpt2"]
+MIX = serving.request_mix(12, max_seq_len=512, arrivals_per_second=1.0, seed=2)
 
 # One valid call per public function, by keyword. Every parameter gets junk in turn.
 VALID: dict[str, tuple] = {
@@ -298,6 +299,30 @@ VALID: dict[str, tuple] = {
         "power_watts": 10_200, "usd_per_kwh": 0.1, "pue": 1.4, "other_usd_per_year": 1000}),
     "cloud.instance": (cloud.instance, {"key": "aws-p5.48xlarge"}),
     "cloud.instance_gpu": (cloud.instance_gpu, {"key": "aws-p5.48xlarge"}),
+    "memory.attention_scores_bytes": (memory.attention_scores_bytes, {
+        "batch": 4, "heads": 16, "seq_len": 2048, "layers": 12, "bytes_per_value": 2}),
+    "serving.request_mix": (serving.request_mix, {
+        "n": 20, "mean_prompt_tokens": 100, "mean_output_tokens": 50, "max_seq_len": 512,
+        "arrivals_per_second": 2.0, "seed": 1}),
+    "serving.kv_allocation": (serving.kv_allocation, {
+        "requests": MIX, "kv_bytes_per_token": 819_200, "policy": "contiguous",
+        "max_seq_len": 512, "block_tokens": 16, "memory_bytes": 1e10}),
+    "serving.simulate_batching": (serving.simulate_batching, {
+        "requests": MIX, "policy": "static", "max_batch": 4, "step_base_seconds": 0.01,
+        "step_per_seq_seconds": 0.001, "prefill_seconds_per_token": 1e-5}),
+    "offload.link_bandwidth": (offload.link_bandwidth, {"link": "pcie4"}),
+    "offload.optimizer_offload": (offload.optimizer_offload, {
+        "params": 7e9, "link": 55e9, "compute_seconds": 2.0, "cpu_seconds_per_param": 1e-9,
+        "overlap": 0.5}),
+    "offload.weight_streaming": (offload.weight_streaming, {
+        "params": 7e9, "dtype": "bf16", "link": "nvlink-c2c", "gpu": "h100-sxm"}),
+    "finetune.lora_params": (finetune.lora_params, {
+        "config": CFG, "rank": 8, "targets": ("q", "v")}),
+    "finetune.lora_memory": (finetune.lora_memory, {
+        "config": CFG, "rank": 8, "targets": ("q", "k", "v", "o"), "base_dtype": "int4",
+        "batch": 1, "seq_len": 512, "recompute": "full"}),
+    "finetune.accumulation_steps": (finetune.accumulation_steps, {
+        "global_batch": 64, "micro_batch": 4, "data_parallel": 2, "seq_len": 1024}),
 }  # fmt: skip
 
 JUNK = st.one_of(
@@ -314,7 +339,17 @@ JUNK = st.one_of(
 def test_every_public_function_has_a_junk_input_case():
     public = {
         f"{mod.__name__.split('.')[-1]}.{name}"
-        for mod in (models, memory, compute, parallel, datacenter, cloud)
+        for mod in (
+            models,
+            memory,
+            compute,
+            parallel,
+            datacenter,
+            cloud,
+            serving,
+            offload,
+            finetune,
+        )
         for name in mod.__all__
         if inspect.isfunction(getattr(mod, name))
     }
@@ -358,7 +393,8 @@ def test_calculators_do_not_import_torch_and_import_fast():
     time is printed for the record, not asserted beyond a generous bound."""
     code = (
         "import sys, time; t = time.perf_counter(); "
-        "import course.memory, course.compute, course.parallel, course.datacenter, course.cloud; "
+        "import course.memory, course.compute, course.parallel, course.datacenter, course.cloud, "
+        "course.serving, course.offload, course.finetune; "
         "dt = time.perf_counter() - t; "
         "assert 'torch' not in sys.modules, 'torch was imported'; "
         "assert 'numpy' not in sys.modules, 'numpy was imported'; print(f'{dt:.4f}')"
