@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PORT   ?= 8888
 
-.PHONY: install lab test lint unit notebooks exercises-run check assign grade lock clean
+.PHONY: install lab test lint unit notebooks exercises-run check assign grade release lock clean
 
 install: $(STAMP)
 
@@ -43,13 +43,21 @@ notebooks: install
 exercises-run: install
 	$(BIN)/python -m pytest --nbval-lax --nbval-current-env --nbval-cell-timeout=300 exercises
 
-## Instructors: regenerate exercises/ (student notebooks) from solutions/.
+## Instructors: regenerate exercises/ (student notebooks and their public checks) from solutions/.
 assign: install
 	$(BIN)/python -m course assign
 
-## Instructors: grade a folder of submissions, e.g. `make grade SUBMISSIONS=subs/ OUT=grades.csv`.
+## Instructors: grade a folder of submissions in sandboxes, e.g.
+## `make grade SUBMISSIONS=subs/ OUT=grades.csv ASSIGNMENT=04_model_memory JOBS=2 TIMEOUT=300`.
+JOBS    ?= 2
+TIMEOUT ?= 300
 grade: install
-	$(BIN)/python -m course grade $(SUBMISSIONS) --out $(or $(OUT),grades.csv)
+	$(BIN)/python -m course grade $(SUBMISSIONS) --out $(or $(OUT),grades.csv) \
+	    --jobs $(JOBS) --timeout $(TIMEOUT) $(if $(ASSIGNMENT),--assignment $(ASSIGNMENT))
+
+## Instructors: what students receive (no solutions, no answer keys), e.g. `make release OUT=dist/course`.
+release: install
+	$(BIN)/python -m course release $(or $(OUT),dist/course)
 
 ## Maintainers: re-resolve requirements.in into requirements.txt.
 lock:

@@ -1,9 +1,10 @@
-"""Command line: ``python -m course check | measure | assign | grade``.
+"""Command line: ``python -m course check | measure | assign | grade | release``.
 
 - ``check``: one [OK]/[FAIL] line per requirement of the course; exit status 1 on any FAIL.
 - ``measure [--budget S]``: this machine's matmul rates and memory bandwidths, measured now.
-- ``assign``: regenerate the student notebooks in ``exercises/`` from ``solutions/`` (otter assign).
-- ``grade SUBMISSIONS_DIR --out grades.csv``: grade every submission, one CSV row each.
+- ``assign``: regenerate ``exercises/`` (student notebooks and their public checks) from ``solutions/``.
+- ``grade SUBMISSIONS_DIR --out grades.csv``: grade every submission in a sandbox, one CSV row each.
+- ``release OUTDIR``: write what students receive (no solutions, no answer keys).
 """
 
 from __future__ import annotations
@@ -23,11 +24,14 @@ def main(argv: list[str] | None = None) -> int:
     grade = sub.add_parser("grade", help="grade a folder of submitted notebooks into a CSV")
     grade.add_argument("submissions", help="folder of submitted .ipynb files")
     grade.add_argument("--out", default="grades.csv", help="CSV gradebook to write")
-    grade.add_argument("--timeout", type=float, default=120.0, help="seconds per submission")
+    grade.add_argument("--timeout", type=float, default=300.0, help="seconds per submission")
+    grade.add_argument("--cell-timeout", type=float, default=60.0, help="seconds per cell")
     grade.add_argument("--jobs", type=int, default=1, help="submissions graded at once")
     grade.add_argument(
         "--assignment", help="grade every file as this assignment (e.g. 00_units_and_memory)"
     )
+    release = sub.add_parser("release", help="write the student release (no solutions)")
+    release.add_argument("outdir", help="folder to write (must not exist, or be empty)")
     args = parser.parse_args(argv)
 
     if args.command == "check":
@@ -42,12 +46,17 @@ def main(argv: list[str] | None = None) -> int:
         from course.grading import assign_all
 
         return assign_all(args.notebooks)
-    from course.grading import grade_folder
+    if args.command == "release":
+        from course.grading.release import write_release
+
+        return write_release(args.outdir)
+    from course.grading.gradebook import grade_folder
 
     return grade_folder(
         args.submissions,
         args.out,
         timeout_s=args.timeout,
+        cell_timeout_s=args.cell_timeout,
         assignment=args.assignment,
         jobs=args.jobs,
     )

@@ -127,16 +127,28 @@ def training_flops(params: float, tokens: float) -> float:
 def training_flops_with_attention(
     config: TransformerConfig, tokens: float, seq_len: int, *, recompute: bool = False
 ) -> float:
-    """Training FLOPs counting attention: 3 x forward (4 x with full activation recomputation).
+    """Training FLOPs counting attention: 3 x forward (4 x for the layers with full recomputation).
 
-    Backward costs twice the forward for every matmul. With full recomputation the forward runs
-    again during backward (Narayanan et al. 2021, sec. 5.1: ``72 B s l h^2 (1 + s/6h + V/12hl)``
-    per iteration = 4 x the forward). Per token this is ``6N + 12 * layers * seq_len * hidden``
-    plus the LM head, the form FACTS.md quotes.
+    Backward costs twice the forward for every matmul, so training is 3 x the forward pass
+    (:func:`forward_flops_per_token`, attention over ``seq_len`` included). With full activation
+    recomputation each transformer layer's forward runs again during the backward pass: the layers
+    cost 4 x their forward, while the LM head, which is not recomputed, stays at 3 x its forward.
+    This is Narayanan et al. 2021, sec. 5.1, per iteration of B sequences:
+
+    - with recomputation (their eq. 3): ``96 B s l h^2 (1 + s/(6h) + V/(16 l h))``;
+    - without recomputation: ``72 B s l h^2 (1 + s/(6h) + V/(12 l h))``.
+
+    (``96 B s l h^2 * V/(16 l h) = 6 B s h V``: the head's forward 2BshV, times 3, in both.)
+    Per token without recomputation this is ``6N + 12 * layers * seq_len * hidden`` plus the LM
+    head, the form FACTS.md quotes. Attention is counted over the full s x s scores, as in the paper.
     """
     n_tokens = params_of("tokens", tokens)
     validate.choice("recompute", recompute, (True, False))
-    return (4.0 if recompute else 3.0) * forward_flops_per_token(config, seq_len) * n_tokens
+    forward = forward_flops_per_token(config, seq_len)
+    if not recompute:
+        return 3.0 * forward * n_tokens
+    head = 2.0 * config.hidden * config.vocab if config.lm_head else 0.0
+    return (4.0 * (forward - head) + 3.0 * head) * n_tokens
 
 
 def inference_flops(params: float, tokens: float) -> float:

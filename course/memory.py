@@ -143,8 +143,9 @@ def activation_bytes_per_layer(
     tensor_parallel: int = 1,
     sequence_parallel: bool = False,
     recompute: str = "none",
+    bytes_per_value: int = 2,
 ) -> float:
-    """Activation bytes one transformer layer keeps for the backward pass (16-bit activations).
+    """Activation bytes one transformer layer keeps for the backward pass.
 
     Korthikanti et al. 2022, Table 2, with s = seq_len, b = batch, h = hidden, a = heads,
     t = tensor_parallel:
@@ -161,6 +162,12 @@ def activation_bytes_per_layer(
     The ``5*a*s/h`` term is the attention scores, softmax and its dropout mask (quadratic in s);
     "selective" recomputes exactly those. FlashAttention never stores them, so with it the
     ``"selective"`` figure is the one to use.
+
+    The table counts 16-bit activations (``bytes_per_value=2``) and 1-byte dropout masks: of the
+    34 s*b*h, 32 are 16-bit values and 2 are masks (after the attention and the MLP); of the
+    5 a*s^2*b, 4 are 16-bit (softmax input and output) and 1 is the mask. With
+    ``bytes_per_value=4`` (fp32 training) every value doubles and the masks stay 1 byte:
+    s*b*h*(66 + 9*a*s/h) without recomputation, 1.9x the 16-bit figure, not the same.
     """
     s = validate.positive_int("seq_len", seq_len, maximum=MAX_SEQ_LEN)
     b = validate.positive_int("batch", batch, maximum=MAX_BATCH)
@@ -171,15 +178,16 @@ def activation_bytes_per_layer(
         raise ValueError(f"tensor_parallel must divide heads ({a}), got {t}")
     sp = validate.choice("sequence_parallel", sequence_parallel, (True, False))
     mode = validate.choice("recompute", recompute, RECOMPUTE)
+    k = validate.choice("bytes_per_value", bytes_per_value, (2, 4)) / 2  # 1: 16-bit, 2: fp32
     sbh = float(s) * b * h
     if mode == "full":
-        return 2 * sbh
-    attention_scores = 5 * a * s / h
+        return 2 * k * sbh
+    attention_scores = (4 * k + 1) * a * s / h  # softmax in and out (16-bit), dropout mask (1 B)
     if mode == "selective":
         attention_scores = 0.0
     if sp:
-        return sbh * (34 + attention_scores) / t
-    return sbh * (10 + 24 / t + attention_scores / t)
+        return sbh * (32 * k + 2 + attention_scores) / t
+    return sbh * (8 * k + 2 + 24 * k / t + attention_scores / t)
 
 
 def kv_cache_bytes(
@@ -318,7 +326,8 @@ def training_memory(
 
     With a :class:`TransformerConfig` and a ``seq_len``, activations are ``layers`` x
     :func:`activation_bytes_per_layer` plus the fp32 logits the cross-entropy keeps
-    (4*s*b*vocab bytes, also in Korthikanti et al. 2022's count). With ``seq_len=None`` (or a bare
+    (4*s*b*vocab bytes, also in Korthikanti et al. 2022's count); with ``precision="fp32"`` the
+    activations are fp32 (``bytes_per_value=4``, 1.9x the 16-bit count). With ``seq_len=None`` (or a bare
     parameter count) only the model states are counted, and the activation rows read 0.
     Not counted: the CUDA context (~0.5-1 GB), allocator fragmentation and temporary buffers.
     """
@@ -335,8 +344,9 @@ def training_memory(
             )
         s = validate.positive_int("seq_len", seq_len, maximum=MAX_SEQ_LEN)
         per_layer = activation_bytes_per_layer(
-            s, b, config.hidden, config.heads, recompute=recompute
-        )
+            s, b, config.hidden, config.heads, recompute=recompute,
+            bytes_per_value=4 if precision == "fp32" else 2,
+        )  # fmt: skip
         activations = config.layers * per_layer
         logits = 4.0 * s * b * config.vocab if config.lm_head else 0.0
     return TrainingMemory(

@@ -2,8 +2,10 @@
 
 ``quiz(MultipleChoice(...), Numeric(...))`` shows one widget per question: pick or type an answer,
 press *Check*, read whether it is right and why. Where widgets do not render (a static viewer,
-a terminal, nbval), the same object shows the questions as text and HTML, answers folded away,
-and ``Quiz.check(i, answer)`` gives the same feedback from code. Layer 4: no calculations here.
+a terminal, nbval), the same object shows the questions and options as text and HTML *without*
+answers or explanations (a learner sees those only after answering), and ``Quiz.check(i, answer)``
+gives the same feedback from code. Each lesson's questions live in ``course/quizzes/lesson_NN.py``
+so that the notebook does not show them either. Layer 4: no calculations here.
 """
 
 from __future__ import annotations
@@ -28,14 +30,16 @@ class Feedback:
 class MultipleChoice:
     """A question with one right option (``answer`` is its index in ``options``).
 
-    ``why`` holds one explanation per option, in the order of ``options``: what is right about the
-    right one and what is wrong with each wrong one; feedback shows the chosen option's.
+    ``why`` (required) holds one explanation per option, in the order of ``options``: what is right
+    about the right one and what is wrong with each wrong one, each wrong option its own; feedback
+    shows the chosen option's. ``explain`` is optional: a general remark added to the feedback once
+    the right option is chosen.
     """
 
     question: str
     options: tuple[str, ...] | list[str]
     answer: int
-    explain: str
+    explain: str = ""
     why: tuple[str, ...] | list[str] = ()
 
     def __post_init__(self) -> None:
@@ -45,18 +49,26 @@ class MultipleChoice:
             raise ValueError(
                 f"answer must be an index 0..{len(self.options) - 1}, got {self.answer!r}"
             )
-        if self.why and len(self.why) != len(self.options):
+        if len(self.why) != len(self.options):
             raise ValueError(
                 f"why must give one explanation per option ({len(self.options)}), got {len(self.why)}"
             )
+        if any(not (isinstance(w, str) and w.strip()) for w in self.why):
+            raise ValueError("why must give a non-empty explanation for every option")
+        if len(set(self.why)) != len(self.why):
+            raise ValueError("why must give each option its own explanation, got repeats")
 
     def check(self, choice: object) -> Feedback:
         """Feedback for an option given by index or by its text."""
         index = self.options.index(choice) if choice in self.options else choice
         if index is None:
             return Feedback(False, "Pick one of the options first.")
+        if not (isinstance(index, int) and 0 <= index < len(self.options)):
+            return Feedback(False, "Pick one of the options first.")
         right = index == self.answer
-        reason = self.why[index] if self.why else self.explain
+        reason = self.why[index]
+        if right and self.explain:
+            reason = f"{reason} {self.explain}"
         return Feedback(right, f"{CORRECT if right else WRONG} {reason}")
 
     def answer_text(self) -> str:
@@ -89,6 +101,10 @@ class Numeric:
 
 
 Question = MultipleChoice | Numeric
+
+_HOW_TO_ANSWER = (
+    "run the cell in JupyterLab, answer, and press Check to see whether you are right and why"
+)
 
 
 def _feedback_html(feedback: Feedback) -> str:
@@ -129,7 +145,7 @@ class Quiz:
         return widgets.VBox([_question_widget(i + 1, q) for i, q in enumerate(self.questions)])
 
     def __repr__(self) -> str:
-        lines = ["Check your understanding (run in JupyterLab to answer interactively):"]
+        lines = [f"Check your understanding ({_HOW_TO_ANSWER}):"]
         for i, q in enumerate(self.questions, 1):
             lines.append(f"{i}. {q.question}")
             if isinstance(q, MultipleChoice):
@@ -139,17 +155,14 @@ class Quiz:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        parts = ["<p><b>Check your understanding</b></p><ol>"]
+        parts = [f"<p><b>Check your understanding</b> ({html.escape(_HOW_TO_ANSWER)})</p><ol>"]
         for q in self.questions:
-            options = ""
             if isinstance(q, MultipleChoice):
-                options = (
-                    "<ul>" + "".join(f"<li>{html.escape(o)}</li>" for o in q.options) + "</ul>"
-                )
-            parts.append(
-                f"<li>{html.escape(q.question)}{options}<details><summary>Answer</summary>"
-                f"{html.escape(q.answer_text())}: {html.escape(q.explain)}</details></li>"
-            )
+                items = "".join(f"<li>{html.escape(o)}</li>" for o in q.options)
+                detail = f'<ol type="a">{items}</ol>'
+            else:
+                detail = f"<p>Answer in {html.escape(q.unit)}.</p>" if q.unit else ""
+            parts.append(f"<li>{html.escape(q.question)}{detail}</li>")
         return "".join(parts) + "</ol>"
 
     def _repr_mimebundle_(self, include=None, exclude=None):

@@ -32,7 +32,7 @@ def test_every_instance_has_a_date_a_source_and_a_known_gpu():
     for inst in INSTANCES.values():
         assert inst.as_of and len(inst.source) > 20
         assert inst.gpu in GPUS
-    assert instance_gpu("aws-p4d.24xlarge").memory_bytes == 40e9  # 40 GB A100s, not 80
+    assert instance_gpu("aws-p4d.24xlarge").memory_bytes == 40 * 2**30  # 40 GB A100s, not 80
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ from course.datacenter import (
 )
 from course.hardware import SYSTEMS
 from course.models import PRESETS
-from course.units import DAY, GB
+from course.units import DAY
 
 
 def test_one_dgx_h100_costs_8935_usd_a_year_at_10_cents():
@@ -73,7 +73,7 @@ def test_cluster_for_gpt3_175b_uses_a_full_nvlink_domain_for_tensor_parallelism(
     plan = cluster_for_model(PRESETS["gpt-3-175b"], system="dgx-h100")
     assert plan.tensor_parallel == 8
     assert plan.pipeline_parallel > 1 and 96 % plan.pipeline_parallel == 0
-    assert plan.memory_per_gpu_bytes <= plan.usable_memory_per_gpu_bytes == 72 * GB
+    assert plan.memory_per_gpu_bytes <= plan.usable_memory_per_gpu_bytes == 0.9 * 80 * 2**30
     assert plan.data_parallel == 1 and plan.systems == plan.pipeline_parallel
     assert math.isnan(plan.training_seconds)
 

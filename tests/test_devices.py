@@ -62,3 +62,29 @@ def test_verify_device_reports_an_unusable_device_instead_of_crashing():
     missing = "cuda" if not torch.cuda.is_available() else "cuda:99"
     result = devices.verify_device(missing)
     assert not result.ok and "Error" in result.detail
+
+
+def test_parse_cpu_flags_reads_x86_matrix_features():
+    avx2 = "processor\t: 0\nflags\t\t: fpu sse2 avx avx2 fma\n"
+    amx = "flags\t\t: sse2 avx2 avx512f avx512_bf16 avx512_fp16 amx_bf16 amx_tile amx_int8\n"
+    assert devices.parse_cpu_flags(avx2) == ("AVX2",)
+    assert devices.parse_cpu_flags(amx) == (
+        "AVX2", "AVX-512", "AVX-512 BF16", "AVX-512 FP16", "AMX", "AMX-BF16", "AMX-INT8",
+    )  # fmt: skip
+    assert not devices.has_bf16_units(devices.parse_cpu_flags(avx2))
+    assert devices.has_bf16_units(devices.parse_cpu_flags(amx))
+
+
+def test_parse_cpu_flags_reads_arm_features_and_tolerates_none():
+    arm = "Features\t: fp asimd evtstrm aes sve bf16 i8mm\n"
+    assert devices.parse_cpu_flags(arm) == ("NEON", "SVE", "BF16", "I8MM")
+    assert devices.parse_cpu_flags("") == ()
+
+
+def test_describe_machine_names_the_cpu_features_and_torch_kernels():
+    info = devices.machine_info()
+    text = devices.describe_machine(info)
+    assert "CPU features:" in text
+    assert info.cpu_capability == "" or info.cpu_capability in text
+    for feature in info.cpu_features:
+        assert feature in text

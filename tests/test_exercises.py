@@ -1,189 +1,193 @@
-"""Exercise sets: exercises/ is generated from solutions/ and is not stale; every question has public
-and hidden tests; the public tests (all a learner sees) do not give the answers away."""
+"""Exercise sets: exercises/ is generated from solutions/ and is not stale; no hidden value reaches a
+learner (as a number or as text, anywhere in exercises/, Markdown included); the learner's checks
+accept the solution's values and give the hint written for a known wrong answer."""
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import io
 import json
-import math
-import re
-from dataclasses import dataclass, field
-from pathlib import Path
 
 import nbformat
 import pytest
+from leaks import find_leaks, hidden_values
 
-from course import grading
+from course.grading import authoring, spec
+from course.grading.learner import Grader
 
-SOLUTIONS = grading.solution_notebooks()
+SOLUTIONS = authoring.solution_notebooks()
 IDS = [p.stem for p in SOLUTIONS]
 
 
-@dataclass
-class QuestionSource:
-    name: str
-    solution_code: list[str] = field(default_factory=list)
-    public_tests: list[str] = field(default_factory=list)
-    hidden_tests: list[str] = field(default_factory=list)
-
-
-def parse_questions(path: Path) -> list[QuestionSource]:
-    """Read otter's raw-cell format: questions, their solution cells and test cells."""
-    nb = nbformat.read(path, as_version=4)
-    questions: list[QuestionSource] = []
-    block = None  # "solution" | "tests" | None
-    for cell in nb.cells:
-        text = cell.source.strip()
-        if cell.cell_type == "raw":
-            if text.startswith("# BEGIN QUESTION"):
-                name = re.search(r"^name:\s*(\S+)", text, flags=re.MULTILINE)
-                assert name, f"{path.name}: a question without a name"
-                questions.append(QuestionSource(name.group(1)))
-            elif text in ("# BEGIN SOLUTION", "# BEGIN TESTS"):
-                block = text.split()[-1].lower()
-            elif text in ("# END SOLUTION", "# END TESTS"):
-                block = None
-            continue
-        if cell.cell_type != "code" or block is None:
-            continue
-        q = questions[-1]
-        if block == "solution":
-            q.solution_code.append(cell.source)
-        elif re.match(r"#.*\bhidden\b", text.splitlines()[0], flags=re.IGNORECASE):
-            q.hidden_tests.append(cell.source)
-        else:
-            q.public_tests.append(cell.source)
-    return questions
-
-
-def comparable(nb: nbformat.NotebookNode) -> dict:
-    return json.loads(nbformat.writes(nb))
+@pytest.fixture(scope="session")
+def keys():
+    """Each set's answer key (solution run once, cached under build/ by source digest)."""
+    return {p.stem: authoring.answer_key(p) for p in SOLUTIONS}
 
 
 def test_there_is_at_least_one_exercise_set():
     assert SOLUTIONS, "solutions/ has no notebooks"
 
 
-@pytest.mark.parametrize("solution", SOLUTIONS, ids=IDS)
-def test_exercises_are_not_stale(solution, tmp_path):
-    """Regenerate the student notebook from its solution; it must equal the committed one."""
-    done = grading.assign(
-        solution, exercises_dir=tmp_path / "ex", autograder_dir=tmp_path / "ag", run_tests=False
-    )
-    committed = grading.EXERCISES_DIR / f"{solution.stem}.ipynb"
-    assert committed.is_file(), f"run `make assign`: {committed} is missing"
-    fresh = nbformat.read(done.student_notebook, as_version=4)
-    assert comparable(fresh) == comparable(nbformat.read(committed, as_version=4)), (
-        f"{committed} is stale: run `make assign` and commit exercises/"
-    )
-    assert grading.zip_questions(done.autograder_zip), "the autograder zip grades no questions"
-
-
 def test_every_exercise_notebook_has_a_solution():
-    orphans = {p.stem for p in grading.EXERCISES_DIR.glob("*.ipynb")} - set(IDS)
+    orphans = {p.stem for p in authoring.EXERCISES_DIR.glob("*.ipynb")} - set(IDS)
+    orphans |= {p.stem for p in (authoring.EXERCISES_DIR / "checks").glob("*.json")} - set(IDS)
     assert not orphans, f"exercises without a solution notebook: {sorted(orphans)}"
 
 
 @pytest.mark.parametrize("solution", SOLUTIONS, ids=IDS)
-def test_at_least_four_questions_each_with_public_and_hidden_tests(solution):
-    questions = parse_questions(solution)
-    assert len(questions) >= 4, f"{solution.name}: {len(questions)} questions"
-    for q in questions:
-        assert q.solution_code, f"{q.name}: no solution cell"
-        assert q.public_tests, f"{q.name}: no public test"
-        assert q.hidden_tests, f"{q.name}: no hidden test"
+def test_exercises_are_not_stale(solution, tmp_path, keys):
+    """Regenerate the student notebook and its checks; they must equal the committed ones."""
+    done = authoring.assign(solution, exercises_dir=tmp_path)
+    committed = authoring.EXERCISES_DIR / f"{solution.stem}.ipynb"
+    assert committed.is_file(), f"run `make assign`: {committed} is missing"
+    assert done.student_notebook.read_text() == committed.read_text(), (
+        f"{committed} is stale: run `make assign` and commit exercises/"
+    )
+    checks = authoring.EXERCISES_DIR / "checks" / f"{solution.stem}.json"
+    assert done.checks.read_text() == checks.read_text(), f"{checks} is stale: run `make assign`"
 
 
 @pytest.mark.parametrize("solution", SOLUTIONS, ids=IDS)
-def test_student_notebook_contains_no_hidden_test_and_no_solution(solution):
-    student = grading.EXERCISES_DIR / f"{solution.stem}.ipynb"
-    text = student.read_text()
-    nb = nbformat.read(student, as_version=4)
-    tests = nb.metadata["otter"]["tests"]
-    for q in parse_questions(solution):
-        cases = [c for suite in tests[q.name]["suites"] for c in suite["cases"]]
-        assert len(cases) == len(q.public_tests), f"{q.name}: only public tests ship to learners"
-        assert not any(c["hidden"] for c in cases)
-        secret = [
-            re.sub(r"\s*#\s*SOLUTION\s*$", "", line).strip()
-            for line in "\n".join(q.solution_code).splitlines()
-            if line.rstrip().endswith("# SOLUTION")
-        ]
-        secret += [
-            line.strip()
-            for line in "\n".join(q.hidden_tests).splitlines()
-            if line.strip().startswith("assert")
-        ]
-        for line in filter(None, secret):
-            assert json.dumps(line)[1:-1] not in text, f"{q.name}: shipped to learners: {line}"
-    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
-    assert "BEGIN SOLUTION" not in code and "# HIDDEN" not in code
+def test_at_least_four_questions_each_with_answers_and_a_hint(solution):
+    assignment = spec.read(solution)
+    assert len(assignment.questions) >= 4
+    for q in assignment.questions:
+        assert q.answers and q.hint, f"{q.name}: answers and a hint"
 
 
-def _numbers_and_strings(value, depth: int = 0):
-    if isinstance(value, bool) or depth > 3:
-        return
-    if isinstance(value, (int | float, str)):
-        yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _numbers_and_strings(v, depth + 1)
-    elif isinstance(value, list | tuple | set):
-        for v in value:
-            yield from _numbers_and_strings(v, depth + 1)
+# ---------------------------------------------------------------------------------------------
+# No hidden value reaches a learner
+# ---------------------------------------------------------------------------------------------
 
 
-def _assigned_names(code: str) -> set[str]:
-    names = set()
-    for node in ast.walk(ast.parse(code)):
-        if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names |= {t.id for t in targets if isinstance(t, ast.Name)}
-    return names
+def _sections(nb) -> dict[str, str]:
+    """What follows each question's answer cell, up to the next question (where explanations sit)."""
+    sections: dict[str, str] = {}
+    current = None
+    for cell in nb.cells:
+        meta = cell.metadata.get("course", {})
+        if meta.get("answer"):
+            current = meta["question"]
+        elif meta.get("question") and meta.get("question") != current:
+            current = None  # the next question's prompt
+        if current:
+            sections[current] = sections.get(current, "") + "\n" + cell.source
+    return sections
 
 
 @pytest.mark.parametrize("solution", SOLUTIONS, ids=IDS)
-def test_public_tests_do_not_contain_the_answers(solution):
-    """Run the solutions; no public test may quote a solution value or check one with isclose.
-
-    Small integers (below 10) are allowed in public tests: they are bounds, not answers. So are
-    strings listed among 3+ options (``device in {"cuda", "mps", "cpu"}``) and single letters.
-    """
-    nb = nbformat.read(solution, as_version=4)
-    namespace: dict[str, object] = {}
-    with contextlib.redirect_stdout(io.StringIO()):
-        for cell in nb.cells:
-            if cell.cell_type == "code" and not cell.source.lstrip().startswith("# HIDDEN"):
-                exec(compile(cell.source, solution.name, "exec"), namespace)
-    for q in parse_questions(solution):
-        values = [
-            v
-            for name in set().union(*(_assigned_names(c) for c in q.solution_code))
-            for v in _numbers_and_strings(namespace.get(name))
+def test_no_hidden_value_appears_in_exercises(solution, keys):
+    """Anywhere in exercises/ (every set's notebook and checks): 3+ significant figures; in the
+    question's own section: any form, small numbers as digits or words ("Thirteen", "six")."""
+    assignment = spec.read(solution)
+    hidden = hidden_values(keys[solution.stem], assignment)
+    everything = "\n".join(
+        p.read_text() for p in sorted(authoring.EXERCISES_DIR.rglob("*")) if p.is_file()
+    )
+    everything = everything.replace("\\n", "\n")
+    own = nbformat.read(authoring.EXERCISES_DIR / f"{solution.stem}.ipynb", as_version=4)
+    sections = _sections(own)
+    problems = []
+    for q, values in hidden.items():
+        problems += [f"{q} anywhere: {x}" for x in find_leaks(everything, values, local=False)]
+        problems += [
+            f"{q} in its section: {x}" for x in find_leaks(sections.get(q, ""), values, local=True)
         ]
-        public = "\n".join(q.public_tests)
-        assert not re.search(r"isclose|approx|allclose", public), f"{q.name}: a value check"
-        tree = ast.parse(public)
-        literals = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)]
-        choices = {  # members of a literal collection of 3+ strings: a list of allowed options
-            e.value
-            for n in ast.walk(tree)
-            if isinstance(n, ast.Set | ast.List | ast.Tuple)
-            and sum(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in n.elts) >= 3
-            for e in n.elts
-            if isinstance(e, ast.Constant)
-        }
-        for v in values:
-            if isinstance(v, str):
-                if len(v) > 1 and v not in choices:
-                    assert v not in literals, f"{q.name}: public test quotes the answer {v!r}"
-                continue
-            if float(v).is_integer() and abs(v) < 10:
-                continue
-            for c in literals:
-                if isinstance(c, int | float) and not isinstance(c, bool):
-                    assert not math.isclose(c, v, rel_tol=1e-3), (
-                        f"{q.name}: public test contains {c!r}, the answer {v!r}"
-                    )
+    assert not problems, problems
+
+
+def test_the_leak_finder_finds_the_leaks_it_was_written_for():
+    text = "Thirteen. A GQA model ... 26 GB / 900 GB/s = 28.9 ms ... *S* = 2<sup>18</sup> = 262,144"
+    assert find_leaks(text, [13], local=True)
+    assert find_leaks(text, [28.888888], local=False)
+    assert find_leaks(text, [2.0**18], local=False)
+    assert find_leaks("about 17.2 GB", [17_179_869_184], local=False)
+    assert not find_leaks("Q13 uses fp32", [13, 32], local=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# The learner's checks
+# ---------------------------------------------------------------------------------------------
+
+
+def _solution_namespace(solution) -> dict:
+    ns: dict = {}
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        for cell in spec.read(solution).run_cells:
+            exec(compile(cell["source"], solution.name, "exec"), ns)
+    return ns
+
+
+def test_learner_checks_pass_the_solution_and_hint_at_a_known_wrong_answer(monkeypatch):
+    monkeypatch.delenv("COURSE_GRADING", raising=False)
+    solution = authoring.SOLUTIONS_DIR / "00_units_and_memory.ipynb"
+    ns = _solution_namespace(solution)
+    grader = Grader("00_units_and_memory")
+    report = grader.check_all(ns)
+    assert bool(report), repr(report)
+    assert "right" in repr(report)
+    ns["weights_gb"] = ns["weights_bytes"] / 2**30  # the GiB figure, labelled GB
+    ns["weights_gib"] *= 1 + 3e-4  # within the question's precision: still right
+    ns["bytes_per_param"] = {**ns["bytes_per_param"], "int4": 1}
+    text = repr(grader.check("q1", ns)) + repr(grader.check("q2", ns))
+    assert "weights_gb: not right yet" in text and "weights_gib" not in text
+    assert "that is the size in GiB" in text
+    assert "not right yet for int4" in text and "half a byte" in text
+    checks = (authoring.EXERCISES_DIR / "checks" / "00_units_and_memory.json").read_text()
+    assert str(ns["weights_bytes"]) not in checks
+
+
+def test_learner_checks_hide_choices_and_a_function_is_checked_on_probes(monkeypatch):
+    monkeypatch.delenv("COURSE_GRADING", raising=False)
+    ns = _solution_namespace(authoring.SOLUTIONS_DIR / "03_data_types.ipynb")
+    grader = Grader("03_data_types")
+    assert "the grader checks the value of q8_answer" in repr(grader.check("q8", ns))
+    assert bool(grader.check("q5", ns)), repr(grader.check("q5", ns))
+    ns["quantise_int8"] = lambda w: (ns["torch"].zeros_like(w, dtype=ns["torch"].int8), w[:, :1])
+    assert "quantise_int8: gives wrong results" in repr(grader.check("q5", ns))
+    data = json.loads((authoring.EXERCISES_DIR / "checks" / "03_data_types.json").read_text())
+    q8 = data["questions"]["q8"]["answers"][0]
+    assert "hash" not in q8 and not q8["public"]
+
+
+def test_learner_checks_do_nothing_while_grading(monkeypatch):
+    monkeypatch.setenv("COURSE_GRADING", "1")
+    assert "checked by the grader" in repr(Grader("00_units_and_memory").check("q1", {}))
+
+
+def test_a_solution_in_the_old_otter_format_is_refused(tmp_path):
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_raw_cell("# ASSIGNMENT CONFIG\nname: 99_x"),
+        nbformat.v4.new_raw_cell("# BEGIN QUESTION\nname: q1\nanswers:\n  x: {}"),
+        nbformat.v4.new_raw_cell("# BEGIN TESTS"),
+    ])  # fmt: skip
+    nbformat.write(nb, tmp_path / "99_x.ipynb")
+    with pytest.raises(spec.FormatError, match="otter test blocks are not used"):
+        spec.read(tmp_path / "99_x.ipynb")
+
+
+def test_the_release_holds_no_solution_key_or_hidden_value(tmp_path, keys):
+    from course.grading.release import write_release
+
+    out = tmp_path / "release"
+    assert write_release(out) == 0
+    names = {p.name for p in out.rglob("*")}
+    assert not {"solutions", "build", "tests", ".git"} & names
+    assert not [n for n in names if n.endswith((".key.json", ".zip"))]
+    assert {"README.md", "requirements.txt", "Makefile"} <= names
+    assert (out / "course" / "grading" / "learner.py").is_file()
+    # What students read: exercises (with their checks) and the README. Lessons teach with their own
+    # worked numbers and the course package calculates: neither is an answer sheet.
+    text = "\n".join(
+        p.read_text(errors="replace")
+        for p in sorted([*(out / "exercises").rglob("*"), out / "README.md"])
+        if p.is_file()
+    ).replace("\\n", "\n")
+    problems = []
+    for solution in SOLUTIONS:
+        hidden = hidden_values(keys[solution.stem], spec.read(solution))
+        for q, values in hidden.items():
+            problems += [f"{solution.stem} {q}: {x}" for x in find_leaks(text, values, local=False)]
+    assert not problems, problems
+    assert write_release(out) == 2  # never over an existing release

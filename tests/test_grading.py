@@ -1,276 +1,184 @@
-"""Grading: solutions get full marks, blank work gets 0, and hostile submissions cannot stop the run.
-
-All submissions are graded in ONE ``grade_folder`` call (session fixture), against an autograder zip
-built on demand under ``build/``. The submissions are made here from the solution and exercise
-notebooks, so they follow any change to the questions.
-"""
+"""Grading: solutions get full marks, blank work gets 0, mistakes cost only their own questions, and
+broken or hostile submissions cannot stop the run. One ``grade_folder`` run (``--jobs 2``) serves this
+file and ``tests/test_grading_attacks.py`` (see ``tests/grading_cases.py``)."""
 
 from __future__ import annotations
 
 import csv
-import json
-import random
-import time
-from pathlib import Path
 
 import nbformat
-import psutil
 import pytest
+from grading_cases import (
+    CELL_TIMEOUT_S,
+    POSSIBLE,
+    SET,
+    TIMEOUT_S,
+    graded,
+    points,
+    question,
+    row,
+)
 
-from course import grading
-
-ASSIGNMENT = "00_units_and_memory"
-SOLUTION = grading.SOLUTIONS_DIR / f"{ASSIGNMENT}.ipynb"
-EXERCISE = grading.EXERCISES_DIR / f"{ASSIGNMENT}.ipynb"
-TIMEOUT_S = 25  # the looping submission costs this much; the others take ~5-10 s each
+from course.grading import gradebook, sandbox, spec
 
 pytestmark = pytest.mark.slow
 
 
-def solution_cells(solution: nbformat.NotebookNode) -> list[str]:
-    """Sources of the code cells between ``# BEGIN SOLUTION`` and ``# END SOLUTION`` raw cells."""
-    cells, inside = [], False
-    for cell in solution.cells:
-        text = cell.source.strip()
-        if cell.cell_type == "raw" and text == "# BEGIN SOLUTION":
-            inside = True
-        elif cell.cell_type == "raw" and text == "# END SOLUTION":
-            inside = False
-        elif inside and cell.cell_type == "code":
-            cells.append(cell.source)
-    return cells
+@pytest.fixture(scope="module")
+def result():
+    return graded()
 
 
-def filled_in() -> nbformat.NotebookNode:
-    """The exercise notebook as a learner who gets everything right hands it in."""
-    nb = nbformat.read(EXERCISE, as_version=4)
-    answers = iter(solution_cells(nbformat.read(SOLUTION, as_version=4)))
-    for cell in nb.cells:
-        if "otter_answer_cell" in cell.metadata.get("tags", []):
-            cell.source = next(answers)
-    assert next(answers, None) is None, "more solution cells than answer cells"
-    return nb
+def test_grade_folder_returns_zero_and_writes_one_row_per_submission(result):
+    assert result["status"] == 0
+    assert result["csvs"] == ["grades.csv"]
+    files = [p.name for p in result["subs"].iterdir()]
+    assert sorted(result["rows"]) == sorted(f for f in files if not f.endswith(".csv"))
+    print(f"grade_folder: {result['seconds']:.0f} s for {len(result['rows'])} submissions")
 
 
-def answer_cell_index(nb: nbformat.NotebookNode, n: int) -> int:
-    """Index of the n-th answer cell (0-based)."""
-    answer_cells = [
-        i for i, c in enumerate(nb.cells) if "otter_answer_cell" in c.metadata.get("tags", [])
-    ]
-    return answer_cells[n]
+def test_an_output_csv_in_the_submissions_folder_is_never_graded(result):
+    assert "grades-old.csv" not in result["rows"]
 
 
-def with_cell(code: str, *, before_answer: int) -> nbformat.NotebookNode:
-    """The right answers, with one extra code cell just before the given answer cell."""
-    nb = filled_in()
-    nb.cells.insert(answer_cell_index(nb, before_answer), nbformat.v4.new_code_cell(code))
-    return nb
-
-
-def write_nb(folder: Path, name: str, nb: nbformat.NotebookNode) -> None:
-    nbformat.write(nb, folder / name)
-
-
-@pytest.fixture(scope="session")
-def graded(tmp_path_factory):
-    """Grade every kind of submission in one run; return (rows by file name, CSV header, folder)."""
-    build = tmp_path_factory.mktemp("grading")
-    subs = build / "submissions"
-    subs.mkdir()
-    write_nb(subs, f"{ASSIGNMENT}-solved.ipynb", filled_in())
-    write_nb(subs, f"{ASSIGNMENT}-blank.ipynb", nbformat.read(EXERCISE, as_version=4))
-
-    # An answer cell that raises, and a notebook saved with a kernel this machine does not have.
-    raises = filled_in()
-    raises.cells[answer_cell_index(raises, 1)].source = "raise ValueError('no idea')"
-    raises.metadata["kernelspec"] = {
-        "name": "julia-1.10",
-        "display_name": "Julia",
-        "language": "julia",
-    }
-    write_nb(subs, f"{ASSIGNMENT}-raises.ipynb", raises)
-
-    write_nb(subs, f"{ASSIGNMENT}-loops.ipynb", with_cell("while True:\n    pass", before_answer=2))
-    prints = "import os\nfor _ in range(8):\n    print('x' * 2**20)\n"
-    prints += "os.write(1, b'y' * 2**24)  # 16 MB straight to the grader's stdout"
-    write_nb(subs, f"{ASSIGNMENT}-prints.ipynb", with_cell(prints, before_answer=0))
-
-    # sys.exit inside a notebook only ends the cell; also: no otter metadata, found by file name.
-    exits = with_cell("import sys\nsys.exit(3)", before_answer=0)
-    del exits.metadata["otter"]
-    write_nb(subs, f"{ASSIGNMENT}-sys-exit.ipynb", exits)
-
-    write_nb(
-        subs, f"{ASSIGNMENT}-os-exit.ipynb", with_cell("import os\nos._exit(1)", before_answer=3)
-    )
-    deletes = "import os, shutil\nshutil.rmtree(os.path.dirname(os.getcwd()), ignore_errors=True)\n"
-    deletes += "shutil.rmtree(os.path.expanduser('~'), ignore_errors=True)"
-    write_nb(subs, f"{ASSIGNMENT}-deletes.ipynb", with_cell(deletes, before_answer=4))
-
-    (subs / f"{ASSIGNMENT}-garbage.ipynb").write_bytes(random.Random(0).randbytes(4096))
-    (subs / f"{ASSIGNMENT}-not-a-notebook.ipynb").write_text(json.dumps({"hello": "world"}))
-    (subs / f"{ASSIGNMENT}-notes.txt").write_text("I could not open Jupyter, sorry.\n")
-
-    before = {p.name: p.read_bytes() for p in subs.iterdir()}
-    out_csv = build / "grades.csv"
-    start = time.monotonic()
-    status = grading.grade_folder(subs, out_csv, timeout_s=TIMEOUT_S, jobs=2)
-    seconds = time.monotonic() - start
-    with out_csv.open(newline="") as f:
-        reader = csv.DictReader(f)
-        rows = {row["submission"]: row for row in reader}
-        header = reader.fieldnames
-    after = {p.name: p.read_bytes() for p in subs.iterdir()}
-    return {
-        "status": status,
-        "rows": rows,
-        "header": header,
-        "seconds": seconds,
-        "intact": before == after,
-        "log_dir": build / "grades_logs",
-    }
-
-
-def row(graded, suffix: str) -> dict:
-    return graded["rows"][f"{ASSIGNMENT}-{suffix}.ipynb"]
-
-
-def points(r: dict) -> tuple[float, float]:
-    return float(r["total"]), float(r["possible"])
-
-
-def test_grade_folder_returns_zero_and_writes_one_row_per_file(graded):
-    assert graded["status"] == 0
-    assert len(graded["rows"]) == 11  # every file, the non-notebooks included
-    print(f"grade_folder: {graded['seconds']:.0f} s for 11 submissions")
-
-
-def test_csv_has_one_column_per_question_and_a_total(graded):
-    questions = [
-        q.name for q in grading.zip_questions(grading.AUTOGRADER_DIR / f"{ASSIGNMENT}.zip")
-    ]
-    assert len(questions) >= 4
-    assert graded["header"] == [
-        "submission", "assignment", *questions, "total", "possible", "status", "reason", "seconds"
+def test_header_carries_each_questions_points_and_rows_a_percentage(result):
+    questions = spec.read(gradebook.authoring.SOLUTIONS_DIR / f"{SET}.ipynb").questions
+    header = result["headers"]["grades.csv"]
+    assert header == [
+        "submission", "assignment", *(f"{q.name} [{q.points:g} pts]" for q in questions),
+        "total", "possible", "percent", "status", "reason", "protections_off", "seconds",
     ]  # fmt: skip
-    for r in graded["rows"].values():
-        assert r["assignment"] == ASSIGNMENT
-        assert float(r["total"]) == pytest.approx(sum(float(r[q]) for q in questions))
-        assert float(r["possible"]) == 9
+    for r in result["rows"].values():
+        assert r["assignment"] == SET
+        total, possible = points(r)
+        assert possible == POSSIBLE
+        assert total == pytest.approx(sum(question(r, q.name) for q in questions))
+        assert float(r["percent"]) == pytest.approx(100 * total / possible, abs=0.05)
+        for q in questions:
+            assert 0 <= question(r, q.name) <= q.points
 
 
-def test_solutions_score_full_marks(graded):
-    r = row(graded, "solved")
+def test_solutions_score_full_marks(result):
+    r = row(result, "solved")
     assert (r["status"], r["reason"]) == ("ok", "")
-    total, possible = points(r)
-    assert total == possible == 9
+    assert points(r) == (POSSIBLE, POSSIBLE)
+    assert r["percent"] == "100.0"
 
 
-def test_unanswered_exercise_scores_zero(graded):
-    r = row(graded, "blank")
+def test_unanswered_exercise_scores_zero_and_says_so(result):
+    r = row(result, "blank")
+    assert (r["status"], points(r)) == ("ok", (0, POSSIBLE))
+    assert r["reason"].startswith("q1: not answered; q2: not answered")
+
+
+def test_a_known_wrong_answer_costs_its_question_and_names_the_hint(result):
+    r = row(result, "gib-for-gb")
+    assert points(r) == (POSSIBLE - 2, POSSIBLE)
+    assert question(r, "q1") == 0
+    assert "q1: weights_gb: wrong value" in r["reason"]
+    assert "that is the size in GiB" in r["reason"]
+
+
+def test_raising_cell_and_foreign_kernel_lose_only_the_affected_questions(result):
+    r = row(result, "raises")
     assert r["status"] == "ok"
-    assert points(r) == (0, 9)
-    assert r["reason"] == "tests failed: q1, q2, q3, q4, q5"
+    assert [question(r, q) for q in ("q1", "q2", "q3", "q4", "q5")] == [2, 0, 0, 2, 1]
+    assert "q2: bytes_per_param: not defined" in r["reason"]  # q3 uses q2's bytes_per_param
 
 
-def test_raising_cell_and_foreign_kernel_lose_only_the_affected_questions(graded):
-    r = row(graded, "raises")
+def test_a_looping_answer_cell_costs_its_own_questions_only(result):
+    r = row(result, "loops-in-answer")
     assert r["status"] == "ok"
-    assert r["reason"] == "tests failed: q2, q3"  # q3 uses q2's bytes_per_param
-    assert float(r["q1"]) == 2 and float(r["q2"]) == 0 and float(r["q3"]) == 0
-    assert float(r["q4"]) == 2 and float(r["q5"]) == 1
+    assert f"timed out after {CELL_TIMEOUT_S:g} s" in r["reason"]
+    assert [question(r, q) for q in ("q1", "q2", "q3", "q4", "q5")] == [2, 0, 0, 2, 1]
+    assert float(r["seconds"]) < TIMEOUT_S
 
 
-def test_infinite_loop_is_killed_at_the_timeout(graded):
-    r = row(graded, "loops")
-    assert r["status"] == "timeout"
+def test_a_sleeping_extra_cell_costs_nothing(result):
+    r = row(result, "loops-before")
+    assert points(r) == (POSSIBLE, POSSIBLE)
     assert "timed out" in r["reason"]
-    assert points(r) == (0, 9)
-    assert float(r["seconds"]) < TIMEOUT_S + 15
 
 
-def test_no_grading_process_survives(graded):
-    leftovers = []
-    for proc in psutil.process_iter():
-        try:
-            if "COURSE_GRADING_TOKEN" in proc.environ():
-                leftovers.append(proc.pid)
-        except psutil.Error:
-            continue
-    assert leftovers == []
-
-
-def test_megabytes_of_output_are_capped_and_still_graded(graded):
-    r = row(graded, "prints")
-    assert (r["status"], points(r)) == ("ok", (9, 9))
-    log = graded["log_dir"] / f"{ASSIGNMENT}-prints.ipynb.log"
-    size = log.stat().st_size
-    assert size <= grading.OUTPUT_HEAD_BYTES + grading.OUTPUT_TAIL_BYTES + 200
+def test_megabytes_of_output_are_capped_and_still_graded(result):
+    r = row(result, "prints")
+    assert (r["status"], points(r)) == ("ok", (POSSIBLE, POSSIBLE))
+    log = result["log_dir"] / f"{SET}-prints.ipynb" / "output.txt"
+    assert log.stat().st_size <= sandbox.OUTPUT_HEAD_BYTES + sandbox.OUTPUT_TAIL_BYTES + 200
     assert "bytes of output dropped" in log.read_text()
 
 
-def test_sys_exit_ends_only_its_cell_and_file_name_identifies_the_assignment(graded):
-    r = row(graded, "sys-exit")
-    assert (r["status"], points(r)) == ("ok", (9, 9))
+def test_sys_exit_ends_only_its_cell_and_file_name_identifies_the_set(result):
+    r = row(result, "sys-exit")
+    assert (r["status"], points(r)) == ("ok", (POSSIBLE, POSSIBLE))
 
 
-def test_os_exit_kills_the_kernel_and_scores_zero_with_a_reason(graded):
-    r = row(graded, "os-exit")
-    assert r["status"] == "error"
-    assert points(r) == (0, 9)
-    assert "kernel died" in r["reason"]
+def test_os_exit_keeps_the_answers_computed_before_it(result):
+    r = row(result, "os-exit")
+    assert r["status"] == "crashed"
+    assert "ended early" in r["reason"]
+    assert [question(r, q) for q in ("q1", "q2", "q3", "q4", "q5")] == [2, 2, 2, 0, 0]
 
 
-def test_deleting_files_only_hurts_the_submission_itself(graded):
-    r = row(graded, "deletes")
-    assert r["status"] in {"ok", "error"} and r["reason"]
-    assert float(r["total"]) < 9
-    assert graded["intact"], "the submissions folder must not change"
-    assert (grading.AUTOGRADER_DIR / f"{ASSIGNMENT}.zip").is_file()
+def test_deleting_files_only_hurts_the_submission_itself(result):
+    r = row(result, "deletes")
+    assert points(r)[0] <= POSSIBLE
+    assert result["subs_unchanged"], "the submissions folder must not change"
+    assert result["repo_unchanged"], "solutions/ and exercises/ must not change"
 
 
-@pytest.mark.parametrize("suffix", ["garbage", "not-a-notebook"])
-def test_files_that_are_not_notebooks_score_zero_with_a_reason(graded, suffix):
-    r = row(graded, suffix)
-    assert r["status"] == "not-a-notebook"
+def test_a_memory_hog_fails_its_cell_not_the_run(result):
+    r = row(result, "memory-hog")
+    assert points(r) == (POSSIBLE, POSSIBLE)
+
+
+@pytest.mark.parametrize("suffix", ["garbage", "not-a-notebook", "huge"])
+def test_files_that_are_not_notebooks_score_zero_with_a_reason(result, suffix):
+    r = row(result, suffix)
+    assert (r["status"], points(r)) == ("not-a-notebook", (0, POSSIBLE))
     assert r["reason"]
-    assert points(r) == (0, 9)
+    if suffix == "huge":
+        assert "larger than 50 MB" in r["reason"]
 
 
-def test_a_text_file_named_after_its_assignment_scores_zero(graded):
-    r = graded["rows"][f"{ASSIGNMENT}-notes.txt"]
-    assert (r["status"], r["assignment"]) == ("not-a-notebook", ASSIGNMENT)
-    assert points(r) == (0, 9)
+def test_a_text_file_named_after_its_set_scores_zero(result):
+    r = result["rows"][f"{SET}-notes.txt"]
+    assert (r["status"], r["assignment"], points(r)) == ("not-a-notebook", SET, (0, POSSIBLE))
 
 
-def test_a_file_that_names_no_assignment_gets_a_row_and_a_reason(tmp_path):
+def test_each_submission_keeps_a_log_folder_for_regrade_disputes(result):
+    folder = result["log_dir"] / f"{SET}-gib-for-gb.ipynb"
+    assert {"executed.ipynb", "answers.json", "checks.json", "output.txt"} <= {
+        p.name for p in folder.iterdir()
+    }
+    executed = nbformat.read(folder / "executed.ipynb", as_version=4)
+    assert any(c.get("outputs") for c in executed.cells if c.cell_type == "code")
+    assert "weights_gb" in (folder / "answers.json").read_text()
+
+
+def test_protections_that_are_off_are_named_in_every_row(result):
+    off = " ".join(sandbox.protections_off())
+    executed = [r for r in result["rows"].values() if r["status"] not in ("not-a-notebook",)]
+    assert all(r["protections_off"] == off for r in executed)
+
+
+def test_a_file_that_names_no_set_gets_a_row_and_a_reason(tmp_path):
     subs = tmp_path / "subs"
     subs.mkdir()
     (subs / "notes.txt").write_text("no notebook here\n")
     out_csv = tmp_path / "grades.csv"
-    assert grading.grade_folder(subs, out_csv) == 0
+    assert gradebook.grade_folder(subs, out_csv) == 0
     [r] = list(csv.DictReader(out_csv.open(newline="")))
-    assert len(grading.solution_notebooks()) > 1  # with a single set, that one would be assumed
     assert (r["status"], float(r["total"])) == ("unknown-assignment", 0)
-    assert "cannot tell which assignment" in r["reason"]
+    assert "cannot tell which set" in r["reason"]
 
 
-def test_assignment_option_grades_every_file_as_that_assignment(tmp_path):
-    subs = tmp_path / "subs"
-    subs.mkdir()
-    (subs / "notes.txt").write_text("no notebook here\n")
-    out_csv = tmp_path / "grades.csv"
-    assert grading.grade_folder(subs, out_csv, assignment=ASSIGNMENT) == 0
-    [r] = list(csv.DictReader(out_csv.open(newline="")))
-    assert (r["assignment"], r["status"], float(r["possible"])) == (ASSIGNMENT, "not-a-notebook", 9)
-    assert grading.grade_folder(subs, out_csv, assignment="99_no_such_set") == 2
-
-
-def test_missing_folder_is_an_error(tmp_path):
-    assert grading.grade_folder(tmp_path / "nope", tmp_path / "grades.csv") != 0
+def test_missing_folder_and_unknown_set_are_errors(tmp_path):
+    assert gradebook.grade_folder(tmp_path / "nope", tmp_path / "grades.csv") != 0
+    assert gradebook.grade_folder(tmp_path, tmp_path / "g.csv", assignment="99_no_such_set") == 2
     assert not (tmp_path / "grades.csv").exists()
 
 
 def test_jobs_must_be_a_positive_integer(tmp_path):
     with pytest.raises(ValueError, match="jobs must be an integer >= 1"):
-        grading.grade_folder(tmp_path, tmp_path / "grades.csv", jobs=0)
+        gradebook.grade_folder(tmp_path, tmp_path / "grades.csv", jobs=0)

@@ -8,7 +8,7 @@ import pytest
 
 from course import hardware
 from course.hardware import GPUS, INTERCONNECTS, SYSTEMS
-from course.units import GB
+from course.units import GB, GiB, KiB
 
 REQUIRED_GPUS = ["v100-sxm2-32gb", "a100-40gb-sxm", "a100-80gb-sxm", "h100-sxm", "h100-pcie",
                  "h200-sxm", "l40s", "rtx-3090", "rtx-4090"]  # fmt: skip
@@ -110,7 +110,7 @@ def test_dgx_systems_point_at_registry_gpus():
 def test_dgx_h100_power_and_memory_match_the_user_guide():
     dgx = SYSTEMS["dgx-h100"]
     assert dgx.max_power_watts == 10_200
-    assert dgx.gpus * GPUS[dgx.gpu].memory_bytes == 640 * GB
+    assert dgx.gpus * GPUS[dgx.gpu].memory_bytes == 640 * GiB  # the guide's "640GB" is 8 x 80 GiB
 
 
 def test_unknown_dtype_and_gpu_raise_value_errors_that_name_the_choices():
@@ -129,3 +129,14 @@ def test_unknown_dtype_and_gpu_raise_value_errors_that_name_the_choices():
 def test_cuda_cores_from_sms_and_compute_capability_match_the_datasheets(key, compute_capability):
     g = GPUS[key]
     assert hardware.cuda_cores(g.sms, compute_capability) == g.cuda_cores
+
+
+def test_gpu_memory_and_l2_are_binary_as_the_hardware_has_them():
+    # nvidia-smi on the H100 80GB SXM of the reference run reports 81,559 MiB usable of 80 GiB;
+    # the A100 whitepaper gives its L2 as 40,960 KB (= KiB): 41,943,040 bytes.
+    assert GPUS["h100-sxm"].memory_bytes == 80 * GiB
+    assert GPUS["h100-sxm"].memory_bytes >= 81_559 * 2**20
+    assert GPUS["a100-40gb-sxm"].l2_bytes == 40_960 * KiB == 41_943_040
+    assert GPUS["h100-sxm"].l2_bytes == 50 * 2**20
+    for g in GPUS.values():  # the marketing name keeps NVIDIA's decimal-looking label
+        assert g.memory_bytes % GiB == 0 and g.l2_bytes % 2**20 == 0

@@ -4,7 +4,12 @@ import pytest
 
 from course.quiz import MultipleChoice, Numeric, quiz
 
-MC = MultipleChoice("Which is larger?", ["1 GB", "1 GiB"], answer=1, explain="2**30 > 10**9.")
+MC = MultipleChoice(
+    "Which is larger?",
+    ["1 GB", "1 GiB"],
+    answer=1,
+    why=("1 GB is 10**9 bytes, less than 2**30.", "1 GiB is 2**30 bytes, more than 10**9."),
+)
 NUM = Numeric("13B fp16 at 900 GB/s: ms per token?", answer=28.9, unit="ms", explain="26e9/900e9.")
 
 
@@ -24,7 +29,7 @@ def test_numeric_accepts_answers_within_tolerance_and_explains():
 
 def test_bad_question_definitions_raise_value_errors():
     with pytest.raises(ValueError, match="answer must be an index"):
-        MultipleChoice("q", ["a", "b"], answer=2, explain="")
+        MultipleChoice("q", ["a", "b"], answer=2, why=("a is wrong", "b is right"))
     with pytest.raises(ValueError, match="at least one question"):
         quiz()
 
@@ -43,13 +48,14 @@ def test_the_widget_shows_feedback_when_check_is_clicked():
     assert "Not quite." in feedback2.value
 
 
-def test_without_widgets_the_quiz_reads_as_text_and_html_with_answers_folded():
+def test_without_widgets_the_quiz_reads_as_text_and_html_without_answers():
     q = quiz(MC, NUM)
     bundle = q._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert "1. Which is larger?" in bundle["text/plain"] and "(b) 1 GiB" in bundle["text/plain"]
-    assert "28.9" not in bundle["text/plain"]  # the text form does not give the answer away
-    assert "<details>" in bundle["text/html"]
+    assert "<li>1 GiB</li>" in bundle["text/html"]
+    for form in (bundle["text/plain"], bundle["text/html"]):  # neither gives an answer away
+        assert "28.9" not in form and "26e9" not in form and "2**30" not in form
 
 
 def test_multiple_choice_feedback_explains_the_chosen_option():
@@ -57,9 +63,20 @@ def test_multiple_choice_feedback_explains_the_chosen_option():
 
     q = MultipleChoice("2 + 2?", ["3", "4"], 1, "Four.", why=("Off by one.", "Two pairs."))
     assert q.check(0).message == "Not quite. Off by one."
-    assert q.check("4").message == "Correct. Two pairs."
+    assert q.check("4").message == "Correct. Two pairs. Four."
     with pytest.raises(ValueError, match="one explanation per option"):
         MultipleChoice("?", ["a", "b"], 0, "", why=("only one",))
+    with pytest.raises(ValueError, match="one explanation per option"):
+        MultipleChoice("?", ["a", "b"], 0)  # why is required
+    with pytest.raises(ValueError, match="its own explanation"):
+        MultipleChoice("?", ["a", "b"], 0, why=("same", "same"))
+    assert q.check(5).message.startswith("Pick one")
+
+
+def test_explain_is_added_once_the_right_option_is_chosen():
+    q = MultipleChoice("2 + 2?", ["3", "4"], 1, "Addition.", why=("Off by one.", "Two pairs."))
+    assert q.check(1).message == "Correct. Two pairs. Addition."
+    assert "Addition" not in q.check(0).message
 
 
 def test_a_lesson_without_a_quiz_module_is_a_clear_error():

@@ -5,4 +5,13 @@ how much, cache sizes, thread scaling, a measured utilisation). It calls a funct
 the tidy records the measurement layer returned and returns a sentence or a short Markdown block,
 with the explanation that fits the outcome, including "the machine was busy: rerun". One module per
 topic (``course/findings/<topic>.py``). Layer 4 (presentation): no measuring, no torch.
+
+Modules: ``matmul`` (libraries, dtypes, alignment, share of a peak), ``threads`` (thread scaling),
+``overhead`` (fixed per-call costs, crossovers), ``caches`` (bandwidth per memory level),
+``batching`` (batching curve, decoding against its floor), ``precision`` (autocast and quantised
+inference speed). Lessons call them as ``findings.matmul.dtype_speed(records, ...)``.
 """
+
+from course.findings import batching, caches, matmul, overhead, precision, threads
+
+__all__ = ["batching", "caches", "matmul", "overhead", "precision", "threads"]

@@ -19,7 +19,7 @@ from pathlib import Path
 import psutil
 import torch
 
-from course.units import GB, fmt_bytes
+from course.units import fmt_bytes
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,10 @@ class MachineInfo:
     ram_bytes: int = 0
     cuda: tuple[CudaDevice, ...] = ()
     mps: bool = False
+    cpu_capability: str = ""  # torch.backends.cpu.get_cpu_capability(): "AVX2", "AVX512", ...
+    cpu_features: tuple[
+        str, ...
+    ] = ()  # matrix/vector features, e.g. ("AVX2", "AVX-512 BF16", "AMX-BF16")
 
     @property
     def accelerator(self) -> str:
@@ -107,6 +111,62 @@ def cpu_caches() -> dict[str, int]:
     return caches
 
 
+#: /proc/cpuinfo flag -> name, for the vector and matrix units that decide how fast a CPU multiplies
+#: low-precision matrices (x86: Intel/AMD flag names; Arm Linux: the "Features" line).
+X86_FEATURES = {
+    "avx2": "AVX2",
+    "avx512f": "AVX-512",
+    "avx512_vnni": "AVX-512 VNNI",
+    "avx512_bf16": "AVX-512 BF16",
+    "avx512_fp16": "AVX-512 FP16",
+    "amx_tile": "AMX",
+    "amx_bf16": "AMX-BF16",
+    "amx_int8": "AMX-INT8",
+    "amx_fp16": "AMX-FP16",
+}
+ARM_FEATURES = {"asimd": "NEON", "sve": "SVE", "bf16": "BF16", "i8mm": "I8MM", "sme": "SME"}
+#: Apple silicon: sysctl key -> name (1 when the core has the feature).
+APPLE_FEATURES = {
+    "hw.optional.arm.FEAT_BF16": "BF16",
+    "hw.optional.arm.FEAT_I8MM": "I8MM",
+    "hw.optional.arm.FEAT_SME": "SME",
+}
+#: Features with bf16 matrix or dot-product instructions (a bf16 matmul need not convert to fp32).
+BF16_FEATURES = ("AVX-512 BF16", "AMX-BF16", "BF16", "SME")
+
+
+def parse_cpu_flags(cpuinfo: str) -> tuple[str, ...]:
+    """The features of :data:`X86_FEATURES` / :data:`ARM_FEATURES` named in a /proc/cpuinfo text."""
+    for line in cpuinfo.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip().lower() in ("flags", "features"):
+            flags = set(value.split())
+            table = X86_FEATURES if "avx2" in flags or "sse2" in flags else ARM_FEATURES
+            return tuple(name for flag, name in table.items() if flag in flags)
+    return ()
+
+
+def cpu_features() -> tuple[str, ...]:
+    """This CPU's vector/matrix features that matter for matmuls (Linux cpuinfo, macOS sysctl)."""
+    found = parse_cpu_flags(_read(Path("/proc/cpuinfo")) or "")
+    if found or platform.system() != "Darwin":
+        return found
+    return tuple(name for key, name in APPLE_FEATURES.items() if _sysctl(key) == "1")
+
+
+def cpu_capability() -> str:
+    """The widest instruction set torch's own CPU kernels use here ("AVX2", "AVX512", "DEFAULT"...)."""
+    try:
+        return str(torch.backends.cpu.get_cpu_capability())
+    except (AttributeError, RuntimeError):
+        return ""
+
+
+def has_bf16_units(features: tuple[str, ...]) -> bool:
+    """True when ``features`` include bf16 dot-product or matrix instructions."""
+    return any(f in BF16_FEATURES for f in features)
+
+
 def cpu_model() -> str:
     """The CPU's marketing name, from /proc/cpuinfo or sysctl; platform.processor() otherwise."""
     text = _read(Path("/proc/cpuinfo")) or ""
@@ -162,6 +222,8 @@ def machine_info() -> MachineInfo:
         ram_bytes=psutil.virtual_memory().total,
         cuda=cuda_devices(),
         mps=mps_available(),
+        cpu_capability=cpu_capability(),
+        cpu_features=cpu_features(),
     )
 
 
@@ -172,17 +234,24 @@ def available_devices() -> list[str]:
 
 
 def describe_machine(info: MachineInfo | None = None) -> str:
-    """One line for a lesson's setup cell: 'measured on: 2-core AMD EPYC, 24.6 GB RAM, no GPU'."""
+    """Two lines for a lesson's setup cell: where it runs, and the CPU's vector/matrix features.
+
+    'measured on: 2-core AMD EPYC, 24.6 GB RAM; no GPU (CPU only); torch 2.13.0' and
+    'CPU features: AVX2 (torch kernels: AVX2)': whether the CPU has bf16 units (AVX-512 BF16, AMX,
+    Arm BF16/SME) decides whether a bf16 matmul is faster or far slower than fp32 (lessons 01, 03).
+    """
     info = info or machine_info()
     cpu = f"{info.usable_cores}-core {info.cpu_model}, {fmt_bytes(info.ram_bytes)} RAM"
     if info.cuda:
-        gpus = ", ".join(f"{d.name} ({d.memory_bytes / GB:.0f} GB)" for d in info.cuda)
+        gpus = ", ".join(f"{d.name} ({fmt_bytes(d.memory_bytes, binary=True)})" for d in info.cuda)
         accel = f"CUDA: {gpus}"
     elif info.mps:
         accel = "Apple GPU via MPS"
     else:
         accel = "no GPU (CPU only)"
-    return f"measured on: {cpu}; {accel}; torch {info.torch}"
+    units = ", ".join(info.cpu_features) or "none reported"
+    kernels = f" (torch kernels: {info.cpu_capability})" if info.cpu_capability else ""
+    return f"measured on: {cpu}; {accel}; torch {info.torch}\nCPU features: {units}{kernels}"
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,78 @@
+"""Shared helpers of the findings modules: read a record, classify a ratio, format it.
+
+A ratio of two measured rates is one of four outcomes: ``"faster"``, ``"slower"``, ``"same"``
+(within :data:`SAME` of each other) or ``"noisy"`` (the interquartile spreads of the two timings
+are wide enough to explain the difference: the machine was busy, rerun). Layer 4: no torch.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+#: Ratios within 10 % of 1 read as "about the same".
+SAME = 0.10
+#: A timing whose interquartile range exceeds 25 % of its median is noisy.
+NOISY = 0.25
+
+RERUN = "the machine was busy while it ran (wide spread): rerun the cell and compare"
+
+
+def get(record: Any, name: str, default: Any = None) -> Any:
+    """Field ``name`` of a record that is a dataclass, an object or a mapping (``default`` if absent)."""
+    if isinstance(record, Mapping):
+        return record.get(name, default)
+    return getattr(record, name, default)
+
+
+def relative_spread(record: Any) -> float:
+    """IQR / median of a record's time per call (0 when the record has no spread)."""
+    seconds = get(record, "seconds") or get(record, "median_seconds")
+    spread = get(record, "spread_seconds")
+    if spread is None:
+        spread = get(record, "iqr_seconds", 0.0)
+    return float(spread or 0.0) / seconds if seconds else 0.0
+
+
+def outcome(ratio: float, spread: float = 0.0) -> str:
+    """'faster', 'slower', 'same' or 'noisy' for a rate ratio (new / baseline).
+
+    ``spread`` is the sum of the two timings' relative spreads: when it exceeds :data:`NOISY` and
+    is as large as the difference itself, the difference cannot be told from noise.
+    """
+    if not math.isfinite(ratio) or ratio <= 0:
+        return "noisy"
+    difference = abs(math.log(ratio))
+    if spread > NOISY and difference < math.log1p(spread):
+        return "noisy"
+    if difference < math.log1p(SAME):
+        return "same"
+    return "faster" if ratio > 1 else "slower"
+
+
+def times(ratio: float) -> str:
+    """A ratio as '3.1×', '40×' or '0.58×' (never rounded to a misleading 1.0×)."""
+    if ratio >= 10:
+        return f"{ratio:,.0f}×"
+    if ratio >= 0.1:
+        return f"{ratio:.2g}×" if ratio < 1 else f"{ratio:.1f}×"
+    return f"{ratio:.2g}×"
+
+
+def by_factor(ratio: float) -> str:
+    """'3.1× faster' or '40× slower' for a rate ratio."""
+    return f"{times(ratio)} faster" if ratio >= 1 else f"{times(1 / ratio)} slower"
+
+
+def join(names: Iterable[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    items = list(names)
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def bullets(lines: Iterable[str]) -> str:
+    """Markdown bullet list."""
+    return "\n".join(f"- {line}" for line in lines)

@@ -1,0 +1,35 @@
+"""Exercise sets: authoring, public checks, sandboxed extraction, trusted checking, gradebook, release.
+
+One job per module (layer 5, entry points):
+
+- :mod:`~course.grading.spec`: the authoring format of ``solutions/NN_slug.ipynb``;
+- :mod:`~course.grading.values`: canonical forms, salted hashes, the comparison both sides share;
+- :mod:`~course.grading.authoring`: ``python -m course assign``: answer key, ``exercises/`` and its checks;
+- :mod:`~course.grading.learner`: ``grader.check("q1")`` in the learner's notebook;
+- :mod:`~course.grading.runner`: runs a notebook's code and extracts plain answers (in the sandbox);
+- :mod:`~course.grading.sandbox` (+ ``sandbox_init``): namespaces, hidden files, limits, user nobody;
+- :mod:`~course.grading.extract`: one sandboxed run, its results read as untrusted JSON;
+- :mod:`~course.grading.check`: the trusted checker;
+- :mod:`~course.grading.gradebook`: ``python -m course grade``: a folder of submissions into CSVs;
+- :mod:`~course.grading.release`: ``python -m course release``: what students receive.
+"""
+
+from course.grading.authoring import (
+    BUILD_DIR,
+    EXERCISES_DIR,
+    REPO,
+    SOLUTIONS_DIR,
+    assign,
+    assign_all,
+    solution_notebooks,
+)
+
+__all__ = [
+    "BUILD_DIR",
+    "EXERCISES_DIR",
+    "REPO",
+    "SOLUTIONS_DIR",
+    "assign",
+    "assign_all",
+    "solution_notebooks",
+]

@@ -1,0 +1,66 @@
+"""Every lesson's quiz (course/quizzes/lesson_NN.py, discovered) builds, explains every option on its
+own, keeps its options alike in length, and shows no answer before the learner has answered."""
+
+from pathlib import Path
+
+import pytest
+
+import course.quizzes
+from course.quiz import MultipleChoice, Numeric
+from course.quizzes import questions, show
+
+LESSONS = sorted(
+    p.stem.removeprefix("lesson_") for p in Path(course.quizzes.__file__).parent.glob("lesson_*.py")
+)
+MAX_LENGTH_RATIO = 2.5  # longest option / shortest option
+
+
+def test_the_quizzes_of_lessons_00_to_04_are_found():
+    assert {"00", "01", "02", "03", "04"} <= set(LESSONS)
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_every_question_is_a_question_and_every_option_has_its_own_explanation(lesson):
+    qs = questions(lesson)
+    assert 3 <= len(qs) <= 8, f"lesson {lesson}: {len(qs)} questions (3-5 is the house style)"
+    for q in qs:
+        assert isinstance(q, MultipleChoice | Numeric)
+        if isinstance(q, MultipleChoice):
+            assert len(q.why) == len(q.options)
+            assert len({w.strip() for w in q.why}) == len(q.why), q.question
+            assert all(len(w.strip()) >= 20 for w in q.why), q.question
+            for i in range(len(q.options)):  # each option gets its own feedback
+                feedback = q.check(i)
+                assert feedback.correct == (i == q.answer)
+                assert q.why[i] in feedback.message
+        else:
+            assert q.explain.strip() and q.check(q.answer).correct
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_options_are_of_similar_length(lesson):
+    for q in questions(lesson):
+        if isinstance(q, MultipleChoice):
+            lengths = [len(o) for o in q.options]
+            assert max(lengths) <= MAX_LENGTH_RATIO * min(lengths), (q.question, q.options)
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_the_static_forms_show_no_answer_and_no_explanation(lesson):
+    quiz = show(lesson)
+    bundle = quiz._repr_mimebundle_()
+    text, page = bundle["text/plain"], bundle["text/html"]
+    for q in quiz.questions:
+        explanations = q.why if isinstance(q, MultipleChoice) else (q.explain,)
+        for shown in (text, page):
+            assert not any(w in shown for w in explanations), q.question
+    assert "<details" not in page and "Answer</summary>" not in page
+
+
+def test_no_lesson_notebook_defines_its_quiz_inline():
+    for path in sorted(Path(__file__).parents[1].glob("notebooks/[0-9][0-9]_*.ipynb")):
+        source = path.read_text()
+        assert "MultipleChoice(" not in source and "Numeric(" not in source, path.name
+        lesson = path.name[:2]
+        if lesson in LESSONS:
+            assert f'show(\\"{lesson}\\")' in source, f"{path.name} does not call show({lesson!r})"
