@@ -12,7 +12,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from course import cloud, compute, datacenter, finetune, memory, models, offload, parallel, serving
+from course import (
+    cloud,
+    compute,
+    datacenter,
+    finetune,
+    memory,
+    models,
+    offload,
+    parallel,
+    serving,
+    techniques,
+)
 from course.models import PRESETS
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -321,6 +332,9 @@ VALID: dict[str, tuple] = {
     "finetune.lora_memory": (finetune.lora_memory, {
         "config": CFG, "rank": 8, "targets": ("q", "k", "v", "o"), "base_dtype": "int4",
         "batch": 1, "seq_len": 512, "recompute": "full"}),
+    "techniques.rank_techniques": (techniques.rank_techniques, {
+        "config": CFG, "workload": "serving", "constraint": "too_costly", "gpu": "l40s",
+        "batch": 2, "seq_len": 1024, "measured": {"torch.compile": 1.2}}),
     "finetune.accumulation_steps": (finetune.accumulation_steps, {
         "global_batch": 64, "micro_batch": 4, "data_parallel": 2, "seq_len": 1024}),
 }  # fmt: skip
@@ -349,6 +363,7 @@ def test_every_public_function_has_a_junk_input_case():
             serving,
             offload,
             finetune,
+            techniques,
         )
         for name in mod.__all__
         if inspect.isfunction(getattr(mod, name))
