@@ -222,11 +222,11 @@ def attention_scores_bytes(
 
     Naive attention materialises ``softmax(Q K^T)`` for every head; FlashAttention-style kernels
     (``torch.nn.functional.scaled_dot_product_attention``) compute it tile by tile and never hold
-    it. *Computational Resources for ML* takes a batch of 32 sequences of 2,048 tokens in fp32:
-    32 x 2048^2 x 4 = 512 MiB for one head of one layer (right), then "with 32 layers and multiple
-    attention heads: several GB". With 32 heads and 32 layers it is 512 GiB. Training keeps more
-    than the scores per layer (softmax output and dropout mask: Korthikanti et al. 2022's
-    ``5as/h`` term).
+    it. *Computational Resources for Machine Learning: From Silicon to Tensors* takes a batch of 32
+    sequences of 2,048 tokens in fp32: 32 x 2048^2 x 4 = 512 MiB for one head of one layer (right),
+    then "with 32 layers and multiple attention heads: several GB". With 32 heads and 32 layers it
+    is 512 GiB. Training keeps more than the scores per layer (softmax output and dropout mask:
+    Korthikanti et al. 2022's ``5as/h`` term).
     """
     b = validate.positive_int("batch", batch, maximum=MAX_BATCH)
     a = validate.positive_int("heads", heads, maximum=10**5)

@@ -44,7 +44,7 @@ def _t(x: float) -> str:
     return units.fmt_seconds(x)
 
 
-NOISY = ("the spread between repeats was larger than half the median: other programs shared the "
+NOISY = ("The spread between repeats was larger than half the median: other programs shared the "
          "cores. Rerun the cell when the machine is quieter before drawing a conclusion.")  # fmt: skip
 
 
@@ -64,7 +64,7 @@ def accumulation(records: Sequence[Any]) -> str:
                       big.seconds_per_sample, big.iqr_seconds)  # fmt: skip
     ratio = small.seconds_per_sample / big.seconds_per_sample
     if verdict == "noisy":
-        return mem + "Time per sample: " + NOISY
+        return mem + "Time per sample could not be judged. " + NOISY
     if verdict == "faster":
         return mem + (
             f"The larger micro-batch processed each sample {ratio:.1f}x faster: larger "
@@ -133,7 +133,7 @@ def attention(records: Sequence[Any]) -> str:
     verdict = compare(n.median_seconds, n.iqr_seconds, f.median_seconds, f.iqr_seconds)
     ratio = n.median_seconds / f.median_seconds
     if verdict == "noisy":
-        return mem + "Speed: " + NOISY
+        return mem + "Speed could not be judged. " + NOISY
     if verdict == "faster":
         return mem + f"It was also {ratio:.1f}x faster: it never writes the scores out to memory."
     if verdict == "slower":
@@ -213,8 +213,9 @@ def compile_speedup(result: Any) -> str:
                          f"pays for itself after about {calls:,.0f} calls.")  # fmt: skip
         elif verdict == "slower":
             lines.append(f"- batch {r.batch}: compiled was *slower* ({_t(r.compiled_seconds)} vs "
-                         f"{_t(r.eager_seconds)} eager): its guards and wrapper cost more than the "
-                         "fused kernels saved here, so compiling did not help.")  # fmt: skip
+                         f"{_t(r.eager_seconds)} eager): compiling did not help here. At small sizes "
+                         "its guards and wrapper can cost more than fusion saves; at large ones the "
+                         "time is in matrix multiplies that compiling does not speed up.")  # fmt: skip
         elif verdict == "same":
             lines.append(f"- batch {r.batch}: no gain ({_t(r.eager_seconds)} eager vs "
                          f"{_t(r.compiled_seconds)} compiled): the matrix multiplies dominate and "
@@ -236,7 +237,7 @@ def lora(records: Sequence[Any]) -> str:
     verdict = compare(full.step_seconds, full.iqr_seconds, lo.step_seconds, lo.iqr_seconds)
     ratio = full.step_seconds / lo.step_seconds
     if verdict == "noisy":
-        return mem + "Step time: " + NOISY
+        return mem + "Step time could not be judged. " + NOISY
     if verdict == "faster":
         return mem + (
             f"The step was {ratio:.1f}x faster: no weight gradients for the frozen "

@@ -97,7 +97,7 @@ def attention_sweep(
 ) -> Sweep:
     """Both kinds at each sequence length, shortest first, inside ``budget_s`` seconds.
 
-    A length is skipped when its predicted cost (the last length's, times 4: attention is
+    The first two lengths are always measured; a later length is skipped when its predicted cost (the last length's, times 4: attention is
     quadratic) would not fit what is left of the budget.
     """
     budget = Budget(budget_s)
@@ -106,7 +106,7 @@ def attention_sweep(
     cost = 0.0
     with progress(len(seq_lens), desc="attention", budget_s=budget_s) as bar:
         for s in seq_lens:
-            if not budget.fits(cost):
+            if len(sweep.records) >= 4 and not budget.fits(cost):  # two lengths always
                 sweep.skipped.append(f"seq_len {s}: would not fit the budget")
             else:
                 start = budget.elapsed

@@ -121,7 +121,11 @@ def accumulation_sweep(
     budget_s: float = 10.0,
     seed: int = 0,
 ) -> Sweep:
-    """Peak memory and time per sample against the micro-batch size, at a fixed global batch."""
+    """Peak memory and time per sample against the micro-batch size, at a fixed global batch.
+
+    The first two sizes are always measured (a comparison needs two); later ones only when their
+    predicted cost fits what is left of ``budget_s``.
+    """
     validate.positive_int("global_batch", global_batch, maximum=256)
     budget = Budget(budget_s)
     sweep = Sweep("Gradient accumulation: micro-batch size vs memory and time per sample", budget_s)
@@ -131,7 +135,7 @@ def accumulation_sweep(
         for m in micro_batches:
             if global_batch % m:
                 sweep.skipped.append(f"micro-batch {m}: does not divide {global_batch}")
-            elif not budget.fits(cost):
+            elif len(sweep.records) >= 2 and not budget.fits(cost):  # two points always
                 sweep.skipped.append(f"micro-batch {m}: would not fit the budget")
             else:
                 start = budget.elapsed
@@ -201,20 +205,22 @@ def recompute_sweep(
     budget_s: float = 10.0,
     seed: int = 0,
 ) -> Sweep:
-    """No, selective and full recomputation: peak memory (MemTracker), estimate, step time."""
+    """No, selective and full recomputation: peak memory (MemTracker), estimate, step time.
+
+    The three modes are the comparison, so all three are always measured; ``budget_s`` sets how
+    long each is timed (``budget_s / 30`` seconds of repeats), and the sweep reports its elapsed time.
+    """
     budget = Budget(budget_s)
     sweep = Sweep(f"Activation recomputation, batch {batch} x {seq_len} tokens", budget_s)
     with progress(len(RECOMPUTE_MODES), desc="recomputation", budget_s=budget_s) as bar:
         for mode in RECOMPUTE_MODES:
-            if sweep.records and not budget.fits(budget.elapsed / len(sweep.records)):
-                sweep.skipped.append(f"{mode}: would not fit the budget")
-                bar.update()
-                continue
             m = measure_training_step(
                 config, batch=batch, seq_len=seq_len, recompute=mode, seed=seed
             )
             model = _recompute_model(config, mode, seed)
-            t = time_call(_fwd_bwd(model, *_tokens(config, batch, seq_len, seed)), min_run_time=0.2)
+            t = time_call(
+                _fwd_bwd(model, *_tokens(config, batch, seq_len, seed)), min_run_time=budget_s / 30
+            )
             est = estimated_activations(config, batch=batch, seq_len=seq_len, recompute=mode)
             sweep.records.append(RecomputeRecord(mode, m.activations_bytes, est, m.total_bytes,
                                                  t.median_seconds, t.iqr_seconds))  # fmt: skip
