@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from course import finetune, hardware
 from course.models import preset
@@ -59,3 +61,13 @@ def test_accumulation_steps_reach_the_global_batch():
 def test_accumulation_refuses_a_global_batch_that_does_not_divide():
     with pytest.raises(ValueError, match="nearest: 96 or 128"):
         finetune.accumulation_steps(100, 4, data_parallel=8)
+
+
+@settings(max_examples=30, deadline=None)
+@given(rank=st.integers(1, 256), more=st.integers(1, 256))
+def test_a_higher_rank_trains_more_parameters_and_needs_more_memory(rank, more):
+    c = preset("llama-2-7b")
+    low = finetune.lora_memory(c, rank=rank, targets=("q", "v"))
+    high = finetune.lora_memory(c, rank=rank + more, targets=("q", "v"))
+    assert high.trainable_params > low.trainable_params
+    assert high.lora_total_bytes > low.lora_total_bytes < low.full_total_bytes

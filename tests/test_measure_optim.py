@@ -145,3 +145,11 @@ def test_batch_sweep_records():
     sweep = serving.batch_sweep(model, batches=(1, 4), budget_s=10)
     assert [r.batch for r in sweep.records] == [1, 4]
     assert all(r.tokens_per_s == pytest.approx(r.batch / r.step_seconds) for r in sweep.records)
+
+
+def test_compile_overhead_reports_compile_time_and_matching_calls():
+    # one small compiled function: tens of seconds cold, a few warm (torch's on-disk cache)
+    result = serving.compile_overhead(batches=(2, 64), hidden=16)
+    assert result.compile_seconds > 0 and [r.batch for r in result.records] == [2, 64]
+    for r in result.records:
+        assert r.speedup == pytest.approx(r.eager_seconds / r.compiled_seconds)

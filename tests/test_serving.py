@@ -105,3 +105,15 @@ def test_a_bigger_batch_limit_never_slows_continuous_batching(n, cap, seed):
 def test_requests_must_be_request_objects(bad):
     with pytest.raises(ValueError, match="requests"):
         serving.kv_allocation(bad, kv_bytes_per_token=1)
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(1, 50), block=st.integers(1, 64), seed=st.integers(0, 100))
+def test_paging_never_reserves_more_than_contiguous_and_wastes_under_a_block_each(n, block, seed):
+    mix = serving.request_mix(n, max_seq_len=1024, seed=seed)
+    paged = serving.kv_allocation(mix, kv_bytes_per_token=1, block_tokens=block, max_seq_len=1024)
+    contiguous = serving.kv_allocation(mix, kv_bytes_per_token=1, policy="contiguous",
+                                       max_seq_len=1024)  # fmt: skip
+    assert paged.used_bytes == contiguous.used_bytes
+    assert paged.reserved_bytes <= contiguous.reserved_bytes + n * block
+    assert 0 <= paged.wasted_bytes < n * block
