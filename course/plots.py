@@ -285,15 +285,19 @@ def rate_vs_batch(
     ax=None,
     peak: float | None = None,
     title: str = "Batching: FLOP/s of one linear layer vs batch",
+    label: str = "measured (median)",
+    peak_label: str = "matmul peak measured here",
 ):
-    """FLOP/s against batch size (log-log), with a measured or datasheet peak as a dashed line."""
+    """FLOP/s against batch size (log-log), with a measured or datasheet peak as a dashed line.
+
+    Call it again with the same ``ax`` and another ``label`` to draw a second machine beside.
+    """
     rows = sorted(_rows(records), key=lambda r: r["batch"])
     ax = _axes(ax)
-    ax.plot([r["batch"] for r in rows], [r["flop_per_s"] for r in rows], marker="o",
-            label="measured (median)")  # fmt: skip
+    ax.plot([r["batch"] for r in rows], [r["flop_per_s"] for r in rows], marker="o", label=label)
     if peak:
         ax.axhline(peak, color="black", linestyle="--", linewidth=1,
-                   label=f"matmul peak measured here: {units.fmt_flop_rate(peak)}")  # fmt: skip
+                   label=f"{peak_label}: {units.fmt_flop_rate(peak)}")  # fmt: skip
     _log_log(ax, x_ticks=FuncFormatter(lambda v, _: f"{v:g}"), y_ticks=_prefix_formatter("FLOP/s"),
              xlabel="batch (vectors per weight read)", ylabel="FLOP/s (log scale)", title=title)  # fmt: skip
     ax.legend()
@@ -442,6 +446,76 @@ def labelled_bars(labels, values, *, spreads=None, ax=None, ylabel: str = "", ti
     return ax
 
 
+def breakeven_vs_utilization(
+    utilizations: Sequence[float],
+    series: Mapping[str, Sequence[float]],
+    *,
+    band: tuple[float, float] | None = None,
+    cap_months: float = 120,
+    ax=None,
+    title: str = "Months until buying beats renting",
+):
+    """Break-even months (y, capped at ``cap_months``; ``inf`` = never) against utilisation (x, a
+    fraction shown in percent), one line per rent option; ``band`` shades a claimed range."""
+    ax = _axes(ax)
+    xs = [100 * u for u in utilizations]
+    for i, (label, months) in enumerate(series.items()):
+        ys = [min(m, cap_months) if m == m else cap_months for m in months]
+        ax.plot(xs, ys, label=label, color=PALETTE[i % len(PALETTE)], lw=2)
+    if band is not None:
+        ax.axhspan(
+            *band, color="#999999", alpha=0.2, label=f"claimed {band[0]:g}-{band[1]:g} months"
+        )
+    ax.set_ylim(0, cap_months)
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("utilisation (% of hours the hardware is busy)")
+    ax.set_ylabel(f"break-even (months; top = {cap_months:g} or never)")
+    ax.set_title(title)
+    ax.legend()
+    return ax
+
+
+def stacked_usd(options: Mapping[str, Mapping[str, float]], *, ax=None, title: str = ""):
+    """One bar per option (own, on-demand, ...), stacked by cost component, in USD."""
+    ax = _axes(ax)
+    parts = list(dict.fromkeys(p for comp in options.values() for p in comp))
+    bottoms = [0.0] * len(options)
+    for i, part in enumerate(parts):
+        values = [comp.get(part, 0.0) for comp in options.values()]
+        ax.bar(list(options), values, bottom=bottoms, label=part, color=PALETTE[i % len(PALETTE)])
+        bottoms = [b + v for b, v in zip(bottoms, values, strict=True)]
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: units.fmt_usd(v)))
+    ax.set_ylabel("cost over the lifetime")
+    ax.set_title(title)
+    ax.legend()
+    return ax
+
+
+def overhead_vs_interval(
+    intervals_seconds: Sequence[float],
+    overheads: Sequence[float],
+    *,
+    marks: Mapping[str, float] | None = None,
+    ax=None,
+    title: str = "Expected overhead against checkpoint interval",
+):
+    """Expected overhead (wall clock / work - 1, in percent) against the checkpoint interval (log x,
+    in hours), with vertical lines at ``marks`` (label -> interval in seconds)."""
+    ax = _axes(ax)
+    ax.plot([t / 3600 for t in intervals_seconds], [100 * o for o in overheads], color=PALETTE[0],
+            lw=2)  # fmt: skip
+    for i, (label, t) in enumerate((marks or {}).items()):
+        ax.axvline(t / 3600, color=PALETTE[(i + 1) % len(PALETTE)], ls="--", label=label)
+    ax.set_xscale("log")
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    ax.set_xlabel("work between checkpoints (hours, log scale)")
+    ax.set_ylabel("expected overhead (%)")
+    ax.set_title(title)
+    if marks:
+        ax.legend()
+    return ax
+
+
 def _bytes_axis(axis) -> None:
     axis.set_major_formatter(FuncFormatter(lambda v, _: units.fmt_bytes(v, digits=0)))
 
@@ -494,3 +568,48 @@ def bytes_vs_tokens(series: Mapping[str, tuple[Sequence[float], Sequence[float]]
     ax.set_title(title)
     ax.legend(fontsize=8)
     return ax
+
+
+def power_trace(power: Mapping[str, Any], *, phases=("sustained_bf16_8192",), limit: float | None
+                = None, boost_mhz: float | None = None, title: str = ""):  # fmt: skip
+    """Watts and SM clock against time for a ``power.json``-shaped record (idle, then each phase),
+    with the power cap and the boost clock as dashed lines. Two stacked axes; returns them."""
+    fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(7.0, 5.0))
+    series = [("idle", power.get("idle_samples") or [])]
+    series += [(p.replace("_", " "), (power.get(p) or {}).get("samples") or []) for p in phases]
+    t0 = min((s[0][0] for _, s in series if s), default=0.0)
+    for i, (name, samples) in enumerate(series):
+        if not samples:
+            continue
+        t = [s[0] - t0 for s in samples]
+        colour = PALETTE[i % len(PALETTE)]
+        top.plot(t, [s[1] for s in samples], color=colour, label=name)
+        bottom.plot(t, [s[2] for s in samples], color=colour)
+    if limit:
+        top.axhline(limit, linestyle="--", color="0.25", linewidth=1)
+        top.annotate(f"power cap {limit:,.0f} W", (0.01, limit), xycoords=("axes fraction", "data"),
+                     va="bottom", fontsize=8)  # fmt: skip
+    if boost_mhz:
+        bottom.axhline(boost_mhz, linestyle="--", color="0.25", linewidth=1)
+        bottom.annotate(f"boost {boost_mhz:,.0f} MHz", (0.01, boost_mhz),
+                        xycoords=("axes fraction", "data"), va="top", fontsize=8)  # fmt: skip
+    top.set_ylabel("power (W)")
+    bottom.set_ylabel("SM clock (MHz)")
+    bottom.set_xlabel("time (s)")
+    top.set_title(title)
+    top.legend(fontsize=8)
+    return top, bottom
+
+
+def beside_reference(mine: Iterable[Any], theirs: Iterable[Any], *, x: str = "size",
+                     y: str = "flop_per_s", series: str = "dtype", ax=None, title: str = "",
+                     ylabel: str = "FLOP/s (log scale)"):  # fmt: skip
+    """This machine's records beside a reference run's, one bar per (machine, ``series``) at each ``x``.
+
+    ``theirs`` are dicts from ``course.data.reference.records`` (they carry ``machine``); ``mine``
+    are measured records, labelled "this machine".
+    """
+    rows = [dict(_row(r), machine="this machine") for r in mine] + [_row(r) for r in theirs]
+    for r in rows:
+        r["run"] = f"{r['machine']}: {r[series]}"
+    return grouped_bars(rows, x=x, y=y, hue="run", ax=ax, title=title, ylabel=ylabel)

@@ -16,11 +16,14 @@ from course import (
     cloud,
     compute,
     datacenter,
+    energy,
     finetune,
+    inference,
     memory,
     models,
     offload,
     parallel,
+    seed000,
     serving,
     techniques,
 )
@@ -257,6 +260,37 @@ VALID: dict[str, tuple] = {
     "compute.mfu": (compute.mfu, {
         "params": 7e9, "tokens_per_second": 1e5, "n_gpus": 8, "peak_flops_per_gpu": 1e15,
         "flops_per_token": 5e10}),
+    "compute.chinchilla_optimal": (compute.chinchilla_optimal, {
+        "flops": 5.88e23, "tokens_per_param": 20}),
+    "compute.attention_share": (compute.attention_share, {
+        "config": SMALL, "seq_len": 1024, "causal": True}),
+    "compute.hfu": (compute.hfu, {
+        "params": 7e9, "tokens_per_second": 1e5, "n_gpus": 8, "peak_flops_per_gpu": 1e15,
+        "recomputed_forward_fraction": 0.5}),
+    "inference.prefill": (inference.prefill, {
+        "config": SMALL, "prompt_tokens": 512, "gpu": "h100-sxm", "batch": 2, "dtype": "bf16",
+        "efficiency": 0.6}),
+    "inference.decode": (inference.decode, {
+        "config": SMALL, "gpu": "h100-sxm", "batch": 4, "context_tokens": 1024, "dtype": "bf16",
+        "efficiency": 0.6}),
+    "inference.serving": (inference.serving, {
+        "config": SMALL, "gpu": "h100-sxm", "requests_per_s": 5.0, "prompt_tokens": 512,
+        "output_tokens": 128, "batch": 8, "dtype": "bf16", "efficiency": 0.6,
+        "usd_per_gpu_hour": 2.5}),
+    "energy.energy_joules": (energy.energy_joules, {"power_watts": 700, "seconds": 3600,
+                                                    "pue": 1.2}),
+    "energy.gpu_hours_energy_joules": (energy.gpu_hours_energy_joules, {
+        "gpu_hours": 1000, "watts_per_gpu": 400, "pue": 1.1}),
+    "energy.electricity_usd": (energy.electricity_usd, {"energy": 3.6e9, "usd_per_kwh": 0.1}),
+    "energy.co2_kg": (energy.co2_kg, {"energy": 3.6e9, "grid_g_per_kwh": 400}),
+    "energy.run_footprint": (energy.run_footprint, {
+        "params": 7e9, "tokens": 1e12, "gpu": "h100-sxm", "n_gpus": 64, "mfu": 0.4,
+        "dtype": "bf16", "usd_per_gpu_hour": 2.0, "usd_per_kwh": 0.1, "pue": 1.2,
+        "grid_g_per_kwh": 400, "watts_per_gpu": 700}),
+    "energy.sustained_power": (energy.sustained_power, {
+        "samples": [[0.0, 100.0, 1980], [2.5, 700.0, 1350]], "skip_seconds": 1.0}),
+    "seed000.course_estimate": (seed000.course_estimate, {
+        "workload": "generate", "gpu": "a100-80gb-sxm", "efficiency": 0.6}),
     "compute.training_run_cost": (compute.training_run_cost, {
         "params": 7e9, "tokens": 1e12, "gpu": "h100-sxm", "n_gpus": 64, "dtype": "bf16",
         "mfu": 0.4, "recompute": False, "usd_per_gpu_hour": 2.0, "usd_per_kwh": 0.1,
@@ -299,6 +333,28 @@ VALID: dict[str, tuple] = {
         "tokens": 1e10, "days": 1.0, "dtype": "bf16", "mfu": 0.4, "recompute": "selective",
         "sequence_parallel": True, "zero_stage": 1, "precision": "mixed", "optimizer": "adam",
         "usable_fraction": 0.9, "usd_per_kwh": 0.1, "pue": 1.2}),
+    "datacenter.dgx_from_parts": (datacenter.dgx_from_parts, {"system": "dgx-h100"}),
+    "datacenter.superpod": (datacenter.superpod, {
+        "sus": 4, "architecture": "dgx-superpod-h100", "watts_per_switch": 1000}),
+    "datacenter.mig_layout": (datacenter.mig_layout,
+                              {"gpu": "h100-sxm", "profiles": ["3g.40gb", "2g.20gb"]}),
+    "datacenter.mig_serving_fit": (datacenter.mig_serving_fit, {
+        "model": CFG, "gpu": "h100-sxm", "dtype": "bf16", "seq_len": 1024, "batch": 2,
+        "overhead_fraction": 0.1}),
+    "datacenter.power_levels": (datacenter.power_levels, {
+        "system": "dgx-h100", "systems": 32, "systems_per_rack": 4,
+        "other_watts_per_rack": 3000, "pue": 1.5}),
+    "datacenter.choose_gpu": (datacenter.choose_gpu, {
+        "model": CFG, "workload": "serving", "dtype": "fp8", "gpu_a": "a100-80gb-sxm",
+        "gpu_b": "h100-sxm", "usd_per_gpu_hour_a": 2.0, "usd_per_gpu_hour_b": 4.0, "batch": 4,
+        "seq_len": 1024, "mfu": 0.4, "budget_usd": 1000}),
+    "datacenter.offload_decode_step": (datacenter.offload_decode_step, {
+        "model": PRESETS["llama-2-70b"], "gpu": "gh200-96gb", "dtype": "bf16", "seq_len": 4096,
+        "batch": 2, "usable_fraction": 0.9}),
+    "datacenter.dgx_design": (datacenter.dgx_design, {
+        "config": SMALL, "tokens": 1e10, "days": 1.0, "system": "dgx-h100", "dtype": "bf16",
+        "mfu": 0.4, "recompute": "selective", "seq_len": 1024, "pipeline_parallel": None,
+        "systems_per_rack": 4, "usd_per_kwh": 0.1, "pue": 1.3, "usd_per_system": 4e5}),
     "cloud.breakeven_hours": (cloud.breakeven_hours, {
         "purchase_usd": 475_000, "rent_usd_per_hour": 98.32, "power_watts": 10_200,
         "usd_per_kwh": 0.1, "pue": 1.4, "other_usd_per_hour": 1.0}),
@@ -310,6 +366,35 @@ VALID: dict[str, tuple] = {
         "power_watts": 10_200, "usd_per_kwh": 0.1, "pue": 1.4, "other_usd_per_year": 1000}),
     "cloud.instance": (cloud.instance, {"key": "aws-p5.48xlarge"}),
     "cloud.instance_gpu": (cloud.instance_gpu, {"key": "aws-p5.48xlarge"}),
+    "cloud.instances_table": (cloud.instances_table, {"provider": "AWS"}),
+    "cloud.price_history": (cloud.price_history, {"key": "aws-p5.48xlarge", "kind": "on-demand"}),
+    "cloud.price_change_fraction": (cloud.price_change_fraction, {"key": "aws-p5.48xlarge"}),
+    "cloud.own_vs_rent": (cloud.own_vs_rent, {
+        "purchase_usd": 400_000, "on_demand_usd_per_hour": 55.04, "reserved_usd_per_hour": 39.33,
+        "spot_usd_per_hour": 27.0, "spot_overhead_fraction": 0.2, "lifetime_years": 3,
+        "utilization": 0.6, "power_watts": 10_200, "usd_per_kwh": 0.1, "pue": 1.4,
+        "hosting_usd_per_year": 20_000, "staff_usd_per_year": 30_000}),
+    "cloud.seed004_breakeven": (cloud.seed004_breakeven, {
+        "utilization": 0.5, "usd_per_kwh": 0.15, "pue": 1.5, "hosting_usd_per_gpu_year": 1000}),
+    "cloud.training_run_cost_on": (cloud.training_run_cost_on, {
+        "key": "aws-p5.48xlarge", "params": 7e9, "tokens": 1e12, "instances": 4, "mfu": 0.4,
+        "dtype": "bf16", "usd_per_hour": 50.0}),
+    "cloud.usd_per_million_tokens": (cloud.usd_per_million_tokens,
+                                     {"usd_per_hour": 55.04, "tokens_per_s": 3000}),
+    "cloud.serving_cost": (cloud.serving_cost, {
+        "key": "aws-p5.48xlarge", "params": 7e9, "dtype": "bf16", "batch": 8, "efficiency": 0.5,
+        "usd_per_hour": 50.0}),
+    "cloud.young_interval_seconds": (cloud.young_interval_seconds,
+                                     {"checkpoint_seconds": 300, "mtbf_seconds": 86_400}),
+    "cloud.daly_interval_seconds": (cloud.daly_interval_seconds,
+                                    {"checkpoint_seconds": 300, "mtbf_seconds": 86_400}),
+    "cloud.expected_wall_clock_seconds": (cloud.expected_wall_clock_seconds, {
+        "solve_seconds": 3.6e5, "interval_seconds": 3600, "checkpoint_seconds": 300,
+        "mtbf_seconds": 21_600, "restart_seconds": 120}),
+    "cloud.spot_training": (cloud.spot_training, {
+        "solve_seconds": 3.6e5, "spot_usd_per_hour": 27.2, "on_demand_usd_per_hour": 63.3,
+        "checkpoint_seconds": 300, "mtbf_seconds": 21_600, "restart_seconds": 120,
+        "interval_seconds": 3000}),
     "memory.attention_scores_bytes": (memory.attention_scores_bytes, {
         "batch": 4, "heads": 16, "seq_len": 2048, "layers": 12, "bytes_per_value": 2}),
     "serving.request_mix": (serving.request_mix, {
@@ -360,15 +445,18 @@ def test_every_public_function_has_a_junk_input_case():
             parallel,
             datacenter,
             cloud,
+            inference,
+            energy,
             serving,
             offload,
             finetune,
             techniques,
-        )
+        )  # fmt: skip
         for name in mod.__all__
         if inspect.isfunction(getattr(mod, name))
     }
     public.add("models.TransformerConfig")
+    public.add("seed000.course_estimate")  # the seed's own estimate_runtime takes its dataclasses
     assert public == set(VALID)
 
 
@@ -409,7 +497,8 @@ def test_calculators_do_not_import_torch_and_import_fast():
     code = (
         "import sys, time; t = time.perf_counter(); "
         "import course.memory, course.compute, course.parallel, course.datacenter, course.cloud, "
-        "course.serving, course.offload, course.finetune; "
+        "course.inference, course.energy, course.seed000, course.data.published_runs, "
+        "course.serving, course.offload, course.finetune, course.techniques; "
         "dt = time.perf_counter() - t; "
         "assert 'torch' not in sys.modules, 'torch was imported'; "
         "assert 'numpy' not in sys.modules, 'numpy was imported'; print(f'{dt:.4f}')"

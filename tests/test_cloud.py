@@ -1,11 +1,18 @@
-"""Cloud prices with dates, and buy-versus-rent break-even (practice question 9 of seed 003)."""
+"""Cloud prices with dates and sources, buy vs rent (practice question 9 of seed 003, seed 004's
+break-even table), cost per training run and per million tokens, spot checkpointing (Young 1974,
+Daly 2006)."""
 
 from __future__ import annotations
 
 import math
+import re
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from course import cloud, hardware
 from course.cloud import (
     HOURS_PER_MONTH,
     INSTANCES,
@@ -15,24 +22,88 @@ from course.cloud import (
     instance,
     instance_gpu,
 )
+from course.data import cloud_instances as data
 from course.hardware import GPUS
 
+FAST = settings(max_examples=50, deadline=None)
 
-def test_recorded_prices_are_the_launch_prices_with_dates():
+
+# --------------------------------------------------------------------------------------------
+# The data: every price has a date and a source
+# --------------------------------------------------------------------------------------------
+
+
+def test_every_quote_names_a_known_instance_an_iso_date_and_a_linked_source():
+    keys = {t.key for t in data.INSTANCE_TYPES}
+    for q in data.PRICE_QUOTES:
+        assert q.instance in keys
+        assert q.kind in cloud.PRICE_KINDS
+        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", q.seen), q
+        if q.usd_per_hour is None:
+            assert "no primary" in q.source  # a missing price says why
+        else:
+            assert "http" in q.source, q
+            assert 0 < q.usd_per_hour < 200
+
+
+def test_every_instance_has_a_known_gpu_an_on_demand_row_and_memory_from_the_registry():
+    for t in data.INSTANCE_TYPES:
+        assert t.gpu in GPUS and "http" in t.source
+        assert cloud.price_history(t.key) or instance(t.key).usd_per_hour is None
+        inst = instance(t.key)
+        assert inst.gpu_memory_bytes == t.gpus * GPUS[t.gpu].memory_bytes
+    assert set(INSTANCES) == {t.key for t in data.INSTANCE_TYPES}
+
+
+def test_launch_prices_are_kept_beside_todays():
     """FACTS.md: p4d.24xlarge $32.77/h at launch (Nov 2020), p5.48xlarge $98.32/h at launch
-    (July 2023), cut by up to ~45 % in mid-2025."""
-    p4d, p5 = instance("aws-p4d.24xlarge"), instance("aws-p5.48xlarge")
-    assert (p4d.usd_per_hour, p4d.gpus, p4d.gpu) == (32.77, 8, "a100-40gb-sxm")
-    assert (p5.usd_per_hour, p5.gpus, p5.gpu) == (98.32, 8, "h100-sxm")
-    assert p5.usd_per_gpu_hour == pytest.approx(12.29)
-    assert "2025" in p5.notes and "45%" in p5.notes
+    (July 2023); the table keeps them and the later list prices, each dated."""
+    p4d = cloud.price_history("aws-p4d.24xlarge")
+    p5 = cloud.price_history("aws-p5.48xlarge")
+    assert (p4d[0].usd_per_hour, p4d[0].seen) == (32.77, "2020-11-02")
+    assert (p5[0].usd_per_hour, p5[0].seen) == (98.32, "2023-07-26")
+    assert instance("aws-p5.48xlarge").usd_per_hour == p5[-1].usd_per_hour == 55.04
+    assert instance("aws-p5.48xlarge").as_of == "2026-11-09"
 
 
-def test_every_instance_has_a_date_a_source_and_a_known_gpu():
-    for inst in INSTANCES.values():
-        assert inst.as_of and len(inst.source) > 20
-        assert inst.gpu in GPUS
+def test_recorded_cuts_are_within_what_aws_announced_in_june_2025():
+    """AWS News Blog (5 Jun 2025): on-demand cuts of "up to 45 %" for P4d, P4de, P5 and P5en.
+    p5.48xlarge: 98.32 -> 55.04 is -44 %; every covered instance with a price before and after the
+    announcement fell by no more than the announced maximum."""
+    (aws,) = data.PRICE_ANNOUNCEMENTS
+    assert aws.announced == "2025-06-05" and aws.max_cut_fraction == 0.45
+    assert cloud.price_change_fraction("aws-p5.48xlarge") == pytest.approx(-0.4402, abs=1e-4)
+    for key in aws.instances:
+        quotes = cloud.price_history(key)
+        before = [q for q in quotes if q.seen < aws.announced]
+        after = [q for q in quotes if q.seen > aws.announced]
+        if before and after:
+            cut = 1 - after[-1].usd_per_hour / before[-1].usd_per_hour
+            assert 0 < cut <= aws.max_cut_fraction + 1e-9, key
+    with pytest.raises(ValueError, match="need 2"):
+        cloud.price_change_fraction("azure-nd96isr-h100-v5")
+
+
+def test_azure_nd_a100_v4_has_40gb_gpus_and_ndm_has_80gb():
+    """FACTS.md: seed 003's "ND A100 v4 = 8x A100 80GB" is wrong; NDm A100 v4 is the 80 GB one."""
+    nd, ndm = instance("azure-nd96asr-v4"), instance("azure-nd96amsr-a100-v4")
+    assert nd.gpu == "a100-40gb-sxm" and ndm.gpu == "a100-80gb-sxm"
+    assert ndm.gpu_memory_bytes == 2 * nd.gpu_memory_bytes
     assert instance_gpu("aws-p4d.24xlarge").memory_bytes == 40 * 2**30  # 40 GB A100s, not 80
+
+
+def test_missing_prices_stay_missing_and_say_why():
+    inst = instance("gcp-a3-highgpu-8g")
+    assert inst.usd_per_hour is None and inst.usd_per_gpu_hour is None
+    assert inst.notes.startswith("No price")
+    rows = {r["instance"]: r for r in cloud.instances_table()}
+    assert rows["a3-highgpu-8g"]["price seen"] == "no source"
+    assert rows["p5.48xlarge"]["$/GPU-h"] == pytest.approx(6.88)
+
+
+# --------------------------------------------------------------------------------------------
+# Break-even (seed 004) and buy vs rent
+# --------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -42,6 +113,24 @@ def test_every_instance_has_a_date_a_source_and_a_known_gpu():
 def test_seed_004_breakeven_table_without_running_costs(purchase, hourly, seed_hours):
     """Seed 004's table (FACTS.md: arithmetic ok, 4,000 / 3,750 / 4,688 h) ignores power."""
     assert breakeven_hours(purchase, hourly) == pytest.approx(seed_hours)
+
+
+def test_seed004_rows_reproduce_the_seed_then_running_costs_push_breakeven_later():
+    bare = cloud.seed004_breakeven()
+    assert [round(r.reproduced_hours) for r in bare] == [4000, 3750, 4688]
+    assert [r.seed_hours for r in bare] == [4000, 3750, 4700]  # the seed rounds 4,687.5 up
+    for r in bare:
+        assert r.corrected_hours == pytest.approx(r.reproduced_hours)
+    real = cloud.seed004_breakeven(utilization=0.5, usd_per_kwh=0.15, pue=1.5,
+                                   hosting_usd_per_gpu_year=1000)  # fmt: skip
+    for before, after in zip(bare, real, strict=True):
+        assert after.corrected_hours > before.reproduced_hours
+        assert after.corrected_months > before.reproduced_hours / HOURS_PER_MONTH
+    # RTX 4090: 450 W TDP (registry) x 1.5 x $0.15 = $0.10/h of energy
+    rtx = real[0]
+    tdp = hardware.gpu("rtx-4090").tdp_watts
+    hosting_per_hour = 1000 / (0.5 * 8760)
+    assert rtx.running_usd_per_hour == pytest.approx(tdp / 1000 * 1.5 * 0.15 + hosting_per_hour)
 
 
 def test_power_costs_push_breakeven_later():
@@ -76,6 +165,152 @@ def test_buy_vs_rent_totals_over_three_years():
     assert buy_vs_rent(475_000, 98.32, years=1, utilization=0.1).cheaper == "rent"
 
 
+def test_own_vs_rent_by_hand():
+    """A $400k system, 60 % busy, 10.2 kW at PUE 1.4 and $0.10/kWh, $20k hosting + $30k staff a
+    year, 3 years, against $55.04/h on demand, $39.33/h reserved, $27/h spot + 20 % overhead."""
+    r = cloud.own_vs_rent(400_000, 55.04, reserved_usd_per_hour=39.33, spot_usd_per_hour=27.0,
+                          spot_overhead_fraction=0.2, utilization=0.6, power_watts=10_200,
+                          usd_per_kwh=0.10, pue=1.4, hosting_usd_per_year=20_000,
+                          staff_usd_per_year=30_000)  # fmt: skip
+    hours = 0.6 * 8760 * 3
+    energy = hours * 10.2 * 1.4 * 0.10
+    assert r.hours_used == pytest.approx(hours)
+    assert r.energy_usd == pytest.approx(energy)
+    assert r.own_total_usd == pytest.approx(400_000 + energy + 150_000)
+    assert sum(r.components()["own"].values()) == pytest.approx(r.own_total_usd)
+    assert r.rent_on_demand_usd == pytest.approx(hours * 55.04)
+    assert r.rent_reserved_usd == pytest.approx(39.33 * 8760 * 3)  # paid for every hour
+    assert r.rent_spot_usd == pytest.approx(hours * 27.0 * 1.2)
+    own_month = 0.6 * 730 * 10.2 * 1.4 * 0.10 + 50_000 / 12
+    assert r.breakeven_months_on_demand == pytest.approx(400_000 / (0.6 * 730 * 55.04 - own_month))
+    assert r.depreciation_per_year_usd == pytest.approx(400_000 / 3)
+    assert r.cheapest == "spot"
+
+
+@FAST
+@given(u=st.floats(0.01, 1), du=st.floats(0.01, 1), hosting=st.floats(0, 1e6),
+       price=st.floats(1e3, 1e7), rent=st.floats(0.5, 500))  # fmt: skip
+def test_more_utilization_never_lengthens_breakeven_with_fixed_costs(u, du, hosting, price, rent):
+    low, high = sorted((u, du))
+    kw = {"power_watts": 10_200, "usd_per_kwh": 0.1, "pue": 1.3, "hosting_usd_per_year": hosting}
+    slow = cloud.own_vs_rent(price, rent, utilization=low, **kw).breakeven_months_on_demand
+    fast = cloud.own_vs_rent(price, rent, utilization=high, **kw).breakeven_months_on_demand
+    assert fast <= slow * (1 + 1e-12)
+
+
+@FAST
+@given(u=st.floats(0.01, 1), years=st.floats(0.5, 10))
+def test_reservation_costs_the_same_however_little_it_is_used(u, years):
+    a = cloud.own_vs_rent(1e5, 50, reserved_usd_per_hour=30, utilization=u, lifetime_years=years)
+    b = cloud.own_vs_rent(1e5, 50, reserved_usd_per_hour=30, utilization=1.0, lifetime_years=years)
+    assert a.rent_reserved_usd == pytest.approx(b.rent_reserved_usd)
+    assert a.rent_on_demand_usd <= b.rent_on_demand_usd * (1 + 1e-12)
+
+
+# --------------------------------------------------------------------------------------------
+# Cost per unit of work
+# --------------------------------------------------------------------------------------------
+
+
+def test_training_run_cost_on_p5_is_6nd_over_peak_times_mfu_priced_per_gpu_hour():
+    """7B params, 1T tokens, 4 x p5.48xlarge (32 H100), MFU 0.4, at the recorded $55.04/h."""
+    run = cloud.training_run_cost_on("aws-p5.48xlarge", 7e9, 1e12, instances=4, mfu=0.4)
+    peak = hardware.gpu("h100-sxm").dense_flops["bf16"]
+    seconds = 6 * 7e9 * 1e12 / (32 * peak * 0.4)
+    assert run.wall_clock_seconds == pytest.approx(seconds)
+    assert run.rental_cost_usd == pytest.approx(32 * seconds / 3600 * 55.04 / 8)
+    cheaper = cloud.training_run_cost_on("aws-p5.48xlarge", 7e9, 1e12, instances=4,
+                                         usd_per_hour=27.52)  # fmt: skip
+    assert cheaper.rental_cost_usd == pytest.approx(run.rental_cost_usd / 2)
+    with pytest.raises(ValueError, match="usd_per_hour must be given"):
+        cloud.training_run_cost_on("gcp-a3-highgpu-8g", 7e9, 1e12)
+
+
+def test_cost_per_million_tokens_by_hand_and_from_the_roofline():
+    assert cloud.usd_per_million_tokens(3.6, 1000) == pytest.approx(1.0)  # $3.6/h, 3.6M tokens/h
+    card = hardware.gpu("h100-sxm")
+    r = cloud.serving_cost("aws-p5.48xlarge", 7e9, batch=1)
+    floor = 8 * card.memory_bandwidth / (2 * 7e9)  # 8 GPUs, bf16 weights read once per token
+    assert r.tokens_per_s == pytest.approx(floor)
+    assert r.usd_per_million_tokens == pytest.approx(55.04 / (floor * 3600) * 1e6)
+    half = cloud.serving_cost("aws-p5.48xlarge", 7e9, batch=1, efficiency=0.5)
+    assert half.usd_per_million_tokens == pytest.approx(2 * r.usd_per_million_tokens)
+    with pytest.raises(ValueError, match="do not fit"):
+        cloud.serving_cost("runpod-h100-sxm-secure", 70e9)
+
+
+# --------------------------------------------------------------------------------------------
+# Spot training: Young (1974) and Daly (2006)
+# --------------------------------------------------------------------------------------------
+
+
+def test_young_interval_worked_example():
+    """sqrt(2 x 300 s x 86,400 s) = 7,200 s: a 5-minute checkpoint, one preemption a day -> 2 h."""
+    assert cloud.young_interval_seconds(300, 86_400) == pytest.approx(7200)
+
+
+def test_daly_interval_matches_his_series_and_tends_to_young():
+    """Daly (2006), the higher-order estimate: sqrt(2dM)[1 + sqrt(d/2M)/3 + (d/2M)/9] - d, and M when d >= 2M."""
+    d, m = 300.0, 86_400.0
+    x = d / (2 * m)
+    assert cloud.daly_interval_seconds(d, m) == pytest.approx(
+        math.sqrt(2 * d * m) * (1 + math.sqrt(x) / 3 + x / 9) - d
+    )
+    assert cloud.daly_interval_seconds(10, 1e9) / cloud.young_interval_seconds(10, 1e9) == (
+        pytest.approx(1, rel=1e-3)
+    )
+    assert cloud.daly_interval_seconds(500, 200) == 200
+
+
+@pytest.mark.parametrize(
+    ("mtbf_minutes", "paper_minutes", "places"), [(24 * 60, 117, 0), (6 * 60, 57, 0), (15, 9.1, 1)]
+)
+def test_daly_interval_reproduces_the_optimum_his_paper_reports(
+    mtbf_minutes, paper_minutes, places
+):
+    """Daly (2006), captions of Figs. 3-5: delta = 5 min, R = 10 min, T_s = 500 h and M = 24 h,
+    6 h, 15 min -> "the new model predicts tau_opt = 117 min", "57 min", "9.1 min"."""
+    tau = cloud.daly_interval_seconds(5 * 60, mtbf_minutes * 60) / 60
+    assert round(tau, places) == paper_minutes
+
+
+@pytest.mark.parametrize(("d", "m"), [(60, 3600), (300, 6 * 3600), (300, 86_400), (600, 4000)])
+def test_daly_interval_is_near_the_minimum_of_his_wall_clock_model(d, m):
+    """The estimate should minimise Daly's expected wall clock T(tau) nearly as well as a fine
+    numerical search over tau, and at least as well as Young's first-order interval."""
+
+    def wall(tau):
+        return cloud.expected_wall_clock_seconds(1e6, tau, d, m)
+
+    grid = np.geomspace(d / 10, 10 * m, 20_000)
+    best = min(wall(t) for t in grid)
+    daly = wall(cloud.daly_interval_seconds(d, m))
+    assert daly <= best * (1 + 1e-3)
+    assert daly <= wall(cloud.young_interval_seconds(d, m)) * (1 + 1e-9)
+
+
+def test_spot_run_overheads_add_up_and_spot_wins_when_cheap_enough():
+    r = cloud.spot_training(100 * 3600, 27.2, 63.3, checkpoint_seconds=300, mtbf_seconds=6 * 3600)
+    solve = 100 * 3600
+    assert r.wall_clock_seconds == pytest.approx(
+        solve + r.checkpointing_seconds + r.lost_and_restart_seconds
+    )
+    assert r.checkpointing_seconds == pytest.approx(solve / r.interval_seconds * 300)
+    assert r.overhead_fraction == pytest.approx(r.wall_clock_seconds / solve - 1)
+    assert r.on_demand_cost_usd == pytest.approx(100 * 63.3)
+    assert r.cheaper == "spot"
+    dear = cloud.spot_training(solve, 60, 63.3, checkpoint_seconds=300, mtbf_seconds=3600)
+    assert dear.cheaper == "on-demand"
+
+
+@FAST
+@given(d=st.floats(1, 3600), m=st.floats(600, 1e7), more=st.floats(1, 1e6))
+def test_rarer_preemptions_never_add_overhead(d, m, more):
+    often = cloud.spot_training(1e6, 1, 2, checkpoint_seconds=d, mtbf_seconds=m)
+    rarely = cloud.spot_training(1e6, 1, 2, checkpoint_seconds=d, mtbf_seconds=m + more)
+    assert rarely.overhead_fraction <= often.overhead_fraction * (1 + 1e-9)
+
+
 @pytest.mark.parametrize(
     ("call", "message"),
     [
@@ -83,6 +318,9 @@ def test_buy_vs_rent_totals_over_three_years():
         (lambda: breakeven_hours(1000, 0), "rent_usd_per_hour must be"),
         (lambda: breakeven_months(1000, 10, utilization=0), "utilization must be"),
         (lambda: instance("p5.48xlarge"), "instance must be one of"),
+        (lambda: cloud.price_history("aws-p5.48xlarge", "monthly"), "kind must be one of"),
+        (lambda: cloud.expected_wall_clock_seconds(1e6, 1e6, 10, 100), "never finish"),
+        (lambda: cloud.own_vs_rent(1e5, 10, lifetime_years=0), "lifetime_years must be"),
     ],
 )
 def test_bad_inputs_raise_value_error_naming_the_parameter(call, message):

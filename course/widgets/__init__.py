@@ -5,6 +5,10 @@
 | ``roofline`` | ``roofline_explorer()`` | 02 |
 | ``decode`` | ``decode_speed_calculator()`` | 02 |
 | ``fit`` | ``will_it_fit()`` | 04 |
+| ``cost`` | ``how_long_and_how_much()`` | 05 |
+| ``mig`` | ``mig_explorer()`` | 08 |
+| ``dgx_design`` | ``dgx_design_calculator()`` | 08 |
+| ``buy_vs_rent`` | ``buy_vs_rent_calculator()`` | 09 |
 | ``techniques`` | ``technique_table()`` | 07 |
 
 A new widget is a new module here with a builder that returns a ``Calculator``, exported below.
@@ -12,18 +16,35 @@ Tests drive them by setting ``calc.controls[name].value`` and reading ``calc.out
 Layer 4 (presentation).
 """
 
-from course.widgets.base import ERROR_COLOUR, Calculator, error_html, parse_number
+from course.widgets.base import (
+    ERROR_COLOUR,
+    Calculator,
+    error_html,
+    friendly_message,
+    parse_number,
+    parse_whole,
+)
+from course.widgets.buy_vs_rent import buy_vs_rent_calculator
+from course.widgets.cost import how_long_and_how_much
 from course.widgets.decode import decode_speed_calculator
+from course.widgets.dgx_design import dgx_design_calculator
 from course.widgets.fit import will_it_fit
+from course.widgets.mig import mig_explorer
 from course.widgets.roofline import roofline_explorer
 from course.widgets.techniques import technique_table
 
 __all__ = [
     "ERROR_COLOUR",
     "Calculator",
+    "buy_vs_rent_calculator",
     "decode_speed_calculator",
+    "dgx_design_calculator",
     "error_html",
+    "friendly_message",
+    "how_long_and_how_much",
+    "mig_explorer",
     "parse_number",
+    "parse_whole",
     "roofline_explorer",
     "technique_table",
     "will_it_fit",

@@ -1,0 +1,74 @@
+"""The buy-vs-rent widget (course.widgets.buy_vs_rent), driven as a learner would: set values, read
+the output. Expected figures are worked out here from the inputs (purchase + energy + hosting +
+staff against hours x rate), not read back from the calculator."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from course import cloud, hardware
+from course.widgets import buy_vs_rent_calculator
+
+
+def months(text: str, against: str) -> str:
+    match = re.search(rf"against {against}: ([^;.]+(?:\.\d)?[^;.]*)", text)
+    assert match, text
+    return match.group(1).strip()
+
+
+def test_defaults_answer_question_9_a_dgx_h100_against_a_p5_training_continuously():
+    calc = buy_vs_rent_calculator()
+    text = repr(calc)
+    assert calc.error is None
+    dgx = hardware.SYSTEMS["dgx-h100"]
+    purchase = 8 * 35_000  # seed 003: H100 "Purchase: ~$30,000-$40,000", midpoint, x 8
+    rate = cloud.instance("aws-p5.48xlarge").usd_per_hour
+    own_month = 730 * dgx.max_power_watts / 1000 * 1.5 * 0.10
+    expected = purchase / (730 * rate - own_month)
+    assert months(text, "on-demand") == f"{expected:,.1f} months"
+    assert "cheapest option is buy" in text
+    assert f"recorded {cloud.instance('aws-p5.48xlarge').as_of}" in text
+
+
+def test_low_utilisation_and_staff_make_renting_cheaper_and_the_bars_show_each_part():
+    calc = buy_vs_rent_calculator(utilization="10", staff="150000", hosting="20000",
+                                  reserved="39.33", spot="27")  # fmt: skip
+    text = repr(calc)
+    assert "cheapest option is buy" not in text
+    out = calc.output.value
+    for title in ("own: purchase", "own: energy", "own: hosting", "own: staff",
+                  "on-demand: rent", "reserved: rent", "spot: rent"):  # fmt: skip
+        assert f'title="{title}"' in out
+    assert months(text, "reserved") != "-"
+
+
+def test_choosing_an_instance_fills_in_its_recorded_price_or_asks_for_one():
+    calc = buy_vs_rent_calculator()
+    calc.controls["instance"].value = "lambda-8x-h100-sxm"
+    assert calc.controls["on_demand"].value == "31.92"
+    assert calc.error is None and "recorded 2026-09-20" in repr(calc)
+    calc.controls["instance"].value = "gcp-a3-highgpu-8g"  # no sourced price
+    assert calc.controls["on_demand"].value == ""
+    assert "on-demand $/h must be a number" in calc.error
+    calc.controls["on_demand"].value = "88"
+    assert calc.error is None and "no sourced price" in repr(calc)
+
+
+@pytest.mark.parametrize(
+    ("control", "value", "message"),
+    [
+        ("utilization", "0", "utilisation % must be > 0 and <= 100, got 0"),
+        ("utilization", "150", "utilisation % must be > 0 and <= 100"),
+        ("pue", "0.5", "PUE must be >= 1"),
+        ("purchase", "lots", "purchase $ must be a number"),
+        ("years", "0", "lifetime (years) must be >= 0.01"),
+        ("spot_overhead", "-5", "spot overhead % must be >= 0"),
+    ],
+)
+def test_bad_values_show_a_red_message_with_the_label_on_screen(control, value, message):
+    calc = buy_vs_rent_calculator()
+    calc.controls[control].value = value
+    assert calc.error is not None and message in calc.error
+    assert "Traceback" not in calc.output.value
