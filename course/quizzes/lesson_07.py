@@ -40,33 +40,33 @@ QUESTIONS = (
     MultipleChoice(
         "Why did servers before vLLM waste 60-80 % of their KV-cache memory (Kwon et al. 2023)?",
         (
-            "they reserved each request's maximum length up front",
             "they stored keys and values in fp32, not in fp16",
             "they kept a copy of the cache for every attention head",
+            "they reserved each request's maximum length up front",
         ),
-        answer=0,
+        answer=2,
         why=(
-            "Right: an answer's length is unknown in advance, so each request got a contiguous "
-            "slab for the longest it might become; most of it stayed empty.",
             "They used fp16 caches; precision halves or doubles the cache, it does not leave "
             "reserved memory unused.",
             "Each head's keys and values are needed once; the waste was reserved-but-unused "
             "space, not duplicated heads.",
+            "Right: an answer's length is unknown in advance, so each request got a contiguous "
+            "slab for the longest it might become; most of it stayed empty.",
         ),
     ),
     MultipleChoice(
         "torch.compile made a tiny step faster per call. When does it still not pay?",
         (
-            "when the job makes fewer calls than compiling costs",
             "when the model is trained with an AdamW optimizer",
+            "when the job makes fewer calls than compiling costs",
             "when the inputs are stored in fp32 rather than bf16",
         ),
-        answer=0,
+        answer=1,
         why=(
-            "Right: compile time is paid once; saved time per call x calls must exceed it "
-            "(the lesson prints the break-even number of calls).",
             "Compiling a training step with AdamW works; the optimizer is not what decides "
             "whether compile pays.",
+            "Right: compile time is paid once; saved time per call x calls must exceed it "
+            "(the lesson prints the break-even number of calls).",
             "fp32 inputs compile fine; fusion helps whatever the dtype when overhead dominates.",
         ),
     ),
