@@ -24,6 +24,8 @@ from course import memory, validate
 from course.measure.timing import Budget, Sweep, progress, time_call
 
 KINDS = ("naive", "sdpa")
+#: Largest naive score matrix :func:`attention_sweep` will allocate (bytes): 1 GiB.
+MAX_SCORES_BYTES = 2**30
 
 
 def naive_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -97,23 +99,30 @@ def attention_sweep(
 ) -> Sweep:
     """Both kinds at each sequence length, shortest first, inside ``budget_s`` seconds.
 
-    The first two lengths are always measured; a later length is skipped when its predicted cost (the last length's, times 4: attention is
-    quadratic) would not fit what is left of the budget.
+    The first two lengths are always measured; a later length is skipped when its predicted cost
+    (the last length's, times the square of the length ratio: attention is quadratic) would not
+    fit what is left of the budget, or when naive attention's scores would exceed
+    ``MAX_SCORES_BYTES``.
     """
     budget = Budget(budget_s)
     sweep = Sweep(f"Attention forward + backward: batch {batch}, {heads} heads of {head_dim}, fp32",
                   budget_s)  # fmt: skip
-    cost = 0.0
+    cost, last = 0.0, None
     with progress(len(seq_lens), desc="attention", budget_s=budget_s) as bar:
         for s in seq_lens:
-            if len(sweep.records) >= 4 and not budget.fits(cost):  # two lengths always
+            scores = memory.attention_scores_bytes(batch, heads, s, bytes_per_value=4)
+            predicted = cost * (s / last) ** 2 if last else 0.0  # attention is quadratic in s
+            if scores > MAX_SCORES_BYTES:
+                sweep.skipped.append(f"seq_len {s}: naive scores would need "
+                                     f"{scores / 2**30:.1f} GiB (limit {MAX_SCORES_BYTES / 2**30:g})")  # fmt: skip
+            elif len(sweep.records) >= 4 and not budget.fits(predicted):  # two lengths always
                 sweep.skipped.append(f"seq_len {s}: would not fit the budget")
             else:
                 start = budget.elapsed
                 for kind in KINDS:
                     sweep.records.append(measure_attention(kind, s, batch=batch, heads=heads,
                                                            head_dim=head_dim))  # fmt: skip
-                cost = 4 * (budget.elapsed - start)
+                cost, last = budget.elapsed - start, s
             bar.update()
     sweep.elapsed_s = budget.elapsed
     return sweep
@@ -122,6 +131,7 @@ def attention_sweep(
 __all__ = [
     "AttentionRecord",
     "KINDS",
+    "MAX_SCORES_BYTES",
     "attention_sweep",
     "fused_attention",
     "measure_attention",
