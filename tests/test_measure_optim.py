@@ -133,10 +133,21 @@ def test_serve_variants_reports_sizes_errors_and_int4_reason():
     sizes = {r.variant: r.weights_bytes for r in sweep.records}
     assert sizes["bf16"] < 0.6 * sizes["fp32"]
     assert sizes["int8"] < sizes["bf16"]
+    assert sizes["int4"] < sizes["int8"]  # torchao's int4 where it runs, else the course's
     for r in sweep.records:
-        assert r.relative_error < 0.05 and r.tokens_per_s > 0
-    if "int4" not in sizes:
-        assert any(s.startswith("int4:") for s in sweep.skipped)
+        assert r.relative_error < (0.2 if r.variant == "int4" else 0.05) and r.tokens_per_s > 0
+
+
+def test_course_int4_linear_multiplies_by_its_dequantised_weight():
+    from course.quantize import Int4WeightOnlyLinear, quantize
+
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(64, 48)
+    q = Int4WeightOnlyLinear(linear, group_size=16, compute_dtype=torch.float32)
+    x = torch.randn(5, 64)
+    w_hat = quantize(linear.weight, 4, group_size=16).dequantize()
+    assert torch.allclose(q(x), x @ w_hat.T + linear.bias, atol=1e-5)
+    assert q.weight_int4.numel() == 64 * 48 // 2  # two weights per byte
 
 
 def test_batch_sweep_records():

@@ -2,8 +2,9 @@
 
 - :func:`serve_variants` builds one small Llama-style decoder and serves it in fp32, bf16, int8
   weight-only (torchao's ``Int8WeightOnlyConfig`` where torchao imports, else
-  ``course.quantize.quantize_linears``) and int4 weight-only (torchao's ``Int4WeightOnlyConfig``:
-  where it cannot run here the variant is skipped with torchao's own reason). For each it records
+  ``course.quantize.quantize_linears``) and int4 weight-only (torchao's ``Int4WeightOnlyConfig``;
+  where it cannot run here, torchao's own reason is recorded and the course's transparent int4,
+  ``course.quantize.Int4WeightOnlyLinear``, is measured instead). For each it records
   the weights' bytes, the time of one decode step (one new token per sequence) at each batch, the
   tokens/s that gives, and how far the logits moved from fp32.
 - :func:`batch_sweep` measures latency per step and tokens/s against the batch size.
@@ -76,15 +77,30 @@ def make_variant(model: nn.Module, name: str) -> tuple[nn.Module | None, str]:
         if torchao_available():
             return torchao_int8_weight_only(bf16), "torchao Int8WeightOnlyConfig, bf16 activations"
         return quantize_linears(bf16), "course.quantize int8 weight-only, bf16 activations"
+    return _int4(bf16)
+
+
+def torchao_int4_reason(model: nn.Module) -> str | None:
+    """None when torchao's ``Int4WeightOnlyConfig`` runs a forward pass here, else torchao's
+    (or torch's) own reason why not."""
     if not torchao_available():
-        return None, "torchao is not installed"
+        return "torchao is not installed"
     try:
-        quantized = _torchao_int4(bf16)
+        quantized = _torchao_int4(model)
         with torch.inference_mode():
             quantized(torch.zeros(1, 1, dtype=torch.long))
     except Exception as exc:  # torchao raises ImportError, NotImplementedError, RuntimeError...
-        return None, f"torchao Int4WeightOnlyConfig: {type(exc).__name__}: {exc}"
-    return quantized, "torchao Int4WeightOnlyConfig (group 32), bf16 activations"
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def _int4(bf16: nn.Module) -> tuple[nn.Module, str]:
+    reason = torchao_int4_reason(bf16)
+    if reason is None:
+        return _torchao_int4(bf16), "torchao Int4WeightOnlyConfig (group 32), bf16 activations"
+    how = ("course.quantize int4 (group 32, dequantised in torch every call), bf16 activations; "
+           f"torchao's int4 cannot run here: {reason}")  # fmt: skip
+    return quantize_linears(bf16, bits=4, group_size=32), how
 
 
 @dataclass(frozen=True)
@@ -131,6 +147,9 @@ def serve_variants(
                 sweep.skipped.append(f"{name}: {how}")
                 bar.update()
                 continue
+            if "cannot run here" in how:
+                sweep.skipped.append(f"{name} via torchao: {how.split('cannot run here: ')[1]}; "
+                                     "measured with course.quantize's int4 instead")  # fmt: skip
             size = serialized_bytes(model)
             for b in batches:
                 if b != batches[0] and not budget.fits(per_point):  # first batch always
@@ -269,4 +288,5 @@ __all__ = [
     "make_variant",
     "serve_model",
     "serve_variants",
+    "torchao_int4_reason",
 ]
