@@ -15,6 +15,8 @@ are packed two per byte (``pack_int4``). Storage = b/8 bytes per weight + the sc
 ``Int8WeightOnlyLinear`` is a drop-in ``nn.Linear`` that stores int8 weights and one scale per output
 channel, and multiplies with torch's fused CPU kernel ``aten._weight_int8pack_mm`` (the one gpt-fast
 and torchao's CPU path use) when it is available, otherwise by dequantising on the fly.
+``Int4WeightOnlyLinear`` keeps int4 weights packed two per byte with one scale per group and
+dequantises them in plain torch every call (lesson 07 serves with it where torchao's int4 cannot run).
 ``torchao_int8_weight_only`` applies the library version (torchao's ``Int8WeightOnlyConfig``) where
 torchao is installed. The deprecated ``torch.ao.quantization`` is deliberately not used.
 
