@@ -161,72 +161,6 @@ def breakeven_months(
     return price / saving if saving > 0 else math.inf
 
 
-@dataclass(frozen=True)
-class BuyVsRent(Report):
-    """Owning versus renting the same GPU hours over a number of years."""
-
-    _title = "Buy vs rent"
-    _formats = {"breakeven_hours": "number", "breakeven_months": "number",
-                "hours_used_per_year": "number", "cheaper": "text"}  # fmt: skip
-
-    hours_used_per_year: float
-    rent_per_year_usd: float
-    own_running_per_year_usd: float  # energy x PUE + fixed costs
-    breakeven_hours: float
-    breakeven_months: float
-    rent_total_usd: float  # over ``years``
-    own_total_usd: float  # purchase + running over ``years``
-    cheaper: str  # "buy" or "rent"
-
-
-def buy_vs_rent(
-    purchase_usd: float,
-    rent_usd_per_hour: float,
-    *,
-    years: float = 3.0,
-    utilization: float = 1.0,
-    power_watts: float = 0.0,
-    usd_per_kwh: float = 0.0,
-    pue: float = 1.0,
-    other_usd_per_year: float = 0.0,
-) -> BuyVsRent:
-    """Total cost of owning vs renting over ``years`` (3 = the usual depreciation period).
-
-    For a DGX H100 against a p5.48xlarge, pass the system's purchase price, the instance's current
-    hourly price (:data:`INSTANCES` records the dated ones), 10,200 W and your electricity price.
-    Resale value, financing and staff time beyond ``other_usd_per_year`` are not modelled.
-    """
-    price = _usd("purchase_usd", purchase_usd)
-    span = validate.number("years", years, minimum=0, maximum=100, strict_min=True)
-    util = validate.fraction("utilization", utilization)
-    other = validate.number("other_usd_per_year", other_usd_per_year, minimum=0, maximum=1e10)
-    months = breakeven_months(price, rent_usd_per_hour, utilization=util,
-                              power_watts=power_watts, usd_per_kwh=usd_per_kwh, pue=pue,
-                              other_usd_per_month=other / 12)  # fmt: skip
-    hours_year = util * YEAR / HOUR
-    running = _running_usd_per_hour(power_watts, usd_per_kwh, pue) * hours_year + other
-    rent_year = hours_year * float(rent_usd_per_hour)
-    own_total = price + span * running
-    rent_total = span * rent_year
-    return BuyVsRent(
-        hours_used_per_year=hours_year,
-        rent_per_year_usd=rent_year,
-        own_running_per_year_usd=running,
-        breakeven_hours=breakeven_hours(
-            price,
-            rent_usd_per_hour,
-            power_watts=power_watts,
-            usd_per_kwh=usd_per_kwh,
-            pue=pue,
-            other_usd_per_hour=other / hours_year,
-        ),  # fmt: skip
-        breakeven_months=months,
-        rent_total_usd=rent_total,
-        own_total_usd=own_total,
-        cheaper="buy" if own_total < rent_total else "rent",
-    )
-
-
 def instance_gpu(key: str) -> hardware.GPU:
     """The :class:`course.hardware.GPU` inside an instance type."""
     return hardware.gpu(instance(key).gpu)
@@ -691,7 +625,6 @@ __all__ = [
     "HOURS_PER_MONTH",
     "INSTANCES",
     "PRICE_KINDS",
-    "BuyVsRent",
     "CloudInstance",
     "OwnVsRent",
     "Seed004Row",
@@ -699,7 +632,6 @@ __all__ = [
     "SpotRun",
     "breakeven_hours",
     "breakeven_months",
-    "buy_vs_rent",
     "daly_interval_seconds",
     "expected_wall_clock_seconds",
     "instance",

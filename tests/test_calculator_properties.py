@@ -381,9 +381,6 @@ VALID: dict[str, tuple] = {
     "cloud.breakeven_months": (cloud.breakeven_months, {
         "purchase_usd": 475_000, "rent_usd_per_hour": 98.32, "utilization": 0.5,
         "power_watts": 10_200, "usd_per_kwh": 0.1, "pue": 1.4, "other_usd_per_month": 500}),
-    "cloud.buy_vs_rent": (cloud.buy_vs_rent, {
-        "purchase_usd": 475_000, "rent_usd_per_hour": 98.32, "years": 3, "utilization": 0.5,
-        "power_watts": 10_200, "usd_per_kwh": 0.1, "pue": 1.4, "other_usd_per_year": 1000}),
     "cloud.instance": (cloud.instance, {"key": "aws-p5.48xlarge"}),
     "cloud.instance_gpu": (cloud.instance_gpu, {"key": "aws-p5.48xlarge"}),
     "cloud.instances_table": (cloud.instances_table, {"provider": "AWS"}),

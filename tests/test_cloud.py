@@ -18,7 +18,6 @@ from course.cloud import (
     INSTANCES,
     breakeven_hours,
     breakeven_months,
-    buy_vs_rent,
     instance,
     instance_gpu,
 )
@@ -152,17 +151,6 @@ def test_breakeven_months_scale_with_utilization():
     assert full == pytest.approx(475_000 / (98.32 * HOURS_PER_MONTH))
     assert 6 < full < 7
     assert breakeven_months(475_000, 98.32, utilization=0.25) == pytest.approx(4 * full)
-
-
-def test_buy_vs_rent_totals_over_three_years():
-    r = buy_vs_rent(475_000, 98.32, years=3, utilization=0.5, power_watts=10_200,
-                    usd_per_kwh=0.10, pue=1.4)  # fmt: skip
-    hours = 0.5 * 8760
-    assert r.hours_used_per_year == pytest.approx(hours)
-    assert r.rent_total_usd == pytest.approx(3 * hours * 98.32)
-    assert r.own_total_usd == pytest.approx(475_000 + 3 * hours * 10.2 * 1.4 * 0.10)
-    assert r.cheaper == "buy"
-    assert buy_vs_rent(475_000, 98.32, years=1, utilization=0.1).cheaper == "rent"
 
 
 def test_own_vs_rent_by_hand():
