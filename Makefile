@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PORT   ?= 8888
 
-.PHONY: install lab test lint unit notebooks exercises-run check assign grade release lock clean
+.PHONY: install lab test lint unit notebooks exercises-run check assign grade release lock clean site
 
 install: $(STAMP)
 
@@ -58,6 +58,12 @@ grade: install
 ## Instructors: what students receive (no solutions, no answer keys), e.g. `make release OUT=dist/course`.
 release: install
 	$(BIN)/python -m course release $(or $(OUT),dist/course)
+
+## The course as a static website in build/site/ (Sphinx + myst-nb, from the committed outputs).
+## `make site ANSWER_KEYS=1` adds the instructors' answer keys: never publish that build to a class.
+## (tests/test_site.py builds it too, so `make test` fails on a broken link or a missing lesson.)
+site: install
+	$(BIN)/python -m course site build/site $(if $(ANSWER_KEYS),--answer-keys)
 
 ## Maintainers: re-resolve requirements.in into requirements.txt.
 lock:

@@ -5,6 +5,7 @@
 - ``assign``: regenerate ``exercises/`` (student notebooks and their public checks) from ``solutions/``.
 - ``grade SUBMISSIONS_DIR --out grades.csv``: grade every submission in a sandbox, one CSV row each.
 - ``release OUTDIR``: write what students receive (no solutions, no answer keys).
+- ``site OUTDIR [--answer-keys]``: the course as a static website (Sphinx + myst-nb).
 """
 
 from __future__ import annotations
@@ -32,6 +33,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     release = sub.add_parser("release", help="write the student release (no solutions)")
     release.add_argument("outdir", help="folder to write (must not exist, or be empty)")
+    site = sub.add_parser("site", help="build the course website (Sphinx + myst-nb)")
+    site.add_argument("outdir", help="folder for the HTML (e.g. build/site)")
+    site.add_argument(
+        "--answer-keys",
+        action="store_true",
+        help="include the answer keys (never for a site a graded class can read)",
+    )
     args = parser.parse_args(argv)
 
     if args.command == "check":
@@ -46,6 +54,10 @@ def main(argv: list[str] | None = None) -> int:
         from course.grading import assign_all
 
         return assign_all(args.notebooks)
+    if args.command == "site":
+        from course.site import run_site
+
+        return run_site(args.outdir, answer_keys=args.answer_keys)
     if args.command == "release":
         from course.grading.release import write_release
 
