@@ -17,7 +17,9 @@ Conventions, after ../shared/reference/FACTS.md:
   (consumer cards run fp16 accumulation at twice that; training uses fp32 accumulation).
 - Peaks that follow from clock x units x FLOPs per clock are derived again in tests/test_hardware.py.
 
-Used by lessons 01, 02, 04, 05, 08 and every calculator that needs a GPU.
+Used by lessons 01, 02, 04, 05, 08 and every calculator that needs a GPU. Lesson 08 adds ``CPUS``
+(Grace), ``MIG_PROFILES`` / :func:`mig_profiles`, ``SYSTEM_FABRICS`` (NVSwitch, compute NICs) and
+``SUPERPODS`` (the DGX SuperPOD reference architecture), appended below the GPU table.
 """
 
 from __future__ import annotations
@@ -47,6 +49,21 @@ SRC_H200 = "NVIDIA H200 Tensor Core GPU datasheet (2024), SXM column"
 SRC_L40S = "NVIDIA L40S datasheet (2023)"
 SRC_3090 = "NVIDIA Ampere GA102 GPU Architecture whitepaper (2020), GeForce RTX 3090 column"
 SRC_4090 = "NVIDIA Ada GPU Architecture whitepaper (2022), GeForce RTX 4090 column"
+SRC_B200 = (
+    "NVIDIA DGX B200 datasheet (2024): 8 GPUs, 1,440 GB, 64 TB/s HBM3e, 72 PF FP8 training "
+    "(sparse), 14.4 TB/s NVLink; NVIDIA HGX B200 datasheet (2024): per-GPU "
+    "Tensor Core peaks (TF32 2.2, FP16/BF16 4.5, FP8/INT8 9 PFLOPS, all with sparsity), FP32 75 "
+    "and FP64 37 TFLOPS, up to "
+    "1,000 W per GPU; "
+    "CUDA device query of a B200 (pytorch/ao PR 4002, 2026): 148 SMs, 126.5 MiB L2; "
+    "Blackwell Tuning Guide: 256 KB combined L1/shared memory per SM"
+)
+SRC_GH200 = (
+    "NVIDIA GH200 Grace Hopper Superchip datasheet (2023/2024): 72 Arm Neoverse V2 cores, up to "
+    "480 GB LPDDR5X, NVLink-C2C 900 GB/s, 96 GB HBM3 at 4 TB/s or 144 GB HBM3e at 4.9 TB/s, "
+    "module power configurable 450-1,000 W; NVIDIA Grace Hopper Superchip Architecture "
+    "whitepaper (2023): the GPU is the H100 (GH100, 132 SMs)"
+)
 
 
 def _frozen(mapping: dict[str, float]) -> MappingProxyType:
@@ -142,6 +159,10 @@ _A100_SPARSE = {"tf32": 312 * T, "fp16": 624 * T, "bf16": 624 * T, "int8": 1248 
 _H100_SXM_DENSE = {"fp64": 34 * T, "fp64_tc": 67 * T, "fp32": 67 * T, "tf32": 494.7 * T,
                    "fp16": 989.4 * T, "bf16": 989.4 * T, "fp8": 1978.9 * T,
                    "int8": 1978.9 * T}  # fmt: skip
+_B200_DENSE = {"fp64": 37 * T, "fp64_tc": 37 * T, "fp32": 75 * T, "tf32": 1100 * T,
+               "fp16": 2250 * T, "bf16": 2250 * T, "fp8": 4500 * T, "int8": 4500 * T}  # fmt: skip
+_B200_SPARSE = {"tf32": 2200 * T, "fp16": 4500 * T, "bf16": 4500 * T, "fp8": 9000 * T,
+                "int8": 9000 * T}  # fmt: skip
 _H100_SXM_SPARSE = {"tf32": 989.4 * T, "fp16": 1978.9 * T, "bf16": 1978.9 * T,
                     "fp8": 3957.8 * T, "int8": 3957.8 * T}  # fmt: skip
 
@@ -226,6 +247,33 @@ GPUS: MappingProxyType = MappingProxyType({g.key: g for g in [
          l2_bytes=72 * MiB, l1_per_sm_bytes=128 * KiB, nvlink_bandwidth=0,
          host_link="pcie4", source=SRC_4090,
          notes="FP16/BF16/FP8 with FP32 accumulate; FP16 accumulate doubles them. No NVLink."),
+    # Rows below use binary memory sizes (a "180GB" B200 has 180 GiB), per FACTS.md.
+    _gpu(key="b200", name="NVIDIA B200 (HGX/DGX B200)", architecture="Blackwell",
+         form_factor="SXM", launch_year=2024, memory_bytes=180 * GiB, memory_type="HBM3e",
+         memory_bandwidth=8000 * GB, dense_flops=_B200_DENSE, sparse_flops=_B200_SPARSE,
+         sms=148, cuda_cores=148 * 128, tensor_cores=148 * 4,
+         boost_clock_hz=75e12 / (2 * 148 * 128), tdp_watts=1000, l2_bytes=126.5 * MiB, l1_per_sm_bytes=256 * KiB,
+         nvlink_bandwidth=1800 * GB, host_link="pcie5", source=SRC_B200,
+         notes="NVLink 5: 18 links, 1.8 TB/s both ways. FP4 (9 PF dense per GPU) is not in DTYPES. "
+               "Boost clock derived from the FP32 peak (75 TF = 18,944 cores x 2 x 1.98 GHz). "
+               "NVIDIA's later HGX B200 spec table gives 7.7 TB/s (a 7,680-bit bus), the DGX "
+               "datasheet 8 TB/s per GPU."),
+    _gpu(key="gh200-96gb", name="NVIDIA GH200 (H100 96GB HBM3)", architecture="Hopper",
+         form_factor="SXM", launch_year=2023, memory_bytes=96 * GiB, memory_type="HBM3",
+         memory_bandwidth=4000 * GB, dense_flops=_H100_SXM_DENSE, sparse_flops=_H100_SXM_SPARSE,
+         sms=132, cuda_cores=16896, tensor_cores=528, boost_clock_hz=1980e6, tdp_watts=1000,
+         l2_bytes=50 * MiB, l1_per_sm_bytes=256 * KiB, nvlink_bandwidth=900 * GB,
+         host_link="nvlink-c2c", source=SRC_GH200,
+         notes="The GPU half of a Grace Hopper superchip; its CPU is a Grace (CPUS['grace']) with "
+               "up to 480 GB LPDDR5X over NVLink-C2C. TDP is the whole module's (CPU + GPU + "
+               "memory), configurable 450-1,000 W. Seed 003 draws it as an 80 GB H100: wrong."),
+    _gpu(key="gh200-144gb", name="NVIDIA GH200 (H100 144GB HBM3e)", architecture="Hopper",
+         form_factor="SXM", launch_year=2024, memory_bytes=144 * GiB, memory_type="HBM3e",
+         memory_bandwidth=4900 * GB, dense_flops=_H100_SXM_DENSE, sparse_flops=_H100_SXM_SPARSE,
+         sms=132, cuda_cores=16896, tensor_cores=528, boost_clock_hz=1980e6, tdp_watts=1000,
+         l2_bytes=50 * MiB, l1_per_sm_bytes=256 * KiB, nvlink_bandwidth=900 * GB,
+         host_link="nvlink-c2c", source=SRC_GH200,
+         notes="The HBM3e variant of GH200 (2024): more and faster memory, same compute."),
 ]})  # fmt: skip
 
 INTERCONNECTS: MappingProxyType = MappingProxyType({i.key: i for i in [
@@ -241,6 +289,12 @@ INTERCONNECTS: MappingProxyType = MappingProxyType({i.key: i for i in [
                  SRC_A100, notes="12 links x 25 GB/s per direction = 600 GB/s both ways."),
     Interconnect("nvlink4", "NVLink 4 (H100 SXM: 18 links)", 450 * GB, "GPU to GPU",
                  SRC_H100, notes="18 links x 25 GB/s per direction = 900 GB/s both ways."),
+    Interconnect("nvlink-c2c", "NVLink-C2C (Grace Hopper)", 450 * GB, "CPU to GPU",
+                 SRC_GH200 + "; NVIDIA Grace Hopper Superchip Architecture whitepaper (2023): "
+                 "900 GB/s bidirectional", notes="900 GB/s both ways: 7x a PCIe 5.0 x16 link (126 GB/s both "
+                                  "ways); coherent, so the GPU reads CPU memory directly."),
+    Interconnect("nvlink5", "NVLink 5 (B200: 18 links)", 900 * GB, "GPU to GPU", SRC_B200,
+                 notes="18 links x 50 GB/s per direction = 1.8 TB/s both ways."),
     Interconnect("ib-hdr", "InfiniBand HDR (200 Gb/s port)", 200 * GBIT_PER_S, "node to node",
                  "NVIDIA ConnectX-6 / Quantum HDR product briefs (2019)"),
     Interconnect("ib-ndr", "InfiniBand NDR (400 Gb/s port)", 400 * GBIT_PER_S, "node to node",
@@ -260,6 +314,207 @@ SYSTEMS: MappingProxyType = MappingProxyType({s.key: s for s in [
            cpu="2x Intel Xeon Platinum 8480C", cpu_cores=112, system_memory_bytes=2e12,
            storage_bytes=30.72e12, max_power_watts=10200, rack_units=8,
            source="NVIDIA DGX H100/H200 User Guide (2024)"),
+]})  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------------
+# CPUs next to GPUs: Grace (lesson 08, practice question 7 of seed 003)
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CPU:
+    """A CPU as its datasheet states it (only what the lessons use)."""
+
+    key: str
+    name: str
+    cores: int
+    core: str
+    memory_bytes: float  # largest memory one CPU carries
+    memory_type: str
+    memory_bandwidth: float  # bytes/s
+    gpu_link: str  # key in INTERCONNECTS: how it reaches its GPU
+    source: str
+    notes: str = ""
+
+
+CPUS: MappingProxyType = MappingProxyType({c.key: c for c in [
+    CPU("grace", "NVIDIA Grace CPU (in GH200)", cores=72, core="Arm Neoverse V2",
+        memory_bytes=480 * GB, memory_type="LPDDR5X", memory_bandwidth=512 * GB,
+        gpu_link="nvlink-c2c", source=SRC_GH200,
+        notes="Up to 480 GB and up to 512 GB/s per Grace CPU. The Grace CPU Superchip (two Grace "
+              "CPUs, 144 cores) carries up to 960 GB: seed 003's '960 GB' is that, not one CPU."),
+]})  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------------
+# Multi-Instance GPU (MIG) profiles (practice question 5 of seed 003)
+# ---------------------------------------------------------------------------------------------
+
+SRC_MIG_GUIDE = (
+    "NVIDIA Multi-Instance GPU User Guide, 'Supported MIG Profiles' (A100, H100 tables: fraction "
+    "of SMs and memory, instances per GPU) and the placements nvidia-smi mig -lgipp lists "
+    "(memory-slice start:size)"
+)
+SRC_MIG_H100 = (
+    "H100 SXM, reference run 2026-11-22: nvidia-smi mig -lgip (machine.json): SMs and GiB; "
+    + SRC_MIG_GUIDE
+)
+SRC_MIG_A100_40 = (
+    "nvidia-smi mig -lgip on an A100-SXM4-40GB (NVIDIA developer forum thread 'Why MIG instances "
+    "can only sum up to 98 SMs', 2021): SMs and GiB; " + SRC_MIG_GUIDE
+)
+SRC_MIG_A100_80 = (
+    SRC_MIG_GUIDE + "; the A100 80GB profiles are the 40GB ones with twice the memory (the guide "
+    "renames them); memory here is the profile name's nominal GB, not a measured figure"
+)
+
+#: A GPU under MIG is 8 memory slices and 7 compute slices (MIG user guide).
+MIG_MEMORY_SLICES = 8
+MIG_COMPUTE_SLICES = 7
+
+
+@dataclass(frozen=True)
+class MigProfile:
+    """One GPU-instance profile: ``1g.10gb`` = 1 compute slice with ~10 GB.
+
+    ``placements`` are the memory-slice indices an instance may start at; it then covers
+    ``memory_slices`` consecutive slices. Two instances may not share a memory slice, and the
+    compute slices of all instances add up to at most 7.
+    """
+
+    name: str
+    gpu: str  # key in GPUS
+    instances: int  # the most of this profile one GPU holds
+    sms: int
+    memory_bytes: float
+    compute_slices: int
+    memory_slices: int
+    placements: tuple[int, ...]
+    source: str
+
+
+def _mig(gpu_key: str, source: str, rows) -> tuple[MigProfile, ...]:
+    return tuple(MigProfile(name, gpu_key, n, sms, mem, c, m, tuple(starts), source)
+                 for name, n, sms, mem, c, m, starts in rows)  # fmt: skip
+
+
+_ONE = range(7)  # a 1g profile with one memory slice starts at slice 0..6
+_PAIRS = (0, 2, 4, 6)
+
+MIG_PROFILES: MappingProxyType = MappingProxyType({
+    "h100-sxm": _mig("h100-sxm", SRC_MIG_H100, [
+        ("1g.10gb", 7, 16, 9.75 * GiB, 1, 1, _ONE),
+        ("1g.20gb", 4, 26, 19.62 * GiB, 1, 2, _PAIRS),
+        ("2g.20gb", 3, 32, 19.62 * GiB, 2, 2, (0, 2, 4)),
+        ("3g.40gb", 2, 60, 39.50 * GiB, 3, 4, (0, 4)),
+        ("4g.40gb", 1, 64, 39.50 * GiB, 4, 4, (0,)),
+        ("7g.80gb", 1, 132, 79.25 * GiB, 7, 8, (0,)),
+    ]),
+    "a100-40gb-sxm": _mig("a100-40gb-sxm", SRC_MIG_A100_40, [
+        ("1g.5gb", 7, 14, 4.75 * GiB, 1, 1, _ONE),
+        ("1g.10gb", 4, 14, 9.75 * GiB, 1, 2, _PAIRS),
+        ("2g.10gb", 3, 28, 9.75 * GiB, 2, 2, (0, 2, 4)),
+        ("3g.20gb", 2, 42, 19.62 * GiB, 3, 4, (0, 4)),
+        ("4g.20gb", 1, 56, 19.62 * GiB, 4, 4, (0,)),
+        ("7g.40gb", 1, 98, 39.50 * GiB, 7, 8, (0,)),
+    ]),
+    "a100-80gb-sxm": _mig("a100-80gb-sxm", SRC_MIG_A100_80, [
+        ("1g.10gb", 7, 14, 10 * GB, 1, 1, _ONE),
+        ("1g.20gb", 4, 14, 20 * GB, 1, 2, _PAIRS),
+        ("2g.20gb", 3, 28, 20 * GB, 2, 2, (0, 2, 4)),
+        ("3g.40gb", 2, 42, 40 * GB, 3, 4, (0, 4)),
+        ("4g.40gb", 1, 56, 40 * GB, 4, 4, (0,)),
+        ("7g.80gb", 1, 98, 80 * GB, 7, 8, (0,)),
+    ]),
+})  # fmt: skip
+
+
+def mig_profiles(gpu_key: str) -> tuple[MigProfile, ...]:
+    """The MIG profiles of ``gpu_key`` (largest instance count first); ValueError if it has none.
+
+    Media-extension variants (``1g.10gb+me``: one per GPU, with the video decoders) are left
+    out. H100 PCIe, H200, B200 and GH200 support MIG too, with other sizes; they are not
+    tabulated here.
+    """
+    key = gpu(gpu_key).key
+    if key not in MIG_PROFILES:
+        raise ValueError(f"gpu must be one of {', '.join(MIG_PROFILES)} (GPUs with tabulated MIG "
+                         f"profiles); got {gpu_key!r}")  # fmt: skip
+    return MIG_PROFILES[key]
+
+
+# ---------------------------------------------------------------------------------------------
+# DGX fabric (NVSwitch, compute NICs) and the DGX SuperPOD reference architecture
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SystemFabric:
+    """How a DGX's GPUs talk: NVSwitch chips inside, one compute NIC per GPU outside."""
+
+    system: str  # key in SYSTEMS
+    nvswitches: int
+    nvswitch: str
+    compute_nics: int
+    compute_nic_bandwidth: float  # bytes/s per NIC, one direction
+    compute_nic: str
+    source: str
+    notes: str = ""
+
+
+SYSTEM_FABRICS: MappingProxyType = MappingProxyType({f.system: f for f in [
+    SystemFabric("dgx-a100-640gb", nvswitches=6, nvswitch="NVSwitch (2nd generation)",
+                 compute_nics=8, compute_nic_bandwidth=200 * GBIT_PER_S,
+                 compute_nic="ConnectX-6 single-port HDR InfiniBand 200 Gb/s",
+                 source="NVIDIA DGX A100 datasheet (2020) and User Guide",
+                 notes="Plus 2 dual-port NICs for storage and the in-band network."),
+    SystemFabric("dgx-h100", nvswitches=4, nvswitch="NVSwitch (3rd generation)",
+                 compute_nics=8, compute_nic_bandwidth=400 * GBIT_PER_S,
+                 compute_nic="ConnectX-7 NDR InfiniBand 400 Gb/s (in 4 OSFP cages, 2 per cage)",
+                 source="NVIDIA DGX H100/H200 User Guide (2024); DGX H100 datasheet (2023)",
+                 notes="Seed 003's '8x OSFP ports' are 4 OSFP cages of 2 x 400 Gb/s each; "
+                       "storage and in-band management use 2 more dual-port NICs."),
+    SystemFabric("dgx-h200", nvswitches=4, nvswitch="NVSwitch (3rd generation)",
+                 compute_nics=8, compute_nic_bandwidth=400 * GBIT_PER_S,
+                 compute_nic="ConnectX-7 NDR InfiniBand 400 Gb/s (in 4 OSFP cages, 2 per cage)",
+                 source="NVIDIA DGX H100/H200 User Guide (2024)"),
+]})  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SuperPodArchitecture:
+    """The DGX SuperPOD reference architecture's compute fabric, as its parts.
+
+    A scalable unit (SU) is ``systems_per_su`` DGX systems. The compute fabric is
+    rail-optimised: NIC *i* of every DGX in an SU goes to the same leaf switch (rail *i*), so
+    ``rails`` leaf switches per SU, each with ``switch_ports / 2`` ports down to the systems and
+    as many up. Up to ``switch_ports**2 / 2`` GPUs a two-tier (leaf-spine) fat tree suffices;
+    beyond, a third (core) tier is added.
+    """
+
+    key: str
+    system: str  # key in SYSTEMS
+    systems_per_su: int
+    rails: int  # compute NICs per system = leaf switches per SU
+    switch: str
+    switch_ports: int  # ports per switch at the NIC speed
+    max_sus_tested: int
+    source: str
+    notes: str = ""
+
+
+SUPERPODS: MappingProxyType = MappingProxyType({a.key: a for a in [
+    SuperPodArchitecture(
+        "dgx-superpod-h100", system="dgx-h100", systems_per_su=32, rails=8,
+        switch="NVIDIA Quantum-2 QM9700 (64 x 400 Gb/s NDR ports)", switch_ports=64,
+        max_sus_tested=4,
+        source="NVIDIA DGX SuperPOD Reference Architecture featuring DGX H100 (RA-11333-001 "
+               "V11, 2023-09-22): SUs of 32 DGX H100, rail-optimised NDR fabric, 4 SU fully "
+               "tested (127 DGX + UFM, 38 racks), scales to 64 SU; switch counts per SU count in "
+               "the DGX SuperPOD B200 RA's 'Larger DGX SuperPOD component counts' table (same SU "
+               "and switch); NVIDIA Quantum-2 QM9700 datasheet (64 NDR ports)",
+        notes="The 4-SU design has 127 DGX: one node position serves the fabric manager (UFM)."),
 ]})  # fmt: skip
 
 
@@ -288,6 +543,17 @@ def gpu(key_or_name: str) -> GPU:
 
 
 __all__ = [
+    "CPU",
+    "CPUS",
+    "MIG_COMPUTE_SLICES",
+    "MIG_MEMORY_SLICES",
+    "MIG_PROFILES",
+    "MigProfile",
+    "SUPERPODS",
+    "SYSTEM_FABRICS",
+    "SuperPodArchitecture",
+    "SystemFabric",
+    "mig_profiles",
     "DTYPES",
     "GPU",
     "GPUS",
@@ -372,11 +638,8 @@ ANATOMY: MappingProxyType = MappingProxyType({a.gpu: a for a in [
 ]})  # fmt: skip
 
 #: The CPU-GPU link of Grace Hopper (GH200), the alternative to PCIe that the memory pyramid shows.
-NVLINK_C2C = Interconnect(
-    "nvlink-c2c", "NVLink-C2C (Grace Hopper)", 450 * GB, "CPU to GPU",
-    "NVIDIA Grace Hopper Superchip Architecture whitepaper (2023): 900 GB/s bidirectional",
-    notes="450 GB/s per direction; 7x PCIe 5.0 x16.",
-)  # fmt: skip
+#: One row, in ``INTERCONNECTS`` (lesson 08's GH200 rows use it as their host link).
+NVLINK_C2C = INTERCONNECTS["nvlink-c2c"]
 
 
 def anatomy(key: str) -> Anatomy:

@@ -564,3 +564,34 @@ def bytes_vs_tokens(series: Mapping[str, tuple[Sequence[float], Sequence[float]]
     ax.set_title(title)
     ax.legend(fontsize=8)
     return ax
+
+
+def power_trace(power: Mapping[str, Any], *, phases=("sustained_bf16_8192",), limit: float | None
+                = None, boost_mhz: float | None = None, title: str = ""):  # fmt: skip
+    """Watts and SM clock against time for a ``power.json``-shaped record (idle, then each phase),
+    with the power cap and the boost clock as dashed lines. Two stacked axes; returns them."""
+    fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(7.0, 5.0))
+    series = [("idle", power.get("idle_samples") or [])]
+    series += [(p.replace("_", " "), (power.get(p) or {}).get("samples") or []) for p in phases]
+    t0 = min((s[0][0] for _, s in series if s), default=0.0)
+    for i, (name, samples) in enumerate(series):
+        if not samples:
+            continue
+        t = [s[0] - t0 for s in samples]
+        colour = PALETTE[i % len(PALETTE)]
+        top.plot(t, [s[1] for s in samples], color=colour, label=name)
+        bottom.plot(t, [s[2] for s in samples], color=colour)
+    if limit:
+        top.axhline(limit, linestyle="--", color="0.25", linewidth=1)
+        top.annotate(f"power cap {limit:,.0f} W", (0.01, limit), xycoords=("axes fraction", "data"),
+                     va="bottom", fontsize=8)  # fmt: skip
+    if boost_mhz:
+        bottom.axhline(boost_mhz, linestyle="--", color="0.25", linewidth=1)
+        bottom.annotate(f"boost {boost_mhz:,.0f} MHz", (0.01, boost_mhz),
+                        xycoords=("axes fraction", "data"), va="top", fontsize=8)  # fmt: skip
+    top.set_ylabel("power (W)")
+    bottom.set_ylabel("SM clock (MHz)")
+    bottom.set_xlabel("time (s)")
+    top.set_title(title)
+    top.legend(fontsize=8)
+    return top, bottom

@@ -287,6 +287,28 @@ VALID: dict[str, tuple] = {
         "tokens": 1e10, "days": 1.0, "dtype": "bf16", "mfu": 0.4, "recompute": "selective",
         "sequence_parallel": True, "zero_stage": 1, "precision": "mixed", "optimizer": "adam",
         "usable_fraction": 0.9, "usd_per_kwh": 0.1, "pue": 1.2}),
+    "datacenter.dgx_from_parts": (datacenter.dgx_from_parts, {"system": "dgx-h100"}),
+    "datacenter.superpod": (datacenter.superpod, {
+        "sus": 4, "architecture": "dgx-superpod-h100", "watts_per_switch": 1000}),
+    "datacenter.mig_layout": (datacenter.mig_layout,
+                              {"gpu": "h100-sxm", "profiles": ["3g.40gb", "2g.20gb"]}),
+    "datacenter.mig_serving_fit": (datacenter.mig_serving_fit, {
+        "model": CFG, "gpu": "h100-sxm", "dtype": "bf16", "seq_len": 1024, "batch": 2,
+        "overhead_fraction": 0.1}),
+    "datacenter.power_levels": (datacenter.power_levels, {
+        "system": "dgx-h100", "systems": 32, "systems_per_rack": 4,
+        "other_watts_per_rack": 3000, "pue": 1.5}),
+    "datacenter.choose_gpu": (datacenter.choose_gpu, {
+        "model": CFG, "workload": "serving", "dtype": "fp8", "gpu_a": "a100-80gb-sxm",
+        "gpu_b": "h100-sxm", "usd_per_gpu_hour_a": 2.0, "usd_per_gpu_hour_b": 4.0, "batch": 4,
+        "seq_len": 1024, "mfu": 0.4, "budget_usd": 1000}),
+    "datacenter.offload_decode_step": (datacenter.offload_decode_step, {
+        "model": PRESETS["llama-2-70b"], "gpu": "gh200-96gb", "dtype": "bf16", "seq_len": 4096,
+        "batch": 2, "usable_fraction": 0.9}),
+    "datacenter.dgx_design": (datacenter.dgx_design, {
+        "config": SMALL, "tokens": 1e10, "days": 1.0, "system": "dgx-h100", "dtype": "bf16",
+        "mfu": 0.4, "recompute": "selective", "seq_len": 1024, "pipeline_parallel": None,
+        "systems_per_rack": 4, "usd_per_kwh": 0.1, "pue": 1.3, "usd_per_system": 4e5}),
     "cloud.breakeven_hours": (cloud.breakeven_hours, {
         "purchase_usd": 475_000, "rent_usd_per_hour": 98.32, "power_watts": 10_200,
         "usd_per_kwh": 0.1, "pue": 1.4, "other_usd_per_hour": 1.0}),

@@ -139,4 +139,5 @@ def test_gpu_memory_and_l2_are_binary_as_the_hardware_has_them():
     assert GPUS["a100-40gb-sxm"].l2_bytes == 40_960 * KiB == 41_943_040
     assert GPUS["h100-sxm"].l2_bytes == 50 * 2**20
     for g in GPUS.values():  # the marketing name keeps NVIDIA's decimal-looking label
-        assert g.memory_bytes % GiB == 0 and g.l2_bytes % 2**20 == 0
+        # whole KiB, not MiB: a B200's L2 is 126.5 MiB (CUDA device query; hardware.SRC_B200)
+        assert g.memory_bytes % GiB == 0 and g.l2_bytes % KiB == 0

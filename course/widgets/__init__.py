@@ -5,6 +5,8 @@
 | ``roofline`` | ``roofline_explorer()`` | 02 |
 | ``decode`` | ``decode_speed_calculator()`` | 02 |
 | ``fit`` | ``will_it_fit()`` | 04 |
+| ``mig`` | ``mig_explorer()`` | 08 |
+| ``dgx_design`` | ``dgx_design_calculator()`` | 08 |
 | ``buy_vs_rent`` | ``buy_vs_rent_calculator()`` | 09 |
 
 A new widget is a new module here with a builder that returns a ``Calculator``, exported below.
@@ -15,7 +17,9 @@ Layer 4 (presentation).
 from course.widgets.base import ERROR_COLOUR, Calculator, error_html, parse_number
 from course.widgets.buy_vs_rent import buy_vs_rent_calculator
 from course.widgets.decode import decode_speed_calculator
+from course.widgets.dgx_design import dgx_design_calculator
 from course.widgets.fit import will_it_fit
+from course.widgets.mig import mig_explorer
 from course.widgets.roofline import roofline_explorer
 
 __all__ = [
@@ -23,7 +27,9 @@ __all__ = [
     "Calculator",
     "buy_vs_rent_calculator",
     "decode_speed_calculator",
+    "dgx_design_calculator",
     "error_html",
+    "mig_explorer",
     "parse_number",
     "roofline_explorer",
     "will_it_fit",

@@ -1,0 +1,37 @@
+"""Lesson 08's quiz: every MultipleChoice explains each option, and the numbers the questions
+rely on agree with the calculators (so a change in the registry cannot leave the quiz wrong)."""
+
+from __future__ import annotations
+
+import pytest
+
+from course import datacenter as dc
+from course.models import PRESETS
+from course.quiz import MultipleChoice, Numeric
+from course.quizzes import questions
+
+
+def test_every_option_is_explained():
+    qs = questions("08")
+    assert len(qs) >= 5
+    for q in qs:
+        if isinstance(q, MultipleChoice):
+            assert len(q.why) == len(q.options)
+            assert len(set(q.why)) == len(q.why)  # its own explanation per option
+
+
+def test_quiz_figures_match_the_calculators():
+    qs = questions("08")
+    dgx = dc.dgx_from_parts("dgx-h100")
+    assert dgx.dense_fp8_flop_per_s == pytest.approx(15.8e15, rel=0.005)  # question 1
+    assert dc.mig_layout("h100-sxm", ["1g.10gb"] * 7).sms_idle == 20  # question 2
+    serving = dc.choose_gpu(PRESETS["llama-2-7b"], workload="serving", usd_per_gpu_hour_a=1,
+                            usd_per_gpu_hour_b=1)  # fmt: skip
+    assert serving.speedup == pytest.approx(1.64, abs=0.01)  # question 3
+    numeric = next(q for q in qs if isinstance(q, Numeric))
+    levels = dc.power_levels("dgx-h100", 32, other_watts_per_rack=0, pue=1.58)
+    assert numeric.answer == pytest.approx(levels.facility_watts / 1e3)  # question 4
+    pcie = dc.offload_decode_step(PRESETS["llama-2-70b"], gpu="h100-sxm")
+    c2c = dc.offload_decode_step(PRESETS["llama-2-70b"], gpu="gh200-96gb")
+    ratio = c2c.link_bandwidth_bytes_per_s / pcie.link_bandwidth_bytes_per_s
+    assert ratio == pytest.approx(7.1, abs=0.05)  # question 5

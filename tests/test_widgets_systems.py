@@ -1,0 +1,102 @@
+"""Lesson 08's widgets (MIG explorer, DGX design), driven as a learner would: set values, read
+the output. Expected figures come from the MIG profile table (reference run / MIG user guide),
+Brown et al. 2020 and the DGX H100 User Guide, not from the widgets."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from course.widgets import dgx_design_calculator, mig_explorer
+from course.widgets.mig import parse_instances
+
+
+def test_mig_explorer_default_shows_112_of_132_sms_and_that_7b_fits_no_1g_slice():
+    calc = mig_explorer()
+    text = repr(calc)
+    assert calc.error is None
+    assert "112 of 132 SMs used, 20 idle" in text
+    assert "fits on none of these instances" in text  # 7B bf16 > 9.75 GiB
+    assert "Smallest profile that holds it: 1g.20gb (4 per GPU)" in text
+    assert calc.output.value.count('title="1g.10gb"') == 7
+
+
+def test_mig_explorer_places_a_mixed_layout_and_reports_which_instances_hold_the_model():
+    calc = mig_explorer()
+    calc.controls["instances"].value = "3g.40gb, 2g.20gb, 1g.10gb"
+    text = repr(calc)
+    assert calc.error is None
+    assert "60 + 32 + 16" not in text  # the widget states the sum, not the parts
+    assert f"{60 + 32 + 16} of 132 SMs used, {132 - 108} idle" in text
+    assert "fits on 2 of these instances" in text and "3g.40gb@0" in text
+
+
+def test_mig_explorer_refuses_an_invalid_mix_in_red():
+    calc = mig_explorer()
+    calc.controls["instances"].value = "3g.40gb, 3g.40gb, 1g.10gb"
+    assert calc.error and "no valid placement" in calc.error
+    calc.controls["instances"].value = "2 x 4g.40gb"
+    assert calc.error and "at most 1 x 4g.40gb" in calc.error
+    calc.controls["instances"].value = "3g.40gb, banana"
+    assert calc.error and "MIG profile must be one of" in calc.error
+    calc.controls["instances"].value = "4g.40gb, 3g.40gb"
+    assert calc.error is None
+
+
+def test_mig_explorer_switches_gpu_and_profile_names():
+    calc = mig_explorer()
+    calc.controls["gpu"].value = "a100-40gb-sxm"
+    assert calc.error and "at most 4 x 1g.10gb" in calc.error  # A100 40GB: 1g.10gb is 2 slices
+    calc.controls["instances"].value = "7 x 1g.5gb"
+    assert "98 of 108 SMs used, 10 idle" in repr(calc)
+    calc.controls["seq_len"].value = "lots"
+    assert calc.error and "context (tokens)" in calc.error
+
+
+@pytest.mark.parametrize(("text", "names"), [("7 x 1g.10gb", ["1g.10gb"] * 7),
+                                             ("3g.40gb, 2g.20gbx2", ["3g.40gb"] + ["2g.20gb"] * 2),
+                                             (" 7g.80gb ", ["7g.80gb"])])  # fmt: skip
+def test_parse_instances(text, names):
+    assert parse_instances(text) == names
+
+
+def test_parse_instances_rejects_empty_and_silly_counts():
+    for junk in ("", " , ", "9 x 1g.10gb"):
+        with pytest.raises(ValueError, match="instances"):
+            parse_instances(junk)
+
+
+def _number(text: str, label: str) -> float:
+    m = re.search(rf"{label}\s+([\d,.]+)", text)
+    assert m, f"no '{label}' in {text}"
+    return float(m.group(1).replace(",", ""))
+
+
+def test_dgx_design_defaults_and_a_tighter_deadline_moves_the_design():
+    calc = dgx_design_calculator()
+    text = repr(calc)
+    assert calc.error is None
+    flops = 6 * 174.6e9 * 300e9  # Brown et al. 2020: 3.14e23
+    assert "314.3 ZFLOP" in text and flops == pytest.approx(3.14e23, rel=0.01)
+    systems = _number(text, "systems")
+    gpus = _number(text, "gpus")
+    assert systems == -(-gpus // 8)
+    calc.controls["days"].value = "10"
+    faster = repr(calc)
+    assert _number(faster, "gpus") > gpus and _number(faster, "racks") > _number(text, "racks")
+    calc.controls["system"].value = "dgx-a100-640gb"
+    assert _number(repr(calc), "gpus") > _number(faster, "gpus")  # 312 vs 989 TFLOP/s bf16
+
+
+def test_dgx_design_shows_bad_inputs_in_red():
+    calc = dgx_design_calculator()
+    calc.controls["mfu"].value = "1.5"
+    assert calc.error and "mfu" in calc.error
+    calc.controls["mfu"].value = "0.4"
+    calc.controls["pue"].value = "0.9"
+    assert calc.error and "pue" in calc.error
+    calc.controls["pue"].value = "1.2"
+    calc.controls["dtype"].value = "fp8"
+    calc.controls["system"].value = "dgx-a100-640gb"
+    assert calc.error and "fp8" in calc.error  # an A100 has no FP8
