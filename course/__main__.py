@@ -5,6 +5,7 @@
 - ``assign``: regenerate ``exercises/`` (student notebooks and their public checks) from ``solutions/``.
 - ``grade SUBMISSIONS_DIR --out grades.csv``: grade every submission in a sandbox, one CSV row each.
 - ``release OUTDIR``: write what students receive (no solutions, no answer keys).
+- ``answer-keys OUTDIR [--no-values]``: one answer-key page per exercise set, from ``solutions/``.
 - ``site OUTDIR [--answer-keys]``: the course as a static website (Sphinx + myst-nb).
 """
 
@@ -33,6 +34,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     release = sub.add_parser("release", help="write the student release (no solutions)")
     release.add_argument("outdir", help="folder to write (must not exist, or be empty)")
+    keys = sub.add_parser("answer-keys", help="write the instructors' answer keys from solutions/")
+    keys.add_argument("outdir", help="folder for the pages (e.g. build/answer-keys)")
+    keys.add_argument(
+        "--no-values", action="store_true", help="leave out the key values (no solution is run)"
+    )
     site = sub.add_parser("site", help="build the course website (Sphinx + myst-nb)")
     site.add_argument("outdir", help="folder for the HTML (e.g. build/site)")
     site.add_argument(
@@ -54,6 +60,10 @@ def main(argv: list[str] | None = None) -> int:
         from course.grading import assign_all
 
         return assign_all(args.notebooks)
+    if args.command == "answer-keys":
+        from course.answer_keys import run_answer_keys
+
+        return run_answer_keys(args.outdir, values=not args.no_values)
     if args.command == "site":
         from course.site import run_site
 
