@@ -1,7 +1,9 @@
 """Command line: ``python -m course check | measure | assign | grade | release``.
 
-- ``check``: one [OK]/[FAIL] line per requirement of the course; exit status 1 on any FAIL.
-- ``measure [--budget S]``: this machine's matmul rates and memory bandwidths, measured now.
+- ``check``: one [OK]/[WARN]/[FAIL] line per requirement; exit status 1 when the course cannot run.
+- ``measure [--budget S] [--save run.json] [--compare other.json | h100]``: this machine's matmul
+  rates and memory bandwidths, measured now; saved as JSON, or printed beside another saved portrait
+  (or the shipped H100 SXM reference run).
 - ``assign``: regenerate ``exercises/`` (student notebooks and their public checks) from ``solutions/``.
 - ``grade SUBMISSIONS_DIR --out grades.csv``: grade every submission in a sandbox, one CSV row each.
 - ``release OUTDIR``: write what students receive (no solutions, no answer keys).
@@ -21,6 +23,12 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("check", help="check that this machine can run the course")
     measure = sub.add_parser("measure", help="measure this machine's compute and bandwidth")
     measure.add_argument("--budget", type=float, default=30.0, help="seconds for the whole run")
+    measure.add_argument("--save", metavar="RUN_JSON", help="write this portrait to a JSON file")
+    measure.add_argument(
+        "--compare",
+        metavar="OTHER_JSON",
+        help="print it beside a saved portrait, or 'h100' for the reference run",
+    )
     assign = sub.add_parser("assign", help="generate exercises/ from solutions/")
     assign.add_argument("notebooks", nargs="*", help="solution notebooks (default: all)")
     grade = sub.add_parser("grade", help="grade a folder of submitted notebooks into a CSV")
@@ -55,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "measure":
         from course.measure.quick import run_measure
 
-        return run_measure(args.budget)
+        return run_measure(args.budget, save=args.save, compare=args.compare)
     if args.command == "assign":
         from course.grading import assign_all
 

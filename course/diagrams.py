@@ -304,7 +304,7 @@ def software_stack(versions: dict[str, str] | None = None):
         y = 0.92 - (i + 1) * height
         bundled = origin == _WHEEL
         colour = _BLUE if bundled else (_ORANGE if origin.startswith(_MACHINE) else _GREEN)
-        label = name if name not in versions else f"{name} {versions[name]}"
+        label = name if name not in versions else f"{name}\n{versions[name]}"
         _box(ax, 0.05, y + 0.01, 0.36, height - 0.02, colour, alpha=0.35, text=label, weight="bold")
         ax.text(0.44, y + height / 2, f"{what}\n({origin})", va="center", fontsize=8.5)
         if i:

@@ -445,6 +445,8 @@ def calculate_memory_requirements(
 # ---------------------------------------------------------------------------------------------
 
 #: How a measured training step computes (see course.measure.memory.measure_training_step).
+#: Devices whose autocast :func:`step_activation_bytes` models.
+STEP_DEVICES = ("cpu", "cuda")
 STEP_PRECISIONS = ("fp32", "bf16_autocast")
 
 
@@ -490,6 +492,7 @@ def step_activation_bytes(
     seq_len: int,
     precision: str = "fp32",
     checkpointing: bool = False,
+    device: str = "cpu",
 ) -> StepActivations:
     """Count, tensor by tensor, the activations ``course.torchmodels`` keeps for the backward pass.
 
@@ -508,8 +511,13 @@ def step_activation_bytes(
       4*s*d, plus a bf16 copy of every matmul weight (2 bytes/param). The residual stream and the
       norms stay fp32 (16sbh), each of the five input projections keeps its own bf16 copy of its
       input (10sbh), Q, K, V and the attention output are bf16 (8sbh). Autocast does *not* halve
-      activation memory. (CUDA's autocast computes softmax in fp32, which adds 4abs^2: not
-      modelled here.)
+      activation memory.
+    - ``device="cuda"`` with ``"bf16_autocast"``: CUDA's autocast runs softmax in fp32 (CPU's
+      does not), so each block keeps the fp32 softmax output for the softmax backward (4abs^2)
+      *and* the bf16 copy the attention-times-V matmul saves (2abs^2): 4abs^2 more than on the
+      CPU. Checked against MemTracker on an H100 (``course/data/reference``, memory_cuda.json:
+      within 4 % of the measured peak, where the CPU accounting was 17-28 % under). fp32 is the
+      same on both devices.
 
     The head keeps the final norm (8sbh + 4sb, plus 4sbh in fp32 or a 2sbh bf16 copy) and the
     fp32 log-softmax output (4sbV). With ``checkpointing`` each block keeps only its fp32 input
@@ -522,6 +530,7 @@ def step_activation_bytes(
     s = validate.positive_int("seq_len", seq_len, maximum=MAX_SEQ_LEN)
     mode = validate.choice("precision", precision, STEP_PRECISIONS)
     ckpt = validate.choice("checkpointing", checkpointing, (True, False))
+    kind = validate.choice("device", device, STEP_DEVICES)
     sb = float(s) * b
     sbh, sbf, scores = sb * c.hidden, sb * c.ffn_hidden, float(c.heads) * b * s * s
     x = 4.0 if mode == "fp32" else 2.0  # bytes per value of Q, K, V, scores, the MLP's tensors
@@ -533,7 +542,8 @@ def step_activation_bytes(
         norm_out_attn, norm_out_mlp, norm_out_head = 3 * 2 * sbh, 2 * 2 * sbh, 2 * sbh
         copies = 2.0 * matmul_params_per_layer(c)
     mask, rope = float(s) * s, 2 * x * s * c.head_dim
-    attention = norm + norm_out_attn + 4 * x * sbh + x * scores + mask + rope
+    softmax_fp32 = 4.0 * scores if kind == "cuda" and mode != "fp32" else 0.0
+    attention = norm + norm_out_attn + 4 * x * sbh + x * scores + softmax_fp32 + mask + rope
     mlp = norm + norm_out_mlp + 4 * x * sbf
     head = norm + norm_out_head + 4 * sb * c.vocab
     head_copy = 0.0 if mode == "fp32" else 2.0 * c.vocab * c.hidden
@@ -583,6 +593,7 @@ def training_step_memory(
     seq_len: int,
     precision: str = "fp32",
     checkpointing: bool = False,
+    device: str = "cpu",
 ) -> StepMemory:
     """The peak memory of one AdamW training step of ``config``, as MemTracker would measure it.
 
@@ -604,13 +615,19 @@ def training_step_memory(
 
     With tied embeddings the LM head's gradient waits as a temporary until the embedding's
     arrives. The allocator's rounding (512 B on CUDA) and tensors under a kilobyte are not counted.
+    ``device`` ("cpu" or "cuda") is where the step runs: under bf16 autocast the two keep
+    different tensors (see :func:`step_activation_bytes`). MemTracker counts tensors only;
+    ``torch.cuda.max_memory_allocated`` is higher by the cuBLAS/cuBLASLt workspaces and buffers
+    that kernels allocate internally (on the H100 reference run: 64 MiB more for the demo model).
     Accounting after Korthikanti et al. 2022 sec. 4 (activations) and Rajbhandari et al. 2019
-    sec. 3 (model states); checked against MemTracker in tests/test_measure_memory.py.
+    sec. 3 (model states); checked against MemTracker in tests/test_measure_memory.py (CPU) and
+    tests/test_memory_cuda.py (the H100 reference run, and CUDA itself where present).
     """
     c = _check_step_config(config)
     acts = step_activation_bytes(
-        c, batch=batch, seq_len=seq_len, precision=precision, checkpointing=checkpointing
-    )
+        c, batch=batch, seq_len=seq_len, precision=precision, checkpointing=checkpointing,
+        device=device,
+    )  # fmt: skip
     n = c.params
     states = model_state_bytes(n, precision="fp32", optimizer="adamw")
     tokens = float(batch) * seq_len
@@ -670,6 +687,7 @@ def training_step_memory(
 __all__ = [
     "BYTES_PER_PARAM",
     "InferenceMemory",
+    "STEP_DEVICES",
     "STEP_PRECISIONS",
     "StepActivations",
     "StepMemory",

@@ -285,15 +285,19 @@ def rate_vs_batch(
     ax=None,
     peak: float | None = None,
     title: str = "Batching: FLOP/s of one linear layer vs batch",
+    label: str = "measured (median)",
+    peak_label: str = "matmul peak measured here",
 ):
-    """FLOP/s against batch size (log-log), with a measured or datasheet peak as a dashed line."""
+    """FLOP/s against batch size (log-log), with a measured or datasheet peak as a dashed line.
+
+    Call it again with the same ``ax`` and another ``label`` to draw a second machine beside.
+    """
     rows = sorted(_rows(records), key=lambda r: r["batch"])
     ax = _axes(ax)
-    ax.plot([r["batch"] for r in rows], [r["flop_per_s"] for r in rows], marker="o",
-            label="measured (median)")  # fmt: skip
+    ax.plot([r["batch"] for r in rows], [r["flop_per_s"] for r in rows], marker="o", label=label)
     if peak:
         ax.axhline(peak, color="black", linestyle="--", linewidth=1,
-                   label=f"matmul peak measured here: {units.fmt_flop_rate(peak)}")  # fmt: skip
+                   label=f"{peak_label}: {units.fmt_flop_rate(peak)}")  # fmt: skip
     _log_log(ax, x_ticks=FuncFormatter(lambda v, _: f"{v:g}"), y_ticks=_prefix_formatter("FLOP/s"),
              xlabel="batch (vectors per weight read)", ylabel="FLOP/s (log scale)", title=title)  # fmt: skip
     ax.legend()
@@ -595,3 +599,17 @@ def power_trace(power: Mapping[str, Any], *, phases=("sustained_bf16_8192",), li
     top.set_title(title)
     top.legend(fontsize=8)
     return top, bottom
+
+
+def beside_reference(mine: Iterable[Any], theirs: Iterable[Any], *, x: str = "size",
+                     y: str = "flop_per_s", series: str = "dtype", ax=None, title: str = "",
+                     ylabel: str = "FLOP/s (log scale)"):  # fmt: skip
+    """This machine's records beside a reference run's, one bar per (machine, ``series``) at each ``x``.
+
+    ``theirs`` are dicts from ``course.data.reference.records`` (they carry ``machine``); ``mine``
+    are measured records, labelled "this machine".
+    """
+    rows = [dict(_row(r), machine="this machine") for r in mine] + [_row(r) for r in theirs]
+    for r in rows:
+        r["run"] = f"{r['machine']}: {r[series]}"
+    return grouped_bars(rows, x=x, y=y, hue="run", ax=ax, title=title, ylabel=ylabel)

@@ -152,13 +152,15 @@ def test_software_stack_lists_the_layers_top_down_and_marks_the_wheel():
     heights = {}
     for t in ax.texts:
         for name in names:
-            if t.get_text() == name or t.get_text().startswith(name + " "):
+            if t.get_text() == name or t.get_text().startswith(name + "\n"):
                 heights.setdefault(name, t.get_position()[1])
     assert list(heights) == names
     assert [heights[n] for n in names] == sorted(heights.values(), reverse=True)  # top down
     texts = " ".join(diagrams.figure_texts(fig))
     assert (
-        "PyTorch 2.13.0" in texts and "torch wheel" in texts and "installed on the machine" in texts
+        "PyTorch\n2.13.0" in texts
+        and "torch wheel" in texts
+        and "installed on the machine" in texts
     )
     bundled = [name for name, _, origin, *_ in diagrams.STACK if "torch wheel" in origin]
     assert bundled == ["PyTorch", "cuBLAS / cuDNN / NCCL", "CUDA runtime"]

@@ -99,6 +99,8 @@ def test_dtype_speed_same_noisy_missing_and_gpu():
         [rec(dtype="fp32", rate=1e11), rec(dtype="int8", rate=9e11)], features=("AMX-INT8",)
     )
     assert "integer operations" in int8 and "9.0× faster" in int8
+    fp8 = matmul.dtype_speed([rec(dtype="fp32", rate=2.5e10), rec(dtype="fp8_e4m3", rate=1.5e7)])
+    assert "1,667× slower" in fp8 and "no CPU multiplies fp8" in fp8 and "slow generic path" in fp8
 
 
 def test_dtype_speed_reports_a_dtype_without_a_common_size():
@@ -123,3 +125,14 @@ def test_peak_fractions_divides_by_the_given_peak():
     text = matmul.peak_fractions([rec(dtype="bf16", size=4096, rate=702e12)], {"bf16": 989.4e12, "fp8": 1e15},
                                  label="H100")  # fmt: skip
     assert "71% of the dense datasheet peak" in text and "fp8: not measured" in text
+
+
+def test_dtype_speed_reads_the_amx_host_of_the_h100_run_as_faster_with_amx():
+    # the 16-core Xeon beside the H100 (reference run 2026-11-22): bf16 3.2-4.4 TFLOP/s vs fp32 0.8-1.4
+    from course.data import reference
+    from course.measure.devices import parse_cpu_flags
+
+    rows = reference.records(reference.H100, "matmul", "cpu_matmul_sweep")
+    features = parse_cpu_flags(reference.load(reference.H100, "machine")["lscpu"])
+    text = matmul.dtype_speed(rows, features=features)
+    assert "faster than fp32" in text and "AMX-BF16" in text and "no bf16" not in text

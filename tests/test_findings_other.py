@@ -49,7 +49,7 @@ def test_cache_hierarchy_flags_an_inverted_level_as_the_method():
               plateau("L3", 300 * 2**20, 281.6e9)]  # fmt: skip
     text = caches.hierarchy(levels)
     assert "**inverted**" in text and "not the hardware" in text
-    assert "stopped before main memory" in text
+    assert "No point reached main memory" in text
     assert not caches.in_order(levels)
 
 
@@ -67,13 +67,21 @@ class Fit:
 
 
 def test_fixed_costs_crossover_smallest_never_and_missing():
-    fits = {"python": Fit(2e-6, 3e7), "numpy": Fit(1.2e-6, 3.5e10), "torch": Fit(5e-6, 3e10)}
-    text = overhead.fixed_costs(fits, {"numpy": 0.0, "torch": 3.2, "python": float("inf")})
+    fits = {
+        "python": Fit(2e-6, 3e7),
+        "numpy": Fit(1.2e-6, 3.5e10),
+        "torch": Fit(5e-6, 3e10),
+        "slow": Fit(9e-6, 1e7),
+    }
+    text = overhead.fixed_costs(
+        fits, {"numpy": 0.0, "torch": 3.2, "slow": float("inf")}, baseline="python"
+    )
     assert "Least fixed cost per call: **numpy**" in text
+    assert "numpy works 1,167× as fast as the python per FLOP" in text
     assert "wins from the smallest size measured (n = 1)" in text
-    assert "overtakes numpy from n ≈ 3" in text
-    assert "never overtakes" in text
-    assert "Fewer than two" in overhead.fixed_costs({"numpy": fits["numpy"]}, {})
+    assert "overtakes the python from n ≈ 3" in text
+    assert "slow never overtakes" in text
+    assert "Fewer than two" in overhead.fixed_costs({"numpy": fits["numpy"]}, {}, baseline="numpy")
 
 
 def batch(b, seconds, spread=0.02):
@@ -89,8 +97,8 @@ def batch(b, seconds, spread=0.02):
 def test_batching_curve_free_compute_bound_none_noisy_missing():
     free = batching.curve([batch(1, 1e-3), batch(64, 2e-3)])
     assert "almost free" in free and "32× the throughput" in free
-    bound = batching.curve([batch(1, 1e-3), batch(256, 1e-1)])
-    assert "compute-bound" in bound
+    bound = batching.curve([batch(1, 1e-3), batch(16, 1.5e-3), batch(256, 1e-1)])
+    assert "up to batch 16" in bound and "compute-bound" in bound
     assert "not limited by reading its weights" in batching.curve(
         [batch(1, 1e-3), batch(2, 1.9e-3)]
     )

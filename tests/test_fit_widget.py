@@ -77,11 +77,11 @@ def test_inference_of_7b_fits_one_h100_and_70b_does_not():
 
 def test_grouped_query_attention_shrinks_the_kv_cache_fourfold():
     """Llama-2-7B caches 32 K/V heads per layer, Llama-3-8B 8 (both 32 layers of 128-dim heads)."""
-    calc = will_it_fit(mode="inference", seq_len=8192, batch=8)
+    calc = will_it_fit(mode="inference", seq_len=4096, batch=8)  # Llama-2's context window
     mha = gb(repr(calc), "kv cache")
     calc.controls["model"].value = "llama-3-8b"
     gqa = gb(repr(calc), "kv cache")
-    assert mha == pytest.approx(2 * 32 * 32 * 128 * 8192 * 8 * 2 / 1e9, abs=0.05)  # 34.4 GB
+    assert mha == pytest.approx(2 * 32 * 32 * 128 * 4096 * 8 * 2 / 1e9, abs=0.05)  # 17.2 GB
     assert mha / gqa == pytest.approx(4, rel=0.01)
 
 
@@ -90,9 +90,9 @@ def test_grouped_query_attention_shrinks_the_kv_cache_fourfold():
     [
         ("batch", "0", "batch must be an integer >= 1"),
         ("batch", "four", "batch must be a number"),
-        ("seq_len", "1.5", "seq_len must be a whole number"),
-        ("n_gpus", "0", "n_gpus must be a whole number between 1"),
-        ("params", "-1", "parameters must be"),
+        ("seq_len", "1.5", "sequence length (tokens) must be a whole number"),
+        ("n_gpus", "0", "GPUs you have must be a whole number between 1"),
+        ("params", "-1", "parameters (custom size) must be"),
     ],
 )
 def test_bad_values_show_the_message_in_red_not_a_traceback(control, value, message):
@@ -130,3 +130,12 @@ def test_the_widget_prints_nothing(capsys):
     calc.controls["batch"].value = "x"
     calc.controls["batch"].value = "4"
     assert capsys.readouterr().out == ""
+
+
+def test_a_calculator_error_names_the_control_as_the_learner_sees_it():
+    """memory.training_memory raises about 'seq_len'; the widget says 'sequence length (tokens)'."""
+    calc = will_it_fit(model="gpt2-xl")
+    calc.controls["seq_len"].value = "100000"  # GPT-2 XL reads at most 1,024 tokens
+    assert calc.error is not None, repr(calc)
+    assert calc.error.startswith(calc.controls["seq_len"].description)
+    assert "seq_len" not in calc.error and "100,000" in calc.error and "1,024" in calc.error

@@ -66,3 +66,15 @@ def test_no_lesson_notebook_defines_its_quiz_inline():
         if lesson in LESSONS:
             shown = (f'show(\\"{lesson}\\")', f'show_question(\\"{lesson}\\"')
             assert any(s in source for s in shown), f"{path.name} does not call show({lesson!r})"
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_the_right_option_does_not_give_itself_away(lesson):
+    """Not the longest by a margin, and not always in the same place."""
+    choices = [q for q in questions(lesson) if isinstance(q, MultipleChoice)]
+    for q in choices:
+        right = len(q.options[q.answer])
+        longest_wrong = max(len(o) for i, o in enumerate(q.options) if i != q.answer)
+        assert right <= 1.15 * longest_wrong, (q.question, q.options)
+    if len(choices) >= 3:
+        assert len({q.answer for q in choices}) > 1, "the right answer sits in one position"

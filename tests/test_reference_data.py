@@ -30,3 +30,12 @@ def test_load_returns_a_fresh_copy():
     a = reference.load(reference.H100, "power")
     a["limit_w"] = -1
     assert reference.load(reference.H100, "power")["limit_w"] != -1
+
+
+def test_tidy_records_carry_the_run_label_and_measure_fields():
+    rows = reference.records(reference.H100, "matmul", "alignment")
+    assert {r["machine"] for r in rows} == {"H100 SXM, reference run 2026-11-22"}
+    bf16 = {r["size"]: r["flop_per_s"] for r in rows if r["dtype"] == "bf16"}
+    assert bf16[4096] > 4 * bf16[4095]  # the alignment finding of the README
+    with pytest.raises(ValueError, match="part must be one of"):
+        reference.records(reference.H100, "matmul", "nope")

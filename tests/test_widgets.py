@@ -45,9 +45,9 @@ def test_roofline_explorer_dtype_list_follows_the_gpu():
 @pytest.mark.parametrize(
     "name,value,message",
     [
-        ("flops", "lots", "flops must be a number"),
-        ("bytes_moved", "-5", "bytes_moved must be"),
-        ("flops", "nan", "flops must be a finite number"),
+        ("flops", "lots", "FLOPs must be a number"),
+        ("bytes_moved", "-5", "bytes moved must be"),
+        ("flops", "nan", "FLOPs must be a finite number"),
     ],
 )
 def test_roofline_explorer_shows_bad_values_in_red(name, value, message):
@@ -74,7 +74,7 @@ def test_decode_calculator_batch_raises_total_but_never_per_sequence_speed():
     calc = widgets.decode_speed_calculator(model="llama-2-7b", dtype="bf16", gpu="h100-sxm")
     previous_total, previous_each = 0.0, math.inf
     for batch in (1, 8, 64, 512, 4096):
-        calc.controls["batch"].value = batch
+        calc.controls["batch"].value = str(batch)
         step = compute.decode_step(PRESETS["llama-2-7b"].params, "bf16", "h100-sxm", batch)
         assert f"{step.tokens_per_s:,.0f} tokens/s in all" in repr(calc)
         assert step.tokens_per_s >= previous_total
@@ -93,7 +93,7 @@ def test_decode_calculator_warns_when_the_weights_do_not_fit():
 @pytest.mark.parametrize("batch", [0, -3])
 def test_decode_calculator_shows_a_bad_batch_in_red(batch):
     calc = widgets.decode_speed_calculator()
-    calc.controls["batch"].value = batch
+    calc.controls["batch"].value = str(batch)
     assert calc.error is not None and "batch must be an integer >= 1" in calc.error
 
 
@@ -118,3 +118,38 @@ def test_parse_number_accepts_what_people_type():
     assert widgets.parse_number("x", "1.5e12") == 1.5e12
     with pytest.raises(ValueError, match="x must be a number"):
         widgets.parse_number("x", "two")
+
+
+@pytest.mark.parametrize("typed", ["2.5", "1e-3", "two", ""])
+def test_decode_calculator_refuses_a_batch_that_is_not_a_whole_number(typed):
+    """The batch box is a text box parsed as a whole number: '2.5' is refused, never read as 25."""
+    calc = widgets.decode_speed_calculator(model="llama-2-7b", dtype="bf16", gpu="h100-sxm")
+    calc.controls["batch"].value = typed
+    assert calc.error is not None and calc.error.startswith("batch must be")
+    calc.controls["batch"].value = "2,048"  # separators are fine
+    assert calc.error is None and "batch 2048" in repr(calc).replace(",", "")
+
+
+def test_widget_errors_use_the_on_screen_label_and_formatted_numbers():
+    calc = widgets.roofline_explorer()
+    calc.controls["bytes_moved"].value = "-5000000"
+    assert calc.error.startswith(calc.controls["bytes_moved"].description + " must be")
+    assert "-5,000,000" in calc.error and "-5000000" not in calc.error.replace("'", "")
+
+
+def test_friendly_message_relabels_only_a_leading_parameter_name():
+    labels = {"seq_len": "sequence length (tokens)", "batch": "batch size"}
+    assert (
+        widgets.friendly_message("seq_len must be <= 4096, got 100000", labels)
+        == "sequence length (tokens) must be <= 4,096, got 100,000"
+    )
+    assert widgets.friendly_message("the batch is 1000", labels) == "the batch is 1,000"
+    assert widgets.friendly_message("x must be like 2e12 on fp16, got '2.5'", labels) == (
+        "x must be like 2e12 on fp16, got '2.5'"
+    )
+    assert widgets.friendly_message("n in 1..100,000", labels) == "n in 1..100,000"
+    # a message that already names a control by its label is left alone, even if a key prefixes it
+    both = {"spot": "spot $/h", "spot_overhead": "spot overhead %"}
+    message = "spot overhead % must be >= 0, got -5"
+    assert widgets.friendly_message(message, both) == message
+    assert widgets.friendly_message("spot must be > 0", both) == "spot $/h must be > 0"

@@ -34,3 +34,26 @@ def load(run: str, name: str) -> dict:
     if name not in files:
         raise ValueError(f"name must be one of {files} for run {run!r}, got {name!r}")
     return json.loads(_load(run, name))
+
+
+#: How every figure from a run is labelled in a lesson.
+LABELS = {H100: "H100 SXM, reference run 2026-11-22"}
+
+
+def label(run: str) -> str:
+    """The label a lesson puts on a figure from ``run``: 'H100 SXM, reference run 2026-11-22'."""
+    return LABELS.get(run, run)
+
+
+def records(run: str, name: str, part: str) -> list[dict]:
+    """The tidy records of one sweep of a run (``records(H100, "matmul", "alignment")``).
+
+    Each is a dict in the format ``course.measure`` records take as dicts (``MatmulRecord``,
+    ``BandwidthRecord``, ``KernelRecord`` fields), with ``machine`` set to :func:`label`, so a
+    lesson can plot them beside its own records (``dict(record_dict(r), machine="this machine")``).
+    """
+    data = load(run, name)
+    if part not in data or not isinstance(data[part], list):
+        parts = sorted(k for k, v in data.items() if isinstance(v, list))
+        raise ValueError(f"part must be one of {parts} for {name!r} of run {run!r}, got {part!r}")
+    return [dict(r, machine=label(run)) for r in data[part]]

@@ -26,7 +26,6 @@ def curve(records: Sequence[Any]) -> str:
     best = max(rows, key=lambda r: get(r, "flop_per_s"))
     gain = get(best, "flop_per_s") / get(one, "flop_per_s")
     cost = get(best, "seconds") / get(one, "seconds")
-    size = get(best, "batch") / get(one, "batch")
     head = (f"Batch {get(one, 'batch')}: {fmt_flop_rate(get(one, 'flop_per_s'))}; batch "
             f"{get(best, 'batch')}: {fmt_flop_rate(get(best, 'flop_per_s'))}, {times(gain)} the "
             f"throughput for {times(cost)} the time per step")  # fmt: skip
@@ -38,11 +37,15 @@ def curve(records: Sequence[Any]) -> str:
                    "cache), so reusing them does not help."))  # fmt: skip
     text = (f"{head}. Each weight read from memory is used {get(best, 'batch')} times instead of "
             "once, so the work grows much faster than the time")  # fmt: skip
-    if cost < size / 4:
-        text += ": below the ridge, extra sequences in a batch are almost free."
+    knee = next((r for r in rows if get(r, "seconds") > 2 * get(one, "seconds")), None)
+    if knee is None:
+        text += (": over the whole range the time per step stayed within 2× of batch 1's, so extra "
+                 "sequences in a batch were almost free (below the ridge).")  # fmt: skip
     else:
-        text += ("; here the time grew nearly with the batch at the large end, so the layer turned "
-                 "compute-bound before the largest batch.")  # fmt: skip
+        free = rows[rows.index(knee) - 1]
+        text += (f". The time per step stayed within 2× of batch 1's up to batch {get(free, 'batch')}"
+                 "; beyond it the time grows with the batch: the layer turns compute-bound near "
+                 "there (the ridge, in batch terms).")  # fmt: skip
     return text + (f" Some points were noisy; {RERUN}." if noisy else "")
 
 
@@ -55,7 +58,7 @@ def decode_vs_floor(decode: Sequence[Any], bandwidth: float, *, label: str) -> s
     first = graph.get(1) or eager[1]
     weights = get(first, "weight_bytes")
     floor = weights / bandwidth
-    lines = [f"- Floor at batch 1: {fmt_bytes(weights)} of weights / {fmt_bandwidth(bandwidth)} "
+    lines = [f"- Floor at batch 1: {fmt_bytes(weights)} of weights / {fmt_bandwidth(bandwidth, digits=2)} "
              f"(datasheet) = {fmt_seconds(floor)} per token."]  # fmt: skip
     if 1 in graph:
         step = get(graph[1], "seconds_per_step")

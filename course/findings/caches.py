@@ -53,6 +53,7 @@ def hierarchy(plateaus: Sequence[Any]) -> str:
                          "them) is counted as time spent reading. Rerun; if it persists, this "
                          f"method cannot resolve {upper} on this machine.")  # fmt: skip
     if get(plateaus[-1], "capacity_bytes"):
-        lines.append("- The sweep stopped before main memory (budget): rerun with a larger budget "
-                     "to see the last step.")  # fmt: skip
+        lines.append("- No point reached main memory (4× the last cache or more): the budget ran "
+                     "out, or the last cache is too large for the sweep's largest buffer (1 GiB); "
+                     "the last row is then the last cache, not DRAM.")  # fmt: skip
     return "\n".join(lines)

@@ -94,8 +94,9 @@ def _why(dtype: str, kind: str, device: str, features: Sequence[str]) -> str:
     units = [f for f in features if f in UNITS_FOR.get(dtype, ())]
     has = f"this CPU has {join(units)}" if units else ""
     if dtype in ("fp8_e4m3", "fp8_e5m2"):
-        return ("no CPU multiplies fp8: torch upcasts the inputs and multiplies in a wider type, so "
-                "the rate follows that type's kernel")  # fmt: skip
+        return ("no CPU multiplies fp8: torch upcasts the inputs and multiplies in a wider type"
+                + (", through a slow generic path here" if kind == "slower" else
+                   ", and that type's kernel sets the pace"))  # fmt: skip
     if kind == "faster":
         share = "a quarter" if dtype == "int8" else "half"
         return (f"{has}, instructions that multiply {dtype} inputs directly, and {dtype} moves "

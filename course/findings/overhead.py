@@ -15,30 +15,32 @@ from course.units import fmt_flop_rate, fmt_seconds
 
 
 def fixed_costs(
-    fits: Mapping[str, Any], crossovers: Mapping[str, float], *, smallest: int = 1
+    fits: Mapping[str, Any], crossovers: Mapping[str, float], *, baseline: str, smallest: int = 1
 ) -> str:
-    """Which option has the least overhead, and from which size each faster option overtakes.
+    """Which option has the least overhead, and from which size each other option beats ``baseline``.
 
-    ``crossovers[name]`` is the size from which ``fits[name]`` beats the option with the least
-    fixed cost (``course.measure.matmul.crossover_size``); ``smallest`` is the smallest size timed.
+    ``crossovers[name]`` is the size from which ``fits[name]`` beats ``fits[baseline]``
+    (``course.measure.matmul.crossover_size(fits[name], fits[baseline])``); ``smallest`` is the
+    smallest size timed.
     """
-    if len(fits) < 2:
+    if len(fits) < 2 or baseline not in fits:
         return "Fewer than two options were fitted (the budget ran out): rerun the cell."
     cheapest = min(fits, key=lambda k: get(fits[k], "fixed_seconds"))
     lines = [f"- Least fixed cost per call: **{cheapest}**, "
              f"{fmt_seconds(get(fits[cheapest], 'fixed_seconds'))}."]  # fmt: skip
+    base = fits[baseline]
     for name, n in crossovers.items():
         fit = fits[name]
-        rate = (f"{name} works {times(get(fit, 'flop_per_s') / get(fits[cheapest], 'flop_per_s'))} "
-                f"faster per FLOP ({fmt_flop_rate(get(fit, 'flop_per_s'))})")  # fmt: skip
-        if name == cheapest or n <= smallest:
-            lines.append(f"- {rate} and its fixed cost is no larger here, so it wins from the "
-                         f"smallest size measured (n = {smallest}): Python's own per-call cost is "
-                         "as large as a library call's.")  # fmt: skip
-        elif math.isinf(n):
-            lines.append(f"- {name} never overtakes {cheapest} in this fit: it is not faster per "
-                         "FLOP either (a noisy fit: rerun).")  # fmt: skip
+        rate = (f"{name} works {times(get(fit, 'flop_per_s') / get(base, 'flop_per_s'))} as fast as "
+                f"the {baseline} per FLOP ({fmt_flop_rate(get(fit, 'flop_per_s'))})")  # fmt: skip
+        if math.isinf(n):
+            lines.append(f"- {name} never overtakes the {baseline} in this fit: it is not faster per "
+                         "FLOP (a noisy fit: rerun).")  # fmt: skip
+        elif n <= smallest:
+            lines.append(f"- {rate}, and its fixed cost is no larger, so it wins from the smallest "
+                         f"size measured (n = {smallest}): the {baseline}'s own per-call cost is as "
+                         "large as a library call's.")  # fmt: skip
         else:
-            lines.append(f"- {rate}; it overtakes {cheapest} from n ≈ {n:.0f}, where its larger "
+            lines.append(f"- {rate}; it overtakes the {baseline} from n ≈ {n:.0f}, where its larger "
                          "fixed cost is paid back.")  # fmt: skip
     return "\n".join(lines)

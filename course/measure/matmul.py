@@ -18,8 +18,9 @@ inputs with per-tensor scales into a bf16 product (``torch._scaled_mm``: Tensor 
 Hopper on, an upcasting fallback on the CPU); ``int8`` multiplies int8 inputs into an int32 product
 (``torch._int_mm``), so its "FLOPs" are integer operations and its ``flop_per_s`` is integer
 operations per second. Where torch cannot run a dtype on a device, the point is refused (and a
-sweep skips it) with torch's reason. numpy's BLAS picks its own thread count (torch's setting does
-not reach it), so numpy records say ``threads=None`` (library default).
+sweep skips it) with torch's reason. numpy's BLAS has its own thread pool, which torch's setting
+does not reach: with ``threads`` given, numpy is limited to the same count through threadpoolctl
+and its records say so; ``threads=None`` leaves it at its default (records say ``None``).
 
 Used by lessons 01, 02 (the compute roof) and 03 (throughput per dtype). Layer 3: torch and numpy.
 """
@@ -117,6 +118,25 @@ def _tf32(enabled: bool):
         yield
     finally:
         setattr(flags, name, before)
+
+
+def _numpy_threads(threads: int | None):
+    """Limit numpy's BLAS pool to ``threads`` (threadpoolctl); no limit for None."""
+    if threads is None:
+        return contextlib.nullcontext()
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=threads, user_api="blas")
+
+
+def numpy_blas() -> str:
+    """numpy's BLAS library and its default thread count, e.g. 'openblas (2 threads)'."""
+    from threadpoolctl import threadpool_info
+
+    pools = [p for p in threadpool_info() if p.get("user_api") == "blas"]
+    return (
+        ", ".join(f"{p['internal_api']} ({p['num_threads']} threads)" for p in pools) or "unknown"
+    )
 
 
 def _check_point(library: str, dtype: str, device: str) -> None:
@@ -229,7 +249,8 @@ def time_matmul(
     """
     fn = matmul_callable(size, library=library, dtype=dtype, device=device,
                          include_transfer=include_transfer)  # fmt: skip
-    with _tf32(dtype == "tf32"):
+    pin = _numpy_threads(threads) if library == "numpy" else contextlib.nullcontext()
+    with _tf32(dtype == "tf32"), pin:
         timing = time_call(fn, device=device, threads=threads, min_run_time=min_run_time)
     flops = matmul_flops(size, size, size)
     return MatmulRecord(
@@ -237,7 +258,7 @@ def time_matmul(
         device=device,
         dtype=dtype,
         size=size,
-        threads=timing.threads if library == "torch" else None,
+        threads=timing.threads if library == "torch" or (library == "numpy" and threads) else None,
         flops=flops,
         seconds=timing.median_seconds,
         spread_seconds=timing.iqr_seconds,
@@ -464,6 +485,7 @@ __all__ = [
     "fit_fixed_cost",
     "matmul_callable",
     "matmul_sweep",
+    "numpy_blas",
     "offload_crossover",
     "offload_seconds",
     "python_matmul",

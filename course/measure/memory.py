@@ -132,6 +132,19 @@ def _check(config: object, batch: object, seq_len: object, precision: object) ->
     return b, s
 
 
+def tracker_device(device: str) -> torch.device:
+    """The device as MemTracker keys its snapshot: CUDA with its index ("cuda" -> cuda:N).
+
+    MemTracker files memory under ``torch.device("cuda", 0)``, and ``torch.device("cuda")`` (no
+    index) is a different key, so looking up the bare device found nothing: every category read
+    0 B on CUDA (defect found on the H100 reference run).
+    """
+    dev = torch.device(device)
+    if dev.type == "cuda" and dev.index is None:
+        dev = torch.device("cuda", torch.cuda.current_device())
+    return dev
+
+
 def measure_training_step(
     config: TransformerConfig,
     *,
@@ -153,7 +166,7 @@ def measure_training_step(
     """
     b, s = _check(config, batch, seq_len, precision)
     validate.choice("checkpointing", checkpointing, (True, False))
-    dev = torch.device(device)
+    dev = tracker_device(device)
     generator = torch.Generator().manual_seed(seed)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
@@ -210,4 +223,5 @@ __all__ = [
     "MAX_MEASURED_PARAMS",
     "MeasuredStep",
     "measure_training_step",
+    "tracker_device",
 ]

@@ -315,20 +315,23 @@ def activation_gradients(
         for h in handles:
             h.remove()
         model.zero_grad(set_to_none=True)
-    return torch.cat(caught) / scale
+    return torch.cat(caught).cpu() / scale  # on the CPU, so plots and numpy can read it
 
 
-def underflow_fractions(reference: torch.Tensor, other: torch.Tensor, key: str = "fp16") -> dict:
-    """Of the non-zero entries of ``reference`` (fp32 gradients): the fraction below the format's
-    smallest normal (stored with fewer significant bits), below half its smallest subnormal (they
-    round to zero), and the fraction that ``other`` (the same gradients computed in low precision)
-    actually has as exactly zero."""
+def underflow_fractions(
+    reference: torch.Tensor, other: torch.Tensor, key: str = "fp16", *, scale: float = 1.0
+) -> dict:
+    """Of the non-zero entries of ``reference`` (fp32 gradients): the fraction that, multiplied by
+    the loss scale ``scale`` as the backward pass sees them, lies below the format's smallest
+    normal (stored with fewer significant bits) or below half its smallest subnormal (they round
+    to zero), and the fraction that ``other`` (the same gradients computed in low precision with
+    that scale) actually has as exactly zero."""
     if reference.shape != other.shape:
         raise ValueError(f"other must have the shape of reference {tuple(reference.shape)}")
     fmt = float_format(key)
     nonzero = reference != 0
     n = max(int(nonzero.sum()), 1)
-    mags = reference[nonzero].abs()
+    mags = reference[nonzero].abs().double() * validate.positive("scale", scale)
     return {
         "below_normal": float((mags < fmt.smallest_normal).sum()) / n,
         "below_half_subnormal": float((mags < fmt.smallest_subnormal / 2).sum()) / n,

@@ -7,17 +7,17 @@ QUESTIONS = (
         "nvidia-smi prints 'CUDA Version: 12.2'. What is 12.2?",
         (
             "The CUDA toolkit version installed on this machine",
-            "The newest CUDA runtime version the driver supports",
             "The CUDA runtime version that PyTorch was built with",
+            "The newest CUDA runtime version the driver supports",
         ),
-        answer=1,
+        answer=2,
         why=(
             "nvidia-smi comes with the driver and does not look for a toolkit: a machine with no "
             "toolkit at all prints the same line.",
-            "It is a property of the driver: the newest CUDA runtime it can serve. "
-            "torch.version.cuda tells which runtime torch itself uses.",
             "nvidia-smi knows nothing about PyTorch; torch.version.cuda gives torch's runtime, "
             "which may be older than the driver's maximum.",
+            "It is a property of the driver: the newest CUDA runtime it can serve. "
+            "torch.version.cuda tells which runtime torch itself uses.",
         ),
     ),
     MultipleChoice(
@@ -41,16 +41,16 @@ QUESTIONS = (
     MultipleChoice(
         "torch.cuda.is_available() is False on a machine with an NVIDIA GPU. Most likely cause?",
         (
-            "The CUDA toolkit (nvcc) is not installed",
-            "The driver is older than torch's runtime needs",
-            "The cuDNN library is not installed at all",
+            "The driver is too old for torch's CUDA runtime",
+            "The CUDA toolkit (nvcc) is not installed here",
+            "The cuDNN library is missing from the system",
         ),
-        answer=1,
+        answer=0,
         why=(
-            "PyTorch's wheels carry the CUDA runtime libraries they need; nvcc is only needed to "
-            "compile your own CUDA code.",
             "The driver is the one piece torch cannot bring with it: if it is older than the CUDA "
             "runtime in the wheel requires, CUDA is unavailable.",
+            "PyTorch's wheels carry the CUDA runtime libraries they need; nvcc is only needed to "
+            "compile your own CUDA code.",
             "The pip and conda builds of torch bundle cuDNN; a missing system cuDNN does not matter.",
         ),
     ),
@@ -58,17 +58,17 @@ QUESTIONS = (
         "A wheel built with CUDA 12.6 runs on a driver that supports up to 12.2. What holds?",
         (
             "Nothing runs: every minor version needs its own driver",
-            "Most code runs, but PTX that needs 12.6 cannot be JIT-compiled",
             "Everything runs, with no caveat, on any driver at all",
+            "It runs, except PTX the older driver cannot JIT-compile",
         ),
-        answer=1,
+        answer=2,
         why=(
             "Since CUDA 11, minor-version compatibility lets a 12.x runtime run on any driver of the "
             "12 family at or above the minimum (525.60.13 on Linux).",
-            "Minor-version compatibility: prebuilt kernels (SASS) run, but PTX from the newer toolkit "
-            "cannot be JIT-compiled by the older driver, and APIs new in 12.6 may be unavailable.",
             "There is a minimum driver (525.60.13 on Linux for CUDA 12) and PTX newer than the driver "
             "cannot be JIT-compiled; a driver of another major version does not work.",
+            "Minor-version compatibility: prebuilt kernels (SASS) run, but PTX from the newer toolkit "
+            "cannot be JIT-compiled by the older driver, and APIs new in 12.6 may be unavailable.",
         ),
     ),
 )

@@ -7,15 +7,15 @@ QUESTIONS = (
         "GPU Infrastructure & Computational Requirements times a 32x32 Python loop and a "
         "1024x1024 np.dot and divides the seconds. What does that ratio mix together?",
         (
-            "The speed of a CPU and the speed of a GPU",
             "The speed-up and a 32,768x difference in work",
+            "The speed of a CPU and the speed of a GPU",
             "The cost of fp32 and the cost of fp64 arithmetic",
         ),
-        answer=1,
+        answer=0,
         why=(
-            "Both runs are on the CPU: no GPU is involved in either timing.",
             "(1024/32)**3 = 32,768 times more FLOPs in the second run: divide FLOPs by seconds and "
             "compare the rates instead.",
+            "Both runs are on the CPU: no GPU is involved in either timing.",
             "Both use float64 (Python floats and numpy's default); the dtype does not change between "
             "the two runs.",
         ),
@@ -48,15 +48,15 @@ QUESTIONS = (
         "Which job is most likely faster on a CPU than on a datacenter GPU?",
         (
             "A 4096x4096 matrix multiplication in fp16",
+            "A batch of 256 images through a ResNet-50",
             "Tokenising text, branching on every character",
-            "A batch of 256 images through a CNN",
         ),
-        answer=1,
+        answer=2,
         why=(
             "A large, regular matmul is exactly what Tensor Cores are for: the GPU wins by far.",
+            "Convolutions over a batch are large, uniform tensor work: GPU territory.",
             "Branch-heavy, irregular work diverges within a warp and has little parallelism per "
             "string: a CPU core with branch prediction does it well.",
-            "Convolutions over a batch are large, uniform tensor work: GPU territory.",
         ),
     ),
 )

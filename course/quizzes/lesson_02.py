@@ -33,16 +33,16 @@ QUESTIONS = (
         "Which change raises the tokens/s ceiling of batch-1 decoding on one GPU?",
         (
             "Twice the FP16 TFLOP/s, the same memory bandwidth",
-            "int8 weights instead of fp16, on the same GPU",
             "A larger L1 cache in each SM, on the same GPU",
+            "int8 weights instead of fp16, on the same GPU",
         ),
-        answer=1,
+        answer=2,
         why=(
             "At batch 1 the GPU waits for weights, not for arithmetic: more FLOP/s leaves the "
             "bandwidth floor where it was.",
-            "Half the bytes per weight to read for each token: twice the ceiling.",
             "The weights (gigabytes) are read once per token and do not fit in any cache; L1 is "
             "hundreds of KiB per SM.",
+            "Half the bytes per weight to read for each token: twice the ceiling.",
         ),
     ),
 )

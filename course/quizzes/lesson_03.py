@@ -23,16 +23,16 @@ QUESTIONS = (
     MultipleChoice(
         "Why does bf16 training usually need no loss scaling?",
         (
-            "It has more mantissa bits than fp16 has",
             "It has as many exponent bits as fp32 has",
+            "It has more mantissa bits than fp16 has",
             "Autocast rescales its gradients for it",
         ),
-        answer=1,
+        answer=0,
         why=(
-            "bf16 has 7 mantissa bits, fp16 has 10: fewer, not more. Precision is not the problem "
-            "loss scaling solves.",
             "Range comes from exponent bits: with fp32's 8, small gradients stay representable "
             "where fp16 (5) would flush them to zero.",
+            "bf16 has 7 mantissa bits, fp16 has 10: fewer, not more. Precision is not the problem "
+            "loss scaling solves.",
             "Autocast only picks dtypes per operation; scaling is GradScaler's job, and bf16 does "
             "not need it.",
         ),
@@ -48,17 +48,17 @@ QUESTIONS = (
         "When does weight-only int8 quantisation make a model faster?",
         (
             "Always, since int8 arithmetic is 4x faster",
-            "When reading weights dominates, as in decoding",
             "Only in training, where the gradients are big",
+            "When reading weights dominates, as in decoding",
         ),
-        answer=1,
+        answer=2,
         why=(
             "Weight-only int8 converts the weights back before multiplying: the arithmetic is not "
             "int8 at all.",
-            "Only the bytes moved shrink, so it helps where reading the weights is the bottleneck, "
-            "e.g. batch-1 decoding.",
             "Weight-only quantisation is an inference technique; training needs high-precision "
             "weights to accumulate small updates.",
+            "Only the bytes moved shrink, so it helps where reading the weights is the bottleneck, "
+            "e.g. batch-1 decoding.",
         ),
     ),
 )

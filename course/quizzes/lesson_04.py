@@ -12,15 +12,19 @@ QUESTIONS = (
     ),
     MultipleChoice(
         "At the peak of the measured training step (no checkpointing), which category was zero?",
-        ("activations", "parameter gradients", "optimizer states"),
-        answer=1,
+        (
+            "the optimizer states",
+            "the activations saved",
+            "the parameter gradients",
+        ),
+        answer=2,
         why=(
+            "The measured step runs the optimizer once before it measures, so Adam's two moments "
+            "already exist at the peak.",
             "The peak comes when the forward pass has saved all its activations: they are at their "
             "largest there, not zero.",
             "The peak is at the start of the backward pass: every activation is saved and no "
             "gradient has been computed yet.",
-            "The measured step runs the optimizer once before it measures, so Adam's two moments "
-            "already exist at the peak.",
         ),
     ),
     Numeric(
@@ -34,15 +38,15 @@ QUESTIONS = (
         "Computational Resources for Machine Learning says one A100 80GB can serve "
         "LLaMA-70B in fp16. Can it?",
         (
-            "Yes: 80 GiB holds the weights and a small cache",
             "No: the fp16 weights alone need about 138 GB",
+            "Yes: 80 GiB holds the weights and a small cache",
             "Yes, as long as the batch holds one sequence",
         ),
-        answer=1,
+        answer=0,
         why=(
+            "68.98e9 parameters x 2 bytes = 138 GB = 128 GiB > 80 GiB, before any KV cache.",
             "69 billion parameters x 2 bytes is 138 GB (128 GiB): more than the 80 GiB before any "
             "KV cache.",
-            "68.98e9 parameters x 2 bytes = 138 GB = 128 GiB > 80 GiB, before any KV cache.",
             "The batch size changes the KV cache, not the weights, and the weights alone do not fit.",
         ),
     ),

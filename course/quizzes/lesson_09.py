@@ -17,31 +17,36 @@ QUESTIONS = (
     MultipleChoice(
         "A system breaks even after 7 months against on-demand rent when busy 100 % of the time. "
         "With no fixed costs, how long does it take at 25 % utilisation?",
-        ["About 28 months", "About 7 months", "About 14 months", "About 2 months"],
-        answer=0,
+        (
+            "About 7 months",
+            "About 14 months",
+            "About 28 months",
+            "About 2 months",
+        ),
+        answer=2,
         explain="Rent saved per month scales with the hours used: a quarter of the hours, four "
         "times as long (7 / 0.25 = 28 months). Fixed costs make it longer still.",
         why=(
-            "Right: the monthly saving is proportional to the hours used, so 7 / 0.25 = 28.",
             "That is the answer at full use; idle hours save no rent.",
             "Halving is what 50 % utilisation would give; 25 % quarters the saving.",
+            "Right: the monthly saving is proportional to the hours used, so 7 / 0.25 = 28.",
             "Lower use never shortens break-even: the purchase is paid whatever the hours.",
         ),
     ),
     MultipleChoice(
         "Why can a 1-year reservation cost more than on-demand for the same work?",
-        [
-            "It is paid for every hour of the term, used or not",
+        (
             "Its hourly rate is higher than the on-demand rate",
+            "It is paid for every hour of the term, used or not",
             "It adds a fee for each job started on the hardware",
             "It is billed per second instead of per hour of use",
-        ],
-        answer=0,
+        ),
+        answer=1,
         explain="A reservation trades a lower rate for a commitment: at low utilisation you pay "
         "for idle hours, and on-demand (paid only when used) can come out cheaper.",
         why=(
-            "Right: the commitment covers idle hours too.",
             "Reserved rates are lower per hour; that is the point of committing.",
+            "Right: the commitment covers idle hours too.",
             "No per-job fee is involved; the cost is the hours committed.",
             "Billing granularity is not what makes it dearer; idle committed hours are.",
         ),

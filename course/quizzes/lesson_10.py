@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from course import datacenter, hardware, memory, parallel
-from course.quiz import MultipleChoice, Numeric
+from course.quiz import MultipleChoice, Numeric, Question
 from course.units import GB
 
 _A100 = hardware.GPUS["a100-80gb-sxm"]
@@ -27,7 +27,7 @@ _DGX = hardware.SYSTEMS["dgx-h100"]
 _DGX_POWER_USD = datacenter.annual_energy_cost_usd(_DGX.max_power_watts, 0.10)
 _POD_4 = datacenter.pod_annual_energy_cost_usd("dgx-h100", usd_per_kwh=0.10, gpus=32)
 
-QUESTIONS = (
+_WRITTEN = (  # each multiple choice written with its right option first; placed below
     MultipleChoice(
         question=(
             "A training step is mostly large matrix multiplications. Why does a GPU run it many "
@@ -217,3 +217,17 @@ QUESTIONS = (
         hint="kW x hours in a year (8,760) x $ per kWh, for 32 / 8 = 4 systems.",
     ),
 )
+
+
+def _placed(q: Question, position: int | None) -> Question:
+    """``q`` with its right option (written first) moved to ``position``."""
+    if position is None or not isinstance(q, MultipleChoice):
+        return q
+    pairs = list(zip(q.options, q.why, strict=True))
+    pairs.insert(position, pairs.pop(q.answer))
+    return MultipleChoice(question=q.question, options=tuple(o for o, _ in pairs),
+                          answer=position, explain=q.explain, why=tuple(w for _, w in pairs))  # fmt: skip
+
+
+_POSITIONS = (2, None, None, 1, 3, None, 2, None, 1, None)
+QUESTIONS = tuple(_placed(q, at) for q, at in zip(_WRITTEN, _POSITIONS, strict=True))

@@ -14,7 +14,14 @@ Tests drive them by setting ``calc.controls[name].value`` and reading ``calc.out
 Layer 4 (presentation).
 """
 
-from course.widgets.base import ERROR_COLOUR, Calculator, error_html, parse_number
+from course.widgets.base import (
+    ERROR_COLOUR,
+    Calculator,
+    error_html,
+    friendly_message,
+    parse_number,
+    parse_whole,
+)
 from course.widgets.buy_vs_rent import buy_vs_rent_calculator
 from course.widgets.decode import decode_speed_calculator
 from course.widgets.dgx_design import dgx_design_calculator
@@ -29,8 +36,10 @@ __all__ = [
     "decode_speed_calculator",
     "dgx_design_calculator",
     "error_html",
+    "friendly_message",
     "mig_explorer",
     "parse_number",
+    "parse_whole",
     "roofline_explorer",
     "will_it_fit",
 ]

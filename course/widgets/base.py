@@ -11,12 +11,19 @@ To add a widget: write a ``_something_html(values) -> str`` that calls the calcu
 its result, and a builder that makes the controls and returns ``Calculator(title, controls, fn)``.
 Tests drive them by setting ``calc.controls[name].value`` and reading ``calc.output.value``.
 
+Error messages speak the learner's language: a calculator's ``ValueError`` names its parameter
+(``seq_len must be ...``); the Calculator replaces that name with the on-screen label of the
+control (``sequence length (tokens) must be ...``; ``labels`` adds names that are not control keys)
+and writes long numbers with thousands separators. Parse typed values with the control's label:
+``parse_number(label, text)``, ``parse_whole(label, text)``.
+
 Layer 4: calculations live in ``course.compute`` etc.; nothing is computed here.
 """
 
 from __future__ import annotations
 
 import html
+import math
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -44,6 +51,42 @@ def parse_number(name: str, text: object) -> float:
         raise ValueError(f"{name} must be a number such as 2e12, got {text!r}") from None
 
 
+def parse_whole(name: str, text: object) -> int:
+    """A whole number typed into a text box ('2,048', '4') -> int; '2.5' or 'four' -> ValueError."""
+    value = parse_number(name, text)
+    if not math.isfinite(value) or value != int(value):
+        raise ValueError(f"{name} must be a whole number, got {text!r}")
+    return int(value)
+
+
+# A plain number in a message: not inside a word ("fp16", "A100", "2e12"), a quoted value ('2.5')
+# or a number that already has separators ("100,000").
+_NUMBER = re.compile(r"(?<![\w.'\"])(?<!\d,)-?\d+(?:\.\d+)?(?![\w.'\"])(?!,\d)")
+
+
+def _format_number(match: re.Match) -> str:
+    x = float(match.group())
+    if math.isfinite(x) and x == int(x) and abs(x) < 1e15:
+        return f"{int(x):,}"
+    return f"{x:,.6g}"
+
+
+def friendly_message(message: str, labels: Mapping[str, str]) -> str:
+    """``message`` with a leading parameter name replaced by its on-screen label, numbers formatted.
+
+    ``friendly_message("seq_len must be <= 4096, got 100000", {"seq_len": "sequence length"})``
+    -> ``"sequence length must be <= 4,096, got 100,000"``.
+    """
+    already_labelled = any(message.startswith(f"{label} ") for label in labels.values())
+    for name in sorted(labels, key=len, reverse=True):
+        if already_labelled:
+            break
+        if re.match(rf"{re.escape(name)} (must|is|has|['\"])", message):
+            message = labels[name] + message[len(name) :]
+            break
+    return _NUMBER.sub(_format_number, message)
+
+
 def _plain(html_text: str) -> str:
     """Rough plain text of an HTML fragment (for the text form of a calculator)."""
     text = re.sub(r"</(tr|div|p|caption)>", "\n", html_text)
@@ -60,9 +103,17 @@ class Calculator:
         title: str,
         controls: Mapping[str, widgets.ValueWidget],
         compute_html: Callable[[dict[str, Any]], str],
+        labels: Mapping[str, str] | None = None,
     ):
         self.title = title
         self.controls = dict(controls)
+        #: parameter name -> on-screen label, for error messages (controls' descriptions first).
+        self.labels = {
+            name: control.description
+            for name, control in self.controls.items()
+            if getattr(control, "description", "")
+        }
+        self.labels.update(labels or {})
         self.output = widgets.HTML()
         self._compute_html = compute_html
         for control in self.controls.values():
@@ -77,7 +128,7 @@ class Calculator:
         try:
             self.output.value = self._compute_html(self.values())
         except ValueError as exc:
-            self.output.value = error_html(str(exc))
+            self.output.value = error_html(friendly_message(str(exc), self.labels))
 
     @property
     def error(self) -> str | None:

@@ -5,17 +5,23 @@ from __future__ import annotations
 import html
 from typing import Any
 
-import ipywidgets as widgets
-
 from course import compute, hardware, units
 from course.memory import BYTES_PER_PARAM
 from course.models import PRESETS
-from course.widgets.base import ERROR_COLOUR, Calculator, dropdown, gpu_options
+from course.widgets.base import (
+    ERROR_COLOUR,
+    Calculator,
+    dropdown,
+    gpu_options,
+    parse_whole,
+    text_box,
+)
 
 
 def _decode_html(v: dict[str, Any]) -> str:
     config = PRESETS[v["model"]]
-    step = compute.decode_step(config.params, v["dtype"], v["gpu"], v["batch"])
+    batch = parse_whole("batch", v["batch"])  # a text box: '2.5' is refused, not read as 25
+    step = compute.decode_step(config.params, v["dtype"], v["gpu"], batch)
     card = hardware.gpu(v["gpu"])
     lines = (
         f"<p><b>{html.escape(config.name)}</b> ({units.fmt_count(config.params)} parameters) in "
@@ -49,6 +55,6 @@ def decode_speed_calculator(
         "model": dropdown("model", list(PRESETS), model),
         "dtype": dropdown("weights dtype", [d for d in BYTES_PER_PARAM if d != "tf32"], dtype),
         "gpu": dropdown("GPU", gpu_options(), hardware.gpu(gpu).key),
-        "batch": widgets.IntText(description="batch", value=batch),
+        "batch": text_box("batch", str(batch)),
     }
     return Calculator("Decode-speed calculator", controls, _decode_html)

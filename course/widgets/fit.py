@@ -16,7 +16,6 @@ per GPU. Layer 4.
 from __future__ import annotations
 
 import html
-import math
 from typing import Any
 
 import ipywidgets as widgets
@@ -31,10 +30,14 @@ from course.widgets.base import (
     dropdown,
     gpu_options,
     parse_number,
+    parse_whole,
     text_box,
 )
 
 CUSTOM = "custom size"
+PARAMS_LABEL = "parameters (custom size)"
+SEQ_LABEL = "sequence length (tokens)"
+GPUS_LABEL = "GPUs you have"
 #: Share of each GPU's memory the verdict counts as usable (CUDA context, fragmentation).
 USABLE_FRACTION = 0.9
 #: Inference: allowance for the activation workspace and allocator (a share of weights + KV
@@ -42,25 +45,22 @@ USABLE_FRACTION = 0.9
 INFERENCE_OVERHEAD = 0.1
 
 
-def _whole(name: str, text: object) -> int:
-    """A whole number typed into a text box ('2,048', '4') -> int; ValueError otherwise."""
-    value = parse_number(name, text)
-    if not math.isfinite(value) or value != int(value):
-        raise ValueError(f"{name} must be a whole number, got {text!r}")
-    return int(value)
-
-
 def _model(v: dict[str, Any]) -> TransformerConfig | float:
     if v["model"] == CUSTOM:
-        return memory.params_of("parameters", parse_number("parameters", v["params"]))
+        return memory.params_of("parameters", parse_number(PARAMS_LABEL, v["params"]))
     return PRESETS[v["model"]]
 
 
 def breakdown(v: dict[str, Any]) -> tuple[dict[str, float], Report, list[str]]:
     """(label -> bytes, the calculator's result, notes) for the widget's values ``v``."""
     model = _model(v)
-    batch, seq_len = _whole("batch", v["batch"]), _whole("seq_len", v["seq_len"])
+    batch, seq_len = parse_whole("batch", v["batch"]), parse_whole(SEQ_LABEL, v["seq_len"])
     notes = []
+    if isinstance(model, TransformerConfig) and seq_len > model.max_positions:
+        raise ValueError(
+            f"{SEQ_LABEL} must be <= {model.max_positions:,} for {model.name} (its context window), "
+            f"got {seq_len:,}"
+        )
     if not isinstance(model, TransformerConfig):
         notes.append("A bare parameter count has no architecture: activations and the KV cache "
                      "are not counted (pick a preset to include them).")  # fmt: skip
@@ -110,9 +110,9 @@ def _bar_html(parts: dict[str, float], capacity: float) -> str:
 def _fit_html(v: dict[str, Any]) -> str:
     parts, result, notes = breakdown(v)
     card = hardware.gpu(v["gpu"])
-    have = _whole("n_gpus", v["n_gpus"])
+    have = parse_whole(GPUS_LABEL, v["n_gpus"])
     if have < 1 or have > 100_000:
-        raise ValueError(f"n_gpus must be a whole number between 1 and 100,000, got {have}")
+        raise ValueError(f"{GPUS_LABEL} must be a whole number between 1 and 100,000, got {have}")
     total = result.total_bytes
     need = memory.gpus_needed(total, card, usable_fraction=USABLE_FRACTION)
     capacity = have * card.memory_bytes * USABLE_FRACTION
@@ -152,7 +152,7 @@ def will_it_fit(
     """
     controls = {
         "model": dropdown("model", [*PRESETS, CUSTOM], model),
-        "params": text_box("parameters (custom size)", params),
+        "params": text_box(PARAMS_LABEL, params),
         "mode": widgets.ToggleButtons(
             options=["training", "inference"], value=mode, description="workload"
         ),  # fmt: skip
@@ -163,9 +163,9 @@ def will_it_fit(
             "inference weights dtype", [d for d in memory.BYTES_PER_PARAM if d != "tf32"], dtype
         ),  # fmt: skip
         "batch": text_box("batch", str(batch)),
-        "seq_len": text_box("sequence length (tokens)", str(seq_len)),
+        "seq_len": text_box(SEQ_LABEL, str(seq_len)),
         "gpu": dropdown("GPU", gpu_options(), hardware.gpu(gpu).key),
-        "n_gpus": text_box("GPUs you have", str(n_gpus)),
+        "n_gpus": text_box(GPUS_LABEL, str(n_gpus)),
     }
 
     def grey_out(_change=None) -> None:  # only the controls the chosen workload uses stay active
@@ -178,7 +178,9 @@ def will_it_fit(
     for name in ("mode", "model"):
         controls[name].observe(grey_out, names="value")
     grey_out()
-    return Calculator("Will it fit?", controls, _fit_html)
+    # the calculators name these "parameters" and "recompute"; the learner sees the labels
+    labels = {"parameters": PARAMS_LABEL, "recompute": controls["recompute"].description}
+    return Calculator("Will it fit?", controls, _fit_html, labels=labels)
 
 
 __all__ = ["CUSTOM", "INFERENCE_OVERHEAD", "USABLE_FRACTION", "breakdown", "will_it_fit"]

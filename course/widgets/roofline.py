@@ -12,8 +12,8 @@ from course.widgets.base import Calculator, dropdown, gpu_options, parse_number,
 def _roofline_html(v: dict[str, Any]) -> str:
     card = hardware.gpu(v["gpu"])
     peak = card.peak_flops(v["dtype"])
-    flops = parse_number("flops", v["flops"])
-    moved = parse_number("bytes_moved", v["bytes_moved"])
+    flops = parse_number("FLOPs", v["flops"])
+    moved = parse_number("bytes moved", v["bytes_moved"])
     result = compute.roofline_seconds(flops, moved, peak, card.memory_bandwidth)
     utilisation = result.attainable_flop_per_s / peak
     summary = (
