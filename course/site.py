@@ -97,6 +97,7 @@ def _index(readme: str, answer_keys: bool) -> str:
         ":caption: Instructors",
         "",
         "instructors/guide",
+        "instructors/grading",
         *(["instructors/answer-keys/index"] if answer_keys else []),
         "CONTRIBUTING",
         "```",
