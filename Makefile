@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PORT   ?= 8888
 
-.PHONY: install lab test lint unit notebooks exercises-run check assign grade release lock clean site answer-keys
+.PHONY: install lab test lint unit notebooks exercises-run check assign grade release lock clean site answer-keys slides
 
 install: $(STAMP)
 
@@ -69,6 +69,11 @@ answer-keys: install
 ## (tests/test_site.py builds it too, so `make test` fails on a broken link or a missing lesson.)
 site: install
 	$(BIN)/python -m course site build/site $(if $(ANSWER_KEYS),--answer-keys)
+
+## Reveal.js decks of every lesson in build/slides/ (nbconvert's slides exporter, from the cells'
+## slideshow tags). `make slides TAG=1` first re-tags the lessons by the rule in course/slides.py.
+slides: install
+	$(BIN)/python -m course slides build/slides $(if $(TAG),--tag)
 
 ## Maintainers: re-resolve requirements.in into requirements.txt.
 lock:

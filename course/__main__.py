@@ -9,6 +9,7 @@
 - ``release OUTDIR``: write what students receive (no solutions, no answer keys).
 - ``answer-keys OUTDIR [--no-values]``: one answer-key page per exercise set, from ``solutions/``.
 - ``site OUTDIR [--answer-keys]``: the course as a static website (Sphinx + myst-nb).
+- ``slides OUTDIR [--tag]``: one Reveal.js deck per lesson (``--tag`` re-applies the slide tags first).
 """
 
 from __future__ import annotations
@@ -54,6 +55,13 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="include the answer keys (never for a site a graded class can read)",
     )
+    slides = sub.add_parser("slides", help="build a Reveal.js deck per lesson")
+    slides.add_argument("outdir", help="folder for the decks (e.g. build/slides)")
+    slides.add_argument(
+        "--tag",
+        action="store_true",
+        help="re-tag the lessons' cells for slides first (metadata only)",
+    )
     args = parser.parse_args(argv)
 
     if args.command == "check":
@@ -72,6 +80,10 @@ def main(argv: list[str] | None = None) -> int:
         from course.answer_keys import run_answer_keys
 
         return run_answer_keys(args.outdir, values=not args.no_values)
+    if args.command == "slides":
+        from course.slides import run_slides
+
+        return run_slides(args.outdir, retag=args.tag)
     if args.command == "site":
         from course.site import run_site
 
