@@ -37,7 +37,7 @@ WIDGET_NOTE = (
 CONF = '''\
 """Sphinx configuration of the course website (written by course/site.py; edit it there)."""
 
-project = "GPU infrastructure and the computational requirements of AI"
+project = "GPU infrastructure for AI"
 author = "the course authors"
 root_doc = "index"
 extensions = ["myst_nb"]
@@ -49,7 +49,13 @@ exclude_patterns = ["_build"]
 html_theme = "alabaster"
 html_title = "GPU infrastructure for AI: an executable course"
 html_sidebars = {"**": ["about.html", "navigation.html", "searchbox.html"]}
-html_theme_options = {"description": "Lessons that run, measure and calculate", "fixed_sidebar": True}
+html_theme_options = {
+    "description": "Lessons that run, measure and calculate",
+    "fixed_sidebar": True,
+    "page_width": "1240px",
+    "sidebar_width": "280px",
+    "logo_name": False,
+}
 suppress_warnings = ["myst.header"]
 '''
 
