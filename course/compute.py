@@ -305,7 +305,8 @@ def decode_step(
     Leaves out the KV cache and activations, which add bytes per sequence (lessons 04 and 07).
     """
     card = hardware.gpu(gpu)
-    n = params_of("params", params)
+    # at least one weight: a subnormal count would make the step take 0 s (tokens/s = b / 0)
+    n = validate.number("params", params, minimum=1, maximum=MAX_COUNT)
     w_bytes = n * BYTES_PER_PARAM[validate.choice("dtype", dtype, BYTES_PER_PARAM)]
     b = validate.positive_int("batch", batch, maximum=10**7)
     if compute_dtype is None:
@@ -461,6 +462,60 @@ def training_run_cost(
     )
 
 
+# ---------------------------------------------------------------------------------------------
+# Compute-optimal size, attention share, hardware utilisation (lesson 05)
+# ---------------------------------------------------------------------------------------------
+
+
+def chinchilla_optimal(flops: float, *, tokens_per_param: float = 20) -> tuple[float, float]:
+    """(params, tokens) that spend ``flops`` compute-optimally: C = 6ND with D = k x N.
+
+    Hoffmann et al. 2022 ("Chinchilla") find that parameters and tokens should grow together,
+    about 20 tokens per parameter (Chinchilla itself: 70B parameters on 1.4T tokens). Solving
+    C = 6 N (k N) gives N = sqrt(C / 6k), D = k N. Returns floats (params, tokens).
+    """
+    c = validate.number("flops", flops, minimum=0, maximum=MAX_FLOPS, strict_min=True)
+    k = validate.number("tokens_per_param", tokens_per_param, minimum=0, maximum=1e6,
+                        strict_min=True)  # fmt: skip
+    params = math.sqrt(c / (6.0 * k))
+    return params, k * params
+
+
+def attention_share(config: TransformerConfig, seq_len: int, *, causal: bool = False) -> float:
+    """Fraction of the forward FLOPs per token spent on attention scores and attention x V.
+
+    = :func:`attention_flops_per_token` / :func:`forward_flops_per_token`. Small at short context
+    (Llama-2-7B at 2,048 tokens: ~7 %), it grows with the context length because the attention
+    term is ``4 * layers * seq_len * hidden`` per token while the weights' term is fixed.
+    """
+    return attention_flops_per_token(config, seq_len, causal=causal) / forward_flops_per_token(
+        config, seq_len, causal=causal
+    )
+
+
+def hfu(
+    params: float,
+    tokens_per_second: float,
+    n_gpus: int,
+    peak_flops_per_gpu: float,
+    *,
+    recomputed_forward_fraction: float = 1.0,
+) -> float:
+    """Hardware FLOPs utilisation: FLOPs the hardware executed per second / peak (PaLM, app. B).
+
+    Like :func:`mfu` but counting the recomputed (rematerialised) forward pass too: per token
+    ``6N + 2N x recomputed_forward_fraction`` (1.0 = full activation recomputation, 8N per token;
+    0 = none, and HFU equals MFU). So HFU / MFU = 1 + fraction / 3; PaLM's 57.8 % HFU over
+    46.2 % MFU (Chowdhery et al. 2022, Table 3) is a ratio of 1.25, about three quarters of the
+    forward recomputed. MFU is the fairer measure: recomputation is work, not progress.
+    """
+    frac = validate.number("recomputed_forward_fraction", recomputed_forward_fraction,
+                           minimum=0, maximum=1)  # fmt: skip
+    n = params_of("params", params)
+    return mfu(n, tokens_per_second, n_gpus, peak_flops_per_gpu,
+               flops_per_token=(6.0 + 2.0 * frac) * n)  # fmt: skip
+
+
 __all__ = [
     "DecodeStep",
     "Roofline",
@@ -468,10 +523,13 @@ __all__ = [
     "arithmetic_intensity",
     "attainable_flop_per_s",
     "attention_flops_per_token",
+    "attention_share",
+    "chinchilla_optimal",
     "critical_intensity",
     "decode_step",
     "forward_flops",
     "forward_flops_per_token",
+    "hfu",
     "inference_flops",
     "matmul_bytes",
     "matmul_flops",

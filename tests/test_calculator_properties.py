@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from course import cloud, compute, datacenter, memory, models, parallel
+from course import cloud, compute, datacenter, energy, inference, memory, models, parallel, seed000
 from course.models import PRESETS
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -245,6 +245,37 @@ VALID: dict[str, tuple] = {
     "compute.mfu": (compute.mfu, {
         "params": 7e9, "tokens_per_second": 1e5, "n_gpus": 8, "peak_flops_per_gpu": 1e15,
         "flops_per_token": 5e10}),
+    "compute.chinchilla_optimal": (compute.chinchilla_optimal, {
+        "flops": 5.88e23, "tokens_per_param": 20}),
+    "compute.attention_share": (compute.attention_share, {
+        "config": SMALL, "seq_len": 1024, "causal": True}),
+    "compute.hfu": (compute.hfu, {
+        "params": 7e9, "tokens_per_second": 1e5, "n_gpus": 8, "peak_flops_per_gpu": 1e15,
+        "recomputed_forward_fraction": 0.5}),
+    "inference.prefill": (inference.prefill, {
+        "config": SMALL, "prompt_tokens": 512, "gpu": "h100-sxm", "batch": 2, "dtype": "bf16",
+        "efficiency": 0.6}),
+    "inference.decode": (inference.decode, {
+        "config": SMALL, "gpu": "h100-sxm", "batch": 4, "context_tokens": 1024, "dtype": "bf16",
+        "efficiency": 0.6}),
+    "inference.serving": (inference.serving, {
+        "config": SMALL, "gpu": "h100-sxm", "requests_per_s": 5.0, "prompt_tokens": 512,
+        "output_tokens": 128, "batch": 8, "dtype": "bf16", "efficiency": 0.6,
+        "usd_per_gpu_hour": 2.5}),
+    "energy.energy_joules": (energy.energy_joules, {"power_watts": 700, "seconds": 3600,
+                                                    "pue": 1.2}),
+    "energy.gpu_hours_energy_joules": (energy.gpu_hours_energy_joules, {
+        "gpu_hours": 1000, "watts_per_gpu": 400, "pue": 1.1}),
+    "energy.electricity_usd": (energy.electricity_usd, {"energy": 3.6e9, "usd_per_kwh": 0.1}),
+    "energy.co2_kg": (energy.co2_kg, {"energy": 3.6e9, "grid_g_per_kwh": 400}),
+    "energy.run_footprint": (energy.run_footprint, {
+        "params": 7e9, "tokens": 1e12, "gpu": "h100-sxm", "n_gpus": 64, "mfu": 0.4,
+        "dtype": "bf16", "usd_per_gpu_hour": 2.0, "usd_per_kwh": 0.1, "pue": 1.2,
+        "grid_g_per_kwh": 400, "watts_per_gpu": 700}),
+    "energy.sustained_power": (energy.sustained_power, {
+        "samples": [[0.0, 100.0, 1980], [2.5, 700.0, 1350]], "skip_seconds": 1.0}),
+    "seed000.course_estimate": (seed000.course_estimate, {
+        "workload": "generate", "gpu": "a100-80gb-sxm", "efficiency": 0.6}),
     "compute.training_run_cost": (compute.training_run_cost, {
         "params": 7e9, "tokens": 1e12, "gpu": "h100-sxm", "n_gpus": 64, "dtype": "bf16",
         "mfu": 0.4, "recompute": False, "usd_per_gpu_hour": 2.0, "usd_per_kwh": 0.1,
@@ -365,11 +396,12 @@ JUNK = st.one_of(
 def test_every_public_function_has_a_junk_input_case():
     public = {
         f"{mod.__name__.split('.')[-1]}.{name}"
-        for mod in (models, memory, compute, parallel, datacenter, cloud)
+        for mod in (models, memory, compute, parallel, datacenter, cloud, inference, energy)
         for name in mod.__all__
         if inspect.isfunction(getattr(mod, name))
     }
     public.add("models.TransformerConfig")
+    public.add("seed000.course_estimate")  # the seed's own estimate_runtime takes its dataclasses
     assert public == set(VALID)
 
 
@@ -409,7 +441,8 @@ def test_calculators_do_not_import_torch_and_import_fast():
     time is printed for the record, not asserted beyond a generous bound."""
     code = (
         "import sys, time; t = time.perf_counter(); "
-        "import course.memory, course.compute, course.parallel, course.datacenter, course.cloud; "
+        "import course.memory, course.compute, course.parallel, course.datacenter, course.cloud, "
+        "course.inference, course.energy, course.seed000, course.data.published_runs; "
         "dt = time.perf_counter() - t; "
         "assert 'torch' not in sys.modules, 'torch was imported'; "
         "assert 'numpy' not in sys.modules, 'numpy was imported'; print(f'{dt:.4f}')"

@@ -86,3 +86,17 @@ def test_a_lesson_without_a_quiz_module_is_a_clear_error():
         questions("99")
     with pytest.raises(ValueError, match="two-digit"):
         questions("5")
+
+
+def test_lesson_05_quiz_answers_come_from_the_calculators():
+    """Lesson 05: each MultipleChoice explains every option; the numeric answers are the
+    calculators' (7.6 days; sqrt(1e24 / 120) = 91.3 B parameters; 1,000 h x 0.7 kW x 1.2)."""
+    from course.quizzes import questions
+
+    qs = questions("05")
+    assert all(len(q.why) == len(q.options) for q in qs if isinstance(q, MultipleChoice))
+    numeric = [q.answer for q in qs if not isinstance(q, MultipleChoice)]
+    assert numeric[0] == pytest.approx(6 * 7e9 * 2e12 / (1024 * 312e12 * 0.4) / 86400)
+    assert numeric[1] == pytest.approx((1e24 / 120) ** 0.5 / 1e9)
+    assert numeric[2] == pytest.approx(840)
+    assert qs[2].check(qs[2].answer).correct and not qs[2].check(0).correct

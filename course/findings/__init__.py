@@ -9,9 +9,9 @@ topic (``course/findings/<topic>.py``). Layer 4 (presentation): no measuring, no
 Modules: ``matmul`` (libraries, dtypes, alignment, share of a peak), ``threads`` (thread scaling),
 ``overhead`` (fixed per-call costs, crossovers), ``caches`` (bandwidth per memory level),
 ``batching`` (batching curve, decoding against its floor), ``precision`` (autocast and quantised
-inference speed). Lessons call them as ``findings.matmul.dtype_speed(records, ...)``.
+inference speed), ``utilisation`` (a training step's MFU, FLOP counter against formula). Lessons call them as ``findings.matmul.dtype_speed(records, ...)``.
 """
 
-from course.findings import batching, caches, matmul, overhead, precision, threads
+from course.findings import batching, caches, matmul, overhead, precision, threads, utilisation
 
-__all__ = ["batching", "caches", "matmul", "overhead", "precision", "threads"]
+__all__ = ["batching", "caches", "matmul", "overhead", "precision", "threads", "utilisation"]

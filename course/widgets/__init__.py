@@ -5,6 +5,7 @@
 | ``roofline`` | ``roofline_explorer()`` | 02 |
 | ``decode`` | ``decode_speed_calculator()`` | 02 |
 | ``fit`` | ``will_it_fit()`` | 04 |
+| ``cost`` | ``how_long_and_how_much()`` | 05 |
 | ``mig`` | ``mig_explorer()`` | 08 |
 | ``dgx_design`` | ``dgx_design_calculator()`` | 08 |
 | ``buy_vs_rent`` | ``buy_vs_rent_calculator()`` | 09 |
@@ -23,6 +24,7 @@ from course.widgets.base import (
     parse_whole,
 )
 from course.widgets.buy_vs_rent import buy_vs_rent_calculator
+from course.widgets.cost import how_long_and_how_much
 from course.widgets.decode import decode_speed_calculator
 from course.widgets.dgx_design import dgx_design_calculator
 from course.widgets.fit import will_it_fit
@@ -37,6 +39,7 @@ __all__ = [
     "dgx_design_calculator",
     "error_html",
     "friendly_message",
+    "how_long_and_how_much",
     "mig_explorer",
     "parse_number",
     "parse_whole",

@@ -1,0 +1,303 @@
+"""Lesson 05's calculators against published runs (each test cites its source and table), the H100
+reference run, and the source document's own runtime estimator."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from course import cloud, compute, energy, hardware, inference, seed000
+from course.data import published_runs, reference
+from course.models import PRESETS
+from course.units import HOUR, KWH
+
+LLAMA2_7B = PRESETS["llama-2-7b"]
+A100_BF16 = hardware.gpu("a100-80gb-sxm").peak_flops("bf16")  # 312 TFLOP/s dense
+H100_BF16 = hardware.gpu("h100-sxm").peak_flops("bf16")  # 989.4 TFLOP/s dense
+
+
+# ---------------------------------------------------------------------------------------------
+# FLOPs and compute-optimal size
+# ---------------------------------------------------------------------------------------------
+
+
+def test_gpt3_flops_from_6nd_match_the_paper():
+    """Brown et al. 2020, Table D.1: 3.14e23 FLOPs for 175B parameters on 300B tokens."""
+    run = published_runs.run("gpt-3")
+    assert compute.training_flops(run.params, run.tokens) == pytest.approx(run.flops, rel=0.005)
+
+
+def test_chinchilla_optimal_returns_chinchilla_for_its_own_budget():
+    """Hoffmann et al. 2022, sec. 3-4: Chinchilla is 70B parameters on 1.4T tokens, 20 per param."""
+    run = published_runs.run("chinchilla")
+    params, tokens = compute.chinchilla_optimal(compute.training_flops(run.params, run.tokens))
+    assert params == pytest.approx(run.params, rel=1e-9)
+    assert tokens == pytest.approx(run.tokens, rel=1e-9)
+    assert tokens / params == pytest.approx(20)
+
+
+@settings(max_examples=50, deadline=None)
+@given(c=st.floats(1e18, 1e27), k=st.floats(1, 200))
+def test_chinchilla_optimal_spends_the_whole_budget_at_the_ratio(c, k):
+    params, tokens = compute.chinchilla_optimal(c, tokens_per_param=k)
+    assert 6 * params * tokens == pytest.approx(c, rel=1e-9)
+    assert tokens / params == pytest.approx(k, rel=1e-9)
+
+
+def test_attention_share_of_llama2_7b_grows_with_context():
+    """Forward attention = 4 L s h per token against ~2N: small at 2k, dominant past ~32k."""
+    shares = [compute.attention_share(LLAMA2_7B, s) for s in (512, 2048, 8192, 32768, 131072)]
+    assert shares == sorted(shares)
+    assert shares[1] == pytest.approx(0.075, abs=0.005)
+    assert shares[3] > 0.5 and shares[4] > 0.8
+
+
+# ---------------------------------------------------------------------------------------------
+# Utilisation: MFU and HFU
+# ---------------------------------------------------------------------------------------------
+
+
+def test_palm_hfu_over_mfu_means_most_of_the_forward_was_recomputed():
+    """Chowdhery et al. 2022, Table 3 and app. B: 46.2 % MFU, 57.8 % HFU. HFU/MFU = 1 + f/3."""
+    run = published_runs.run("palm-540b")
+    ratio = run.hfu / run.mfu
+    fraction = 3 * (ratio - 1)
+    rate, peak = 1e5, 275e12
+    m = compute.mfu(run.params, rate, run.n_gpus, peak)
+    h = compute.hfu(run.params, rate, run.n_gpus, peak, recomputed_forward_fraction=fraction)
+    assert h / m == pytest.approx(ratio)
+    assert 1 < ratio < compute.hfu(1, 1, 1, 1) / compute.mfu(1, 1, 1, 1) == pytest.approx(4 / 3)
+    assert compute.hfu(7e9, 1e4, 8, 1e15, recomputed_forward_fraction=0) == compute.mfu(
+        7e9, 1e4, 8, 1e15
+    )
+
+
+def test_megatron_2021_trillion_model_ran_at_52_percent_of_a100_peak():
+    """Narayanan et al. 2021, abstract and Table 1: 502 PFLOP/s on 3,072 A100s = 52 % of peak."""
+    run = published_runs.run("megatron-1t")
+    per_gpu = 502e15 / run.n_gpus
+    assert per_gpu == pytest.approx(run.flop_per_s_per_gpu, rel=0.005)
+    assert per_gpu / A100_BF16 == pytest.approx(run.mfu, abs=0.005)
+
+
+def test_llama3_405b_mfu_is_38_to_43_percent_of_the_h100_bf16_peak():
+    """Llama 3 Herd of Models, Table 4: 380-430 TFLOP/s per H100, BF16 MFU 38-43 %."""
+    run = published_runs.run("llama-3-405b")
+    assert pytest.approx(run.mfu, abs=0.005) == 380e12 / H100_BF16
+    assert pytest.approx(run.mfu_high, abs=0.006) == 430e12 / H100_BF16
+
+
+def test_reference_run_training_mfu_is_15_7_percent():
+    """H100 SXM reference run 2026-11-22 (training2.json): 1.36 B model, 18,975 tokens/s."""
+    rec = reference.load(reference.H100, "training2")["llama-style-L24-h2048"]
+    value = compute.mfu(rec["params"], rec["tokens_per_s"], 1, H100_BF16)
+    assert value == pytest.approx(rec["mfu_6n_vs_989"], rel=1e-3)
+    assert value == pytest.approx(0.157, abs=0.001)
+
+
+# ---------------------------------------------------------------------------------------------
+# Time: Llama 2's GPU-hours
+# ---------------------------------------------------------------------------------------------
+
+LLAMA2_SIZES = ("llama-2-7b", "llama-2-13b", "llama-2-34b", "llama-2-70b")
+
+
+@pytest.mark.parametrize("key", LLAMA2_SIZES)
+def test_llama2_gpu_hours_imply_a_realistic_mfu_and_round_trip(key):
+    """Touvron et al. 2023, Table 2: GPU-hours per size on A100-80GB, 2T tokens each. 6ND over
+    those hours at 312 TFLOP/s gives MFU 35-44 %; that MFU gives the same GPU-hours back."""
+    run = published_runs.run(key)
+    flops = compute.training_flops(run.params, run.tokens)
+    implied = flops / (run.gpu_hours * HOUR * A100_BF16)
+    assert 0.33 < implied < 0.45
+    back = compute.training_run_cost(run.params, run.tokens, "a100-80gb-sxm", 2048, mfu=implied)
+    assert back.gpu_hours == pytest.approx(run.gpu_hours, rel=1e-9)
+
+
+def test_llama2_sizes_add_up_to_the_stated_total_and_emissions_imply_a_us_like_grid():
+    """Touvron et al. 2023, Table 2: 3,311,616 GPU-hours, 539 t CO2eq, GPUs capped at 350-400 W.
+    539 t over that energy is 0.41-0.47 kg per kWh: a fossil-heavy grid, no PUE counted."""
+    total = published_runs.run("llama-2-all")
+    assert sum(published_runs.run(k).gpu_hours for k in LLAMA2_SIZES) == total.gpu_hours
+    for watts in (350, 400):
+        e = energy.gpu_hours_energy_joules(total.gpu_hours, watts)
+        grid = total.co2_kg / energy.co2_kg(e, 1.0)  # gCO2eq/kWh that reproduces 539 t
+        assert 400 < grid < 470
+
+
+# ---------------------------------------------------------------------------------------------
+# Energy, CO2, cost
+# ---------------------------------------------------------------------------------------------
+
+
+def test_bloom_training_energy_and_dynamic_emissions():
+    """Luccioni et al. 2022, Table 1: 1,082,990 GPU-hours x 400 W = 433,196 kWh; at 57 gCO2eq/kWh
+    that is 24.7 t CO2eq (dynamic consumption)."""
+    run = published_runs.run("bloom-176b")
+    e = energy.gpu_hours_energy_joules(run.gpu_hours, run.watts_per_gpu)
+    assert e / KWH == pytest.approx(433_196, abs=1)
+    assert e == pytest.approx(run.energy_joules)
+    assert energy.co2_kg(e, run.grid_g_per_kwh) == pytest.approx(run.co2_kg, rel=0.005)
+
+
+def test_deepseek_v3_rental_cost_is_gpu_hours_times_two_dollars():
+    """DeepSeek-V3 Technical Report, Table 1: 2,664K + 119K + 5K = 2,788K H800 GPU-hours, $5.576M
+    at $2 per GPU-hour."""
+    run = published_runs.run("deepseek-v3")
+    assert run.gpu_hours == 2_664e3 + 119e3 + 5e3
+    assert run.gpu_hours * run.usd_per_gpu_hour == pytest.approx(run.cost_usd, rel=1e-9)
+
+
+def test_run_footprint_adds_up():
+    fp = energy.run_footprint(7e9, 2e12, "h100-sxm", 256, mfu=0.4, usd_per_gpu_hour=2.5,
+                              usd_per_kwh=0.1, pue=1.2, grid_g_per_kwh=400)  # fmt: skip
+    assert fp.wall_clock_seconds == pytest.approx(6 * 7e9 * 2e12 / (256 * H100_BF16 * 0.4))
+    assert fp.gpu_hours == pytest.approx(256 * fp.wall_clock_seconds / HOUR)
+    assert fp.energy_joules == pytest.approx(256 * 700 * fp.wall_clock_seconds * 1.2)
+    assert fp.rental_usd == pytest.approx(2.5 * fp.gpu_hours)
+    assert fp.electricity_usd == pytest.approx(fp.energy_joules / KWH * 0.1)
+    assert fp.total_usd == pytest.approx(fp.rental_usd + fp.electricity_usd)
+    assert fp.co2_kg == pytest.approx(fp.energy_joules / KWH * 0.4)
+    assert "CO2" in str(fp)
+
+
+@settings(max_examples=40, deadline=None)
+@given(pue=st.floats(1, 3), extra=st.floats(0, 2), mfu=st.floats(0.05, 1))
+def test_higher_pue_never_means_less_energy_or_co2(pue, extra, mfu):
+    a = energy.run_footprint(1e9, 1e11, "a100-80gb-sxm", 8, mfu=mfu, pue=pue, grid_g_per_kwh=300)
+    b = energy.run_footprint(1e9, 1e11, "a100-80gb-sxm", 8, mfu=mfu, pue=min(pue + extra, 10),
+                             grid_g_per_kwh=300)  # fmt: skip
+    assert b.energy_joules >= a.energy_joules and b.co2_kg >= a.co2_kg
+
+
+# ---------------------------------------------------------------------------------------------
+# Inference: prefill, decode, time to first token, serving
+# ---------------------------------------------------------------------------------------------
+
+REF = reference.load(reference.H100, "inference_7b")
+
+
+def test_prefill_floor_is_below_the_reference_run_which_reached_55_to_61_percent():
+    """H100 SXM reference run (inference_7b.json): prefill at 549-597 TFLOP/s."""
+    for rec in REF["prefill"]:
+        est = inference.prefill(LLAMA2_7B, rec["tokens"], "h100-sxm", batch=rec["batch"])
+        assert est.bound == "compute"
+        # the run counted 2N per token with the 131M-entry embedding table, which does no matmul
+        assert est.work_flops == pytest.approx(rec["flops"], rel=0.025)
+        assert 0.5 < est.seconds / rec["seconds"] < 0.65
+
+
+@pytest.mark.parametrize("batch", [1, 4, 16, 64])
+def test_decode_floor_is_below_the_reference_run_with_cuda_graphs(batch):
+    """H100 SXM reference run: 6.38 ms per step at batch 1 (CUDA graphs), 17.7 ms at batch 64,
+    1,024-token KV cache; the weights + KV floor is 4.2 and 14.3 ms."""
+    rec = next(r for r in REF["decode"] if r["batch"] == batch and r["cuda_graph"])
+    est = inference.decode(LLAMA2_7B, "h100-sxm", batch=batch, context_tokens=rec["context"])
+    assert est.kv_cache_bytes == pytest.approx(rec["kv_bytes_read"], rel=2e-3)  # run: 1,025 tokens
+    assert est.bound == "memory"
+    assert 0.5 < est.step_seconds / rec["seconds_per_step"] < 0.9
+
+
+def test_decode_at_batch_1_is_memory_bound_and_at_the_ridge_compute_bound():
+    a100 = inference.decode(LLAMA2_7B, "a100-80gb-sxm", batch=1, context_tokens=1)
+    assert a100.bound == "memory"
+    big = inference.decode(LLAMA2_7B, "a100-80gb-sxm", batch=2048, context_tokens=1)
+    assert big.bound == "compute"
+    assert big.tokens_per_s > 100 * a100.tokens_per_s
+
+
+def test_time_to_first_token_grows_with_the_prompt_and_shrinks_on_a_faster_gpu():
+    short = inference.prefill(LLAMA2_7B, 256, "a100-80gb-sxm", efficiency=0.6)
+    long = inference.prefill(LLAMA2_7B, 4096, "a100-80gb-sxm", efficiency=0.6)
+    h100 = inference.prefill(LLAMA2_7B, 4096, "h100-sxm", efficiency=0.6)
+    assert short.seconds < long.seconds and h100.seconds < long.seconds
+
+
+@settings(max_examples=40, deadline=None)
+@given(rate=st.floats(0.1, 500), more=st.floats(0, 500))
+def test_more_requests_never_need_fewer_gpus(rate, more):
+    a = inference.serving(LLAMA2_7B, "h100-sxm", requests_per_s=rate)
+    b = inference.serving(LLAMA2_7B, "h100-sxm", requests_per_s=rate + more)
+    assert b.gpus >= a.gpus >= 1
+
+
+def test_serving_cost_per_million_tokens_is_price_over_throughput():
+    s = inference.serving(PRESETS["llama-2-70b"], "a100-80gb-sxm", requests_per_s=20,
+                          usd_per_gpu_hour=2.0)  # fmt: skip
+    assert s.gpus_per_replica == 2  # 140 GB of bf16 weights > 0.9 x 80 GiB
+    assert s.gpus == s.replicas * s.gpus_per_replica
+    assert s.usd_per_million_output_tokens == pytest.approx(
+        cloud.usd_per_million_tokens(s.cost_per_hour_usd, s.output_tokens_per_s)
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The source document's estimate_runtime
+# ---------------------------------------------------------------------------------------------
+
+
+def test_seed_estimate_runtime_reproduces_what_its_code_prints():
+    """*GPU Infrastructure & Computational Requirements*: its example, run as written."""
+    rows = {(r["workload"], r["gpu"]): r for r in seed000.seed_table()}
+    assert rows["inference", "Consumer 24GB"]["compute_time_sec"] == 0.33
+    assert rows["inference", "Datacenter 80GB"]["actual_time_sec"] == 0.08
+    assert rows["training", "Consumer 24GB"]["actual_time_sec"] == 10.0
+    assert rows["training", "Datacenter 80GB"]["memory_time_sec"] == 0.14
+    assert {r["bottleneck"] for r in rows.values()} == {"compute"}
+    assert rows["inference", "Datacenter 80GB"]["cost_usd"] == 0.0  # rounded away
+
+
+def test_generating_1000_tokens_is_memory_bound_and_far_slower_than_the_seed_says():
+    """The seed's 14 GB read once is a prefill; generating reads the weights once per token."""
+    seed = seed000.estimate_runtime(seed000.SEED_GPUS["datacenter"],
+                                    seed000.SEED_WORKLOADS["inference"])  # fmt: skip
+    gen = seed000.course_estimate("generate", "a100-80gb-sxm")
+    pre = seed000.course_estimate("prefill", "a100-80gb-sxm")
+    assert gen.bound == "memory" and pre.bound == "compute"
+    assert gen.seconds > 50 * seed["actual_time_sec"]
+    assert gen.bytes_moved_bytes > 900 * 13e9
+    assert seed000.course_estimate("training", "h100-sxm").bytes_moved_bytes is None
+    assert "None" in str(seed000.course_estimate("training", "h100-sxm"))
+    assert pre.seconds == pytest.approx(seed["actual_time_sec"], rel=0.2)
+
+
+def test_seed_estimate_refuses_other_types():
+    with pytest.raises(ValueError):
+        seed000.estimate_runtime("a100", seed000.SEED_WORKLOADS["training"])
+    with pytest.raises(ValueError, match="workload"):
+        seed000.course_estimate("finetune", "h100-sxm")
+
+
+def test_published_runs_have_sources_and_lookup_errors_name_the_choices():
+    for run in published_runs.RUNS.values():
+        assert "http" in run.source and run.model
+        assert not any(isinstance(v, float) and math.isnan(v) for v in vars(run).values())
+    with pytest.raises(ValueError, match="llama-2-7b"):
+        published_runs.run("gpt-5")
+
+
+def test_sustained_power_of_the_reference_run_is_the_700_w_cap_at_1350_mhz():
+    """H100 SXM reference run (power.json): bf16 8192^3 for 15 s at ~698 W, SM clock ~1,350 MHz;
+    673 TFLOP/s / 698 W = 0.96 TFLOP/J; idle 129 W."""
+    power = reference.load(reference.H100, "power")
+    run = power["sustained_bf16_8192"]
+    watts, clock = energy.sustained_power(run["samples"])
+    assert watts == pytest.approx(698, abs=5) and watts <= power["limit_w"] + 5
+    assert clock == pytest.approx(1350, abs=50)
+    assert run["flop_per_s"] / watts / 1e12 == pytest.approx(0.96, abs=0.01)
+    idle_watts, _ = energy.sustained_power(power["idle_samples"][-20:], skip_seconds=0)
+    assert idle_watts == pytest.approx(129, abs=2)
+    with pytest.raises(ValueError, match="samples"):
+        energy.sustained_power([])
+
+
+def test_bert_base_fits_the_sources_hours_to_days_on_1_to_8_gpus():
+    """Devlin et al. 2019, appendix A.2: 256 x 512 tokens x 1M steps. *AI Infrastructure* says
+    BERT-base trains on "1-8 GPUs, hours-days": on 8 A100s at 40 % MFU it takes about a day."""
+    run = published_runs.run("bert-base")
+    assert run.tokens == 256 * 512 * 1_000_000
+    days = compute.training_seconds(run.params, run.tokens, 8, A100_BF16, mfu=0.4) / 86400
+    assert 0.5 < days < 2

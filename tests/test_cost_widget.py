@@ -1,0 +1,100 @@
+"""The "How long and how much" widget (course.widgets.cost), driven as a learner would. Expected
+figures are derived here from 6ND, the datasheet peak and TDP, and Llama 2's Table 2."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from course.data import published_runs
+from course.hardware import gpu
+from course.models import PRESETS
+from course.widgets import ERROR_COLOUR, how_long_and_how_much
+from course.widgets.cost import CUSTOM
+
+
+def number_after(text: str, label: str) -> float:
+    match = re.search(rf"{re.escape(label)}\s+\$?([\d.,]+)", text)
+    assert match, f"no '{label}' in:\n{text}"
+    return float(match.group(1).replace(",", ""))
+
+
+def test_defaults_reproduce_llama2_7b_gpu_hours_within_3_percent():
+    """Touvron et al. 2023, Table 2: 184,320 A100 GPU-hours for 7B on 2T tokens; at 40 % MFU the
+    widget gives 6 x 6.74e9 x 2e12 / (312e12 x 0.4) / 3600 = 179,979."""
+    calc = how_long_and_how_much()
+    text = repr(calc)
+    assert calc.error is None
+    hours = number_after(text, "GPU-hours")
+    expected = 6 * PRESETS["llama-2-7b"].params * 2e12 / (312e12 * 0.4) / 3600
+    assert hours == pytest.approx(expected, rel=1e-4)
+    assert hours == pytest.approx(published_runs.run("llama-2-7b").gpu_hours, rel=0.03)
+    assert number_after(text, "energy (GPUs at TDP x PUE)") == pytest.approx(
+        hours * 400 * 1.1 / 1000, rel=1e-3
+    )
+
+
+def test_custom_size_and_more_gpus_shorten_the_wall_clock_not_the_gpu_hours():
+    calc = how_long_and_how_much()
+    calc.controls["model"].value = CUSTOM
+    calc.controls["params"].value = "70e9"
+    before = repr(calc)
+    calc.controls["n_gpus"].value = "2,048"
+    after = repr(calc)
+    assert number_after(before, "GPU-hours") == number_after(after, "GPU-hours")
+    assert "days" in after and "70.00B-parameter" in after
+
+
+def test_cost_bar_has_gpu_time_and_electricity_and_zero_prices_say_so():
+    calc = how_long_and_how_much()
+    out = calc.output.value
+    assert 'title="GPU time"' in out and 'title="electricity"' in out
+    calc.controls["usd_per_gpu_hour"].value = "0"
+    calc.controls["usd_per_kwh"].value = "0"
+    assert "Costs are zero" in repr(calc)
+
+
+def test_inference_mode_gives_gpus_and_cost_per_million_tokens():
+    calc = how_long_and_how_much(mode="inference", model="llama-2-70b", gpu="h100-sxm")
+    text = repr(calc)
+    assert calc.error is None
+    assert "GPUs needed" in text and "cost per 1M output tokens" in text
+    assert "replicas of 2" in text  # 140 GB of bf16 weights need two 80 GB GPUs
+    calc.controls["requests_per_s"].value = "100"
+    assert number_after(repr(calc), "GPUs needed") > number_after(text, "GPUs needed")
+
+
+@pytest.mark.parametrize(
+    ("control", "value", "message"),
+    [
+        ("mfu", "1.5", "MFU (0-1) must be > 0 and <= 1, got 1.5"),
+        ("pue", "0.9", "PUE (>= 1) must be >= 1"),
+        ("n_gpus", "2.5", "GPUs must be a whole number"),
+        ("tokens", "lots", "training tokens must be a number"),
+        ("grid_g_per_kwh", "-5", "grid intensity (gCO2/kWh) must be >= 0"),
+    ],
+)
+def test_bad_input_is_shown_in_red_with_the_controls_label(control, value, message):
+    calc = how_long_and_how_much()
+    calc.controls[control].value = value
+    assert calc.error is not None and message in calc.error
+    assert ERROR_COLOUR in calc.output.value and "Traceback" not in calc.output.value
+
+
+def test_inference_with_a_bare_parameter_count_asks_for_a_preset():
+    calc = how_long_and_how_much(mode="inference")
+    calc.controls["model"].value = CUSTOM
+    assert "preset model" in calc.error
+    calc.controls["efficiency"].value = "0"
+    calc.controls["model"].value = "llama-2-7b"
+    assert "efficiency (0-1) must be > 0" in calc.error
+
+
+def test_controls_grey_out_by_mode():
+    calc = how_long_and_how_much()
+    assert calc.controls["requests_per_s"].disabled and not calc.controls["mfu"].disabled
+    calc.controls["mode"].value = "inference"
+    assert calc.controls["mfu"].disabled and not calc.controls["requests_per_s"].disabled
+    assert calc.controls["params"].disabled
+    assert gpu(calc.controls["gpu"].value).tdp_watts == 400

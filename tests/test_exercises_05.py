@@ -1,0 +1,47 @@
+"""Exercise set 05's learner checks on the solution, and its known wrong answers' hints (no sandbox:
+the full grading of every set is in tests/test_grading.py)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+import pytest
+
+from course.grading import authoring, spec
+from course.grading.learner import Grader
+
+SET = "05_flops_time_cost"
+
+
+@pytest.fixture(scope="module")
+def namespace() -> dict:
+    ns: dict = {}
+    solution = authoring.SOLUTIONS_DIR / f"{SET}.ipynb"
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        for cell in spec.read(solution).run_cells:
+            exec(compile(cell["source"], solution.name, "exec"), ns)
+    return ns
+
+
+def test_the_solution_passes_every_learner_check(namespace, monkeypatch):
+    monkeypatch.delenv("COURSE_GRADING", raising=False)
+    report = Grader(SET).check_all(namespace)
+    assert bool(report), repr(report)
+
+
+@pytest.mark.parametrize(
+    ("question", "name", "change", "hint"),
+    [
+        ("q3", "mfu_70b", lambda v: 100 * v, "not a percentage"),
+        ("q4", "train_days", lambda v: 24 * v, "that is hours"),
+        ("q5", "n_opt", lambda v: v * 120**0.5 / 6**0.5, "D is not N"),
+        ("q6", "co2_tonnes", lambda v: 1000 * v, "that is kilograms"),
+    ],
+)
+def test_known_wrong_answers_get_their_hint(namespace, monkeypatch, question, name, change, hint):
+    monkeypatch.delenv("COURSE_GRADING", raising=False)
+    ns = dict(namespace)
+    ns[name] = change(ns[name])
+    text = repr(Grader(SET).check(question, ns))
+    assert f"{name}: not right yet" in text and hint in text

@@ -1,0 +1,85 @@
+"""FlopCounterMode against the formulas, its three traps, and the MFU measurement (properties only:
+never a speed)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from course import compute
+from course.measure import flops, mfu
+from course.models import PRESETS
+
+TINY = PRESETS["llama-2-7b"].replace(
+    name="tiny-llama", layers=2, hidden=128, heads=4, kv_heads=4, ffn_hidden=344, vocab=1000,
+    max_positions=128, source="",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("key", ["llama-2-7b", "llama-3-8b", "gpt2"])
+def test_training_step_flops_of_real_models_match_the_formula_within_1_percent(key):
+    """Counted on the meta device at full size (no memory), attention included."""
+    count = flops.transformer_flops(PRESETS[key], batch=1, seq_len=256)
+    assert abs(count.relative_error) < 0.01
+
+
+def test_forward_flops_on_cpu_match_the_formula():
+    count = flops.transformer_flops(TINY, batch=2, seq_len=64, training=False, device="cpu")
+    assert abs(count.relative_error) < 0.01
+    assert "forward" in str(count)
+
+
+def test_trap_fused_cpu_sdpa_counts_zero_and_the_math_backend_counts_it():
+    assert flops.sdpa_flops(math=False) == 0
+    assert flops.sdpa_flops(math=True, batch=2, heads=4, seq_len=128, head_dim=32) == (
+        4 * 2 * 4 * 128 * 128 * 32
+    )
+
+
+def test_trap_causal_mask_is_never_discounted():
+    masked = flops.attention_block_flops(TINY, causal=True)
+    full = flops.attention_block_flops(TINY, causal=False)
+    assert masked == full
+    per_token_full = compute.attention_flops_per_token(TINY.replace(layers=1), 64)
+    assert per_token_full == 2 * compute.attention_flops_per_token(
+        TINY.replace(layers=1), 64, causal=True
+    )
+
+
+def test_trap_first_layer_skips_its_input_gradient_so_6n_overcounts_a_small_mlp():
+    count = flops.mlp_training_flops((64, 256, 10), batch=32)
+    first = 64 * 256
+    assert count.counted_flops == 6 * (64 * 256 + 256 * 10) * 32 - 2 * first * 32
+    assert count.relative_error < -0.2
+
+
+def test_step_flops_on_meta_equal_the_training_formula():
+    counted = mfu.step_flops(TINY, 2, 64)
+    assert counted == pytest.approx(3 * compute.forward_flops(TINY, 64, batch=2), rel=0.01)
+
+
+def test_measured_mfu_record_is_well_formed():
+    rec = mfu.measure_training_mfu(TINY, batch=2, seq_len=32, budget_s=0.6, peak_size=128,
+                                   show_progress=False)  # fmt: skip
+    assert rec.params == TINY.params
+    assert rec.step_seconds > 0 and rec.repeats >= 1
+    assert rec.mfu == pytest.approx(rec.step_flops / rec.step_seconds / rec.peak_flop_per_s)
+    assert math.isfinite(rec.mfu) and rec.mfu > 0
+    assert rec.tokens_per_s == pytest.approx(64 / rec.step_seconds)
+    assert "MFU" in str(rec)
+
+
+def test_mfu_refuses_an_encoder_without_lm_head():
+    with pytest.raises(ValueError, match="LM head"):
+        mfu.measure_training_mfu(PRESETS["bert-base"], budget_s=0.5)
+
+
+def test_slow_steps_are_timed_call_by_call_inside_the_budget():
+    """A busy machine: a step slower than the budget is still timed (once), never skipped."""
+    import time
+
+    median, spread, repeats, _ = mfu._time_step(lambda: time.sleep(0.05), "cpu", 0.06)
+    assert repeats >= 1 and median >= 0.05 and spread >= 0
+    median, _, repeats, _ = mfu._time_step(lambda: None, "cpu", 0.2)
+    assert repeats >= 1 and median < 0.01
