@@ -17,7 +17,7 @@ QUESTIONS = (
         "Training a transformer costs about 6 FLOPs per parameter per token. Where does the 6 "
         "come from?",
         (
-            "2 in the forward pass, 4 in the backward pass (gradients of activations and weights)",
+            "2 in the forward pass, 4 in the backward pass (activation and weight gradients)",
             "2 each for the forward pass, the backward pass and the optimizer's update",
             "2 forward, 2 backward, and 2 for recomputing the activations",
             "6 bytes per parameter of mixed-precision weights and gradients",
