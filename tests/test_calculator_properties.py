@@ -303,6 +303,26 @@ VALID: dict[str, tuple] = {
     "parallel.data_parallel_step_seconds": (parallel.data_parallel_step_seconds, {
         "compute_seconds": 0.5, "gradient_bytes": 14e9, "n_gpus": 8,
         "bandwidth_bytes_per_s": 4.5e11, "latency_s": 1e-5, "overlap": 0.5}),
+    "parallel.ring_collective_seconds": (parallel.ring_collective_seconds, {
+        "collective": "reduce_scatter", "message_bytes": 1e9, "n": 8,
+        "bandwidth_bytes_per_s": 4.5e11, "latency_s": 1e-5}),
+    "parallel.fit_alpha_beta": (parallel.fit_alpha_beta, {
+        "message_bytes": [1e3, 1e6, 1e7], "seconds": [1e-4, 2e-3, 1.5e-2],
+        "collective": "all_gather", "n": 4}),
+    "parallel.gradient_allreduce_on_links": (parallel.gradient_allreduce_on_links, {
+        "params": 7e9, "n_gpus": 8, "bytes_per_gradient": 2, "links": ("nvlink4", "ib-ndr"),
+        "efficiency": 0.8}),
+    "parallel.layout_step": (parallel.layout_step, {
+        "config": CFG, "gpu": "h100-sxm", "gpus_per_node": 8, "nodes": 2, "data_parallel": 4,
+        "tensor_parallel": 2, "pipeline_parallel": 2, "zero_stage": 1, "micro_batch": 1,
+        "microbatches": 8, "seq_len": 2048, "recompute": "selective", "mfu": 0.4,
+        "intra_node_link": "nvlink4", "inter_node_link": "ib-ndr"}),
+    "parallel.tensor_parallel_layer_comm": (parallel.tensor_parallel_layer_comm, {
+        "config": CFG, "seq_len": 4096, "micro_batch": 1, "tensor_parallel": 8,
+        "bandwidth_bytes_per_s": 4.5e11, "bytes_per_value": 2}),
+    "parallel.seed_multi_gpu_efficiency": (parallel.seed_multi_gpu_efficiency, {
+        "num_gpus": 8, "strategy": "pipeline", "model_size_gb": 140, "batch_size": 32,
+        "communication_overhead": 0.1}),
     "datacenter.annual_energy_cost_usd": (datacenter.annual_energy_cost_usd, {
         "power_watts": 10_200, "usd_per_kwh": 0.1, "systems": 4, "utilization": 0.8, "pue": 1.3}),
     "datacenter.energy_cost_usd": (datacenter.energy_cost_usd,

@@ -6,6 +6,7 @@
 | ``decode`` | ``decode_speed_calculator()`` | 02 |
 | ``fit`` | ``will_it_fit()`` | 04 |
 | ``cost`` | ``how_long_and_how_much()`` | 05 |
+| ``layout`` | ``layout_chooser()`` | 06 |
 | ``mig`` | ``mig_explorer()`` | 08 |
 | ``dgx_design`` | ``dgx_design_calculator()`` | 08 |
 | ``buy_vs_rent`` | ``buy_vs_rent_calculator()`` | 09 |
@@ -28,6 +29,7 @@ from course.widgets.cost import how_long_and_how_much
 from course.widgets.decode import decode_speed_calculator
 from course.widgets.dgx_design import dgx_design_calculator
 from course.widgets.fit import will_it_fit
+from course.widgets.layout import layout_chooser
 from course.widgets.mig import mig_explorer
 from course.widgets.roofline import roofline_explorer
 
@@ -40,6 +42,7 @@ __all__ = [
     "error_html",
     "friendly_message",
     "how_long_and_how_much",
+    "layout_chooser",
     "mig_explorer",
     "parse_number",
     "parse_whole",

@@ -1,0 +1,14 @@
+"""Real ``torch.distributed`` runs on this machine: a launcher and the demos of lesson 06.
+
+- :mod:`course.distributed.launch`: run a worker function on N local processes from a notebook or a
+  test (what ``torchrun`` does, from Python), with a time limit, returning each rank's result and
+  leaving no process or port behind.
+- Demos, each an importable worker function *and* a ``torchrun`` script
+  (``torchrun --nproc-per-node N -m course.distributed.<demo>``; nccl on CUDA, gloo elsewhere):
+  :mod:`~course.distributed.collectives`, :mod:`~course.distributed.ddp`,
+  :mod:`~course.distributed.fsdp`, :mod:`~course.distributed.tensor_parallel`,
+  :mod:`~course.distributed.pipeline`.
+
+Layer 3 (measurement): imports torch. The calculators the demos are held against are in
+:mod:`course.parallel` (layer 2).
+"""

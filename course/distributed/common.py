@@ -1,0 +1,65 @@
+"""What the demos share: a tiny transformer config, seeded models and batches, result types.
+
+Every rank builds the *same* model (the same seed) and the *same* full batch, then takes its own
+share of the batch, so a test can rebuild both in one process and compare. Layer 3.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from course.models import TransformerConfig
+from course.torchmodels import Transformer, build_model
+
+#: The model the distributed demos train: 2 layers, hidden 64, 4 heads, vocabulary 256 (0.11 M
+#: parameters). Small on purpose: each rank gets one of the machine's cores.
+TINY_CONFIG = TransformerConfig(
+    name="tiny-llama",
+    layers=2,
+    hidden=64,
+    heads=4,
+    kv_heads=2,
+    ffn_hidden=172,
+    vocab=256,
+    max_positions=128,
+    source="course demo: a tiny Llama-style decoder (course.distributed)",
+)
+
+
+def seeded_model(config: TransformerConfig = TINY_CONFIG, seed: int = 0,
+                 device: str | torch.device = "cpu") -> Transformer:  # fmt: skip
+    """``build_model(config)`` with weights drawn from ``seed`` (the global RNG is left alone)."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = build_model(config, device="cpu")
+    return model.to(device)
+
+
+def token_batch(config: TransformerConfig = TINY_CONFIG, batch: int = 4, seq_len: int = 16,
+                seed: int = 1) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+    """A seeded ``(inputs, targets)`` pair of ``batch x seq_len`` token ids (targets shifted)."""
+    generator = torch.Generator().manual_seed(seed)
+    tokens = torch.randint(0, config.vocab, (batch, seq_len + 1), generator=generator)
+    return tokens[:, :-1].contiguous(), tokens[:, 1:].contiguous()
+
+
+def lm_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy over every token (what the demos train on)."""
+    return F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), targets.reshape(-1))
+
+
+def shard_of(tensor: torch.Tensor, rank: int, world: int) -> torch.Tensor:
+    """Rank ``rank``'s equal share of ``tensor`` along dim 0 (the batch must divide evenly)."""
+    if tensor.shape[0] % world:
+        raise ValueError(f"batch must be divisible by the {world} ranks, got {tensor.shape[0]}")
+    return tensor.chunk(world)[rank]
+
+
+def tensor_bytes(t: torch.Tensor) -> int:
+    """Bytes of this rank's part of ``t``: the local shard of a DTensor, else the tensor."""
+    local = t.to_local() if hasattr(t, "to_local") else t
+    return local.numel() * local.element_size()
+
+
+__all__ = ["TINY_CONFIG", "lm_loss", "seeded_model", "shard_of", "tensor_bytes", "token_batch"]

@@ -1,0 +1,116 @@
+"""The launcher: results in rank order, a time limit, errors reported, nothing left behind."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import psutil
+import pytest
+
+from course.distributed import launch as L
+
+
+def _rank_and_sum():
+    import torch
+    import torch.distributed as dist
+
+    t = torch.tensor([float(dist.get_rank() + 1)])
+    dist.all_reduce(t)
+    return dist.get_rank(), dist.get_world_size(), float(t), os.getpid()
+
+
+def _second():
+    import torch.distributed as dist
+
+    return dist.get_backend()
+
+
+def _raise_on_rank_1():
+    import torch
+    import torch.distributed as dist
+
+    if dist.get_rank() == 1:
+        raise ValueError("boom from rank 1")
+    dist.all_reduce(torch.ones(1))  # rank 0 would wait here for ever without the launcher
+    return "unreachable"
+
+
+def _sleep():
+    time.sleep(600)
+
+
+def _children() -> list:
+    return [p for p in psutil.Process().children(recursive=True) if p.is_running()
+            and p.status() != psutil.STATUS_ZOMBIE and "resource_tracker" not in " ".join(p.cmdline())]  # fmt: skip
+
+
+def _ports_of(pids: set[int]) -> list:
+    return [c for c in psutil.net_connections("tcp") if c.pid in pids]
+
+
+@pytest.fixture
+def recorded_port(monkeypatch):
+    ports = []
+    real = L.free_port
+
+    def spy(*a, **k):
+        ports.append(real(*a, **k))
+        return ports[-1]
+
+    monkeypatch.setattr(L, "free_port", spy)
+    return ports
+
+
+def test_launch_returns_each_rank_in_order_and_runs_a_list_in_one_group(recorded_port):
+    before = {p.pid for p in _children()}
+    out = L.launch([_rank_and_sum, _second], 2, timeout_s=120)
+    assert [o[0][:3] for o in out] == [(0, 2, 3.0), (1, 2, 3.0)]
+    assert out[0][1] == out[1][1] == "gloo"
+    pids = {o[0][3] for o in out}
+    assert len(pids) == 2 and os.getpid() not in pids
+    assert not any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE
+                   for p in pids)  # fmt: skip
+    assert {p.pid for p in _children()} <= before
+    assert L.port_is_free(recorded_port[-1])
+    single = L.launch(_second, 2, timeout_s=120)  # one function: each rank's result itself
+    assert single == ["gloo", "gloo"]
+
+
+def test_a_rank_that_raises_stops_all_and_leaves_nothing(recorded_port):
+    before = {p.pid for p in _children()}
+    with pytest.raises(L.WorkerError, match="boom from rank 1") as info:
+        L.launch(_raise_on_rank_1, 2, timeout_s=120)
+    assert info.value.rank == 1 and "ValueError" in info.value.remote_traceback
+    assert {p.pid for p in _children()} <= before
+    assert L.port_is_free(recorded_port[-1])
+
+
+def test_the_time_limit_is_enforced(recorded_port):
+    before = {p.pid for p in _children()}
+    start = time.monotonic()
+    with pytest.raises(TimeoutError, match="timeout_s=8"):
+        L.launch(_sleep, 2, timeout_s=8)
+    assert time.monotonic() - start < 8 + L.GRACE_S + 10
+    assert {p.pid for p in _children()} <= before
+    assert L.port_is_free(recorded_port[-1])
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [({"nprocs": 0}, "nprocs"), ({"nprocs": 99}, "nprocs"), ({"timeout_s": 0}, "timeout_s")],
+)
+def test_bad_arguments_raise_value_error(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        L.launch(_second, **{"nprocs": 2, **kwargs})
+    with pytest.raises(ValueError, match="fn"):
+        L.launch([], 2)
+
+
+def test_free_port_is_bindable_and_backend_is_gloo_without_cuda():
+    port = L.free_port()
+    assert 0 < port < 65536 and L.port_is_free(port)
+    assert L.backend() == "gloo"
+    assert L.rank() == 0 and L.world_size() == 1
+    assert L.loopback_available()
+    assert not L.loopback_available("192.0.2.1")  # TEST-NET-1: not an address of this machine
