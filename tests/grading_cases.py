@@ -19,15 +19,19 @@ from pathlib import Path
 
 import nbformat
 
-from course.grading import authoring, gradebook, spec
+from course.grading import authoring, gradebook, sandbox, spec
 
 SET = "00_units_and_memory"
+OTHER_SET = "03_data_types"  # one submission of another set: the folder mixes sets
 SOLUTION = authoring.SOLUTIONS_DIR / f"{SET}.ipynb"
 EXERCISE = authoring.EXERCISES_DIR / f"{SET}.ipynb"
-TIMEOUT_S = 45  # per submission; only the submission that defeats the per-cell limit uses it
+TIMEOUT_S = 25  # per submission; only the submission that defeats the per-cell limit uses it
 CELL_TIMEOUT_S = 8
 POSSIBLE = 9
 MARKER = "DAEMON WAS HERE"
+# Attacks on files outside the sandbox run only where the sandbox can contain them (PID namespace and
+# hidden files); elsewhere they would really damage the machine running the tests.
+CONTAINED = not {"pid-namespace", "hidden-files"} & set(sandbox.protections_off())
 
 
 def answer_cells(nb) -> list[int]:
@@ -97,7 +101,8 @@ def build(subs: Path, out_dir: Path) -> None:
     put("os-exit", with_cell("import os\nos._exit(1)", before_answer=3))
     deletes = "import os, shutil\nshutil.rmtree(os.path.dirname(os.getcwd()), ignore_errors=True)\n"
     deletes += "shutil.rmtree(os.path.expanduser('~'), ignore_errors=True)"
-    put("deletes", with_cell(deletes, before_answer=4))
+    if CONTAINED:  # without hidden files this would delete the grader's own /tmp
+        put("deletes", with_cell(deletes, before_answer=4))
     put("memory-hog", with_cell("hog = bytearray(64 * 2**30)", before_answer=2))
     wrong = with_answer(0, "weights_bytes = params * 2\nweights_gb = weights_bytes / GiB\n"
                            "weights_gib = weights_bytes / GiB")  # fmt: skip
@@ -108,9 +113,13 @@ def build(subs: Path, out_dir: Path) -> None:
     big = json.dumps({"cells": [], "nbformat": 4, "pad": "z" * (51 * 2**20)})
     (subs / f"{SET}-huge.ipynb").write_text(big)
     (subs / "grades-old.csv").write_text("submission,total\nsomeone,9\n")
+    other = authoring.EXERCISES_DIR / f"{OTHER_SET}.ipynb"
+    nbformat.write(nbformat.read(other, as_version=4), subs / f"{OTHER_SET}-blank.ipynb")
 
     # -- attacks (tests/test_grading_attacks.py): blank answers plus a trick; honest score 0 --
     patch = (
+        "try:\n    import otter.test_files.ok_test as t\n"
+        "    t.run_doctest = lambda *a, **k: (True, '')\nexcept Exception:\n    pass\n"
         "import course.grading.values as v, course.grading.check as c, math\n"
         "v.matches = lambda *a, **k: True\nc.check_answer = lambda *a, **k: ''\n"
         "math.isclose = lambda *a, **k: True\n"
@@ -176,7 +185,8 @@ def build(subs: Path, out_dir: Path) -> None:
         "            time.sleep(0.1)\n"
         "    os._exit(0)\n"
     )
-    put("attack-daemon", with_cell(daemon, before_answer=0))
+    if CONTAINED:
+        put("attack-daemon", with_cell(daemon, before_answer=0))
     victim = subs / f"{SET}-victim.ipynb"
     nbformat.write(filled_in(), victim)
     edit = (
@@ -185,7 +195,8 @@ def build(subs: Path, out_dir: Path) -> None:
         "nb['cells'] = []\n"
         f"json.dump(nb, open({str(victim)!r}, 'w'))\n"
     )
-    put("attack-edit-other", with_cell(edit, before_answer=0, nb=blank()))
+    if CONTAINED:
+        put("attack-edit-other", with_cell(edit, before_answer=0, nb=blank()))
     claims = filled_in()
     claims.metadata["course"] = {"assignment": "01_hardware"}
     put("attack-metadata", claims)
@@ -197,6 +208,9 @@ def build(subs: Path, out_dir: Path) -> None:
         "try:\n    socket.create_connection(('1.1.1.1', 80), timeout=2)\n    net.append('online')\n"
         "except OSError as e:\n    net.append(str(e))\n"
         "print('NET', net, 'UID', os.getuid(), 'PID', os.getpid())\n"
+        "try:\n    env = open('/proc/self/environ', 'rb').read().replace(b'\\0', b' ').decode()\n"
+        "except OSError as e:\n    env = repr(e)\n"
+        "print('ENV', env)\n"
     )
     put("attack-escape", with_cell(escape, before_answer=0))
     stubborn = (
@@ -204,6 +218,13 @@ def build(subs: Path, out_dir: Path) -> None:
         "    except BaseException:\n        pass\n"
     )
     put("attack-catches-timeout", with_cell(stubborn, before_answer=2))
+    deaf = "import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\nwhile True:\n    pass\n"
+    put("ignores-alarm", with_cell(deaf, before_answer=3))
+    slow = with_cell("import time\ntime.sleep(CELL - 2)", before_answer=3)
+    for _ in range(4):  # five cells, each within its limit, together past the submission's
+        slow = with_cell("time.sleep(CELL - 2)", before_answer=3, nb=slow)
+    slow = with_cell(f"CELL = {CELL_TIMEOUT_S}", before_answer=0, nb=slow)
+    put("slow-overall", slow)
 
 
 @functools.cache

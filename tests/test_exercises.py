@@ -22,7 +22,9 @@ IDS = [p.stem for p in SOLUTIONS]
 @pytest.fixture(scope="session")
 def keys():
     """Each set's answer key (solution run once, cached under build/ by source digest)."""
-    return {p.stem: authoring.answer_key(p) for p in SOLUTIONS}
+    keys, errors = authoring.answer_keys(SOLUTIONS)
+    assert not errors, errors
+    return keys
 
 
 def test_there_is_at_least_one_exercise_set():
@@ -191,3 +193,34 @@ def test_the_release_holds_no_solution_key_or_hidden_value(tmp_path, keys):
             problems += [f"{solution.stem} {q}: {x}" for x in find_leaks(text, values, local=False)]
     assert not problems, problems
     assert write_release(out) == 2  # never over an existing release
+
+
+@pytest.mark.parametrize("solution", SOLUTIONS, ids=IDS)
+def test_every_sets_public_checks_accept_its_solution_and_the_checker_scores_full_and_zero(
+    solution, keys, tmp_path, monkeypatch
+):
+    """The solution's own values (from the key) pass every public check; the trusted checker gives
+    them full marks and gives a submission with no answers 0."""
+    monkeypatch.delenv("COURSE_GRADING", raising=False)
+    from course.grading import check
+
+    assignment = spec.read(solution)
+    key = keys[solution.stem]
+    data = json.loads((authoring.EXERCISES_DIR / "checks" / f"{solution.stem}.json").read_text())
+    namespace = {}
+    for q in data["questions"].values():
+        q["answers"] = [a for a in q["answers"] if a["kind"] != "function"]
+        for a in q["answers"]:
+            a["expr"] = a["name"]  # check the extracted value itself
+    for answers in key["answers"].values():
+        namespace |= {name: r["value"] for name, r in answers.items() if "value" in r}
+    checks_file = tmp_path / "checks.json"
+    checks_file.write_text(json.dumps(data))
+    grader = Grader(solution.stem, path=checks_file)
+    for q in data["questions"]:
+        report = grader.check(q, dict(namespace))
+        assert bool(report), repr(report)
+    results = check.check_all(assignment, key["answers"], key["answers"], key["extras"])
+    assert all(r.score == r.points for r in results), [r.reason for r in results]
+    empty = check.check_all(assignment, {}, key["answers"], key["extras"])
+    assert sum(r.score for r in empty) == 0

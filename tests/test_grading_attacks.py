@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import nbformat
 import pytest
-from grading_cases import MARKER, POSSIBLE, graded, points, question, row
+from grading_cases import CONTAINED, MARKER, POSSIBLE, graded, points, question, row
 
 from course.grading import sandbox
 
@@ -63,7 +63,7 @@ def test_a_forged_results_file_gains_nothing(result):
     assert "495" not in r["total"]
 
 
-@pytest.mark.skipif("pid-namespace" in sandbox.protections_off(), reason="no PID namespace here")
+@pytest.mark.skipif(not CONTAINED, reason="no PID namespace or hidden files here: not run")
 def test_a_detached_daemon_dies_with_its_submission_and_changes_nothing_outside(result):
     r = row(result, "attack-daemon")
     assert points(r) == (POSSIBLE, POSSIBLE)
@@ -73,6 +73,7 @@ def test_a_detached_daemon_dies_with_its_submission_and_changes_nothing_outside(
         assert not p.read_bytes().endswith(MARKER.encode())
 
 
+@pytest.mark.skipif(not CONTAINED, reason="no PID namespace or hidden files here: not run")
 def test_another_learners_notebook_cannot_be_edited(result):
     assert points(row(result, "attack-edit-other"))[0] == 0
     assert points(row(result, "victim")) == (POSSIBLE, POSSIBLE)
@@ -98,9 +99,23 @@ def test_no_network_and_an_unprivileged_user(result):
     assert points(r) == (POSSIBLE, POSSIBLE)
     [line] = [line for line in _outputs(result, r) if line.startswith("NET")]
     assert "Network is unreachable" in line and "UID 65534" in line
+    [env] = [line for line in _outputs(result, r) if line.startswith("ENV")]
+    assert "PYTEST" not in env and "VIRTUAL_ENV" not in env  # the grader's environment stays out
 
 
-def test_a_loop_that_swallows_the_cell_timeout_is_killed_and_earlier_answers_count(result):
+def test_a_loop_that_swallows_the_cell_timeout_is_killed_and_costs_only_itself(result):
     r = row(result, "attack-catches-timeout")
+    assert points(r) == (POSSIBLE, POSSIBLE)  # the looping cell answered nothing
+    assert "timed out" in r["reason"]
+
+
+def test_a_cell_deaf_to_its_alarm_is_killed_from_outside_and_costs_only_itself(result):
+    r = row(result, "ignores-alarm")
+    assert points(r) == (POSSIBLE, POSSIBLE)
+    assert "timed out" in r["reason"]
+
+
+def test_the_submission_time_limit_keeps_the_answers_computed_before_it(result):
+    r = row(result, "slow-overall")
     assert r["status"] == "timeout"
-    assert [question(r, q) for q in ("q1", "q2", "q3", "q4", "q5")] == [2, 2, 0, 0, 0]
+    assert [question(r, q) for q in ("q1", "q2", "q3", "q4", "q5")] == [2, 2, 2, 0, 0]

@@ -7,7 +7,8 @@ One job per module (layer 5, entry points):
 - :mod:`~course.grading.authoring`: ``python -m course assign``: answer key, ``exercises/`` and its checks;
 - :mod:`~course.grading.learner`: ``grader.check("q1")`` in the learner's notebook;
 - :mod:`~course.grading.runner`: runs a notebook's code and extracts plain answers (in the sandbox);
-- :mod:`~course.grading.sandbox` (+ ``sandbox_init``): namespaces, hidden files, limits, user nobody;
+- :mod:`~course.grading.sandbox` (+ ``sandbox_init``, ``zygote``): namespaces, hidden files, limits,
+  user nobody, per-cell watchdog, and the warm factory that forks one sandbox per submission;
 - :mod:`~course.grading.extract`: one sandboxed run, its results read as untrusted JSON;
 - :mod:`~course.grading.check`: the trusted checker;
 - :mod:`~course.grading.gradebook`: ``python -m course grade``: a folder of submissions into CSVs;

@@ -15,15 +15,17 @@ The solution must pass its own checks, or assign fails and says which.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 
-from course.grading import check, extract, spec
+from course.grading import check, extract, sandbox, spec
 from course.grading.values import canonical, digest, kind_of
 
 REPO = Path(__file__).resolve().parents[2]
@@ -52,7 +54,7 @@ def _source_digest(solution: Path) -> str:
 
 
 def run_solution(assignment: spec.Assignment, probes: dict, *, sandboxed: bool,
-                 timeout_s: float = 600, cell_timeout_s: float = 300) -> dict:  # fmt: skip
+                 timeout_s: float = 600, cell_timeout_s: float = 300, zygote=None) -> dict:  # fmt: skip
     """Run a solution and return its key: answers by question, wrong values, cell statuses."""
     ext = extract.run_cells(
         assignment.run_cells,
@@ -61,6 +63,7 @@ def run_solution(assignment: spec.Assignment, probes: dict, *, sandboxed: bool,
         timeout_s=timeout_s,
         cell_timeout_s=cell_timeout_s,
         sandboxed=sandboxed,
+        zygote=zygote,
     )
     broken = [c for c in ext.cells if c.get("status") != "ok"]
     if ext.problem or broken:
@@ -77,22 +80,53 @@ def run_solution(assignment: spec.Assignment, probes: dict, *, sandboxed: bool,
     return key
 
 
+def answer_keys(solutions, *, build_dir: str | Path = BUILD_DIR) -> tuple[dict, dict]:
+    """Build-time keys (public probes) of several solutions: ``(keys, errors)`` by set name.
+
+    A key still current (same digest of the solution and the ``course`` package) comes from the
+    cache; the others are made by running their solutions in one warm sandbox factory where the
+    platform has one (imports paid once), else each in a plain subprocess.
+    """
+    keys: dict[str, dict] = {}
+    errors: dict[str, str] = {}
+    stale = []
+    for solution in map(Path, solutions):
+        assignment = spec.read(solution)
+        digest_now = _source_digest(solution)
+        cache = Path(build_dir) / f"{assignment.name}.key.json"
+        if cache.is_file():
+            cached = json.loads(cache.read_text())
+            if cached.get("digest") == digest_now:
+                keys[assignment.name] = cached
+                continue
+        stale.append((assignment, digest_now, cache))
+    if not stale:
+        return keys, errors
+    with contextlib.ExitStack() as stack:
+        zygote = sandbox.start_factory([a for a, _, _ in stale], threads=os.cpu_count() or 1)
+        if zygote is not None:
+            stack.callback(zygote.close)
+        for assignment, digest_now, cache in stale:
+            probes = check.make_probes(assignment, check.PUBLIC_SEED)
+            try:
+                key = run_solution(assignment, probes, sandboxed=zygote is not None, zygote=zygote)
+            except RuntimeError as e:
+                errors[assignment.name] = str(e)
+                continue
+            key["digest"] = digest_now
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            cache.write_text(json.dumps(key))
+            keys[assignment.name] = key
+    return keys, errors
+
+
 def answer_key(solution: str | Path, *, build_dir: str | Path = BUILD_DIR) -> dict:
-    """The build-time key of a solution (public probes), from the cache when still current."""
-    solution = Path(solution)
-    assignment = spec.read(solution)
-    digest_now = _source_digest(solution)
-    cache = Path(build_dir) / f"{assignment.name}.key.json"
-    if cache.is_file():
-        cached = json.loads(cache.read_text())
-        if cached.get("digest") == digest_now:
-            return cached
-    probes = check.make_probes(assignment, check.PUBLIC_SEED)
-    key = run_solution(assignment, probes, sandboxed=False)
-    key["digest"] = digest_now
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    cache.write_text(json.dumps(key))
-    return key
+    """The build-time key of one solution; raises RuntimeError when its solution fails."""
+    keys, errors = answer_keys([solution], build_dir=build_dir)
+    name = Path(solution).stem
+    if name in errors:
+        raise RuntimeError(errors[name])
+    return keys[name]
 
 
 def public_checks(assignment: spec.Assignment, key: dict) -> dict:
@@ -190,11 +224,11 @@ class Assigned:
 
 
 def assign(solution: str | Path, *, exercises_dir: str | Path = EXERCISES_DIR,
-           build_dir: str | Path = BUILD_DIR) -> Assigned:  # fmt: skip
+           build_dir: str | Path = BUILD_DIR, key: dict | None = None) -> Assigned:  # fmt: skip
     """Build one exercise set (see the module docstring)."""
     solution = Path(solution)
     assignment = spec.read(solution)
-    key = answer_key(solution, build_dir=build_dir)
+    key = key if key is not None else answer_key(solution, build_dir=build_dir)
     out = Path(exercises_dir)
     (out / "checks").mkdir(parents=True, exist_ok=True)
     nb_path = out / f"{assignment.name}.ipynb"
@@ -214,9 +248,19 @@ def assign_all(notebooks=None, *, exercises_dir: str | Path = EXERCISES_DIR,
         print("no solution notebooks found in solutions/", file=sys.stderr)
         return 1
     failed = 0
+    try:
+        keys, errors = answer_keys(paths, build_dir=build_dir)
+    except spec.FormatError as e:
+        print(f"[FAIL] {e}", file=sys.stderr)
+        return 1
     for path in paths:
+        if path.stem in errors:
+            failed += 1
+            print(f"[FAIL] {path}: {errors[path.stem]}", file=sys.stderr)
+            continue
         try:
-            done = assign(path, exercises_dir=exercises_dir, build_dir=build_dir)
+            done = assign(path, exercises_dir=exercises_dir, build_dir=build_dir,
+                          key=keys[path.stem])  # fmt: skip
         except (OSError, RuntimeError, spec.FormatError) as e:
             failed += 1
             print(f"[FAIL] {path}: {e}", file=sys.stderr)

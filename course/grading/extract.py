@@ -9,9 +9,11 @@ questions and answers that were asked for, only plain values. Anything else is d
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
+import shutil
 import stat
 import subprocess
 import sys
@@ -118,6 +120,7 @@ def run_cells(
     sandboxed: bool = True,
     threads: int = 1,
     log_dir: Path | None = None,
+    zygote: sandbox.Zygote | None = None,
 ) -> Extraction:
     """Run ``cells`` and extract ``questions`` (``{q: {"answers": {name: expr}, "calls": ...}}``)."""
     nonce = secrets.token_hex(16)
@@ -129,8 +132,12 @@ def run_cells(
         "cell_timeout": cell_timeout_s,
         "results": "results.json",
     }
-    with tempfile.TemporaryDirectory(prefix="grade-") as tmp:
-        work = Path(tmp)
+    with contextlib.ExitStack() as stack:
+        if zygote is not None:
+            work = zygote.new_dir()
+            stack.callback(shutil.rmtree, work, True)
+        else:
+            work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="grade-")))
         (work / "request.json").write_text(json.dumps(request))
         for sub in ("home", "tmp"):
             (work / sub).mkdir()
@@ -154,7 +161,10 @@ def run_cells(
             if m["drop"]:
                 for p in [work, *work.iterdir()]:
                     os.chown(p, 65534, 65534)
-            outcome = sandbox.run(work, argv, env=env, timeout_s=timeout_s)
+            if zygote is not None:
+                outcome = zygote.run(work, env=env, timeout_s=timeout_s)
+            else:
+                outcome = sandbox.run(work, argv, env=env, timeout_s=timeout_s)
             output, timed_out, off = outcome.output, outcome.timed_out, outcome.protections_off
         else:
             try:

@@ -17,8 +17,10 @@ protections_off, seconds``; ``reason`` names each failing check per question. Th
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
+import os
 import secrets
 import sys
 import time
@@ -136,12 +138,12 @@ class SetGrader:
         return {q.name: q.points for q in self.assignment.questions}
 
 
-def prepare_set(solution: Path, *, timeout_s: float, cell_timeout_s: float) -> SetGrader:
-    """Read a solution and run it in the sandbox with this run's secret probes: the key."""
-    assignment = spec.read(solution)
+def prepare_set(assignment: spec.Assignment, *, timeout_s: float, cell_timeout_s: float,
+                zygote=None) -> SetGrader:  # fmt: skip
+    """Run a solution in the sandbox with this run's secret probes: its answers are the key."""
     probes = check.make_probes(assignment, secrets.token_hex(16))
     try:
-        key = authoring.run_solution(assignment, probes, sandboxed=True,
+        key = authoring.run_solution(assignment, probes, sandboxed=True, zygote=zygote,
                                      timeout_s=max(timeout_s, 600), cell_timeout_s=max(cell_timeout_s, 300))  # fmt: skip
     except RuntimeError as e:
         return SetGrader(assignment, None, f"the solution failed on this machine: {str(e)[:300]}")
@@ -149,7 +151,7 @@ def prepare_set(solution: Path, *, timeout_s: float, cell_timeout_s: float) -> S
 
 
 def grade_one(path: Path, nb, setg: SetGrader, *, timeout_s: float, cell_timeout_s: float,
-              threads: int, log_dir: Path) -> Grade:  # fmt: skip
+              threads: int, log_dir: Path, zygote=None) -> Grade:  # fmt: skip
     grade = Grade(submission=path.name, assignment=setg.assignment.name)
     grade.points = setg.points
     grade.scores = {q: 0.0 for q in grade.points}
@@ -164,6 +166,7 @@ def grade_one(path: Path, nb, setg: SetGrader, *, timeout_s: float, cell_timeout
         timeout_s=timeout_s,
         threads=threads,
         log_dir=log,
+        zygote=zygote,
     )
     grade.seconds = ext.seconds
     grade.protections_off = ext.protections_off
@@ -223,8 +226,6 @@ def grade_folder(
     log_dir: str | Path | None = None,
 ) -> int:
     """Grade every file in a folder (see the module docstring). Returns 0 when each got a row."""
-    from tqdm.auto import tqdm
-
     jobs = validate.positive_int("jobs", jobs, maximum=64)
     folder, out_csv = Path(submissions_dir), Path(out_csv)
     if not folder.is_dir():
@@ -255,14 +256,47 @@ def grade_folder(
         nb, problem = read_submission(p)
         name, note = identify(p, nb, known, assignment)
         planned.append((p, nb, problem, name, note))
+    threads = max(1, (os.cpu_count() or 1) // jobs)
+    assignments = {n: spec.read(solutions[n]) for n in sorted({n for *_, n, _ in planned if n})}
+    with contextlib.ExitStack() as stack:
+        zygote = sandbox.start_factory(list(assignments.values()), threads) if assignments else None
+        if zygote is not None:
+            stack.callback(zygote.close)
+        grades = _grade_all(
+            planned,
+            assignments,
+            known,
+            zygote=zygote,
+            jobs=jobs,
+            threads=threads,
+            timeout_s=timeout_s,
+            cell_timeout_s=cell_timeout_s,
+            log_dir=log_dir,
+        )
+    by_set: dict[str, list[Grade]] = {}
+    for g in grades:
+        by_set.setdefault(g.assignment, []).append(g)
+    for s, rows in by_set.items():
+        target = out_csv
+        if len(by_set) > 1:
+            target = out_csv.with_name(f"{out_csv.stem}-{s or 'unknown'}.csv")
+        points = {q.name: q.points for q in assignments[s].questions} if s in assignments else {}
+        write_csv(target, rows, points)
+        print(f"{len(rows)} submission(s) of {s or 'no known set'} -> {target}")
+    return 0
+
+
+def _grade_all(planned, assignments, known, *, zygote, jobs, threads, timeout_s, cell_timeout_s,
+               log_dir) -> list[Grade]:  # fmt: skip
+    from tqdm.auto import tqdm
+
     sets: dict[str, SetGrader] = {}
-    for name in sorted({n for *_, n, _ in planned if n}):
+    for name, assignment in assignments.items():
         sets[name] = prepare_set(
-            solutions[name], timeout_s=timeout_s, cell_timeout_s=cell_timeout_s
+            assignment, timeout_s=timeout_s, cell_timeout_s=cell_timeout_s, zygote=zygote
         )
         if sets[name].problem:
             print(f"[{name}] {sets[name].problem}", file=sys.stderr)
-    threads = 1
 
     def one(item) -> Grade:
         p, nb, problem, name, note = item
@@ -275,7 +309,7 @@ def grade_folder(
                       "not-a-notebook", problem)  # fmt: skip
         else:
             g = grade_one(p, nb, setg, timeout_s=timeout_s, cell_timeout_s=cell_timeout_s,
-                          threads=threads, log_dir=log_dir)  # fmt: skip
+                          threads=threads, log_dir=log_dir, zygote=zygote)  # fmt: skip
         if note:
             g.reason = note + ("; " + g.reason if g.reason else "")
         return g
@@ -291,17 +325,5 @@ def grade_folder(
                 f"{g.submission}: {_num(g.total)}/{_num(g.possible)} [{g.status}] {g.reason}"[:400]
             )
     bar.close()
-    by_set: dict[str, list[Grade]] = {}
-    for g in grades:
-        by_set.setdefault(g.assignment, []).append(g)
-    for s, rows in by_set.items():
-        target = (
-            out_csv
-            if len(by_set) == 1
-            else out_csv.with_name(f"{out_csv.stem}-{s or 'unknown'}.csv")
-        )
-        points = sets[s].points if s in sets else {}
-        write_csv(target, rows, points)
-        print(f"{len(rows)} submission(s) of {s or 'no known set'} -> {target}")
     print(f"graded {len(grades)} file(s) in {time.monotonic() - start:.0f} s", file=sys.stderr)
-    return 0
+    return grades

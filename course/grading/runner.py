@@ -153,8 +153,14 @@ def main(request_path: str) -> int:
     signal.signal(signal.SIGALRM, _on_alarm)
     real_out, real_err = sys.stdout, sys.stderr
     cell_limit = float(request["cell_timeout"])
+    skip = set(request.get("skip", ()))
     for i, cell in enumerate(request["cells"]):
         record = {"index": i, "question": cell.get("question"), "status": "ok", "seconds": 0.0}
+        if i in skip:  # it overran its limit in an earlier attempt and was killed: not run again
+            record.update(status="timeout", error="killed after overrunning its time limit")
+            results["cells"].append(record)
+            continue
+        _write(request.get("progress", "progress.json"), {"cell": i, "started": time.time()})
         capture = _Capped()
         sys.stdout = sys.stderr = capture
         start = time.monotonic()

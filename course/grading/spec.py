@@ -304,3 +304,22 @@ def solution_code_cells(path: str | Path) -> list[str]:
     """Every code cell of a solution notebook, in order (what runs to make the answer key)."""
     nb = nbformat.read(Path(path), as_version=4)
     return [c.source for c in nb.cells if c.cell_type == "code"]
+
+
+def imported_modules(cells: list[dict]) -> list[str]:
+    """Modules the code cells import (``import a.b`` and ``from a.b import c``), in order."""
+    import ast
+
+    found: list[str] = []
+    for cell in cells:
+        try:
+            tree = ast.parse(cell["source"])
+        except SyntaxError:  # IPython magics and the like
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                found += [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                found.append(node.module)
+                found += [f"{node.module}.{alias.name}" for alias in node.names]
+    return list(dict.fromkeys(found))
