@@ -215,6 +215,27 @@ def kv_cache_bytes(
     return 2.0 * n_layers * kvh * hd * n_tokens * b * bpv
 
 
+def attention_scores_bytes(
+    batch: int, heads: int, seq_len: int, *, layers: int = 1, bytes_per_value: float = 2
+) -> float:
+    """Bytes of the attention score matrices ``batch x heads x seq_len x seq_len`` in ``layers``.
+
+    Naive attention materialises ``softmax(Q K^T)`` for every head; FlashAttention-style kernels
+    (``torch.nn.functional.scaled_dot_product_attention``) compute it tile by tile and never hold
+    it. *Computational Resources for Machine Learning: From Silicon to Tensors* takes a batch of 32
+    sequences of 2,048 tokens in fp32: 32 x 2048^2 x 4 = 512 MiB for one head of one layer (right),
+    then "with 32 layers and multiple attention heads: several GB". With 32 heads and 32 layers it
+    is 512 GiB. Training keeps more than the scores per layer (softmax output and dropout mask:
+    Korthikanti et al. 2022's ``5as/h`` term).
+    """
+    b = validate.positive_int("batch", batch, maximum=MAX_BATCH)
+    a = validate.positive_int("heads", heads, maximum=10**5)
+    s = validate.positive_int("seq_len", seq_len, maximum=MAX_SEQ_LEN)
+    n_layers = validate.positive_int("layers", layers, maximum=10_000)
+    bpv = validate.number("bytes_per_value", bytes_per_value, minimum=0, maximum=8, strict_min=True)
+    return float(b) * a * s * s * n_layers * bpv
+
+
 @dataclass(frozen=True)
 class InferenceMemory(Report):
     """Memory to serve a model: weights, KV cache and an overhead allowance."""
@@ -694,6 +715,7 @@ __all__ = [
     "ModelState",
     "TrainingMemory",
     "activation_bytes_per_layer",
+    "attention_scores_bytes",
     "calculate_memory_requirements",
     "gpus_needed",
     "inference_memory",

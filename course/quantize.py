@@ -15,6 +15,8 @@ are packed two per byte (``pack_int4``). Storage = b/8 bytes per weight + the sc
 ``Int8WeightOnlyLinear`` is a drop-in ``nn.Linear`` that stores int8 weights and one scale per output
 channel, and multiplies with torch's fused CPU kernel ``aten._weight_int8pack_mm`` (the one gpt-fast
 and torchao's CPU path use) when it is available, otherwise by dequantising on the fly.
+``Int4WeightOnlyLinear`` keeps int4 weights packed two per byte with one scale per group and
+dequantises them in plain torch every call (lesson 07 serves with it where torchao's int4 cannot run).
 ``torchao_int8_weight_only`` applies the library version (torchao's ``Int8WeightOnlyConfig``) where
 torchao is installed. The deprecated ``torch.ao.quantization`` is deliberately not used.
 
@@ -201,16 +203,64 @@ class Int8WeightOnlyLinear(torch.nn.Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, int8 weights"
 
 
+class Int4WeightOnlyLinear(torch.nn.Module):
+    """``nn.Linear`` with int4 weights packed two per byte and one fp32 scale per group of inputs.
+
+    The forward pass unpacks and dequantises the whole weight in torch operations, then multiplies
+    in ``compute_dtype``: transparent, and on the CPU slower than a fused int4 kernel would be
+    (lesson 07 measures it where torchao's int4 path cannot run). Storage: half a byte per weight
+    plus 4 bytes per group of ``group_size``.
+    """
+
+    def __init__(
+        self,
+        linear: torch.nn.Linear,
+        group_size: int = 32,
+        compute_dtype: torch.dtype = torch.bfloat16,
+    ):
+        super().__init__()
+        qw = quantize(linear.weight, 4, group_size=group_size)
+        self.in_features, self.out_features = linear.in_features, linear.out_features
+        self.group_size, self.compute_dtype = group_size, compute_dtype
+        self.register_buffer("weight_int4", pack_int4(qw.q.contiguous()))
+        self.register_buffer("scale", qw.scale.contiguous())
+        bias = None if linear.bias is None else linear.bias.detach().clone()
+        self.register_buffer("bias", bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        shape = x.shape
+        scale = self.scale.repeat_interleave(self.group_size, dim=1)
+        w = (unpack_int4(self.weight_int4).float() * scale).to(self.compute_dtype)
+        y = x.reshape(-1, self.in_features).to(self.compute_dtype) @ w.t()
+        if self.bias is not None:
+            y = y + self.bias.to(y.dtype)
+        return y.reshape(*shape[:-1], self.out_features).to(x.dtype)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"int4 weights, group {self.group_size}")  # fmt: skip
+
+
 def quantize_linears(
-    model: torch.nn.Module, compute_dtype: torch.dtype = torch.bfloat16
+    model: torch.nn.Module,
+    compute_dtype: torch.dtype = torch.bfloat16,
+    *,
+    bits: int = 8,
+    group_size: int = 32,
 ) -> torch.nn.Module:
-    """A copy of ``model`` with every ``nn.Linear`` replaced by an ``Int8WeightOnlyLinear``."""
+    """A copy of ``model`` with every ``nn.Linear`` replaced by an ``Int8WeightOnlyLinear``
+    (``bits=8``) or an ``Int4WeightOnlyLinear`` with groups of ``group_size`` (``bits=4``)."""
+    validate.choice("bits", bits, BITS)
     model = copy.deepcopy(model)
     for name, child in list(model.named_children()):
         if isinstance(child, torch.nn.Linear):
-            setattr(model, name, Int8WeightOnlyLinear(child, compute_dtype))
+            if bits == 8:
+                setattr(model, name, Int8WeightOnlyLinear(child, compute_dtype))
+            else:
+                setattr(model, name, Int4WeightOnlyLinear(child, group_size, compute_dtype))
         else:
-            setattr(model, name, quantize_linears(child, compute_dtype))
+            setattr(model, name, quantize_linears(child, compute_dtype, bits=bits,
+                                                  group_size=group_size))  # fmt: skip
     return model
 
 
@@ -324,6 +374,7 @@ def torchao_int8_weight_only(model: torch.nn.Module) -> torch.nn.Module:
 
 __all__ = [
     "BITS",
+    "Int4WeightOnlyLinear",
     "Int8WeightOnlyLinear",
     "QuantError",
     "QuantizedWeight",

@@ -20,6 +20,7 @@ import math
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.utils.checkpoint import checkpoint
 
 from course.models import TransformerConfig
 
@@ -57,6 +58,23 @@ class Attention(nn.Module):
         self.k_proj = nn.Linear(c.hidden, c.kv_heads * c.head_dim, bias=c.bias)
         self.v_proj = nn.Linear(c.hidden, c.kv_heads * c.head_dim, bias=c.bias)
         self.o_proj = nn.Linear(c.heads * c.head_dim, c.hidden, bias=c.bias)
+        #: Lesson 07's switches (not part of the config): ``sdpa`` computes the core with the fused
+        #: ``F.scaled_dot_product_attention`` (no s x s scores kept); ``recompute_core`` is
+        #: selective activation recomputation (Korthikanti et al. 2022): the scores and softmax are
+        #: dropped after the forward pass and recomputed in the backward pass.
+        self.sdpa = False
+        self.recompute_core = False
+
+    def core(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """``softmax(q k^T / sqrt(d)) v`` over (batch, heads, seq, head_dim), causal if configured."""
+        if self.sdpa:
+            return F.scaled_dot_product_attention(q, k, v, is_causal=self.causal)
+        s = q.shape[-2]
+        scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.head_dim)
+        if self.causal:
+            mask = torch.ones(s, s, dtype=torch.bool, device=q.device).triu(1)
+            scores = scores.masked_fill(mask, float("-inf"))
+        return scores.softmax(dim=-1) @ v
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         b, s, _ = x.shape
@@ -68,11 +86,10 @@ class Attention(nn.Module):
         if self.kv_heads != self.heads:  # GQA: each K/V head serves heads // kv_heads queries
             k = k.repeat_interleave(self.heads // self.kv_heads, dim=1)
             v = v.repeat_interleave(self.heads // self.kv_heads, dim=1)
-        scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.head_dim)
-        if self.causal:
-            mask = torch.ones(s, s, dtype=torch.bool, device=x.device).triu(1)
-            scores = scores.masked_fill(mask, float("-inf"))
-        out = scores.softmax(dim=-1) @ v
+        if self.recompute_core:
+            out = checkpoint(self.core, q, k, v, use_reentrant=False)
+        else:
+            out = self.core(q, k, v)
         return self.o_proj(out.transpose(1, 2).reshape(b, s, self.heads * self.head_dim))
 
 

@@ -8,11 +8,13 @@ notebooks, so they follow any change to the questions.
 
 from __future__ import annotations
 
+import atexit
 import csv
 import functools
 import hashlib
 import json
 import random
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -231,6 +233,7 @@ def build(subs: Path, out_dir: Path) -> None:
 def graded() -> dict:
     """Grade every submission in one run; return rows by file name and what was observed."""
     root = Path(tempfile.mkdtemp(prefix="grading-test-"))
+    atexit.register(shutil.rmtree, root, True)  # a 51 MB file among them
     subs, out_dir = root / "submissions", root / "out"
     subs.mkdir()
     out_dir.mkdir()

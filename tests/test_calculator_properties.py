@@ -12,7 +12,21 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from course import cloud, compute, datacenter, energy, inference, memory, models, parallel, seed000
+from course import (
+    cloud,
+    compute,
+    datacenter,
+    energy,
+    finetune,
+    inference,
+    memory,
+    models,
+    offload,
+    parallel,
+    seed000,
+    serving,
+    techniques,
+)
 from course.models import PRESETS
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -166,6 +180,7 @@ def test_energy_cost_is_linear_in_systems_and_pue(watts, price, pue, n):
 
 CFG = PRESETS["llama-2-7b"]
 SMALL = PRESETS["gpt2"]
+MIX = serving.request_mix(12, max_seq_len=512, arrivals_per_second=1.0, seed=2)
 
 # One valid call per public function, by keyword. Every parameter gets junk in turn.
 VALID: dict[str, tuple] = {
@@ -400,6 +415,33 @@ VALID: dict[str, tuple] = {
         "solve_seconds": 3.6e5, "spot_usd_per_hour": 27.2, "on_demand_usd_per_hour": 63.3,
         "checkpoint_seconds": 300, "mtbf_seconds": 21_600, "restart_seconds": 120,
         "interval_seconds": 3000}),
+    "memory.attention_scores_bytes": (memory.attention_scores_bytes, {
+        "batch": 4, "heads": 16, "seq_len": 2048, "layers": 12, "bytes_per_value": 2}),
+    "serving.request_mix": (serving.request_mix, {
+        "n": 20, "mean_prompt_tokens": 100, "mean_output_tokens": 50, "max_seq_len": 512,
+        "arrivals_per_second": 2.0, "seed": 1}),
+    "serving.kv_allocation": (serving.kv_allocation, {
+        "requests": MIX, "kv_bytes_per_token": 819_200, "policy": "contiguous",
+        "max_seq_len": 512, "block_tokens": 16, "memory_bytes": 1e10}),
+    "serving.simulate_batching": (serving.simulate_batching, {
+        "requests": MIX, "policy": "static", "max_batch": 4, "step_base_seconds": 0.01,
+        "step_per_seq_seconds": 0.001, "prefill_seconds_per_token": 1e-5}),
+    "offload.link_bandwidth": (offload.link_bandwidth, {"link": "pcie4"}),
+    "offload.optimizer_offload": (offload.optimizer_offload, {
+        "params": 7e9, "link": 55e9, "compute_seconds": 2.0, "cpu_seconds_per_param": 1e-9,
+        "overlap": 0.5}),
+    "offload.weight_streaming": (offload.weight_streaming, {
+        "params": 7e9, "dtype": "bf16", "link": "nvlink-c2c", "gpu": "h100-sxm"}),
+    "finetune.lora_params": (finetune.lora_params, {
+        "config": CFG, "rank": 8, "targets": ("q", "v")}),
+    "finetune.lora_memory": (finetune.lora_memory, {
+        "config": CFG, "rank": 8, "targets": ("q", "k", "v", "o"), "base_dtype": "int4",
+        "batch": 1, "seq_len": 512, "recompute": "full"}),
+    "techniques.rank_techniques": (techniques.rank_techniques, {
+        "config": CFG, "workload": "serving", "constraint": "too_costly", "gpu": "l40s",
+        "batch": 2, "seq_len": 1024, "measured": {"torch.compile": 1.2}}),
+    "finetune.accumulation_steps": (finetune.accumulation_steps, {
+        "global_batch": 64, "micro_batch": 4, "data_parallel": 2, "seq_len": 1024}),
 }  # fmt: skip
 
 JUNK = st.one_of(
@@ -416,7 +458,20 @@ JUNK = st.one_of(
 def test_every_public_function_has_a_junk_input_case():
     public = {
         f"{mod.__name__.split('.')[-1]}.{name}"
-        for mod in (models, memory, compute, parallel, datacenter, cloud, inference, energy)
+        for mod in (
+            models,
+            memory,
+            compute,
+            parallel,
+            datacenter,
+            cloud,
+            inference,
+            energy,
+            serving,
+            offload,
+            finetune,
+            techniques,
+        )  # fmt: skip
         for name in mod.__all__
         if inspect.isfunction(getattr(mod, name))
     }
@@ -462,7 +517,8 @@ def test_calculators_do_not_import_torch_and_import_fast():
     code = (
         "import sys, time; t = time.perf_counter(); "
         "import course.memory, course.compute, course.parallel, course.datacenter, course.cloud, "
-        "course.inference, course.energy, course.seed000, course.data.published_runs; "
+        "course.inference, course.energy, course.seed000, course.data.published_runs, "
+        "course.serving, course.offload, course.finetune, course.techniques; "
         "dt = time.perf_counter() - t; "
         "assert 'torch' not in sys.modules, 'torch was imported'; "
         "assert 'numpy' not in sys.modules, 'numpy was imported'; print(f'{dt:.4f}')"

@@ -34,6 +34,7 @@ MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = (
 MNT_DETACH = 2
 PR_SET_NO_NEW_PRIVS = 38
 STAGE = "/mnt"
+SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")
 INSIDE = "/tmp/submission"
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -74,7 +75,8 @@ def hide_files(config: dict) -> None:
         _mount(source, f"{STAGE}/b{i}", None, MS_BIND)
     for path in config["hide_dirs"]:
         if path != STAGE:
-            _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64m")
+            mode = "1777" if path in SCRATCH else "0755"  # scratch space, private to this sandbox
+            _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, f"mode={mode},size=256m")
     for path in config["hide_files"]:
         _mount("/dev/null", path, None, MS_BIND)
     for i, path in enumerate(keep):

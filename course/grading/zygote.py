@@ -61,6 +61,9 @@ def _worker(request: dict, runner) -> None:
     sandbox_init.limit_and_drop(config, new_session=False)
     os.environ.clear()
     os.environ.update(request["env"])
+    import tempfile
+
+    tempfile.tempdir = None  # the factory's cached temporary folder is not this sandbox's
     sys.argv = ["runner.py", "request.json"]
     code = runner.main("request.json")
     sys.stdout.flush()
@@ -70,11 +73,18 @@ def _worker(request: dict, runner) -> None:
 
 def _init(request: dict, holder: int, runner) -> None:
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # (getppid() is 0 in a new PID ns)
-    sandbox_init._mount("none", "/", None, sandbox_init.MS_REC | sandbox_init.MS_PRIVATE)
-    os.makedirs(sandbox_init.INSIDE, exist_ok=True)
-    sandbox_init._mount(f"{SANDBOXES}/{request['dir']}", sandbox_init.INSIDE, None,
-                        sandbox_init.MS_BIND)  # fmt: skip
-    sandbox_init._umount(SANDBOXES)
+    m = sandbox_init
+    m._mount("none", "/", None, m.MS_REC | m.MS_PRIVATE)
+    # Its own folder at /tmp/submission, on a fresh /tmp of its own (no other sandbox's files).
+    m._mount("tmpfs", m.STAGE, "tmpfs", m.MS_NOSUID | m.MS_NODEV, "mode=0700,size=1m")
+    os.mkdir(f"{m.STAGE}/work")
+    m._mount(f"{SANDBOXES}/{request['dir']}", f"{m.STAGE}/work", None, m.MS_BIND)
+    for scratch in m.SCRATCH:
+        if os.path.isdir(scratch):
+            m._mount("tmpfs", scratch, "tmpfs", m.MS_NOSUID | m.MS_NODEV, "mode=1777,size=256m")
+    os.makedirs(m.INSIDE, exist_ok=True)
+    m._mount(f"{m.STAGE}/work", m.INSIDE, None, m.MS_BIND)
+    m._umount(m.STAGE)
     sandbox_init._mount("proc", "/proc", "proc", sandbox_init.MS_NOSUID | sandbox_init.MS_NODEV)
     os.chdir(sandbox_init.INSIDE)
     null = os.open("/dev/null", os.O_RDWR)

@@ -74,7 +74,7 @@ class MeasuredStep(Report):
     """Peak memory of one training step as MemTracker measured it, by category (bytes)."""
 
     _title = "Measured peak of one training step (MemTracker)"
-    _formats = {"device": "text", "precision": "text", "checkpointing": "text"}
+    _formats = {"device": "text", "precision": "text", "checkpointing": "text", "recompute": "text"}
 
     device: str
     precision: str
@@ -88,6 +88,7 @@ class MeasuredStep(Report):
     other_bytes: int  # inputs and targets (and buffers, which the course's models do not have)
     total_bytes: int
     cuda_max_allocated_bytes: int | None = None  # torch.cuda.max_memory_allocated, CUDA only
+    recompute: str = "none"  # "none", "selective" (attention core) or "full" (whole blocks)
 
     def breakdown(self) -> dict[str, int]:
         """The categories as a dict (label -> bytes), in the order of the estimate's fields."""
@@ -154,6 +155,7 @@ def measure_training_step(
     checkpointing: bool = False,
     device: str = "cpu",
     seed: int = 0,
+    recompute: str | None = None,
 ) -> MeasuredStep:
     """Peak memory of the second training step of ``config`` (forward, loss, backward, AdamW).
 
@@ -161,11 +163,21 @@ def measure_training_step(
     ``torch.autocast(device, dtype=torch.bfloat16)``; parameters, gradients and AdamW's two
     moments stay fp32). ``checkpointing=True`` recomputes each block in the backward pass.
     AdamW runs its per-tensor loop (``foreach=False``), so its temporaries are the size of one
-    parameter rather than of all of them. Inputs are ``batch`` x ``seq_len`` random token ids
+    parameter rather than of all of them. ``recompute`` (lesson 07) names the recomputation:
+    ``"full"`` is ``checkpointing=True``; ``"selective"`` recomputes only each attention core
+    (scores, mask, softmax) in the backward pass; None follows ``checkpointing``. Inputs are ``batch`` x ``seq_len`` random token ids
     (seeded). Takes about a second for a model of a million parameters on 2 CPU cores.
     """
     b, s = _check(config, batch, seq_len, precision)
     validate.choice("checkpointing", checkpointing, (True, False))
+    if recompute is None:
+        recompute = "full" if checkpointing else "none"
+    validate.choice("recompute", recompute, ("none", "selective", "full"))
+    if checkpointing and recompute != "full":
+        raise ValueError(
+            f"recompute must be 'full' (or None) with checkpointing=True, got {recompute!r}"
+        )
+    checkpointing = recompute == "full"
     dev = tracker_device(device)
     generator = torch.Generator().manual_seed(seed)
     with torch.random.fork_rng(devices=[]):
@@ -173,6 +185,9 @@ def measure_training_step(
         model = build_model(config, device="cpu").to(dev)
     if checkpointing:
         model.blocks = nn.ModuleList(CheckpointedBlock(block) for block in model.blocks)
+    if recompute == "selective":
+        for block in model.blocks:
+            block.attn.recompute_core = True
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, foreach=False)
     tokens = torch.randint(0, config.vocab, (b, s + 1), generator=generator)
     inputs, targets = tokens[:, :-1].contiguous().to(dev), tokens[:, 1:].contiguous().to(dev)
@@ -213,6 +228,7 @@ def measure_training_step(
         params=count_parameters(model),
         total_bytes=int(peak.get("Total", sum(fields.values()))),
         cuda_max_allocated_bytes=cuda_peak,
+        recompute=recompute,
         **fields,
     )
 

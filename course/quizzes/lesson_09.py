@@ -7,7 +7,7 @@ from course.quiz import MultipleChoice, Numeric
 
 QUESTIONS = (
     Numeric(
-        "Seed 004's break-even for an A100 80GB: $15,000 purchase against ~$4/hour in the cloud, "
+        "Computational Resources for ML's break-even for an A100 80GB: $15,000 purchase against ~$4/hour in the cloud, "
         "ignoring every running cost. How many hours?",
         answer=3750,
         unit="hours",
@@ -61,10 +61,10 @@ QUESTIONS = (
         "little shorter (about 1.94 h).",
     ),
     MultipleChoice(
-        "Seed 003 lists Azure's ND A100 v4 as '8x A100 (80GB)'. What does the ND96asr_v4 have?",
+        "AI Infrastructure lists Azure's ND A100 v4 as '8x A100 (80GB)'. What does the ND96asr_v4 have?",
         [
             "Eight A100 40GB; the 80 GB series is NDm A100 v4",
-            "Eight A100 80GB, as the seed says it does",
+            "Eight A100 80GB, as the reading says it does",
             "Eight H100 80GB; A100s are in the NC series",
             "Four A100 80GB joined by NVLink bridges",
         ],
@@ -72,7 +72,7 @@ QUESTIONS = (
         explain="Microsoft's ND family page: ND A100 v4 has 40 GB A100s; NDm A100 v4 has 80 GB.",
         why=(
             "Right: 8 x 40 GB; the 'm' series doubles the memory.",
-            "That is the seed's error: the 80 GB GPUs are in NDm A100 v4.",
+            "That is the reading's error: the 80 GB GPUs are in NDm A100 v4.",
             "H100s are in ND H100 v5; ND A100 v4 has A100s.",
             "ND A100 v4 has eight GPUs on NVSwitch, not four on bridges.",
         ),

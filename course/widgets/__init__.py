@@ -10,6 +10,7 @@
 | ``mig`` | ``mig_explorer()`` | 08 |
 | ``dgx_design`` | ``dgx_design_calculator()`` | 08 |
 | ``buy_vs_rent`` | ``buy_vs_rent_calculator()`` | 09 |
+| ``techniques`` | ``technique_table()`` | 07 |
 
 A new widget is a new module here with a builder that returns a ``Calculator``, exported below.
 Tests drive them by setting ``calc.controls[name].value`` and reading ``calc.output.value``.
@@ -32,6 +33,7 @@ from course.widgets.fit import will_it_fit
 from course.widgets.layout import layout_chooser
 from course.widgets.mig import mig_explorer
 from course.widgets.roofline import roofline_explorer
+from course.widgets.techniques import technique_table
 
 __all__ = [
     "ERROR_COLOUR",
@@ -47,5 +49,6 @@ __all__ = [
     "parse_number",
     "parse_whole",
     "roofline_explorer",
+    "technique_table",
     "will_it_fit",
 ]

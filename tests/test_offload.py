@@ -1,0 +1,55 @@
+"""Offload cost model (course/offload.py): ZeRO-Offload's memory split and link times."""
+
+from __future__ import annotations
+
+import pytest
+
+from course import hardware, offload
+from course.data import reference
+from course.models import preset
+
+
+def test_zero_offload_fits_13b_model_states_on_a_32gb_v100():
+    # Ren et al. 2021 (ZeRO-Offload): 13B parameters trained on one 32 GB V100; the GPU keeps only
+    # the fp16 weights (2 B/param).
+    cost = offload.optimizer_offload(13e9, compute_seconds=10, cpu_seconds_per_param=1e-9)
+    assert cost.gpu_states_with_offload_bytes == 26e9 < hardware.gpu("v100-sxm2-32gb").memory_bytes
+    assert cost.gpu_states_without_offload_bytes == 208e9
+    assert cost.cpu_states_bytes == 16 * 13e9
+    assert cost.link_traffic_bytes == 4 * 13e9
+
+
+def test_link_time_uses_the_registry_and_measured_bandwidths():
+    pcie5 = offload.optimizer_offload(1e9, compute_seconds=1, cpu_seconds_per_param=0)
+    assert pcie5.link_time_seconds == pytest.approx(4e9 / hardware.INTERCONNECTS["pcie5"].bandwidth)
+    c2c = offload.optimizer_offload(
+        1e9, link="nvlink-c2c", compute_seconds=1, cpu_seconds_per_param=0
+    )
+    assert c2c.link_time_seconds < pcie5.link_time_seconds / 7 * 1.01
+    measured = offload.optimizer_offload(1e9, link=55e9, compute_seconds=1, cpu_seconds_per_param=0)
+    assert measured.link_time_seconds == pytest.approx(4e9 / 55e9)
+
+
+def test_reference_run_measured_about_55_gb_s_pinned_host_to_device():
+    data = reference.load(reference.H100, "bandwidth")
+    rows = [r for rows in data.values() if isinstance(rows, list) for r in rows
+            if isinstance(r, dict) and r.get("pinned") is True]  # fmt: skip
+    assert rows, "the reference run has pinned host<->device copies"
+    best = max(r["bytes_per_s"] for r in rows)
+    assert 50e9 < best < hardware.INTERCONNECTS["pcie5"].bandwidth
+
+
+def test_overlap_hides_offloaded_work_but_never_below_the_longer_part():
+    kw = dict(compute_seconds=1.0, cpu_seconds_per_param=1e-9)
+    serial = offload.optimizer_offload(1e9, overlap=0, **kw)
+    hidden = offload.optimizer_offload(1e9, overlap=1, **kw)
+    assert serial.step_seconds == pytest.approx(1 + serial.link_time_seconds + 1.0)
+    assert hidden.step_seconds == pytest.approx(max(1.0, hidden.link_time_seconds + 1.0))
+    assert hidden.slowdown <= serial.slowdown
+
+
+def test_streaming_7b_weights_over_pcie5_is_about_50x_slower_than_hbm():
+    s = offload.weight_streaming(preset("llama-2-7b").params, dtype="bf16", link="pcie5")
+    assert s.over_link_seconds == pytest.approx(13.48e9 / 63e9, rel=0.01)
+    assert s.from_gpu_memory_seconds == pytest.approx(13.48e9 / 3.35e12, rel=0.01)
+    assert 45 < s.slowdown < 60
