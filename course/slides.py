@@ -8,8 +8,8 @@ metadata only, the notebooks are not executed and their sources and outputs are 
 The rule: the lesson's title and every ``##`` section start a slide; ``###`` subsections (the
 "sources say" boxes), takeaways and code cells whose output is a plot or a calculator start a
 sub-slide (down arrow); other Markdown becomes speaker notes (press *S* in the deck); other code is
-skipped. A lesson without tags (one written after the last tagging) is tagged by the same rule in
-the copy the deck is built from. Widgets show their static snapshot, with the site's note to run the
+skipped. Cells without tags (a lesson or a cell written after the last tagging) are tagged by the
+same rule in the copy the deck is built from. Widgets show their static snapshot, with the site's note to run the
 notebook; present them live in JupyterLab (see the instructors' guide). Reveal.js itself is loaded
 from its CDN when the deck is opened. Layer 5 (entry point).
 """
@@ -51,10 +51,13 @@ def slide_type(cell: nbformat.NotebookNode) -> str:
     return "skip"
 
 
-def tag(nb: nbformat.NotebookNode) -> int:
-    """Set every cell's ``slideshow`` metadata by the rule; return how many cells changed."""
+def tag(nb: nbformat.NotebookNode, *, only_missing: bool = False) -> int:
+    """Set every cell's ``slideshow`` metadata by the rule (``only_missing``: only cells without
+    one, e.g. cells added since the last tagging); return how many cells changed."""
     changed = 0
     for cell in nb.cells:
+        if only_missing and "slideshow" in cell.metadata:
+            continue
         want = {"slide_type": slide_type(cell)}
         if cell.metadata.get("slideshow") != want:
             cell.metadata["slideshow"] = want
@@ -78,12 +81,11 @@ def tag_lessons(paths: list[Path] | None = None) -> list[Path]:
 
 
 def _deck_notebook(path: Path) -> nbformat.NotebookNode:
-    """The notebook a deck is built from: tagged (by the rule where it has no tags), static widgets."""
+    """The notebook a deck is built from: tagged (by the rule where a cell has no tag), static widgets."""
     from course.site import WIDGET_NOTE
 
     nb = nbformat.read(path, as_version=4)
-    if not is_tagged(nb):
-        tag(nb)
+    tag(nb, only_missing=True)
     nb.metadata.pop("widgets", None)
     cells = []
     for cell in nb.cells:
