@@ -114,3 +114,17 @@ def test_free_port_is_bindable_and_backend_is_gloo_without_cuda():
     assert L.rank() == 0 and L.world_size() == 1
     assert L.loopback_available()
     assert not L.loopback_available("192.0.2.1")  # TEST-NET-1: not an address of this machine
+
+
+def test_the_earliest_error_is_reported_even_when_it_arrives_second():
+    import queue
+    from types import SimpleNamespace
+
+    late = queue.Queue()
+    late.put((1, "error", (100.0, "ValueError: boom from rank 1")))
+    procs = [SimpleNamespace(exitcode=1), SimpleNamespace(exitcode=1)]
+    consequence = {0: (100.5, "RuntimeError: Connection reset by peer")}
+    assert L._first_error(late, procs, {}, consequence, wait_s=2.0) == (
+        1,
+        "ValueError: boom from rank 1",
+    )

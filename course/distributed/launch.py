@@ -136,16 +136,42 @@ def process_group(backend_name: str | None = None):
 def _worker(fns, args, kwargs, env: dict, threads: int, results) -> None:
     os.environ.update(env)
     r = int(env["RANK"])
+    failed_at = None
     try:
         import torch
 
         torch.set_num_threads(threads)
         with process_group(env.get("COURSE_BACKEND") or None):
-            out = [fn(*args, **kwargs) for fn in fns]
+            try:
+                out = [fn(*args, **kwargs) for fn in fns]
+            except BaseException:
+                failed_at = time.time()  # before the group's teardown makes the peers fail
+                raise
         results.put((r, "ok", pickle.dumps(out)))
     except BaseException:  # noqa: BLE001 - reported to the parent, which raises it
-        results.put((r, "error", traceback.format_exc()))
+        results.put((r, "error", (failed_at or time.time(), traceback.format_exc())))
         raise SystemExit(1) from None
+
+
+def _first_error(results, procs: Sequence, done: dict, errors: dict, wait_s: float = 3.0):
+    """The rank whose error came first, after waiting up to ``wait_s`` for the others to report.
+
+    When one rank raises, its peers soon fail too ("connection reset by peer" from gloo or nccl):
+    the earliest error is the cause, whichever message reached the parent first.
+    """
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        pending = [i for i, p in enumerate(procs) if i not in done and i not in errors]
+        if not pending or all(procs[i].exitcode is not None for i in pending) and results.empty():
+            break
+        try:
+            r, status, payload = results.get(timeout=0.1)
+        except queue.Empty:
+            continue
+        if status == "error":
+            errors[r] = payload
+    rank = min(errors, key=lambda k: errors[k][0])
+    return rank, errors[rank][1]
 
 
 def _stop(procs: Sequence) -> None:
@@ -219,7 +245,7 @@ def launch(
                                              "without a result") from None  # fmt: skip
                 continue
             if status == "error":
-                raise WorkerError(r, payload)
+                raise WorkerError(*_first_error(results, procs, done, {r: payload}))
             done[r] = pickle.loads(payload)
         for p in procs:
             p.join(GRACE_S)
