@@ -173,7 +173,7 @@ class Quiz:
     def _repr_html_(self) -> str:
         parts = [
             f"<p><b>{html.escape(self.heading)}</b> ({html.escape(_HOW_TO_ANSWER)})</p>"
-            f'<ol start="{self.first}">'
+            + (f'<ol start="{self.first}">' if self.first != 1 else "<ol>")
         ]
         for q in self.questions:
             if isinstance(q, MultipleChoice):
