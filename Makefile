@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 PORT   ?= 8888
 
-.PHONY: install lab test lint unit notebooks exercises-run check assign grade release lock clean
+.PHONY: install lab test lint unit notebooks exercises-run check assign grade release lock clean site answer-keys slides
 
 install: $(STAMP)
 
@@ -58,6 +58,22 @@ grade: install
 ## Instructors: what students receive (no solutions, no answer keys), e.g. `make release OUT=dist/course`.
 release: install
 	$(BIN)/python -m course release $(or $(OUT),dist/course)
+
+## Instructors: one answer-key page per exercise set, generated from solutions/ (never publish them
+## to a graded class), e.g. `make answer-keys OUT=build/answer-keys`.
+answer-keys: install
+	$(BIN)/python -m course answer-keys $(or $(OUT),build/answer-keys)
+
+## The course as a static website in build/site/ (Sphinx + myst-nb, from the committed outputs).
+## `make site ANSWER_KEYS=1` adds the instructors' answer keys: never publish that build to a class.
+## (tests/test_site.py builds it too, so `make test` fails on a broken link or a missing lesson.)
+site: install
+	$(BIN)/python -m course site build/site $(if $(ANSWER_KEYS),--answer-keys)
+
+## Reveal.js decks of every lesson in build/slides/ (nbconvert's slides exporter, from the cells'
+## slideshow tags). `make slides TAG=1` first re-tags the lessons by the rule in course/slides.py.
+slides: install
+	$(BIN)/python -m course slides build/slides $(if $(TAG),--tag)
 
 ## Maintainers: re-resolve requirements.in into requirements.txt.
 lock:

@@ -7,6 +7,9 @@
 - ``assign``: regenerate ``exercises/`` (student notebooks and their public checks) from ``solutions/``.
 - ``grade SUBMISSIONS_DIR --out grades.csv``: grade every submission in a sandbox, one CSV row each.
 - ``release OUTDIR``: write what students receive (no solutions, no answer keys).
+- ``answer-keys OUTDIR [--no-values]``: one answer-key page per exercise set, from ``solutions/``.
+- ``site OUTDIR [--answer-keys]``: the course as a static website (Sphinx + myst-nb).
+- ``slides OUTDIR [--tag]``: one Reveal.js deck per lesson (``--tag`` re-applies the slide tags first).
 """
 
 from __future__ import annotations
@@ -40,6 +43,25 @@ def main(argv: list[str] | None = None) -> int:
     )
     release = sub.add_parser("release", help="write the student release (no solutions)")
     release.add_argument("outdir", help="folder to write (must not exist, or be empty)")
+    keys = sub.add_parser("answer-keys", help="write the instructors' answer keys from solutions/")
+    keys.add_argument("outdir", help="folder for the pages (e.g. build/answer-keys)")
+    keys.add_argument(
+        "--no-values", action="store_true", help="leave out the key values (no solution is run)"
+    )
+    site = sub.add_parser("site", help="build the course website (Sphinx + myst-nb)")
+    site.add_argument("outdir", help="folder for the HTML (e.g. build/site)")
+    site.add_argument(
+        "--answer-keys",
+        action="store_true",
+        help="include the answer keys (never for a site a graded class can read)",
+    )
+    slides = sub.add_parser("slides", help="build a Reveal.js deck per lesson")
+    slides.add_argument("outdir", help="folder for the decks (e.g. build/slides)")
+    slides.add_argument(
+        "--tag",
+        action="store_true",
+        help="re-tag the lessons' cells for slides first (metadata only)",
+    )
     args = parser.parse_args(argv)
 
     if args.command == "check":
@@ -54,6 +76,18 @@ def main(argv: list[str] | None = None) -> int:
         from course.grading import assign_all
 
         return assign_all(args.notebooks)
+    if args.command == "answer-keys":
+        from course.answer_keys import run_answer_keys
+
+        return run_answer_keys(args.outdir, values=not args.no_values)
+    if args.command == "slides":
+        from course.slides import run_slides
+
+        return run_slides(args.outdir, retag=args.tag)
+    if args.command == "site":
+        from course.site import run_site
+
+        return run_site(args.outdir, answer_keys=args.answer_keys)
     if args.command == "release":
         from course.grading.release import write_release
 

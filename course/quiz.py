@@ -77,13 +77,18 @@ class MultipleChoice:
 
 @dataclass(frozen=True)
 class Numeric:
-    """A question whose answer is a number, accepted within ``rel_tol`` (relative) of ``answer``."""
+    """A question whose answer is a number, accepted within ``rel_tol`` (relative) of ``answer``.
+
+    A wrong answer shows ``hint`` when one is given (so the learner can try again without being
+    told the answer), else ``explain``; a right one shows ``explain``.
+    """
 
     question: str
     answer: float
     explain: str
     unit: str = ""
     rel_tol: float = 0.05
+    hint: str = ""
 
     def check(self, value: object) -> Feedback:
         """Feedback for a typed answer ('28.9', '2.9e1' and 28.9 all work)."""
@@ -94,6 +99,8 @@ class Numeric:
         if not math.isfinite(number):
             return Feedback(False, "Type a finite number.")
         right = math.isclose(number, self.answer, rel_tol=self.rel_tol)
+        if not right and self.hint:
+            return Feedback(False, f"{WRONG} Hint: {self.hint}")
         return Feedback(right, f"{CORRECT if right else WRONG} {self.explain}")
 
     def answer_text(self) -> str:
@@ -132,21 +139,30 @@ def _question_widget(number: int, q: Question) -> widgets.VBox:
 class Quiz:
     """A list of questions that displays as widgets, or as text/HTML where widgets don't render."""
 
-    def __init__(self, *questions: Question):
+    def __init__(
+        self, *questions: Question, first: int = 1, heading: str = "Check your understanding"
+    ):
+        """``first``: the number shown on the first question; ``heading``: the line above them."""
         if not questions:
             raise ValueError("a quiz needs at least one question")
+        if not (isinstance(first, int) and first >= 1):
+            raise ValueError(f"first must be a positive integer, got {first!r}")
         self.questions = questions
+        self.first = first
+        self.heading = heading
 
     def check(self, index: int, answer: object) -> Feedback:
         """Feedback for question ``index`` (0-based), the same the widget gives."""
         return self.questions[index].check(answer)
 
     def widget(self) -> widgets.VBox:
-        return widgets.VBox([_question_widget(i + 1, q) for i, q in enumerate(self.questions)])
+        return widgets.VBox(
+            [_question_widget(i, q) for i, q in enumerate(self.questions, self.first)]
+        )
 
     def __repr__(self) -> str:
-        lines = [f"Check your understanding ({_HOW_TO_ANSWER}):"]
-        for i, q in enumerate(self.questions, 1):
+        lines = [f"{self.heading} ({_HOW_TO_ANSWER}):"]
+        for i, q in enumerate(self.questions, self.first):
             lines.append(f"{i}. {q.question}")
             if isinstance(q, MultipleChoice):
                 lines += [f"   ({chr(97 + j)}) {o}" for j, o in enumerate(q.options)]
@@ -155,7 +171,10 @@ class Quiz:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        parts = [f"<p><b>Check your understanding</b> ({html.escape(_HOW_TO_ANSWER)})</p><ol>"]
+        parts = [
+            f"<p><b>{html.escape(self.heading)}</b> ({html.escape(_HOW_TO_ANSWER)})</p>"
+            + (f'<ol start="{self.first}">' if self.first != 1 else "<ol>")
+        ]
         for q in self.questions:
             if isinstance(q, MultipleChoice):
                 items = "".join(f"<li>{html.escape(o)}</li>" for o in q.options)

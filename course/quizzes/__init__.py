@@ -29,3 +29,14 @@ def questions(lesson: str) -> tuple:
 def show(lesson: str) -> Quiz:
     """The quiz of lesson ``lesson``; end a cell with it to display it."""
     return Quiz(*questions(lesson))
+
+
+def show_question(lesson: str, number: int) -> Quiz:
+    """Question ``number`` (1-based) of lesson ``lesson``'s quiz, alone: an attempt box.
+
+    Lesson 10 asks one practice question per section and shows its worked answer after it.
+    """
+    qs = questions(lesson)
+    if not (isinstance(number, int) and 1 <= number <= len(qs)):
+        raise ValueError(f"number must be 1..{len(qs)} for lesson {lesson!r}, got {number!r}")
+    return Quiz(qs[number - 1], first=number, heading="Your attempt")
