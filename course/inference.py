@@ -212,6 +212,8 @@ def serving(
                   efficiency=efficiency)  # fmt: skip
     per_replica = max(1, math.ceil(first.weights_bytes / (0.9 * card.memory_bytes)))
     busy = first.seconds / per_replica + out * step.step_seconds / per_replica / step.batch
+    if not math.isfinite(rate * busy):
+        raise ValueError(f"efficiency={efficiency!r} is too small to give a finite serving time")
     replicas = max(1, math.ceil(rate * busy - 1e-9))
     gpus = replicas * per_replica
     tokens_per_s = rate * out

@@ -149,8 +149,8 @@ def kv_allocation(
     it holds the most.
     """
     reqs = _requests(requests)
-    per_token = validate.number("kv_bytes_per_token", kv_bytes_per_token, minimum=0,
-                                maximum=1e12, strict_min=True)  # fmt: skip
+    per_token = validate.number("kv_bytes_per_token", kv_bytes_per_token, minimum=1,
+                                maximum=1e12)  # fmt: skip
     mode = validate.choice("policy", policy, ALLOCATIONS)
     cap = validate.positive_int("max_seq_len", max_seq_len, maximum=MAX_TOKENS)
     block = validate.positive_int("block_tokens", block_tokens, maximum=MAX_TOKENS)
@@ -167,12 +167,13 @@ def kv_allocation(
 
     used = sum(r.tokens for r in reqs) * per_token
     reserved = sum(reserved_tokens(r) for r in reqs) * per_token
-    fits, total, i = 0, 0.0, 0
-    while budget:
-        need = reserved_tokens(reqs[i % len(reqs)]) * per_token
+    needs = [reserved_tokens(r) * per_token for r in reqs]
+    cycles = int(budget // sum(needs))  # whole passes through the mix, counted at once
+    fits, total = cycles * len(needs), cycles * sum(needs)
+    for need in needs:  # then the requests of one more, partial pass
         if total + need > budget:
             break
-        total, fits, i = total + need, fits + 1, i + 1
+        total, fits = total + need, fits + 1
     return KVAllocation(
         policy=mode,
         requests=len(reqs),
