@@ -33,6 +33,7 @@ test: install lint unit notebooks exercises-run
 lint: install
 	$(BIN)/ruff check course tests
 	$(BIN)/ruff format --check course tests
+	$(BIN)/lint-imports --no-cache
 
 unit: install
 	$(BIN)/python -m pytest tests --durations=10
@@ -71,7 +72,7 @@ site: install
 	$(BIN)/python -m course site build/site $(if $(ANSWER_KEYS),--answer-keys)
 
 ## Reveal.js decks of every lesson in build/slides/ (nbconvert's slides exporter, from the cells'
-## slideshow tags). `make slides TAG=1` first re-tags the lessons by the rule in course/slides.py.
+## slideshow tags). `make slides TAG=1` first re-tags the lessons by the rule in course/publishing/slides.py.
 slides: install
 	$(BIN)/python -m course slides build/slides $(if $(TAG),--tag)
 

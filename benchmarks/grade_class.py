@@ -25,7 +25,7 @@ from pathlib import Path
 
 import nbformat
 
-from course.grading import authoring, gradebook, spec
+from course.publishing.grading import authoring, gradebook, spec
 from course.measure.devices import describe_machine
 
 

@@ -1,15 +1,14 @@
 """The shared package of the GPU-infrastructure course.
 
-Layers (imports only point down; CONTRIBUTING.md has the full table):
-  5 entry points  ``__main__`` (``python -m course check|measure|assign|grade|release|...``),
-                  ``check``, ``grading/``
-  4 presentation  ``widgets/``, ``quiz``, ``quizzes/``, ``plots``, ``diagrams``, ``findings/``
-  3 measurement   ``measure/``, ``distributed/``, ``torchmodels``, ``quantize`` (need torch)
-  2 calculators   ``memory``, ``compute``, ``inference``, ``energy``, ``parallel``, ``datacenter``,
-                  ``cloud``, ``serving``, ``offload``, ``finetune``, ``techniques``, ``seed000``
-                  (pure, no torch)
-  1 facts         ``units``, ``validate``, ``report``, ``hardware``, ``models``, ``dtypes``, ``data/``
-                  (standard library only)
+Layers are folders, imports only point down (``pyproject.toml``'s import-linter contracts check it;
+CONTRIBUTING.md has the table):
+  ``publishing/``    check, site, slides, answer keys, grading (``python -m course ...``)
+  ``presentation/``  widgets, quizzes, plots, diagrams, findings
+  ``distributed/``   the local launcher and the multi-process demos (torch)
+  ``measure/``       bounded measurements of this machine, torch models from configs (torch)
+  ``claims/``        the readings' rules as written, beside the course's calculation
+  ``calculators/``   pure functions: memory, FLOPs and time, parallelism, energy, cost, ...
+  ``facts/``         units, validation, hardware registry, model configs, sourced data
 
 Importing ``course`` imports nothing heavy; import the module you need.
 """

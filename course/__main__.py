@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.command == "check":
-        from course.check import run_checks
+        from course.publishing.check import run_checks
 
         return run_checks()
     if args.command == "measure":
@@ -73,26 +73,26 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_measure(args.budget, save=args.save, compare=args.compare)
     if args.command == "assign":
-        from course.grading import assign_all
+        from course.publishing.grading import assign_all
 
         return assign_all(args.notebooks)
     if args.command == "answer-keys":
-        from course.answer_keys import run_answer_keys
+        from course.publishing.answer_keys import run_answer_keys
 
         return run_answer_keys(args.outdir, values=not args.no_values)
     if args.command == "slides":
-        from course.slides import run_slides
+        from course.publishing.slides import run_slides
 
         return run_slides(args.outdir, retag=args.tag)
     if args.command == "site":
-        from course.site import run_site
+        from course.publishing.site import run_site
 
         return run_site(args.outdir, answer_keys=args.answer_keys)
     if args.command == "release":
-        from course.grading.release import write_release
+        from course.publishing.grading.release import write_release
 
         return write_release(args.outdir)
-    from course.grading.gradebook import grade_folder
+    from course.publishing.grading.gradebook import grade_folder
 
     return grade_folder(
         args.submissions,

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import nbformat
 
-from course.grading import authoring, gradebook, sandbox, spec
+from course.publishing.grading import authoring, gradebook, sandbox, spec
 
 SET = "00_units_and_memory"
 OTHER_SET = "03_data_types"  # one submission of another set: the folder mixes sets
@@ -122,7 +122,7 @@ def build(subs: Path, out_dir: Path) -> None:
     patch = (
         "try:\n    import otter.test_files.ok_test as t\n"
         "    t.run_doctest = lambda *a, **k: (True, '')\nexcept Exception:\n    pass\n"
-        "import course.grading.values as v, course.grading.check as c, math\n"
+        "import course.publishing.grading.values as v, course.publishing.grading.check as c, math\n"
         "v.matches = lambda *a, **k: True\nc.check_answer = lambda *a, **k: ''\n"
         "math.isclose = lambda *a, **k: True\n"
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import re
 
-from course.grading import spec
+from course.publishing.grading import spec
 
 _WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]  # fmt: skip
 

@@ -5,9 +5,9 @@ import json
 import nbformat
 import pytest
 
-from course import answer_keys, site
-from course.grading import spec
-from course.grading.authoring import answer_key, solution_notebooks
+from course.publishing import answer_keys, site
+from course.publishing.grading import spec
+from course.publishing.grading.authoring import answer_key, solution_notebooks
 
 SOLUTIONS = solution_notebooks()
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from course import quizzes
+from course.presentation import quizzes
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOKS = REPO / "notebooks"

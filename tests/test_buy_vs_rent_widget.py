@@ -1,4 +1,4 @@
-"""The buy-vs-rent widget (course.widgets.buy_vs_rent), driven as a learner would: set values, read
+"""The buy-vs-rent widget (course.presentation.widgets.buy_vs_rent), driven as a learner would: set values, read
 the output. Expected figures are worked out here from the inputs (purchase + energy + hosting +
 staff against hours x rate), not read back from the calculator."""
 
@@ -8,8 +8,9 @@ import re
 
 import pytest
 
-from course import cloud, hardware
-from course.widgets import buy_vs_rent_calculator
+from course.calculators import cloud
+from course.facts import hardware
+from course.presentation.widgets import buy_vs_rent_calculator
 
 
 def months(text: str, against: str) -> str:

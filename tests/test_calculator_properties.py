@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from course import (
+from course.calculators import (
     cloud,
     compute,
     datacenter,
@@ -20,14 +20,14 @@ from course import (
     finetune,
     inference,
     memory,
-    models,
     offload,
     parallel,
-    seed000,
     serving,
     techniques,
 )
-from course.models import PRESETS
+from course.claims import gpu_infrastructure as seed000
+from course.facts import models
+from course.facts.models import PRESETS
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -513,9 +513,9 @@ def test_calculators_do_not_import_torch_and_import_fast():
     time is printed for the record, not asserted beyond a generous bound."""
     code = (
         "import sys, time; t = time.perf_counter(); "
-        "import course.memory, course.compute, course.parallel, course.datacenter, course.cloud, "
-        "course.inference, course.energy, course.seed000, course.data.published_runs, "
-        "course.serving, course.offload, course.finetune, course.techniques; "
+        "import course.calculators.memory, course.calculators.compute, course.calculators.parallel, course.calculators.datacenter, course.calculators.cloud, "
+        "course.calculators.inference, course.calculators.energy, course.claims.gpu_infrastructure, course.facts.data.published_runs, "
+        "course.calculators.serving, course.calculators.offload, course.calculators.finetune, course.calculators.techniques; "
         "dt = time.perf_counter() - t; "
         "assert 'torch' not in sys.modules, 'torch was imported'; "
         "assert 'numpy' not in sys.modules, 'numpy was imported'; print(f'{dt:.4f}')"

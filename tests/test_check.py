@@ -3,7 +3,7 @@
 import subprocess
 import sys
 
-from course import check
+from course.publishing import check
 
 
 def test_course_check_passes_here_with_one_ok_line_per_requirement():

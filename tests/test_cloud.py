@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course import cloud, hardware
-from course.cloud import (
+from course.calculators import cloud
+from course.calculators.cloud import (
     HOURS_PER_MONTH,
     INSTANCES,
     breakeven_hours,
@@ -21,8 +21,9 @@ from course.cloud import (
     instance,
     instance_gpu,
 )
-from course.data import cloud_instances as data
-from course.hardware import GPUS
+from course.facts import hardware
+from course.facts.data import cloud_instances as data
+from course.facts.hardware import GPUS
 
 FAST = settings(max_examples=50, deadline=None)
 

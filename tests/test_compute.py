@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
-from course.compute import (
+from course.calculators.compute import (
     arithmetic_intensity,
     attainable_flop_per_s,
     attention_flops_per_token,
@@ -25,10 +25,10 @@ from course.compute import (
     training_seconds,
     weights_read_seconds,
 )
-from course.hardware import GPUS
-from course.models import PRESETS
-from course.torchmodels import build_model
-from course.units import DAY, GB, KWH
+from course.facts.hardware import GPUS
+from course.facts.models import PRESETS
+from course.facts.units import DAY, GB, KWH
+from course.measure.torchmodels import build_model
 
 SMALL = dict(layers=2, hidden=128, heads=4, ffn_hidden=344, vocab=1000, max_positions=64)
 # Llama-style with GQA, Llama-2 style (MHA), GPT-2 style, BERT encoder with pooler.

@@ -2,8 +2,8 @@
 
 import pytest
 
-from course.compute import forward_flops_per_token, training_flops_with_attention
-from course.models import PRESETS
+from course.calculators.compute import forward_flops_per_token, training_flops_with_attention
+from course.facts.models import PRESETS
 
 
 def narayanan(batch, s, layers, h, vocab, *, recompute):

@@ -9,10 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course import cloud, compute, energy, hardware, inference, seed000
-from course.data import published_runs, reference
-from course.models import PRESETS
-from course.units import HOUR, KWH
+from course.calculators import cloud, compute, energy, inference
+from course.claims import gpu_infrastructure as seed000
+from course.facts import hardware
+from course.facts.data import published_runs, reference
+from course.facts.models import PRESETS
+from course.facts.units import HOUR, KWH
 
 LLAMA2_7B = PRESETS["llama-2-7b"]
 A100_BF16 = hardware.gpu("a100-80gb-sxm").peak_flops("bf16")  # 312 TFLOP/s dense

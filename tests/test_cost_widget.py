@@ -1,4 +1,4 @@
-"""The "How long and how much" widget (course.widgets.cost), driven as a learner would. Expected
+"""The "How long and how much" widget (course.presentation.widgets.cost), driven as a learner would. Expected
 figures are derived here from 6ND, the datasheet peak and TDP, and Llama 2's Table 2."""
 
 from __future__ import annotations
@@ -7,11 +7,11 @@ import re
 
 import pytest
 
-from course.data import published_runs
-from course.hardware import gpu
-from course.models import PRESETS
-from course.widgets import ERROR_COLOUR, how_long_and_how_much
-from course.widgets.cost import CUSTOM
+from course.facts.data import published_runs
+from course.facts.hardware import gpu
+from course.facts.models import PRESETS
+from course.presentation.widgets import ERROR_COLOUR, how_long_and_how_much
+from course.presentation.widgets.cost import CUSTOM
 
 
 def number_after(text: str, label: str) -> float:

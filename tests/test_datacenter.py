@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from course.datacenter import (
+from course.calculators.datacenter import (
     WATTS_PER_COOLING_TON,
     annual_energy_cost_usd,
     cluster_for_model,
@@ -14,9 +14,9 @@ from course.datacenter import (
     pod_annual_energy_cost_usd,
     rack_check,
 )
-from course.hardware import SYSTEMS
-from course.models import PRESETS
-from course.units import DAY
+from course.facts.hardware import SYSTEMS
+from course.facts.models import PRESETS
+from course.facts.units import DAY
 
 
 def test_one_dgx_h100_costs_8935_usd_a_year_at_10_cents():

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course import datacenter as dc
-from course.models import PRESETS
-from course.units import DAY, GB
+from course.calculators import datacenter as dc
+from course.facts.models import PRESETS
+from course.facts.units import DAY, GB
 
 FAST = settings(max_examples=40, deadline=None)
 

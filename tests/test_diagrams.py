@@ -1,7 +1,7 @@
-"""The diagrams of course/diagrams.py draw the registry's numbers, and only those.
+"""The diagrams of course/presentation/diagrams.py draw the registry's numbers, and only those.
 
 Each test collects the text on the figure and checks every number in it against figures computed
-here from course/hardware.py, so a diagram cannot show a typed or stale spec.
+here from course/facts/hardware.py, so a diagram cannot show a typed or stale spec.
 """
 
 import re
@@ -13,7 +13,8 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 
-from course import diagrams, hardware, units  # noqa: E402
+from course.facts import hardware, units
+from course.presentation import diagrams  # noqa: E402
 
 NUMBER = re.compile(r"(?<![A-Za-z\d.,])\d[\d,]*(?:\.\d+)?")  # not the 1 of L1, 32 of FP32
 
@@ -99,7 +100,7 @@ def test_gpu_anatomy_shows_the_registrys_counts_and_sizes(key):
     assert shown <= allowed, f"numbers not from the registry: {shown - allowed}"
     for must in (str(g.sms), str(g.cuda_cores), str(g.tensor_cores), str(a.gpcs)):
         assert must in shown
-    assert g.name in " ".join(texts) and any("course/hardware.py" in t for t in texts)
+    assert g.name in " ".join(texts) and any("course/facts/hardware.py" in t for t in texts)
 
 
 @pytest.mark.parametrize("key", ["h100-sxm", "a100-80gb-sxm"])

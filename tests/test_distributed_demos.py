@@ -12,7 +12,7 @@ import psutil
 import pytest
 import torch
 
-from course import parallel
+from course.calculators import parallel
 from course.distributed import collectives, ddp, fsdp, pipeline, tensor_parallel
 from course.distributed.common import TINY_CONFIG, lm_loss, seeded_model, token_batch
 from course.distributed.launch import launch_named

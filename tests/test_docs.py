@@ -32,18 +32,19 @@ def test_readme_names_the_five_readings_by_title_and_links_the_glossary():
     assert not re.search(r"\bseed \d{3}\b|\d{3}_[0-9a-f]{16}\.txt", README)
 
 
-def test_contributings_layer_table_names_every_module_of_the_package():
-    table = CONTRIBUTING[CONTRIBUTING.index("| layer |") : CONTRIBUTING.index("Conventions:")]
-    course = ROOT / "course"
-    for path in sorted(course.iterdir()):
-        if path.name.startswith(("_", ".")) and path.name != "__main__.py":
-            continue
-        if path.suffix == ".py":
-            name = path.name
-        elif path.is_dir() and (path / "__init__.py").exists():
-            name = f"{path.name}/"
-        else:
-            continue
-        assert f"`{name}`" in table or f"`{path.name}`" in table, (
-            f"{name} is missing from the table"
-        )
+def test_contributings_layer_table_names_every_layer_and_every_module_in_it():
+    table = CONTRIBUTING[
+        CONTRIBUTING.index("| folder (top to bottom) |") : CONTRIBUTING.index("Conventions:")
+    ]
+    layers = [p for p in sorted((ROOT / "course").iterdir()) if (p / "__init__.py").exists()]
+    assert len(layers) >= 6, layers
+    for layer in layers:
+        assert f"`{layer.name}/`" in table, f"{layer.name}/ is missing from the table"
+        for path in sorted(layer.iterdir()):
+            if path.name.startswith(("_", ".")) or not (
+                path.suffix == ".py" or (path / "__init__.py").exists()
+            ):
+                continue
+            assert re.search(rf"`{path.stem}(\.py|/)?`", table), (
+                f"{layer.name}/{path.name} is missing"
+            )

@@ -1,4 +1,4 @@
-"""Format facts derived from bits (course.dtypes) against what torch stores and reports."""
+"""Format facts derived from bits (course.facts.dtypes) against what torch stores and reports."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import math
 import pytest
 import torch
 
-from course import dtypes
-from course.dtypes import FLOAT_FORMATS, INT_FORMATS, float_format
+from course.facts import dtypes
+from course.facts.dtypes import FLOAT_FORMATS, INT_FORMATS, float_format
 
 WITH_TORCH = [f for f in FLOAT_FORMATS.values() if f.torch_dtype is not None]
 INT_VIEW = {8: torch.uint8, 16: torch.int16, 32: torch.int32, 64: torch.int64}
@@ -190,7 +190,7 @@ def test_plots_draw_every_field_and_the_whole_range():
     import matplotlib
 
     matplotlib.use("Agg")
-    from course import plots
+    from course.presentation import plots
 
     fmts = [float_format(k) for k in dtypes.MAIN_FLOATS]
     ax = plots.bit_layouts(fmts)

@@ -11,7 +11,7 @@ def _pins(lines):
     for line in lines:
         line = line.strip().removeprefix("- ").strip()
         if "==" in line and not line.startswith("#"):
-            name, version = line.split("#")[0].strip().split("==")
+            name, version = line.split("#")[0].split(";")[0].strip().split("==")
             pins[re.sub(r"[-_.]+", "-", name).lower()] = version
     return pins
 

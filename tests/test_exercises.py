@@ -12,8 +12,8 @@ import nbformat
 import pytest
 from leaks import find_leaks, hidden_values
 
-from course.grading import authoring, spec
-from course.grading.learner import Grader
+from course.publishing.grading import authoring, spec
+from course.publishing.grading.learner import Grader
 
 SOLUTIONS = authoring.solution_notebooks()
 IDS = [p.stem for p in SOLUTIONS]
@@ -170,7 +170,7 @@ def test_a_solution_in_the_old_otter_format_is_refused(tmp_path):
 
 
 def test_the_release_holds_no_solution_key_or_hidden_value(tmp_path, keys):
-    from course.grading.release import write_release
+    from course.publishing.grading.release import write_release
 
     out = tmp_path / "release"
     assert write_release(out) == 0
@@ -202,7 +202,7 @@ def test_every_sets_public_checks_accept_its_solution_and_the_checker_scores_ful
     """The solution's own values (from the key) pass every public check; the trusted checker gives
     them full marks and gives a submission with no answers 0."""
     monkeypatch.delenv("COURSE_GRADING", raising=False)
-    from course.grading import check
+    from course.publishing.grading import check
 
     assignment = spec.read(solution)
     key = keys[solution.stem]

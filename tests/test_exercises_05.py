@@ -8,8 +8,8 @@ import io
 
 import pytest
 
-from course.grading import authoring, spec
-from course.grading.learner import Grader
+from course.publishing.grading import authoring, spec
+from course.publishing.grading.learner import Grader
 
 SET = "05_flops_time_cost"
 

@@ -1,8 +1,8 @@
-"""course.findings.matmul and ._common: every outcome each finding distinguishes, on synthetic records."""
+"""course.presentation.findings.matmul and ._common: every outcome each finding distinguishes, on synthetic records."""
 
 import pytest
 
-from course.findings import _common, matmul
+from course.presentation.findings import _common, matmul
 
 
 def rec(library="torch", dtype="fp32", size=512, rate=1e11, spread=0.01, threads=1, device="cpu"):
@@ -109,7 +109,7 @@ def test_dtype_speed_reports_a_dtype_without_a_common_size():
 
 
 def test_alignment_holds_on_the_reference_h100_figures():
-    # H100 SXM, reference run 2026-11-22 (course/data/reference): bf16 TFLOP/s by size
+    # H100 SXM, reference run 2026-11-22 (course/facts/data/reference): bf16 TFLOP/s by size
     sizes = {4096: 708e12, 4104: 627e12, 4100: 218e12, 4095: 155e12}
     text = matmul.alignment([rec(dtype="bf16", size=n, rate=v) for n, v in sizes.items()])
     assert text.startswith("The claim holds") and "2.9× slower at least" in text
@@ -129,7 +129,7 @@ def test_peak_fractions_divides_by_the_given_peak():
 
 def test_dtype_speed_reads_the_amx_host_of_the_h100_run_as_faster_with_amx():
     # the 16-core Xeon beside the H100 (reference run 2026-11-22): bf16 3.2-4.4 TFLOP/s vs fp32 0.8-1.4
-    from course.data import reference
+    from course.facts.data import reference
     from course.measure.devices import parse_cpu_flags
 
     rows = reference.records(reference.H100, "matmul", "cpu_matmul_sweep")

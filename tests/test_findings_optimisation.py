@@ -1,4 +1,4 @@
-"""Every branch of course/findings/optimisation.py, driven by synthetic records."""
+"""Every branch of course/presentation/findings/optimisation.py, driven by synthetic records."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from types import SimpleNamespace as R
 
 import pytest
 
-from course.findings import optimisation as f
+from course.presentation.findings import optimisation as f
 
 
 @pytest.mark.parametrize(("base", "new", "verdict"), [

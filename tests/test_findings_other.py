@@ -1,8 +1,8 @@
-"""course.findings threads / caches / overhead / batching / precision: every outcome, synthetic records."""
+"""course.presentation.findings threads / caches / overhead / batching / precision: every outcome, synthetic records."""
 
 import pytest
 
-from course.findings import batching, caches, overhead, precision, threads
+from course.presentation.findings import batching, caches, overhead, precision, threads
 
 
 def mm(threads_, rate, spread=0.02):

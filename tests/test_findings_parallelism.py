@@ -1,11 +1,11 @@
-"""course.findings.parallelism: every outcome, from synthetic records."""
+"""course.presentation.findings.parallelism: every outcome, from synthetic records."""
 
 from __future__ import annotations
 
 import pytest
 
-from course import parallel
-from course.findings import parallelism as F
+from course.calculators import parallel
+from course.presentation.findings import parallelism as F
 
 
 def fit(bw, lat=2e-4, r2=0.99):

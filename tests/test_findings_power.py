@@ -1,12 +1,12 @@
-"""course.findings.power: each outcome of a power trace gets its own explanation; the reference
+"""course.presentation.findings.power: each outcome of a power trace gets its own explanation; the reference
 run's figures (FACTS.md: 673 TFLOP/s at the 700 W cap, SM clock 1,350 of 1,980 MHz) come out."""
 
 from __future__ import annotations
 
 import pytest
 
-from course.data import reference
-from course.findings import power
+from course.facts.data import reference
+from course.presentation.findings import power
 
 
 def _record(watts: float, mhz: float, limit: float = 700.0) -> dict:

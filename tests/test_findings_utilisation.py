@@ -1,4 +1,4 @@
-"""Every branch of course.findings.utilisation, on synthetic records."""
+"""Every branch of course.presentation.findings.utilisation, on synthetic records."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from course.findings import utilisation
+from course.presentation.findings import utilisation
 
 
 def _record(mfu=0.3, spread=0.01, load=0.5, cores=2):

@@ -1,4 +1,4 @@
-"""LoRA and gradient-accumulation calculators (course/finetune.py) against published figures."""
+"""LoRA and gradient-accumulation calculators (course/calculators/finetune.py) against published figures."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course import finetune, hardware
-from course.models import preset
+from course.calculators import finetune
+from course.facts import hardware
+from course.facts.models import preset
 
 
 def test_gpt3_lora_trainable_params_match_hu_et_al_table_4():

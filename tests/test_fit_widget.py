@@ -1,4 +1,4 @@
-"""The "will it fit?" widget (course.widgets.fit), driven as a learner would: set values, read
+"""The "will it fit?" widget (course.presentation.widgets.fit), driven as a learner would: set values, read
 the output. Expected figures are derived here from the formulas' sources (ZeRO's 16 bytes/param,
 Korthikanti's activations, the KV-cache formula) and datasheet memory sizes, not read back from the
 widget."""
@@ -10,9 +10,9 @@ import re
 
 import pytest
 
-from course.hardware import gpu
-from course.models import PRESETS
-from course.widgets.fit import CUSTOM, USABLE_FRACTION, will_it_fit
+from course.facts.hardware import gpu
+from course.facts.models import PRESETS
+from course.presentation.widgets.fit import CUSTOM, USABLE_FRACTION, will_it_fit
 
 H100 = gpu("h100-sxm").memory_bytes  # 80 GB, H100 datasheet
 

@@ -7,9 +7,9 @@ import math
 
 import pytest
 
-from course import compute
+from course.calculators import compute
+from course.facts.models import PRESETS
 from course.measure import flops, mfu
-from course.models import PRESETS
 
 TINY = PRESETS["llama-2-7b"].replace(
     name="tiny-llama", layers=2, hidden=128, heads=4, kv_heads=4, ffn_hidden=344, vocab=1000,

@@ -21,7 +21,7 @@ from grading_cases import (
     row,
 )
 
-from course.grading import gradebook, sandbox, spec
+from course.publishing.grading import gradebook, sandbox, spec
 
 pytestmark = pytest.mark.slow
 

@@ -11,7 +11,7 @@ import nbformat
 import pytest
 from grading_cases import CONTAINED, MARKER, POSSIBLE, graded, points, question, row
 
-from course.grading import sandbox
+from course.publishing.grading import sandbox
 
 pytestmark = pytest.mark.slow
 

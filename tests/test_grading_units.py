@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from course.grading import check, extract, sandbox, spec, values
-from course.grading.runner import to_plain
+from course.publishing.grading import check, extract, sandbox, spec, values
+from course.publishing.grading.runner import to_plain
 
 
 def test_a_value_on_a_rounding_boundary_is_not_failed():

@@ -6,9 +6,9 @@ Expected figures come from the datasheets named in each GPU's ``source`` and fro
 
 import pytest
 
-from course import hardware
-from course.hardware import GPUS, INTERCONNECTS, SYSTEMS
-from course.units import GB, GiB, KiB
+from course.facts import hardware
+from course.facts.hardware import GPUS, INTERCONNECTS, SYSTEMS
+from course.facts.units import GB, GiB, KiB
 
 REQUIRED_GPUS = ["v100-sxm2-32gb", "a100-40gb-sxm", "a100-80gb-sxm", "h100-sxm", "h100-pcie",
                  "h200-sxm", "l40s", "rtx-3090", "rtx-4090"]  # fmt: skip

@@ -11,9 +11,9 @@ import re
 
 import pytest
 
-from course import hardware
-from course.data import reference
-from course.hardware import (
+from course.facts import hardware
+from course.facts.data import reference
+from course.facts.hardware import (
     CPUS,
     GPUS,
     INTERCONNECTS,
@@ -25,7 +25,7 @@ from course.hardware import (
     SYSTEMS,
     mig_profiles,
 )
-from course.units import GB, GiB
+from course.facts.units import GB, GiB
 
 NEW_GPUS = ["b200", "gh200-96gb", "gh200-144gb"]
 

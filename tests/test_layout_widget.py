@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from course import parallel
-from course.models import PRESETS
-from course.widgets import layout_chooser
+from course.calculators import parallel
+from course.facts.models import PRESETS
+from course.presentation.widgets import layout_chooser
 
 
 def test_defaults_show_llama_70b_fitting_on_64_h100s_with_the_step_split():

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 import torch
 
+from course.facts.units import KiB, MiB
 from course.measure import bandwidth, kernels, matmul, timing
-from course.units import KiB, MiB
 
 matplotlib.use("Agg")
 
@@ -401,7 +401,7 @@ def test_measure_kernels_and_batching_records():
 
 
 def test_plots_draw_measured_records():
-    from course import plots
+    from course.presentation import plots
 
     recs = _synthetic(2e-6, 1e10)
     ax = plots.grouped_bars(recs, x="size", hue="library")

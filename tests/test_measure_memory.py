@@ -1,5 +1,5 @@
 """A real training step measured by MemTracker (course.measure.memory) against the estimate of the
-same quantities (course.memory.training_step_memory). Lesson 04's promise: the estimate is within
+same quantities (course.calculators.memory.training_step_memory). Lesson 04's promise: the estimate is within
 10 % of the measured peak for fp32 and bf16 autocast, with and without gradient checkpointing, and
 so is the saving checkpointing brings. (Here it agrees to within a kilobyte; 10 % is the contract.)"""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from course import memory
+from course.calculators import memory
+from course.facts.models import PRESETS, TransformerConfig
 from course.measure.memory import DEMO_CONFIG, MeasuredStep, measure_training_step
-from course.models import PRESETS, TransformerConfig
 
 BATCH, SEQ = 4, 128
 RUNS = [(p, c) for p in memory.STEP_PRECISIONS for c in (False, True)]

@@ -9,11 +9,11 @@ import math
 import pytest
 import torch
 
-from course import finetune
+from course.calculators import finetune
 from course.measure import attention, serving, training
 from course.measure.memory import measure_training_step
+from course.measure.torchmodels import build_model
 from course.measure.training import TINY_CONFIG
-from course.torchmodels import build_model
 
 
 def test_accumulated_gradients_equal_one_large_batch_to_1e_6():
@@ -139,7 +139,7 @@ def test_serve_variants_reports_sizes_errors_and_int4_reason():
 
 
 def test_course_int4_linear_multiplies_by_its_dequantised_weight():
-    from course.quantize import Int4WeightOnlyLinear, quantize
+    from course.measure.quantize import Int4WeightOnlyLinear, quantize
 
     torch.manual_seed(0)
     linear = torch.nn.Linear(64, 48)

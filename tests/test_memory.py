@@ -7,8 +7,7 @@ import math
 import pytest
 import torch
 
-from course.hardware import GPUS
-from course.memory import (
+from course.calculators.memory import (
     BYTES_PER_PARAM,
     activation_bytes_per_layer,
     calculate_memory_requirements,
@@ -23,9 +22,10 @@ from course.memory import (
     training_memory,
     weights_bytes,
 )
-from course.models import PRESETS
-from course.torchmodels import build_model
-from course.units import GB, GiB
+from course.facts.hardware import GPUS
+from course.facts.models import PRESETS
+from course.facts.units import GB, GiB
+from course.measure.torchmodels import build_model
 
 # GPT-3 175B shape (Brown et al. 2020, Table 2.1), as Korthikanti et al. 2022 use it.
 S, H, A = 2048, 12288, 96

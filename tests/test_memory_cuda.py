@@ -1,6 +1,6 @@
 """training_step_memory on CUDA: against MemTracker on the H100 reference run, and on CUDA where present.
 
-The reference run (course/data/reference/h100-sxm-2026-11-22/memory_cuda.json) measured one AdamW
+The reference run (course/facts/data/reference/h100-sxm-2026-11-22/memory_cuda.json) measured one AdamW
 step of three Llama-style configs with MemTracker on an H100 80GB SXM, fp32 and bf16 autocast, with
 and without checkpointing. Their parameter counts fix the configs: vocab 32,000, head_dim 64 (h1024)
 or 128 (h2048), ffn 2,816 / 5,632, GQA with 4 KV heads.
@@ -11,9 +11,9 @@ import re
 import pytest
 import torch
 
-from course import memory
-from course.data import reference
-from course.models import TransformerConfig
+from course.calculators import memory
+from course.facts.data import reference
+from course.facts.models import TransformerConfig
 
 CONFIGS = {
     "L4-h1024": dict(layers=4, hidden=1024, heads=16, kv_heads=16, ffn_hidden=2816),

@@ -1,4 +1,4 @@
-"""The tensor-by-tensor estimate of one training step (course.memory.step_activation_bytes and
+"""The tensor-by-tensor estimate of one training step (course.calculators.memory.step_activation_bytes and
 training_step_memory): its formulas by hand, its bookkeeping, and the physics it must obey.
 The comparison with a real measurement is in tests/test_measure_memory.py."""
 
@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from course import memory
-from course.models import PRESETS, TransformerConfig, matmul_params_per_layer
+from course.calculators import memory
+from course.facts.models import PRESETS, TransformerConfig, matmul_params_per_layer
 
 SMALL = TransformerConfig(name="t", layers=3, hidden=64, heads=4, kv_heads=2, ffn_hidden=160,
                           vocab=300, max_positions=512)  # fmt: skip

@@ -2,8 +2,8 @@
 
 import pytest
 
-from course import memory
-from course.models import PRESETS
+from course.calculators import memory
+from course.facts.models import PRESETS
 
 
 def test_korthikanti_16_bit_figure_is_unchanged():

@@ -7,7 +7,7 @@ import time
 import pytest
 import torch
 
-from course.models import (
+from course.facts.models import (
     PRESETS,
     TransformerConfig,
     matmul_params_per_layer,
@@ -16,7 +16,7 @@ from course.models import (
     param_count,
     preset,
 )
-from course.torchmodels import build_model, count_parameters
+from course.measure.torchmodels import build_model, count_parameters
 
 # Published / released parameter counts. Each is the total of the released checkpoint's tensors
 # (the Hugging Face model card or config + safetensors index), rounded in the papers as shown.

@@ -1,12 +1,13 @@
-"""Offload cost model (course/offload.py): ZeRO-Offload's memory split and link times."""
+"""Offload cost model (course/calculators/offload.py): ZeRO-Offload's memory split and link times."""
 
 from __future__ import annotations
 
 import pytest
 
-from course import hardware, offload
-from course.data import reference
-from course.models import preset
+from course.calculators import offload
+from course.facts import hardware
+from course.facts.data import reference
+from course.facts.models import preset
 
 
 def test_zero_offload_fits_13b_model_states_on_a_32gb_v100():

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from course.memory import activation_bytes_per_layer, model_state_bytes
-from course.models import PRESETS
-from course.parallel import (
+from course.calculators.memory import activation_bytes_per_layer, model_state_bytes
+from course.calculators.parallel import (
     algorithm_bandwidth,
     bus_bandwidth,
     data_parallel_step_seconds,
@@ -18,7 +17,8 @@ from course.parallel import (
     ring_reduce_scatter_seconds,
     zero_model_state_bytes_per_gpu,
 )
-from course.units import GB
+from course.facts.models import PRESETS
+from course.facts.units import GB
 
 
 @pytest.mark.parametrize(

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course import parallel as P
-from course.hardware import INTERCONNECTS
-from course.models import param_count, preset
+from course.calculators import parallel as P
+from course.facts.hardware import INTERCONNECTS
+from course.facts.models import param_count, preset
 
 LLAMA7 = preset("llama-2-7b")
 LLAMA70 = preset("llama-2-70b")

@@ -9,7 +9,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from course import parallel, plots  # noqa: E402
+from course.calculators import parallel  # noqa: E402
+from course.presentation import plots
 
 
 def event(rank, stage, kind, mb, start, end):

@@ -10,7 +10,7 @@ import math
 import pytest
 import torch
 
-from course import dtypes
+from course.facts import dtypes
 from course.measure import precision as P
 
 SMALL = P.TrainConfig(hidden=32, layers=2, batch=64, steps=12, seed=3)

@@ -1,4 +1,4 @@
-"""The transparent weight quantiser (course.quantize): error bounds, packing, storage, modules."""
+"""The transparent weight quantiser (course.measure.quantize): error bounds, packing, storage, modules."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from course import quantize as Q
+from course.measure import quantize as Q
 
 
 def weights(kind: str, shape=(48, 256), seed=0) -> torch.Tensor:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from course.quiz import MultipleChoice, Numeric, quiz
+from course.presentation.quiz import MultipleChoice, Numeric, quiz
 
 MC = MultipleChoice(
     "Which is larger?",
@@ -59,7 +59,7 @@ def test_without_widgets_the_quiz_reads_as_text_and_html_without_answers():
 
 
 def test_multiple_choice_feedback_explains_the_chosen_option():
-    from course.quiz import MultipleChoice
+    from course.presentation.quiz import MultipleChoice
 
     q = MultipleChoice("2 + 2?", ["3", "4"], 1, "Four.", why=("Off by one.", "Two pairs."))
     assert q.check(0).message == "Not quite. Off by one."
@@ -80,7 +80,7 @@ def test_explain_is_added_once_the_right_option_is_chosen():
 
 
 def test_a_lesson_without_a_quiz_module_is_a_clear_error():
-    from course.quizzes import questions
+    from course.presentation.quizzes import questions
 
     with pytest.raises(ValueError, match="has no quiz"):
         questions("99")
@@ -91,7 +91,7 @@ def test_a_lesson_without_a_quiz_module_is_a_clear_error():
 def test_lesson_05_quiz_answers_come_from_the_calculators():
     """Lesson 05: each MultipleChoice explains every option; the numeric answers are the
     calculators' (7.6 days; sqrt(1e24 / 120) = 91.3 B parameters; 1,000 h x 0.7 kW x 1.2)."""
-    from course.quizzes import questions
+    from course.presentation.quizzes import questions
 
     qs = questions("05")
     assert all(len(q.why) == len(q.options) for q in qs if isinstance(q, MultipleChoice))

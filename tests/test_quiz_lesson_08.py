@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from course import datacenter as dc
-from course.models import PRESETS
-from course.quiz import MultipleChoice, Numeric
-from course.quizzes import questions
+from course.calculators import datacenter as dc
+from course.facts.models import PRESETS
+from course.presentation.quiz import MultipleChoice, Numeric
+from course.presentation.quizzes import questions
 
 
 def test_every_option_is_explained():

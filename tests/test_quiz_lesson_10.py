@@ -3,8 +3,8 @@ hints never give the answer away, and ``show_question`` shows one question under
 
 import pytest
 
-from course.quiz import Numeric
-from course.quizzes import questions, show_question
+from course.presentation.quiz import Numeric
+from course.presentation.quizzes import questions, show_question
 
 QS = questions("10")
 

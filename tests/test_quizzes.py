@@ -1,16 +1,17 @@
-"""Every lesson's quiz (course/quizzes/lesson_NN.py, discovered) builds, explains every option on its
+"""Every lesson's quiz (course/presentation/quizzes/lesson_NN.py, discovered) builds, explains every option on its
 own, keeps its options alike in length, and shows no answer before the learner has answered."""
 
 from pathlib import Path
 
 import pytest
 
-import course.quizzes
-from course.quiz import MultipleChoice, Numeric
-from course.quizzes import questions, show
+import course.presentation.quizzes
+from course.presentation.quiz import MultipleChoice, Numeric
+from course.presentation.quizzes import questions, show
 
 LESSONS = sorted(
-    p.stem.removeprefix("lesson_") for p in Path(course.quizzes.__file__).parent.glob("lesson_*.py")
+    p.stem.removeprefix("lesson_")
+    for p in Path(course.presentation.quizzes.__file__).parent.glob("lesson_*.py")
 )
 MAX_LENGTH_RATIO = 2.5  # longest option / shortest option
 

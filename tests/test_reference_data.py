@@ -2,7 +2,7 @@
 
 import pytest
 
-from course.data import reference
+from course.facts.data import reference
 
 
 def test_h100_run_ships_with_its_provenance():

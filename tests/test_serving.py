@@ -1,4 +1,4 @@
-"""KV-cache allocation and batching simulations (course/serving.py) against the published anchors
+"""KV-cache allocation and batching simulations (course/calculators/serving.py) against the published anchors
 of Kwon et al. 2023 (vLLM) and hand-worked cases."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course import memory, serving
-from course.serving import Request
+from course.calculators import memory, serving
+from course.calculators.serving import Request
 
 # OPT-13B: 40 layers, hidden 5,120 (40 heads of 128): 819,200 B of KV per token in fp16
 # (Kwon et al. 2023, sec. 3: "800 KB").

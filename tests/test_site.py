@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from test_browser import CHROMIUM_ARGS
 
-from course import site
+from course.publishing import site
 
 BUILD_BUDGET_S = 120  # the limit for the build on 2 cores
 

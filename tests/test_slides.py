@@ -4,7 +4,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
-from course import site, slides
+from course.publishing import site, slides
 
 LESSONS = site.lessons()
 

@@ -1,12 +1,12 @@
-"""The decision table (course/techniques.py) and its widget (course/widgets/techniques.py)."""
+"""The decision table (course/calculators/techniques.py) and its widget (course/presentation/widgets/techniques.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from course import finetune, memory, techniques
-from course.models import preset
-from course.widgets import technique_table
+from course.calculators import finetune, memory, techniques
+from course.facts.models import preset
+from course.presentation.widgets import technique_table
 
 C13 = preset("llama-2-13b")
 

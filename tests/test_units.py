@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from course import units
+from course.facts import units
 
 
 def test_gb_is_decimal_and_gib_is_binary():

@@ -1,6 +1,6 @@
-"""The calculator widgets of course/widgets/, driven as a learner would: set values, read output.
+"""The calculator widgets of course/presentation/widgets/, driven as a learner would: set values, read output.
 
-Expected numbers are derived from datasheet figures in course/hardware.py (cited there), never
+Expected numbers are derived from datasheet figures in course/facts/hardware.py (cited there), never
 typed from a widget's own output.
 """
 
@@ -10,9 +10,10 @@ import math
 
 import pytest
 
-from course import compute, widgets
-from course.hardware import gpu
-from course.models import PRESETS
+from course.calculators import compute
+from course.facts.hardware import gpu
+from course.facts.models import PRESETS
+from course.presentation import widgets
 
 
 def test_roofline_explorer_defaults_are_a_memory_bound_matvec():

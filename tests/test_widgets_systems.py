@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from course.widgets import dgx_design_calculator, mig_explorer
-from course.widgets.mig import parse_instances
+from course.presentation.widgets import dgx_design_calculator, mig_explorer
+from course.presentation.widgets.mig import parse_instances
 
 
 def test_mig_explorer_default_shows_112_of_132_sms_and_that_7b_fits_no_1g_slice():

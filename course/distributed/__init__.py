@@ -10,5 +10,5 @@
   :mod:`~course.distributed.pipeline`.
 
 Layer 3 (measurement): imports torch. The calculators the demos are held against are in
-:mod:`course.parallel` (layer 2).
+:mod:`course.calculators.parallel` (layer 2).
 """

@@ -9,8 +9,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from course.models import TransformerConfig
-from course.torchmodels import Transformer, build_model
+from course.facts.models import TransformerConfig
+from course.measure.torchmodels import Transformer, build_model
 
 #: The model the distributed demos train: 2 layers, hidden 64, 4 heads, vocabulary 256 (0.11 M
 #: parameters). Small on purpose: each rank gets one of the machine's cores.

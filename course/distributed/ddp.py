@@ -21,7 +21,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 
 from course.distributed.common import TINY_CONFIG, lm_loss, seeded_model, shard_of, token_batch
 from course.distributed.launch import device
-from course.models import TransformerConfig
+from course.facts.models import TransformerConfig
 
 
 def reference_gradients(config: TransformerConfig = TINY_CONFIG, batch: int = 4,

@@ -10,7 +10,7 @@
 :func:`sharded_states` trains one step and counts the bytes of the tensors this rank holds
 (its local shards: parameters, gradients, Adam moments) and, for stage 3, the step's peak from
 torch's ``FSDPMemTracker`` (which also sees the all-gather and reduce-scatter buffers). The
-calculator :func:`course.parallel.zero_model_state_bytes_per_gpu` (fp32 Adam: 16 B/param over
+calculator :func:`course.calculators.parallel.zero_model_state_bytes_per_gpu` (fp32 Adam: 16 B/param over
 the ranks) is held against it in tests/test_distributed_demos.py. ZeRO stage 2 has no counterpart
 in PyTorch core (FSDP2 with ``reshard_after_forward=False`` keeps the weights unsharded between
 forward and backward, but holds sharded states at rest like stage 3), so it is not measured here.
@@ -36,8 +36,8 @@ from course.distributed.common import (
     token_batch,
 )
 from course.distributed.launch import device
-from course.models import TransformerConfig
-from course.torchmodels import count_parameters
+from course.facts.models import TransformerConfig
+from course.measure.torchmodels import count_parameters
 
 MEASURED_STAGES = (0, 1, 3)
 
@@ -141,9 +141,9 @@ def fsdp_output(config: TransformerConfig = TINY_CONFIG, batch: int = 4,
 
 
 def compare_with_zero(measured: list[dict], n: int) -> list[dict]:
-    """Each measured stage beside :func:`course.parallel.zero_model_state_bytes_per_gpu` (fp32
+    """Each measured stage beside :func:`course.calculators.parallel.zero_model_state_bytes_per_gpu` (fp32
     Adam over ``n`` ranks), plus stage 2 from the calculator alone (``measured_bytes`` None)."""
-    from course.parallel import zero_model_state_bytes_per_gpu
+    from course.calculators.parallel import zero_model_state_bytes_per_gpu
 
     by_stage = {m["stage"]: m for m in measured}
     params = measured[0]["params"]

@@ -29,7 +29,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from course import validate
+from course.facts import validate
 
 #: Most processes one launch may start on this machine.
 MAX_PROCS = 16

@@ -36,7 +36,7 @@ from torch.distributed.pipelining import (
 
 from course.distributed.common import lm_loss, seeded_model, token_batch
 from course.distributed.launch import device
-from course.models import TransformerConfig
+from course.facts.models import TransformerConfig
 
 #: The pipeline demo's model: 4 layers so that 2 ranks x 2 virtual stages each get one, and wide
 #: enough (hidden 256) that a stage's compute outweighs gloo's ~0.5 ms per message.
@@ -50,7 +50,7 @@ SCHEDULES = {"GPipe": (ScheduleGPipe, 1), "1F1B": (Schedule1F1B, 1),
 
 
 class Stage(nn.Module):
-    """Consecutive blocks of a :class:`course.torchmodels.Transformer`, with the embedding on the
+    """Consecutive blocks of a :class:`course.measure.torchmodels.Transformer`, with the embedding on the
     first stage and the final norm and LM head on the last."""
 
     def __init__(self, model: nn.Module, index: int, count: int) -> None:
@@ -198,8 +198,8 @@ def in_flight_from_events(events: list[dict]) -> dict[int, int]:
 
 def bubble_summary(runs: dict[str, list[dict]], microbatches: int) -> list[dict]:
     """Measured idle fraction of each schedule (``runs``: name -> all ranks' events) beside the
-    formula (p - 1)/(v m + p - 1) (:func:`course.parallel.pipeline_bubble_fraction`)."""
-    from course.parallel import pipeline_bubble_fraction
+    formula (p - 1)/(v m + p - 1) (:func:`course.calculators.parallel.pipeline_bubble_fraction`)."""
+    from course.calculators.parallel import pipeline_bubble_fraction
 
     rows = []
     for name, events in runs.items():

@@ -24,8 +24,8 @@ from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, 
 
 from course.distributed.common import TINY_CONFIG, seeded_model
 from course.distributed.launch import device
-from course.models import TransformerConfig
-from course.torchmodels import Block
+from course.facts.models import TransformerConfig
+from course.measure.torchmodels import Block
 
 #: Megatron's split of a block: column-parallel in, row-parallel out, for attention and MLP.
 PLAN = {"attn.q_proj": ColwiseParallel(), "attn.k_proj": ColwiseParallel(),

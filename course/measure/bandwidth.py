@@ -30,9 +30,9 @@ from dataclasses import dataclass
 
 import torch
 
-from course import validate
+from course.facts import validate
+from course.facts.units import KiB, MiB
 from course.measure.timing import Budget, Sweep, check_device, median_of, progress, time_call
-from course.units import KiB, MiB
 
 KERNELS = ("read", "copy")
 #: Bytes each call of the read kernel moves at least (small buffers are read many times over).

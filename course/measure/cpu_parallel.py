@@ -7,7 +7,7 @@ inside its kernels, so threads can overlap). :func:`dataloader_sweep` feeds a sm
 ``torch.utils.data.DataLoader`` whose samples cost CPU time to prepare (as decoding and augmenting
 images do), with 0, 1, 2 ... worker processes, and splits each epoch into time spent waiting for
 data and time spent in the model. Both return tidy records; the findings are printed from them by
-``course.findings.parallelism``. Worker functions are module-level so that spawn works (macOS,
+``course.presentation.findings.parallelism``. Worker functions are module-level so that spawn works (macOS,
 Windows). Layer 3.
 """
 
@@ -22,7 +22,7 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
-from course import validate
+from course.facts import validate
 
 KINDS = ("pure Python", "torch matmul")
 MODES = ("serial", "threads", "processes")

@@ -19,7 +19,7 @@ from pathlib import Path
 import psutil
 import torch
 
-from course.units import fmt_bytes
+from course.facts.units import fmt_bytes
 
 
 @dataclass(frozen=True)

@@ -1,12 +1,12 @@
 """FLOPs of real torch code counted by ``torch.utils.flop_counter.FlopCounterMode``, and its traps.
 
 The counter records the FLOPs of every matmul-like aten op that runs (2 per multiply-add), which
-makes it the referee for the formulas of ``course.compute``. Three traps a learner meets (lesson 05,
+makes it the referee for the formulas of ``course.calculators.compute``. Three traps a learner meets (lesson 05,
 each tested in tests/test_flops_measure.py):
 
 1. **Fused attention on the CPU counts as 0.** ``F.scaled_dot_product_attention`` dispatches to a
    fused CPU kernel that has no FLOP formula; under ``sdpa_kernel(SDPBackend.MATH)`` it decomposes
-   into two batched matmuls and is counted (:func:`sdpa_flops`). ``course.torchmodels`` writes
+   into two batched matmuls and is counted (:func:`sdpa_flops`). ``course.measure.torchmodels`` writes
    attention as plain matmuls for this reason.
 2. **A causal mask is never discounted.** The masked upper triangle is still multiplied and then
    thrown away, so the count equals the unmasked one (:func:`attention_block_flops`). Only kernels
@@ -30,9 +30,10 @@ from torch import nn
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.utils.flop_counter import FlopCounterMode
 
-from course import compute, validate
-from course.models import TransformerConfig
-from course.torchmodels import Attention, build_model
+from course.calculators import compute
+from course.facts import validate
+from course.facts.models import TransformerConfig
+from course.measure.torchmodels import Attention, build_model
 
 
 def count_flops(fn: Callable[[], object]) -> int:
@@ -48,7 +49,7 @@ def _loss(out: torch.Tensor | tuple) -> torch.Tensor:
 
 @dataclass(frozen=True)
 class FlopCount:
-    """Counted FLOPs of a model beside the formula's (``course.compute``)."""
+    """Counted FLOPs of a model beside the formula's (``course.calculators.compute``)."""
 
     what: str
     counted_flops: int
@@ -71,7 +72,7 @@ def transformer_flops(
     """Count a forward (and backward, if ``training``) pass of ``config``'s model; formula beside.
 
     On ``"meta"`` nothing is allocated, so Llama-2-7B counts in seconds. The formula is
-    :func:`course.compute.forward_flops` (x 3 with backward: every matmul's backward costs two of
+    :func:`course.calculators.compute.forward_flops` (x 3 with backward: every matmul's backward costs two of
     its forward, the embedding-fed first projection included because the embedding output
     requires grad).
     """

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import torch
 
-from course import validate
+from course.facts import validate
 from course.measure.timing import Budget, Sweep, check_device, progress, time_call
 
 #: dtype name -> (torch dtype, bytes per element)

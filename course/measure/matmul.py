@@ -1,7 +1,7 @@
 """Matrix-multiply throughput on this machine: pure Python, numpy and torch, by size, dtype, threads.
 
 Every measurement is an ``n x n @ n x n`` product, which costs ``2 n^3`` FLOPs (one multiply and
-one add per term; ``course.compute.matmul_flops``). A record keeps the FLOPs beside the seconds so
+one add per term; ``course.calculators.compute.matmul_flops``). A record keeps the FLOPs beside the seconds so
 a lesson can show FLOP/s, the rate, rather than seconds, which mix the rate with the problem size
 (seed 000 times a 32 x 32 loop against a 1024 x 1024 BLAS call and calls the ratio a speed-up).
 
@@ -36,8 +36,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from course import validate
-from course.compute import matmul_flops
+from course.calculators.compute import matmul_flops
+from course.facts import validate
 from course.measure.timing import Budget, Sweep, check_device, progress, time_call, usable_cores
 
 LIBRARIES = ("python", "numpy", "torch")

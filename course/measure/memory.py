@@ -1,7 +1,7 @@
 """Measure the peak memory of one real training step, split the way the estimates split it.
 
 :func:`measure_training_step` builds a small transformer from a
-:class:`course.models.TransformerConfig` (``course.torchmodels.build_model``), takes one warm-up
+:class:`course.facts.models.TransformerConfig` (``course.measure.torchmodels.build_model``), takes one warm-up
 step so the optimizer states exist (the steady state of training), then runs a second step --
 forward, cross-entropy loss, backward, AdamW step -- under
 ``torch.distributed._tools.mem_tracker.MemTracker``. MemTracker sees every tensor torch allocates
@@ -13,7 +13,7 @@ a GPU's memory must hold.
 Options: fp32 or bf16 autocast (``torch.autocast``: weights, gradients and optimizer states stay
 fp32; matmuls run in bf16), and gradient (activation) checkpointing of every transformer block
 (``torch.utils.checkpoint``, non-reentrant). The estimate of the same quantities is
-:func:`course.memory.training_step_memory`; lesson 04 puts the two side by side, and
+:func:`course.calculators.memory.training_step_memory`; lesson 04 puts the two side by side, and
 tests/test_measure_memory.py holds them within 10 % of each other.
 
 MemTracker counts tensor bytes, not what the allocator reserves: on a GPU, add the CUDA context and
@@ -33,11 +33,11 @@ from torch import nn
 from torch.distributed._tools.mem_tracker import MemTracker
 from torch.utils.checkpoint import checkpoint
 
-from course import validate
-from course.memory import STEP_PRECISIONS
-from course.models import TransformerConfig
-from course.report import Report
-from course.torchmodels import Block, build_model, count_parameters
+from course.calculators.memory import STEP_PRECISIONS
+from course.facts import validate
+from course.facts.models import TransformerConfig
+from course.facts.report import Report
+from course.measure.torchmodels import Block, build_model, count_parameters
 
 #: MemTracker's category names -> the field names of :class:`MeasuredStep`.
 _CATEGORIES = {
@@ -125,7 +125,7 @@ def _check(config: object, batch: object, seq_len: object, precision: object) ->
     if config.params > MAX_MEASURED_PARAMS:
         raise ValueError(
             f"config must have at most {MAX_MEASURED_PARAMS:,} parameters to be measured here, "
-            f"got {config.params:,} ({config.name}); estimate it with course.memory instead"
+            f"got {config.params:,} ({config.name}); estimate it with course.calculators.memory instead"
         )
     b = validate.positive_int("batch", batch, maximum=64)
     s = validate.positive_int("seq_len", seq_len, maximum=config.max_positions)

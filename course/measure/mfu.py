@@ -1,6 +1,6 @@
 """Model FLOPs utilisation of a real training step on this machine, against its own matmul peak.
 
-:func:`measure_training_mfu` builds a small transformer from a config (``course.torchmodels``),
+:func:`measure_training_mfu` builds a small transformer from a config (``course.measure.torchmodels``),
 counts one training step's FLOPs with ``FlopCounterMode`` (forward + backward; the AdamW update is
 elementwise and not counted, as MFU leaves it out), times the whole step (forward, loss, backward,
 optimizer) with :func:`course.measure.timing.time_call`, and measures this machine's peak as the
@@ -11,7 +11,7 @@ model FLOPs against the *datasheet* peak; a CPU has no datasheet FLOP/s a learne
 the peak here is the machine's own fp32 matmul rate: this MFU is the share of the achievable matmul
 rate that a real training step keeps). The record also gives the 6N estimate of the same step.
 
-Layer 3 (torch). Used by lesson 05; findings in :mod:`course.findings.utilisation`.
+Layer 3 (torch). Used by lesson 05; findings in :mod:`course.presentation.findings.utilisation`.
 """
 
 from __future__ import annotations
@@ -23,12 +23,13 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from course import compute, validate
+from course.calculators import compute
+from course.facts import validate
+from course.facts.models import TransformerConfig
 from course.measure.flops import count_flops
 from course.measure.matmul import time_matmul
 from course.measure.timing import load_average, progress, synchronize, time_call, usable_cores
-from course.models import TransformerConfig
-from course.torchmodels import build_model
+from course.measure.torchmodels import build_model
 
 
 @dataclass(frozen=True)

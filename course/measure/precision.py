@@ -1,6 +1,6 @@
 """Precision on a real machine: bit patterns, rounding, failure modes and mixed-precision training.
 
-The pure facts about formats live in ``course.dtypes``; this module does the torch side:
+The pure facts about formats live in ``course.facts.dtypes``; this module does the torch side:
 
 - ``bit_pattern`` / ``round_mantissa``: what torch actually stores (TF32 emulated by rounding fp32).
 - ``running_sum``: summing many small numbers in a low-precision accumulator, one addition at a time.
@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-from course import validate
-from course.dtypes import float_format
+from course.facts import validate
+from course.facts.dtypes import float_format
 
 #: course dtype key -> torch dtype, for the formats torch can compute with.
 TORCH_DTYPES = {

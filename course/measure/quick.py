@@ -18,8 +18,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from course import validate
-from course.data import reference
+from course.facts import validate
+from course.facts.data import reference
+from course.facts.units import fmt_bandwidth, fmt_bytes, fmt_flop_rate
 from course.measure import bandwidth, matmul
 from course.measure.devices import (
     available_devices,
@@ -30,7 +31,6 @@ from course.measure.devices import (
     verify_devices,
 )
 from course.measure.timing import record_dict
-from course.units import fmt_bandwidth, fmt_bytes, fmt_flop_rate
 
 #: dtypes worth a line per device (CPUs without bf16 units are slow at it: that is worth seeing).
 DTYPES = {"cpu": ("fp32", "bf16"), "cuda": ("fp32", "tf32", "bf16"), "mps": ("fp32", "fp16")}

@@ -2,9 +2,9 @@
 
 - :func:`serve_variants` builds one small Llama-style decoder and serves it in fp32, bf16, int8
   weight-only (torchao's ``Int8WeightOnlyConfig`` where torchao imports, else
-  ``course.quantize.quantize_linears``) and int4 weight-only (torchao's ``Int4WeightOnlyConfig``;
+  ``course.measure.quantize.quantize_linears``) and int4 weight-only (torchao's ``Int4WeightOnlyConfig``;
   where it cannot run here, torchao's own reason is recorded and the course's transparent int4,
-  ``course.quantize.Int4WeightOnlyLinear``, is measured instead). For each it records
+  ``course.measure.quantize.Int4WeightOnlyLinear``, is measured instead). For each it records
   the weights' bytes, the time of one decode step (one new token per sequence) at each batch, the
   tokens/s that gives, and how far the logits moved from fp32.
 - :func:`batch_sweep` measures latency per step and tokens/s against the batch size.
@@ -26,18 +26,18 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from course import validate
+from course.facts import validate
+from course.facts.models import TransformerConfig
 from course.measure.memory import DEMO_CONFIG
-from course.measure.timing import Budget, Sweep, progress, time_call
-from course.models import TransformerConfig
-from course.quantize import (
+from course.measure.quantize import (
     _Quiet,
     quantize_linears,
     serialized_bytes,
     torchao_available,
     torchao_int8_weight_only,
 )
-from course.torchmodels import build_model
+from course.measure.timing import Budget, Sweep, progress, time_call
+from course.measure.torchmodels import build_model
 
 #: The model lesson 07 serves: 4 layers, hidden 384, 6 heads, SwiGLU 1,024, vocabulary 2,048:
 #: 8.6 M parameters, 34 MB in fp32, so a decode step reads more weights than most CPU caches hold.
@@ -76,7 +76,7 @@ def make_variant(model: nn.Module, name: str) -> tuple[nn.Module | None, str]:
     if name == "int8":
         if torchao_available():
             return torchao_int8_weight_only(bf16), "torchao Int8WeightOnlyConfig, bf16 activations"
-        return quantize_linears(bf16), "course.quantize int8 weight-only, bf16 activations"
+        return quantize_linears(bf16), "course.measure.quantize int8 weight-only, bf16 activations"
     return _int4(bf16)
 
 
@@ -98,7 +98,7 @@ def _int4(bf16: nn.Module) -> tuple[nn.Module, str]:
     reason = torchao_int4_reason(bf16)
     if reason is None:
         return _torchao_int4(bf16), "torchao Int4WeightOnlyConfig (group 32), bf16 activations"
-    how = ("course.quantize int4 (group 32, dequantised in torch every call), bf16 activations; "
+    how = ("course.measure.quantize int4 (group 32, dequantised in torch every call), bf16 activations; "
            f"torchao's int4 cannot run here: {reason}")  # fmt: skip
     return quantize_linears(bf16, bits=4, group_size=32), how
 
@@ -149,7 +149,7 @@ def serve_variants(
                 continue
             if "cannot run here" in how:
                 sweep.skipped.append(f"{name} via torchao: {how.split('cannot run here: ')[1]}; "
-                                     "measured with course.quantize's int4 instead")  # fmt: skip
+                                     "measured with course.measure.quantize's int4 instead")  # fmt: skip
             size = serialized_bytes(model)
             for b in batches:
                 if b != batches[0] and not budget.fits(per_point):  # first batch always

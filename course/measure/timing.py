@@ -28,7 +28,7 @@ import torch
 from torch.utils import benchmark
 from tqdm.auto import tqdm
 
-from course import units, validate
+from course.facts import units, validate
 
 #: Sweeps with a budget above this many seconds show a progress bar.
 PROGRESS_THRESHOLD_S = 2.0
@@ -180,14 +180,14 @@ def load_average() -> float | None:
 
 
 def record_dict(record: Any) -> dict[str, Any]:
-    """A record (dataclass or mapping) as a plain dict, the form ``course.plots`` draws."""
+    """A record (dataclass or mapping) as a plain dict, the form ``course.presentation.plots`` draws."""
     if dataclasses.is_dataclass(record) and not isinstance(record, type):
         return dataclasses.asdict(record)
     return dict(record)
 
 
 def _fmt_cell(name: str, value: Any) -> str:
-    """One table cell, formatted by the unit its column name ends in (as ``course.report`` does)."""
+    """One table cell, formatted by the unit its column name ends in (as ``course.facts.report`` does)."""
     if value is None:
         return "default" if name == "threads" else "-"
     if isinstance(value, str | bool):

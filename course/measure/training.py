@@ -9,11 +9,11 @@ and a CPU optimizer step (what ZeRO-Offload runs on the host).
   forward + backward against the micro-batch size.
 - :func:`recompute_sweep` measures the peak and the step time with no recomputation, selective
   recomputation (attention core) and full recomputation (whole blocks), beside the estimates of
-  ``course.memory.step_activation_bytes``.
+  ``course.calculators.memory.step_activation_bytes``.
 - :func:`lora_vs_full` measures a training step with LoRA adapters (plain torch:
   :class:`LoRALinear`) against full fine-tuning.
 - :func:`cpu_optimizer_step` times AdamW on fp32 parameters on the CPU: seconds per parameter,
-  the input of ``course.offload.optimizer_offload``.
+  the input of ``course.calculators.offload.optimizer_offload``.
 
 Layer 3 (torch). Used by lesson 07; tests/test_measure_training.py holds the equivalences.
 """
@@ -27,11 +27,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from course import memory, validate
+from course.calculators import memory
+from course.facts import validate
+from course.facts.models import TransformerConfig
 from course.measure.memory import DEMO_CONFIG, CheckpointedBlock, measure_training_step
 from course.measure.timing import Budget, Sweep, progress, time_call
-from course.models import TransformerConfig
-from course.torchmodels import build_model, count_parameters
+from course.measure.torchmodels import build_model, count_parameters
 
 #: The tiny Llama-shaped model lesson 07 measures (2 layers, hidden 64, 4 heads, 2 K/V heads, SwiGLU
 #: of 176, vocabulary 256: 0.12 M parameters), small enough that every sweep of the lesson runs in
@@ -156,7 +157,9 @@ class RecomputeRecord:
 
     recompute: str
     activations_bytes: int  # MemTracker's activations at the step's peak
-    estimated_activations_bytes: float  # course.memory.step_activation_bytes (see recompute_sweep)
+    estimated_activations_bytes: (
+        float  # course.calculators.memory.step_activation_bytes (see recompute_sweep)
+    )
     peak_bytes: int  # MemTracker's total at the peak
     step_seconds: float  # forward + backward, median
     iqr_seconds: float
@@ -165,7 +168,7 @@ class RecomputeRecord:
 def estimated_activations(
     config: TransformerConfig, *, batch: int, seq_len: int, recompute: str
 ) -> float:
-    """Activations held at the step's peak, fp32, by ``course.memory``'s tensor-by-tensor count.
+    """Activations held at the step's peak, fp32, by ``course.calculators.memory``'s tensor-by-tensor count.
 
     - ``"none"``: every activation the forward pass keeps (``step_activation_bytes``); the peak is
       at the start of the backward pass.

@@ -1,0 +1,543 @@
+"""FLOPs, the roofline, and the time, energy and cost of a workload.
+
+- FLOPs of a transformer: about 2 per parameter per token forward and 6 training (Kaplan et al.
+  2020, sec. 2.1), plus an attention term that grows with the context: forward
+  ``4 * layers * seq_len * heads * head_dim`` per token (Q K^T and attention x V; Narayanan et al.
+  2021, sec. 5.1, count the same). :func:`forward_flops_per_token` counts every matrix multiply of
+  a config exactly; tests/test_compute.py checks it against ``torch.utils.flop_counter`` on real
+  models built from the same config.
+- The roofline (Williams, Waterman, Patterson 2009): time >= max(FLOPs / peak, bytes / bandwidth);
+  the critical intensity peak / bandwidth says which bound applies.
+- Time, MFU, energy and cost of a training run from a GPU in ``course.facts.hardware``.
+
+Used by lessons 02, 05, 07 and 10. Layer 2: no torch.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from course.calculators.memory import BYTES_PER_PARAM, MAX_COUNT, params_of
+from course.facts import hardware, validate
+from course.facts.models import TransformerConfig, matmul_params_per_layer
+from course.facts.report import Report
+from course.facts.units import HOUR, KWH
+
+#: Largest FLOP count accepted (1e40; a frontier training run is ~1e26).
+MAX_FLOPS = 1e40
+#: Largest FLOP rate accepted, per GPU or per cluster (a zettaFLOP/s).
+MAX_FLOP_RATE = 1e21
+#: Largest bandwidth accepted (an exabyte per second).
+MAX_BANDWIDTH = 1e18
+#: Largest byte count accepted for data moved by a workload.
+MAX_BYTES_MOVED = 1e30
+MAX_GPUS = 10**8
+
+
+def _config(config: object) -> TransformerConfig:
+    if not isinstance(config, TransformerConfig):
+        raise ValueError(f"config must be a TransformerConfig (see course.facts.models.PRESETS), got "
+                         f"{config!r}")  # fmt: skip
+    return config
+
+
+def _flops(name: str, value: object) -> float:
+    return validate.number(name, value, minimum=0, maximum=MAX_FLOPS)
+
+
+def _rate(name: str, value: object) -> float:
+    """A FLOP rate in [1, MAX_FLOP_RATE] FLOP/s (below 1 FLOP/s nothing is a computer)."""
+    return validate.number(name, value, minimum=1, maximum=MAX_FLOP_RATE)
+
+
+def _bandwidth(name: str, value: object) -> float:
+    """A bandwidth in [1, MAX_BANDWIDTH] bytes/s."""
+    return validate.number(name, value, minimum=1, maximum=MAX_BANDWIDTH)
+
+
+def _utilisation(name: str, value: object) -> float:
+    """A share of peak in [1e-6, 1] (a zero share would mean infinite time)."""
+    return validate.number(name, value, minimum=1e-6, maximum=1)
+
+
+def _bytes(name: str, value: object) -> float:
+    return validate.number(name, value, minimum=0, maximum=MAX_BYTES_MOVED)
+
+
+# ---------------------------------------------------------------------------------------------
+# FLOPs of a transformer
+# ---------------------------------------------------------------------------------------------
+
+
+def attention_flops_per_token(
+    config: TransformerConfig, seq_len: int, *, causal: bool = False
+) -> float:
+    """Forward FLOPs per token of the attention scores and their product with V, all layers.
+
+    ``2 * 2 * layers * seq_len * heads * head_dim``: Q K^T and (softmax) x V, each a multiply-add
+    per key position per query dimension. Dense kernels compute the full square even with a
+    causal mask; ``causal=True`` halves it, as causal FlashAttention does and Kaplan et al. 2020
+    assume (their ``2 * n_layer * n_ctx * d_attn``).
+    """
+    c = _config(config)
+    s = validate.positive_int("seq_len", seq_len, maximum=10**8)
+    validate.choice("causal", causal, (True, False))
+    full = 4.0 * c.layers * s * c.heads * c.head_dim
+    return full / 2 if causal else full
+
+
+def forward_flops_per_token(
+    config: TransformerConfig, seq_len: int, *, causal: bool = False
+) -> float:
+    """Forward-pass FLOPs per token of a sequence of ``seq_len`` tokens, every matmul counted.
+
+    = 2 x (matmul weights of all layers) + 2 x hidden x vocab (LM head, tied or not: the multiply
+    happens either way) + :func:`attention_flops_per_token` + BERT's pooler (2 x hidden^2 once per
+    sequence, spread over its tokens). Norms, softmax, activations, residual adds and embedding
+    lookups are left out: they are O(hidden) per token against O(hidden^2), and
+    ``FlopCounterMode`` does not count them either. Compare Kaplan's ``2N + 2 n_layer n_ctx d``.
+    """
+    c = _config(config)
+    attention = attention_flops_per_token(c, seq_len, causal=causal)
+    dense = 2.0 * c.layers * matmul_params_per_layer(c)
+    head = 2.0 * c.hidden * c.vocab if c.lm_head else 0.0
+    pooler = 2.0 * c.hidden * c.hidden / seq_len if c.pooler else 0.0
+    return dense + head + attention + pooler
+
+
+def forward_flops(
+    config: TransformerConfig, seq_len: int, *, batch: int = 1, causal: bool = False
+) -> float:
+    """Forward FLOPs of ``batch`` sequences of ``seq_len`` tokens (see :func:`forward_flops_per_token`)."""
+    b = validate.positive_int("batch", batch, maximum=10**9)
+    return forward_flops_per_token(config, seq_len, causal=causal) * seq_len * b
+
+
+def training_flops(params: float, tokens: float) -> float:
+    """Training FLOPs ~ 6 x params x tokens (Kaplan et al. 2020, sec. 2.1).
+
+    2N per token forward and 4N backward (gradients with respect to activations and to weights);
+    the optimizer step is O(N) per *step*, not per token, so it is negligible. GPT-3: 6 x 175e9 x
+    300e9 = 3.15e23; Brown et al. 2020 (Table D.1) give 3.14e23.
+    """
+    return 6.0 * params_of("params", params) * params_of("tokens", tokens)
+
+
+def training_flops_with_attention(
+    config: TransformerConfig, tokens: float, seq_len: int, *, recompute: bool = False
+) -> float:
+    """Training FLOPs counting attention: 3 x forward (4 x for the layers with full recomputation).
+
+    Backward costs twice the forward for every matmul, so training is 3 x the forward pass
+    (:func:`forward_flops_per_token`, attention over ``seq_len`` included). With full activation
+    recomputation each transformer layer's forward runs again during the backward pass: the layers
+    cost 4 x their forward, while the LM head, which is not recomputed, stays at 3 x its forward.
+    This is Narayanan et al. 2021, sec. 5.1, per iteration of B sequences:
+
+    - with recomputation (their eq. 3): ``96 B s l h^2 (1 + s/(6h) + V/(16 l h))``;
+    - without recomputation: ``72 B s l h^2 (1 + s/(6h) + V/(12 l h))``.
+
+    (``96 B s l h^2 * V/(16 l h) = 6 B s h V``: the head's forward 2BshV, times 3, in both.)
+    Per token without recomputation this is ``6N + 12 * layers * seq_len * hidden`` plus the LM
+    head, the form FACTS.md quotes. Attention is counted over the full s x s scores, as in the paper.
+    """
+    n_tokens = params_of("tokens", tokens)
+    validate.choice("recompute", recompute, (True, False))
+    forward = forward_flops_per_token(config, seq_len)
+    if not recompute:
+        return 3.0 * forward * n_tokens
+    head = 2.0 * config.hidden * config.vocab if config.lm_head else 0.0
+    return (4.0 * (forward - head) + 3.0 * head) * n_tokens
+
+
+def inference_flops(params: float, tokens: float) -> float:
+    """Inference (forward) FLOPs ~ 2 x params x tokens generated or processed.
+
+    Leaves out attention over the context; for that use :func:`forward_flops_per_token` with the
+    context length.
+    """
+    return 2.0 * params_of("params", params) * params_of("tokens", tokens)
+
+
+# ---------------------------------------------------------------------------------------------
+# The roofline
+# ---------------------------------------------------------------------------------------------
+
+
+def arithmetic_intensity(flops: float, bytes_moved: float) -> float:
+    """FLOPs per byte moved to or from memory."""
+    f = _flops("flops", flops)
+    moved = validate.number("bytes_moved", bytes_moved, minimum=0, maximum=MAX_BYTES_MOVED,
+                            strict_min=True)  # fmt: skip
+    return f / moved
+
+
+def critical_intensity(peak_flops: float, bandwidth: float) -> float:
+    """The ridge point: intensity (FLOP/byte) above which a kernel is compute-bound.
+
+    H100 SXM at bf16: 989.4e12 / 3.35e12 = 295 FLOP/byte.
+    """
+    return _rate("peak_flops", peak_flops) / _bandwidth("bandwidth", bandwidth)
+
+
+def attainable_flop_per_s(intensity: float, peak_flops: float, bandwidth: float) -> float:
+    """Roofline ceiling at a given intensity: min(peak, intensity x bandwidth)."""
+    i = validate.number("intensity", intensity, minimum=0, maximum=MAX_FLOPS)
+    return min(_rate("peak_flops", peak_flops), i * _bandwidth("bandwidth", bandwidth))
+
+
+@dataclass(frozen=True)
+class Roofline(Report):
+    """Lower bound on a kernel's time from the roofline model."""
+
+    _title = "Roofline estimate"
+
+    compute_seconds: float  # flops / peak
+    memory_seconds: float  # bytes / bandwidth
+    seconds: float  # the larger of the two
+    bound: str  # "compute" or "memory"
+    intensity_flop_per_byte: float
+    critical_intensity_flop_per_byte: float
+    attainable_flop_per_s: float  # min(peak, intensity x bandwidth)
+
+
+def roofline_seconds(
+    flops: float, bytes_moved: float, peak_flops: float, bandwidth: float
+) -> Roofline:
+    """Time >= max(flops / peak_flops, bytes_moved / bandwidth), and which bound applies.
+
+    ``bound`` is ``"compute"`` when the FLOP time is the larger (ties count as compute). Real
+    kernels reach 50-80 % of either roof; divide by an efficiency to estimate, not to bound.
+    """
+    f = _flops("flops", flops)
+    moved = _bytes("bytes_moved", bytes_moved)
+    peak = _rate("peak_flops", peak_flops)
+    bw = _bandwidth("bandwidth", bandwidth)
+    if f == 0 and moved == 0:
+        raise ValueError("flops and bytes_moved cannot both be 0: there is no work to time")
+    t_compute, t_memory = f / peak, moved / bw
+    seconds = max(t_compute, t_memory)
+    return Roofline(
+        compute_seconds=t_compute,
+        memory_seconds=t_memory,
+        seconds=seconds,
+        bound="compute" if t_compute >= t_memory else "memory",
+        intensity_flop_per_byte=f / moved if moved else math.inf,
+        critical_intensity_flop_per_byte=peak / bw,
+        attainable_flop_per_s=min(peak, (f / moved if moved else math.inf) * bw),
+    )
+
+
+def _dims(m: object, n: object, k: object) -> tuple[int, int, int]:
+    return (
+        validate.positive_int("m", m, maximum=10**9),
+        validate.positive_int("n", n, maximum=10**9),
+        validate.positive_int("k", k, maximum=10**9),
+    )
+
+
+def matmul_flops(m: int, n: int, k: int) -> float:
+    """FLOPs of an (m x k) @ (k x n) matrix multiply: 2mnk (one multiply and one add each).
+
+    4096^3: 2 x 68.7e9 multiply-adds = 137.4 GFLOP (seed 004 calls these "multiply-add operations").
+    """
+    dims = _dims(m, n, k)
+    return 2.0 * dims[0] * dims[1] * dims[2]
+
+
+def matmul_bytes(m: int, n: int, k: int, *, bytes_per_element: float = 2) -> float:
+    """Least bytes an (m x k) @ (k x n) multiply moves: read A and B once, write C once."""
+    dims = _dims(m, n, k)
+    bpe = validate.number("bytes_per_element", bytes_per_element, minimum=0, maximum=8,
+                          strict_min=True)  # fmt: skip
+    a, b, c = dims[0] * dims[2], dims[2] * dims[1], dims[0] * dims[1]
+    return float(a + b + c) * bpe
+
+
+def weights_read_seconds(params: float, dtype: str, bandwidth: float) -> float:
+    """Time to read every weight once from memory: the floor on one decoding step at batch 1.
+
+    A 13B model in fp16 at 900 GB/s: 26e9 / 900e9 = 28.9 ms (seed 000 says ~15 ms).
+    """
+    n = params_of("params", params)
+    bpp = BYTES_PER_PARAM[validate.choice("dtype", dtype, BYTES_PER_PARAM)]
+    return n * bpp / _bandwidth("bandwidth", bandwidth)
+
+
+@dataclass(frozen=True)
+class DecodeStep(Report):
+    """Roofline floor of one decoding step of a whole batch (weights only; see :func:`decode_step`)."""
+
+    _title = "Decoding step (roofline floor)"
+    _formats = {"gpu": "text", "weights_dtype": "text", "compute_dtype": "text", "batch": "number",
+                "tokens_per_s": "number", "compute_bound_batch": "number"}  # fmt: skip
+
+    gpu: str
+    weights_dtype: str
+    compute_dtype: str
+    batch: int
+    weights_bytes: float  # read once per step, shared by the whole batch
+    work_flops: float  # 2 x params x batch
+    memory_floor_seconds: float  # weights_bytes / bandwidth
+    compute_floor_seconds: float  # work_flops / peak
+    step_seconds: float  # the larger of the two
+    bound: str  # "memory" or "compute"
+    tokens_per_s: float  # batch / seconds: tokens generated per second, all sequences together
+    compute_bound_batch: float  # batch above which the step is compute-bound
+
+
+def decode_step(
+    params: float,
+    dtype: str,
+    gpu: hardware.GPU | str,
+    batch: int = 1,
+    *,
+    compute_dtype: str | None = None,
+) -> DecodeStep:
+    """Floor on the time of one decoding step: every weight read once, 2 FLOPs per weight per token.
+
+    time >= max(params x bytes(dtype) / bandwidth, 2 x params x batch / peak(compute_dtype)).
+    At batch 1 the memory term wins by far on every GPU; the batch at which the two are equal,
+    bytes per param x peak / (2 x bandwidth), is where batching stops being free (H100 SXM, bf16:
+    2 x 989.4e12 / (2 x 3.35e12) = 295). ``compute_dtype`` defaults to ``dtype`` where the GPU
+    has a peak for it, else fp16 (weight-only int4/int8 is dequantised to 16 bits to multiply).
+    Leaves out the KV cache and activations, which add bytes per sequence (lessons 04 and 07).
+    """
+    card = hardware.gpu(gpu)
+    # at least one weight: a subnormal count would make the step take 0 s (tokens/s = b / 0)
+    n = validate.number("params", params, minimum=1, maximum=MAX_COUNT)
+    w_bytes = n * BYTES_PER_PARAM[validate.choice("dtype", dtype, BYTES_PER_PARAM)]
+    b = validate.positive_int("batch", batch, maximum=10**7)
+    if compute_dtype is None:
+        compute_dtype = dtype if dtype in card.dense_flops else "fp16"
+    peak = card.peak_flops(validate.choice("compute_dtype", compute_dtype, hardware.DTYPES))
+    flops = 2.0 * n * b
+    t_mem, t_compute = w_bytes / card.memory_bandwidth, flops / peak
+    seconds = max(t_mem, t_compute)
+    return DecodeStep(
+        gpu=card.name,
+        weights_dtype=dtype,
+        compute_dtype=compute_dtype,
+        batch=b,
+        weights_bytes=w_bytes,
+        work_flops=flops,
+        memory_floor_seconds=t_mem,
+        compute_floor_seconds=t_compute,
+        step_seconds=seconds,
+        bound="compute" if t_compute >= t_mem else "memory",
+        tokens_per_s=b / seconds,
+        compute_bound_batch=w_bytes / card.memory_bandwidth * peak / (2.0 * n),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Time, utilisation, energy and cost of training
+# ---------------------------------------------------------------------------------------------
+
+
+def training_seconds(
+    params: float,
+    tokens: float,
+    n_gpus: int,
+    peak_flops_per_gpu: float,
+    *,
+    mfu: float = 0.4,
+    recompute: bool = False,
+) -> float:
+    """Wall-clock seconds to train: FLOPs / (n_gpus x peak x mfu).
+
+    FLOPs are 6 x params x tokens, or 8 x with full activation recomputation, whose extra forward
+    the GPUs really execute: Narayanan et al. 2021 (sec. 5.1) estimate ``8 T P / (n X)``, with X the
+    achieved FLOP/s per GPU counting that recomputation. So ``mfu`` here is the achieved fraction
+    of ``peak_flops_per_gpu`` on the FLOPs executed (hardware FLOPs utilisation when
+    ``recompute=True``, model FLOPs utilisation otherwise). 0.3-0.5 is typical of large runs.
+    """
+    n = params_of("params", params)
+    d = params_of("tokens", tokens)
+    gpus = validate.positive_int("n_gpus", n_gpus, maximum=MAX_GPUS)
+    peak = _rate("peak_flops_per_gpu", peak_flops_per_gpu)
+    util = _utilisation("mfu", mfu)
+    validate.choice("recompute", recompute, (True, False))
+    flops = (8.0 if recompute else 6.0) * n * d
+    return flops / (gpus * peak * util)
+
+
+def mfu(
+    params: float,
+    tokens_per_second: float,
+    n_gpus: int,
+    peak_flops_per_gpu: float,
+    *,
+    flops_per_token: float | None = None,
+) -> float:
+    """Model FLOPs utilisation: model FLOP/s achieved / peak FLOP/s (Chowdhery et al. 2022, PaLM,
+    appendix B).
+
+    Model FLOPs per token default to 6 x params (training); pass ``flops_per_token`` to include
+    attention (``training_flops_with_attention(...) / tokens``) or to measure inference (2 x
+    params). Recomputation does not count: it is not model work. A result above 1 means the
+    inputs are inconsistent (or the peak is the sparse one).
+    """
+    n = params_of("params", params)
+    rate = validate.number("tokens_per_second", tokens_per_second, minimum=0, maximum=MAX_COUNT)
+    gpus = validate.positive_int("n_gpus", n_gpus, maximum=MAX_GPUS)
+    peak = _rate("peak_flops_per_gpu", peak_flops_per_gpu)
+    if flops_per_token is None:
+        per_token = 6.0 * n
+    else:
+        per_token = validate.number("flops_per_token", flops_per_token, minimum=0,
+                                    maximum=MAX_FLOPS / MAX_COUNT, strict_min=True)  # fmt: skip
+    return per_token * rate / (gpus * peak)
+
+
+@dataclass(frozen=True)
+class TrainingRun(Report):
+    """Time, energy and cost of a training run on a number of GPUs of one kind."""
+
+    _title = "Training run"
+    _formats = {"gpu": "text", "n_gpus": "number", "gpu_hours": "number", "mfu": "percent"}
+
+    gpu: str
+    n_gpus: int
+    flops: float
+    mfu: float
+    wall_clock_seconds: float
+    gpu_hours: float
+    power_watts: float  # all GPUs (x PUE) while training
+    energy_joules: float
+    energy_cost_usd: float
+    rental_cost_usd: float
+    total_cost_usd: float
+
+
+def training_run_cost(
+    params: float,
+    tokens: float,
+    gpu: hardware.GPU | str,
+    n_gpus: int,
+    *,
+    dtype: str = "bf16",
+    mfu: float = 0.4,
+    recompute: bool = False,
+    usd_per_gpu_hour: float = 0.0,
+    usd_per_kwh: float = 0.0,
+    watts_per_gpu: float | None = None,
+    pue: float = 1.0,
+) -> TrainingRun:
+    """How long, how much energy and how much money a run of 6 x params x tokens FLOPs takes.
+
+    Peak from ``gpu.dense_flops[dtype]`` (dense: sparsity does not apply to training). Power
+    defaults to the GPU's TDP (``watts_per_gpu`` overrides, e.g. 10,200 W / 8 = 1,275 W for a
+    whole DGX H100 share); ``pue`` scales it to the facility. Rental cost = GPU-hours x
+    ``usd_per_gpu_hour`` (a cloud instance's hourly price / its GPUs); if you rent, the energy is
+    in that price, so leave ``usd_per_kwh`` at 0.
+    """
+    card = hardware.gpu(gpu)
+    peak = card.peak_flops(validate.choice("dtype", dtype, tuple(card.dense_flops)))
+    gpus = validate.positive_int("n_gpus", n_gpus, maximum=MAX_GPUS)
+    seconds = training_seconds(params, tokens, gpus, peak, mfu=mfu, recompute=recompute)
+    price_gpu = validate.number("usd_per_gpu_hour", usd_per_gpu_hour, minimum=0, maximum=1e6)
+    price_kwh = validate.number("usd_per_kwh", usd_per_kwh, minimum=0, maximum=1e3)
+    watts = card.tdp_watts if watts_per_gpu is None else watts_per_gpu
+    watts = validate.number("watts_per_gpu", watts, minimum=0, maximum=1e6, strict_min=True)
+    facility = validate.number("pue", pue, minimum=1, maximum=10)
+    power = gpus * watts * facility
+    energy = power * seconds
+    gpu_hours = gpus * seconds / HOUR
+    energy_cost = energy / KWH * price_kwh
+    rental = gpu_hours * price_gpu
+    return TrainingRun(
+        gpu=card.name,
+        n_gpus=gpus,
+        flops=(8.0 if recompute else 6.0) * float(params) * float(tokens),
+        mfu=float(mfu),
+        wall_clock_seconds=seconds,
+        gpu_hours=gpu_hours,
+        power_watts=power,
+        energy_joules=energy,
+        energy_cost_usd=energy_cost,
+        rental_cost_usd=rental,
+        total_cost_usd=energy_cost + rental,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Compute-optimal size, attention share, hardware utilisation (lesson 05)
+# ---------------------------------------------------------------------------------------------
+
+
+def chinchilla_optimal(flops: float, *, tokens_per_param: float = 20) -> tuple[float, float]:
+    """(params, tokens) that spend ``flops`` compute-optimally: C = 6ND with D = k x N.
+
+    Hoffmann et al. 2022 ("Chinchilla") find that parameters and tokens should grow together,
+    about 20 tokens per parameter (Chinchilla itself: 70B parameters on 1.4T tokens). Solving
+    C = 6 N (k N) gives N = sqrt(C / 6k), D = k N. Returns floats (params, tokens).
+    """
+    c = validate.number("flops", flops, minimum=0, maximum=MAX_FLOPS, strict_min=True)
+    k = validate.number("tokens_per_param", tokens_per_param, minimum=0, maximum=1e6,
+                        strict_min=True)  # fmt: skip
+    params = math.sqrt(c / (6.0 * k))
+    return params, k * params
+
+
+def attention_share(config: TransformerConfig, seq_len: int, *, causal: bool = False) -> float:
+    """Fraction of the forward FLOPs per token spent on attention scores and attention x V.
+
+    = :func:`attention_flops_per_token` / :func:`forward_flops_per_token`. Small at short context
+    (Llama-2-7B at 2,048 tokens: ~7 %), it grows with the context length because the attention
+    term is ``4 * layers * seq_len * hidden`` per token while the weights' term is fixed.
+    """
+    return attention_flops_per_token(config, seq_len, causal=causal) / forward_flops_per_token(
+        config, seq_len, causal=causal
+    )
+
+
+def hfu(
+    params: float,
+    tokens_per_second: float,
+    n_gpus: int,
+    peak_flops_per_gpu: float,
+    *,
+    recomputed_forward_fraction: float = 1.0,
+) -> float:
+    """Hardware FLOPs utilisation: FLOPs the hardware executed per second / peak (PaLM, app. B).
+
+    Like :func:`mfu` but counting the recomputed (rematerialised) forward pass too: per token
+    ``6N + 2N x recomputed_forward_fraction`` (1.0 = full activation recomputation, 8N per token;
+    0 = none, and HFU equals MFU). So HFU / MFU = 1 + fraction / 3; PaLM's 57.8 % HFU over
+    46.2 % MFU (Chowdhery et al. 2022, Table 3) is a ratio of 1.25, about three quarters of the
+    forward recomputed. MFU is the fairer measure: recomputation is work, not progress.
+    """
+    frac = validate.number("recomputed_forward_fraction", recomputed_forward_fraction,
+                           minimum=0, maximum=1)  # fmt: skip
+    n = params_of("params", params)
+    return mfu(n, tokens_per_second, n_gpus, peak_flops_per_gpu,
+               flops_per_token=(6.0 + 2.0 * frac) * n)  # fmt: skip
+
+
+__all__ = [
+    "DecodeStep",
+    "Roofline",
+    "TrainingRun",
+    "arithmetic_intensity",
+    "attainable_flop_per_s",
+    "attention_flops_per_token",
+    "attention_share",
+    "chinchilla_optimal",
+    "critical_intensity",
+    "decode_step",
+    "forward_flops",
+    "forward_flops_per_token",
+    "hfu",
+    "inference_flops",
+    "matmul_bytes",
+    "matmul_flops",
+    "mfu",
+    "roofline_seconds",
+    "training_flops",
+    "training_flops_with_attention",
+    "training_run_cost",
+    "training_seconds",
+    "weights_read_seconds",
+]

@@ -1,0 +1,231 @@
+"""Time and throughput of serving a language model: prefill, decode, time to first token, GPUs.
+
+Generating text has two phases with different bottlenecks (lesson 02's roofline):
+
+- **Prefill** runs the whole prompt through the model in one pass: ``2 x params`` FLOPs per token
+  plus attention, every weight read once for all the prompt's tokens, so it is compute-bound.
+  Its time is the *time to first token* (the first new token comes out of the prompt's last
+  position).
+- **Decode** makes one token per sequence per step: every weight (and each sequence's KV cache) is
+  read again for a handful of FLOPs, so at small batch it is bandwidth-bound; batching sequences
+  shares the weight read until the compute roof is reached (:func:`course.calculators.compute.decode_step`).
+
+Both are roofline *floors* divided by an achieved fraction of the roof (``efficiency``); the H100
+reference run (``course.facts.data.reference``, ``inference_7b``) measured prefill at 56-60 % of the bf16
+peak and decode at batch 1 at ~65 % of the HBM bandwidth. :func:`serving` turns a request rate into
+GPUs and a cost per million tokens. Layer 2: no torch. Used by lesson 05.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from course.calculators import cloud, compute
+from course.calculators.memory import BYTES_PER_PARAM, kv_cache_bytes
+from course.facts import hardware, validate
+from course.facts.models import TransformerConfig
+from course.facts.report import Report
+
+MAX_TOKENS = 10**8
+
+
+def _config(config: object) -> TransformerConfig:
+    if not isinstance(config, TransformerConfig):
+        raise ValueError(f"config must be a TransformerConfig (see course.facts.models.PRESETS), got "
+                         f"{config!r}")  # fmt: skip
+    return config
+
+
+def _efficiency(value: object) -> float:
+    return validate.number("efficiency", value, minimum=0, maximum=1, strict_min=True)
+
+
+def _dtype(value: object) -> str:
+    return str(validate.choice("dtype", value, ("fp32", "fp16", "bf16", "fp8")))
+
+
+@dataclass(frozen=True)
+class Prefill(Report):
+    """Time of the prefill of ``batch`` prompts of ``prompt_tokens`` each (= time to first token)."""
+
+    _title = "Prefill (time to first token)"
+    _formats = {"gpu": "text", "batch": "number", "prompt_tokens": "number",
+                "tokens_per_s": "number", "efficiency": "percent"}  # fmt: skip
+
+    gpu: str
+    prompt_tokens: int
+    batch: int
+    work_flops: float  # forward FLOPs of all prompt tokens, attention (causal) included
+    weights_bytes: float  # read once for the whole pass
+    compute_floor_seconds: float
+    memory_floor_seconds: float
+    efficiency: float  # achieved fraction of the binding roof
+    seconds: float  # max(floors) / efficiency
+    bound: str
+    tokens_per_s: float  # prompt tokens processed per second
+
+
+def prefill(
+    config: TransformerConfig,
+    prompt_tokens: int,
+    gpu: hardware.GPU | str,
+    *,
+    batch: int = 1,
+    dtype: str = "bf16",
+    efficiency: float = 1.0,
+) -> Prefill:
+    """Prefill time of ``batch`` prompts: max(FLOPs / peak, weight bytes / bandwidth) / efficiency.
+
+    FLOPs from :func:`course.calculators.compute.forward_flops` with a causal mask counted as half the
+    attention square (what FlashAttention-style kernels execute). ``efficiency`` = 1 gives the
+    floor; the H100 reference run reached 0.56-0.60 of the dense bf16 peak.
+    """
+    c, card = _config(config), hardware.gpu(gpu)
+    s = validate.positive_int("prompt_tokens", prompt_tokens, maximum=MAX_TOKENS)
+    b = validate.positive_int("batch", batch, maximum=10**6)
+    d, eff = _dtype(dtype), _efficiency(efficiency)
+    flops = compute.forward_flops(c, s, batch=b, causal=True)
+    w_bytes = c.params * BYTES_PER_PARAM[d]
+    roof = compute.roofline_seconds(flops, w_bytes, card.peak_flops(d), card.memory_bandwidth)
+    seconds = roof.seconds / eff
+    return Prefill(
+        gpu=card.name, prompt_tokens=s, batch=b, work_flops=flops, weights_bytes=w_bytes,
+        compute_floor_seconds=roof.compute_seconds, memory_floor_seconds=roof.memory_seconds,
+        efficiency=eff, seconds=seconds, bound=roof.bound, tokens_per_s=s * b / seconds,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Decode(Report):
+    """One decoding step of a batch, weights *and* KV cache read (see :func:`decode`)."""
+
+    _title = "Decoding step"
+    _formats = {"gpu": "text", "batch": "number", "context_tokens": "number",
+                "tokens_per_s": "number", "tokens_per_s_per_sequence": "number",
+                "efficiency": "percent", "compute_bound_batch": "number"}  # fmt: skip
+
+    gpu: str
+    batch: int
+    context_tokens: int
+    weights_bytes: float
+    kv_cache_bytes: float  # read once per step: every sequence's cache
+    work_flops: float
+    memory_floor_seconds: float
+    compute_floor_seconds: float
+    efficiency: float
+    step_seconds: float
+    bound: str
+    tokens_per_s: float  # all sequences together
+    tokens_per_s_per_sequence: float
+    compute_bound_batch: float  # weights only (course.calculators.compute.decode_step)
+
+
+def decode(
+    config: TransformerConfig,
+    gpu: hardware.GPU | str,
+    *,
+    batch: int = 1,
+    context_tokens: int = 1024,
+    dtype: str = "bf16",
+    efficiency: float = 1.0,
+) -> Decode:
+    """Time of one decoding step: (weights + KV cache) / bandwidth or FLOPs / peak, / efficiency.
+
+    Extends :func:`course.calculators.compute.decode_step` with the KV cache (``context_tokens`` per
+    sequence, :func:`course.calculators.memory.kv_cache_bytes`) and the attention FLOPs over it, which is why
+    the H100 reference run's step grew from 6.4 ms at batch 1 to 17.7 ms at batch 64.
+    """
+    c, card = _config(config), hardware.gpu(gpu)
+    b = validate.positive_int("batch", batch, maximum=10**6)
+    ctx = validate.positive_int("context_tokens", context_tokens, maximum=MAX_TOKENS)
+    d, eff = _dtype(dtype), _efficiency(efficiency)
+    step = compute.decode_step(c.params, d, card, b)
+    kv = kv_cache_bytes(c.layers, c.kv_heads, c.head_dim, ctx, batch=b,
+                        bytes_per_value=BYTES_PER_PARAM[d])  # fmt: skip
+    flops = step.work_flops + b * compute.attention_flops_per_token(c, ctx)
+    roof = compute.roofline_seconds(flops, step.weights_bytes + kv, card.peak_flops(d),
+                                    card.memory_bandwidth)  # fmt: skip
+    seconds = roof.seconds / eff
+    return Decode(
+        gpu=card.name, batch=b, context_tokens=ctx, weights_bytes=step.weights_bytes,
+        kv_cache_bytes=kv, work_flops=flops, memory_floor_seconds=roof.memory_seconds,
+        compute_floor_seconds=roof.compute_seconds, efficiency=eff, step_seconds=seconds,
+        bound=roof.bound, tokens_per_s=b / seconds, tokens_per_s_per_sequence=1 / seconds,
+        compute_bound_batch=step.compute_bound_batch,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Serving(Report):
+    """GPUs and cost to serve a steady stream of requests (see :func:`serving`)."""
+
+    _title = "Serving estimate"
+    _formats = {"gpu": "text", "batch": "number", "gpus_per_replica": "number",
+                "replicas": "number", "gpus": "number", "requests_per_s": "number",
+                "output_tokens_per_s": "number", "usd_per_million_output_tokens": "usd"}  # fmt: skip
+
+    gpu: str
+    batch: int
+    requests_per_s: float
+    gpus_per_replica: int  # enough to hold the weights (90 % of memory usable)
+    replica_busy_seconds: float  # GPU-replica time one request costs (prefill + its decode share)
+    replicas: int
+    gpus: int
+    output_tokens_per_s: float
+    time_to_first_token_seconds: float
+    cost_per_hour_usd: float
+    usd_per_million_output_tokens: float
+
+
+def serving(
+    config: TransformerConfig,
+    gpu: hardware.GPU | str,
+    *,
+    requests_per_s: float,
+    prompt_tokens: int = 512,
+    output_tokens: int = 256,
+    batch: int = 16,
+    dtype: str = "bf16",
+    efficiency: float = 0.6,
+    usd_per_gpu_hour: float = 2.0,
+) -> Serving:
+    """GPUs needed for ``requests_per_s`` and the cost per million generated tokens (estimate).
+
+    One replica (the fewest GPUs that hold the weights in 90 % of their memory) serves ``batch``
+    sequences at a time. A request costs it the prefill of its prompt plus ``output_tokens``
+    decode steps shared by the batch (context = prompt + half the output, on average):
+    ``busy = prefill + output_tokens x step(batch) / batch``. Replicas = ceil(rate x busy).
+    Cost per 1M output tokens = GPUs x price per GPU-hour / (output tokens per hour) x 1e6.
+    A replica of several GPUs is assumed to split each pass evenly (tensor parallelism with free
+    communication). Leaves out queueing, uneven request lengths and the KV-cache memory limit on
+    ``batch`` (lesson 07).
+    """
+    c, card = _config(config), hardware.gpu(gpu)
+    rate = validate.number("requests_per_s", requests_per_s, minimum=0, maximum=1e9,
+                           strict_min=True)  # fmt: skip
+    p = validate.positive_int("prompt_tokens", prompt_tokens, maximum=MAX_TOKENS)
+    out = validate.positive_int("output_tokens", output_tokens, maximum=MAX_TOKENS)
+    price = validate.number("usd_per_gpu_hour", usd_per_gpu_hour, minimum=0, maximum=1e6)
+    d = _dtype(dtype)
+    first = prefill(c, p, card, dtype=d, efficiency=efficiency)
+    step = decode(c, card, batch=batch, context_tokens=p + out // 2, dtype=d,
+                  efficiency=efficiency)  # fmt: skip
+    per_replica = max(1, math.ceil(first.weights_bytes / (0.9 * card.memory_bytes)))
+    busy = first.seconds / per_replica + out * step.step_seconds / per_replica / step.batch
+    if not math.isfinite(rate * busy):
+        raise ValueError(f"efficiency={efficiency!r} is too small to give a finite serving time")
+    replicas = max(1, math.ceil(rate * busy - 1e-9))
+    gpus = replicas * per_replica
+    tokens_per_s = rate * out
+    cost = gpus * price
+    return Serving(
+        gpu=card.name, batch=step.batch, requests_per_s=rate, gpus_per_replica=per_replica,
+        replica_busy_seconds=busy, replicas=replicas, gpus=gpus,
+        output_tokens_per_s=tokens_per_s, time_to_first_token_seconds=first.seconds / per_replica,
+        cost_per_hour_usd=cost,
+        usd_per_million_output_tokens=cloud.usd_per_million_tokens(cost, tokens_per_s),
+    )  # fmt: skip
+
+
+__all__ = ["Decode", "Prefill", "Serving", "decode", "prefill", "serving"]

@@ -1,0 +1,150 @@
+"""Offloading calculators: what moving optimizer states or weights to CPU memory saves and costs.
+
+- :func:`optimizer_offload` follows ZeRO-Offload (Ren et al. 2021, "ZeRO-Offload: Democratizing
+  Billion-Scale Model Training", USENIX ATC, sec. 4): the GPU keeps the 16-bit weights (2 B/param)
+  and runs forward and backward; the 16-bit gradients go to the CPU (2 B/param), the CPU holds the
+  fp32 master weights and Adam's two moments (12 B/param) plus fp32 gradients (4 B/param) and runs
+  the optimizer step, and the updated 16-bit weights come back (2 B/param). GPU memory for model
+  states drops from 16 to 2 B/param: a 13 B-parameter model's states need 26 GB instead of 208 GB,
+  which is how the paper trains 13 B parameters on one 32 GB V100. The price: 2 x 2 B/param over the
+  CPU-GPU link and a CPU optimizer step every step, partly hidden behind the GPU's compute.
+- :func:`weight_streaming` is the inference case: weights that live in CPU memory must cross the
+  link on every forward pass, so a decode step costs at least weights / link bandwidth.
+
+Link bandwidths come from ``course.facts.hardware.INTERCONNECTS`` (PCIe 4/5 x16, NVLink-C2C) or a number
+in bytes/s, such as the H100 reference run's measured 55 GB/s of pinned host-to-device copies.
+Layer 2: pure, no torch. Used by lesson 07.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from course.calculators.memory import BYTES_PER_PARAM, model_state_bytes, params_of
+from course.facts import hardware, validate
+from course.facts.report import Report
+
+#: Bytes per parameter that cross the link each step under ZeRO-Offload: 16-bit gradients to the
+#: CPU, 16-bit updated weights back (Ren et al. 2021, sec. 4.1).
+OFFLOAD_LINK_BYTES_PER_PARAM = 2 + 2
+
+
+def link_bandwidth(link: object) -> float:
+    """Bytes/s of one direction of ``link``: a key of ``hardware.INTERCONNECTS`` or a number."""
+    if isinstance(link, str):
+        key = validate.choice("link", link, hardware.INTERCONNECTS)
+        return hardware.INTERCONNECTS[key].bandwidth
+    return validate.number("link", link, minimum=1e6, maximum=1e14)
+
+
+@dataclass(frozen=True)
+class OffloadCost(Report):
+    """GPU memory and step time with the optimizer offloaded to the CPU (ZeRO-Offload)."""
+
+    _title = "Optimizer offload (ZeRO-Offload), per training step"
+    _formats = MappingProxyType({"slowdown": "number"})
+
+    params: float
+    gpu_states_without_offload_bytes: float  # 16 B/param: mixed-precision Adam all on the GPU
+    gpu_states_with_offload_bytes: float  # 2 B/param: the 16-bit weights only
+    cpu_states_bytes: float  # fp32 master weights, Adam m and v, fp32 gradients: 16 B/param
+    link_traffic_bytes: float  # 16-bit gradients down + 16-bit weights up
+    link_time_seconds: (
+        float  # link_traffic_bytes / bandwidth (the two directions run one after the other)
+    )
+    cpu_optimizer_seconds: float
+    compute_seconds: float  # the GPU's forward + backward, given
+    step_seconds: float  # with the given overlap
+    slowdown: float  # step_seconds / compute_seconds
+
+
+def optimizer_offload(
+    params: float,
+    *,
+    link: str | float = "pcie5",
+    compute_seconds: float,
+    cpu_seconds_per_param: float,
+    overlap: float = 0.0,
+) -> OffloadCost:
+    """ZeRO-Offload's memory and time for one step of a ``params`` model.
+
+    ``compute_seconds`` is the GPU's forward + backward without offload (for instance
+    ``6 * params * tokens / (peak * mfu)``, lesson 05). ``cpu_seconds_per_param`` is the CPU's
+    optimizer time per parameter (AdamW on fp32 states): measure it with
+    ``course.measure.optim.cpu_optimizer_step``. ``overlap`` in [0, 1] is the share of the link and
+    CPU time hidden behind the GPU's compute (ZeRO-Offload overlaps gradient transfer with the
+    backward pass; its "delayed parameter update" hides the CPU step behind the next step).
+    Step time = max(compute + (1 - overlap) x (link + CPU optimizer), link + CPU optimizer): with
+    full overlap the longer of the two sets the pace.
+    """
+    n = params_of("params", params)
+    bandwidth = link_bandwidth(link)
+    compute = validate.number("compute_seconds", compute_seconds, minimum=0, maximum=1e9,
+                              strict_min=True)  # fmt: skip
+    per_param = validate.number("cpu_seconds_per_param", cpu_seconds_per_param, minimum=0,
+                                maximum=1)  # fmt: skip
+    hidden = validate.fraction("overlap", overlap, allow_zero=True)
+    full = model_state_bytes(n, precision="mixed", optimizer="adam")
+    moved = OFFLOAD_LINK_BYTES_PER_PARAM * n
+    link_s = moved / bandwidth
+    cpu_s = per_param * n
+    offloaded = link_s + cpu_s
+    step = max(compute + (1 - hidden) * offloaded, offloaded)
+    return OffloadCost(
+        params=n,
+        gpu_states_without_offload_bytes=full.total_bytes,
+        gpu_states_with_offload_bytes=full.weights_bytes,
+        cpu_states_bytes=full.master_weights_bytes + full.optimizer_states_bytes + 4 * n,
+        link_traffic_bytes=moved,
+        link_time_seconds=link_s,
+        cpu_optimizer_seconds=cpu_s,
+        compute_seconds=compute,
+        step_seconds=step,
+        slowdown=step / compute,
+    )
+
+
+@dataclass(frozen=True)
+class WeightStreaming(Report):
+    """The floor on a forward pass when the weights live in CPU memory."""
+
+    _title = "Weights streamed from CPU memory"
+    _formats = MappingProxyType({"link": "text", "slowdown": "number"})
+
+    link: str
+    weights_bytes: float
+    over_link_seconds: float  # weights / link bandwidth: every forward pass
+    from_gpu_memory_seconds: float  # weights / the GPU's memory bandwidth (weights on the GPU)
+    slowdown: float
+
+
+def weight_streaming(
+    params: float, *, dtype: str = "bf16", link: str | float = "pcie5", gpu: str = "h100-sxm"
+) -> WeightStreaming:
+    """Seconds to read every weight once from CPU memory over ``link`` vs from the GPU's memory.
+
+    Decoding one token reads every weight once (lesson 02), so with the weights offloaded the
+    link's bandwidth, not the GPU's, sets the floor: Llama-2-7B in bf16 (13.5 GB) over PCIe 5.0
+    x16 (63 GB/s) takes 0.21 s per token against 4.0 ms from an H100's 3.35 TB/s.
+    """
+    n = params_of("params", params)
+    per = BYTES_PER_PARAM[validate.choice("dtype", dtype, BYTES_PER_PARAM)]
+    bandwidth = link_bandwidth(link)
+    if not isinstance(gpu, str):
+        raise ValueError(f"gpu must be one of {', '.join(hardware.GPUS)}; got {gpu!r}")
+    g = hardware.gpu(gpu)
+    weights = n * per
+    slow, fast = weights / bandwidth, weights / g.memory_bandwidth
+    name = link if isinstance(link, str) else f"{bandwidth / 1e9:g} GB/s"
+    return WeightStreaming(name, weights, slow, fast, slow / fast)
+
+
+__all__ = [
+    "OFFLOAD_LINK_BYTES_PER_PARAM",
+    "OffloadCost",
+    "WeightStreaming",
+    "link_bandwidth",
+    "optimizer_offload",
+    "weight_streaming",
+]

@@ -1,0 +1,249 @@
+"""Cloud GPU instance types and the prices seen for them, each price with its date and source.
+
+Three tables:
+
+- :data:`INSTANCE_TYPES`: what an instance *is* (provider, name, GPU model as a key into
+  ``course.facts.hardware.GPUS``, GPU count, network), from the provider's own documentation. GPU
+  memory is not typed here: ``course.calculators.cloud`` computes it from the hardware registry.
+- :data:`PRICE_QUOTES`: what an instance *cost*, one row per price seen: the kind of price
+  (on-demand, spot, capacity block), USD per instance-hour, the region, the date it was seen and
+  where. Prices move (AWS announced cuts of "up to 45 %" for P4 and P5 on 5 June 2025:
+  :data:`PRICE_ANNOUNCEMENTS`), so a price without a date is not recorded. Where no sourced
+  price was found, the quote is ``None`` with the reason.
+- :data:`PRICE_ANNOUNCEMENTS`: announced price changes, with the instances they cover.
+
+Prices from the providers' price lists (AWS Price List, Azure Retail Prices API, Google Cloud
+Billing Catalog API) were read through public third-party transcriptions that name the list, the
+region and the date; those transcriptions are cited beside the primary list so the row can be
+checked. Seed 003's Azure and GCP prices ("~$30", "~$90", "~$35", "~$110"/hour) have no source and
+are not here.
+
+Layer 1: standard library only. Used by ``course.calculators.cloud`` (lesson 09).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class InstanceType:
+    """One cloud GPU instance type (a virtual machine with GPUs attached)."""
+
+    key: str
+    provider: str
+    name: str
+    gpu: str  # key in course.facts.hardware.GPUS
+    gpus: int
+    network: str  # scale-out network between instances, as the provider states it
+    source: str
+    notes: str = ""
+
+
+@dataclass(frozen=True)
+class PriceQuote:
+    """A price seen for an instance type: USD per instance-hour (all its GPUs), or None."""
+
+    instance: str  # key in INSTANCE_TYPES
+    kind: str  # "on-demand", "spot" or "capacity-block"
+    usd_per_hour: float | None
+    seen: str  # ISO date the price was read or took effect
+    region: str
+    source: str
+    notes: str = ""
+
+
+# Sources quoted more than once.
+AWS_P4D_LAUNCH = (
+    "AWS News Blog, 'New - GPU-Equipped EC2 P4 Instances for Machine Learning & HPC' "
+    "(2 Nov 2020), https://aws.amazon.com/blogs/aws/new-gpu-equipped-ec2-p4-instances-for-"
+    "machine-learning-hpc/"
+)
+AWS_P5_LAUNCH = (
+    "AWS EC2 on-demand price list at P5 general availability (26 Jul 2023, AWS News Blog 'New Amazon "
+    "EC2 P5 Instances Powered by NVIDIA H100 Tensor Core GPUs', https://aws.amazon.com/blogs/aws/"
+    "new-amazon-ec2-p5-instances-powered-by-nvidia-h100-tensor-core-gpus-for-accelerating-"
+    "generative-ai-and-hpc-applications/), price as reported by "
+    "The Next Platform, 'H100 GPU Instance Pricing On AWS: Grin And Bear It' (27 Jul 2023), "
+    "https://www.nextplatform.com/2023/07/27/h100-gpu-instance-pricing-on-aws-grin-and-bear-it/"
+)
+AWS_LIST_2026 = (
+    "AWS Price List (EC2 on-demand, Linux, us-east-1), https://aws.amazon.com/ec2/pricing/"
+    "on-demand/; read 2026-11-09 as transcribed in datareceipts/data-receipts "
+    "109-gpu-pricing/hyperscalers.json, https://raw.githubusercontent.com/datareceipts/"
+    "data-receipts/main/109-gpu-pricing/hyperscalers.json"
+)
+AWS_P5EN_2026 = (
+    "AWS Price List as returned by `dstack offer -b aws --instance-type p5en.48xlarge` on "
+    "2026-08-06, quoted in dstackai/dstack pull request #4110, https://github.com/dstackai/"
+    "dstack/pull/4110"
+)
+AWS_CAPACITY_BLOCKS = (
+    "AWS, 'Amazon EC2 Capacity Blocks for ML Pricing', https://aws.amazon.com/ec2/"
+    "capacityblocks/pricing/ (page version stating the next update on 1 Jan 2025)"
+)
+AZURE_LIST_2026 = (
+    "Azure Retail Prices API (Virtual Machines, Linux, pay-as-you-go, eastus), "
+    "https://prices.azure.com/api/retail/prices; read 2026-11-09 as transcribed in "
+    "datareceipts/data-receipts 109-gpu-pricing (hyperscalers.json, compare.json), "
+    "https://raw.githubusercontent.com/datareceipts/data-receipts/main/109-gpu-pricing/"
+)
+AZURE_ND_DOCS = (
+    "Microsoft Learn, 'ND family VM size series' (ND_A100_v4, NDm_A100_v4, ND_H100_v5), "
+    "https://learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/nd-family"
+)
+GCP_CATALOG_2026 = (
+    "Google Cloud Billing Catalog API (Compute Engine SKUs: GPU + vCPU + memory), "
+    "https://cloud.google.com/billing/v1/how-tos/catalog-api; read 2026-10-13 as transcribed "
+    "in the dataset tanod/cloud-gpu-list-prices, https://huggingface.co/datasets/tanod/"
+    "cloud-gpu-list-prices"
+)
+GCP_MACHINES = (
+    "Google Cloud, 'Accelerator-optimized machine family', https://cloud.google.com/compute/"
+    "docs/accelerator-optimized-machines"
+)
+LAMBDA_2026 = (
+    "Lambda, GPU instances price list, https://lambda.ai/instances; read 2026-09-20 as "
+    "transcribed in api-evangelist/lambda-labs plans/lambda-labs-plans-pricing.yml, "
+    "https://raw.githubusercontent.com/api-evangelist/lambda-labs/refs/heads/main/plans/"
+    "lambda-labs-plans-pricing.yml"
+)
+RUNPOD_2026 = (
+    "RunPod, pricing page, https://www.runpod.io/pricing; read 2026-11-09 as transcribed in "
+    "datareceipts/data-receipts 109-gpu-pricing/vendors.json, https://raw.githubusercontent.com/"
+    "datareceipts/data-receipts/main/109-gpu-pricing/vendors.json"
+)
+NO_SOURCE = "no primary or list-derived price found while writing this table (2026-11-23)"
+
+
+INSTANCE_TYPES: tuple[InstanceType, ...] = (
+    InstanceType("aws-p4d.24xlarge", "AWS", "p4d.24xlarge", "a100-40gb-sxm", 8,
+                 "400 Gb/s EFA", AWS_P4D_LAUNCH,
+                 "A100 40GB: the 80 GB version is p4de.24xlarge."),
+    InstanceType("aws-p5.48xlarge", "AWS", "p5.48xlarge", "h100-sxm", 8,
+                 "3,200 Gb/s EFA", AWS_CAPACITY_BLOCKS),
+    InstanceType("aws-p5e.48xlarge", "AWS", "p5e.48xlarge", "h200-sxm", 8,
+                 "3,200 Gb/s EFA", AWS_CAPACITY_BLOCKS),
+    InstanceType("aws-p5en.48xlarge", "AWS", "p5en.48xlarge", "h200-sxm", 8,
+                 "3,200 Gb/s EFA", AWS_P5EN_2026, "p5e with newer CPUs and networking."),
+    InstanceType("azure-nd96asr-v4", "Azure", "Standard_ND96asr_v4 (ND A100 v4)",
+                 "a100-40gb-sxm", 8, "8 x 200 Gb/s HDR InfiniBand", AZURE_ND_DOCS,
+                 "Seed 003 calls ND A100 v4 '8x A100 (80GB)': its GPUs are the 40 GB ones."),
+    InstanceType("azure-nd96amsr-a100-v4", "Azure", "Standard_ND96amsr_A100_v4 (NDm A100 v4)",
+                 "a100-80gb-sxm", 8, "8 x 200 Gb/s HDR InfiniBand", AZURE_ND_DOCS,
+                 "The 80 GB A100 series is NDm A100 v4."),
+    InstanceType("azure-nd96isr-h100-v5", "Azure", "Standard_ND96isr_H100_v5 (ND H100 v5)",
+                 "h100-sxm", 8, "8 x 400 Gb/s NDR InfiniBand", AZURE_ND_DOCS),
+    InstanceType("gcp-a2-ultragpu-8g", "GCP", "a2-ultragpu-8g", "a100-80gb-sxm", 8,
+                 "see source", GCP_MACHINES),
+    InstanceType("gcp-a3-highgpu-8g", "GCP", "a3-highgpu-8g", "h100-sxm", 8,
+                 "GPUDirect-TCPX", GCP_MACHINES),
+    InstanceType("gcp-a3-ultragpu-8g", "GCP", "a3-ultragpu-8g", "h200-sxm", 8,
+                 "8 x CX-7 RDMA over Ethernet (RoCE), one per GPU", GCP_MACHINES),
+    InstanceType("lambda-8x-h100-sxm", "Lambda", "8x NVIDIA H100 SXM", "h100-sxm", 8,
+                 "not stated for on-demand instances", LAMBDA_2026),
+    InstanceType("lambda-8x-a100-80gb-sxm", "Lambda", "8x NVIDIA A100 SXM 80 GB",
+                 "a100-80gb-sxm", 8, "not stated for on-demand instances", LAMBDA_2026),
+    InstanceType("runpod-h100-sxm-community", "RunPod", "H100 SXM (Community Cloud)",
+                 "h100-sxm", 1, "not stated", RUNPOD_2026,
+                 "Third-party hosts through RunPod's marketplace; no datacentre SLA."),
+    InstanceType("runpod-h100-sxm-secure", "RunPod", "H100 SXM (Secure Cloud)", "h100-sxm", 1,
+                 "not stated", RUNPOD_2026, "RunPod-operated datacentres."),
+)  # fmt: skip
+
+
+PRICE_QUOTES: tuple[PriceQuote, ...] = (
+    # AWS: launch prices, then the list after the June 2025 cut.
+    PriceQuote("aws-p4d.24xlarge", "on-demand", 32.77, "2020-11-02", "us-east-1",
+               AWS_P4D_LAUNCH, "launch price"),
+    PriceQuote("aws-p4d.24xlarge", "on-demand", 21.957642, "2026-11-09", "us-east-1",
+               AWS_LIST_2026),
+    PriceQuote("aws-p5.48xlarge", "on-demand", 98.32, "2023-07-26", "us-east-1",
+               AWS_P5_LAUNCH, "launch price"),
+    PriceQuote("aws-p5.48xlarge", "capacity-block", 39.33, "2024-12-01", "us-east-1",
+               AWS_CAPACITY_BLOCKS, "reserved block of 1-182 days, paid up front; date is the "
+               "page version (next update announced for 2025-01-01)"),
+    PriceQuote("aws-p5.48xlarge", "on-demand", 55.04, "2026-11-09", "us-east-1",
+               AWS_LIST_2026, "after AWS's June 2025 cut of up to 45 %"),
+    PriceQuote("aws-p5e.48xlarge", "on-demand", None, "2026-11-23", "us-east-1", NO_SOURCE),
+    PriceQuote("aws-p5en.48xlarge", "on-demand", 63.296, "2026-08-06", "us-east-1",
+               AWS_P5EN_2026),
+    PriceQuote("aws-p5en.48xlarge", "spot", 27.1988, "2026-08-06", "us-east-1", AWS_P5EN_2026,
+               "spot prices change every few minutes"),
+    # Azure: per-GPU list price x 8.
+    PriceQuote("azure-nd96asr-v4", "on-demand", 27.1968, "2026-11-09", "eastus",
+               AZURE_LIST_2026, "$3.3996 per GPU-hour x 8"),
+    PriceQuote("azure-nd96amsr-a100-v4", "on-demand", None, "2026-11-23", "eastus", NO_SOURCE),
+    PriceQuote("azure-nd96isr-h100-v5", "on-demand", 98.32, "2026-11-09", "eastus",
+               AZURE_LIST_2026, "$12.29 per GPU-hour x 8"),
+    # GCP: per-GPU share of the whole machine (GPU + vCPU + memory SKUs) x 8.
+    PriceQuote("gcp-a2-ultragpu-8g", "on-demand", None, "2026-11-23", "us-central1", NO_SOURCE),
+    PriceQuote("gcp-a3-highgpu-8g", "on-demand", None, "2026-11-23", "us-central1", NO_SOURCE),
+    PriceQuote("gcp-a3-ultragpu-8g", "on-demand", 83.492, "2026-10-13", "us-central1",
+               GCP_CATALOG_2026, "$10.4365 per GPU-hour x 8"),
+    PriceQuote("gcp-a3-ultragpu-8g", "spot", 50.0856, "2026-10-13", "us-central1",
+               GCP_CATALOG_2026, "$6.2607 per GPU-hour x 8"),
+    # Smaller GPU clouds: per-GPU list price x GPUs.
+    PriceQuote("lambda-8x-h100-sxm", "on-demand", 31.92, "2026-09-20", "US", LAMBDA_2026,
+               "$3.99 per GPU-hour x 8"),
+    PriceQuote("lambda-8x-a100-80gb-sxm", "on-demand", 22.32, "2026-09-20", "US", LAMBDA_2026,
+               "$2.79 per GPU-hour x 8"),
+    PriceQuote("runpod-h100-sxm-community", "on-demand", 2.69, "2026-11-09", "varies",
+               RUNPOD_2026),
+    PriceQuote("runpod-h100-sxm-secure", "on-demand", 3.99, "2026-11-09", "varies",
+               RUNPOD_2026),
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class PriceAnnouncement:
+    """A provider's announced price change: date, instance families, the largest cut, source."""
+
+    provider: str
+    announced: str  # ISO date
+    instances: tuple[str, ...]  # keys in INSTANCE_TYPES covered by it
+    max_cut_fraction: float  # "up to 45 %" -> 0.45
+    source: str
+
+
+PRICE_ANNOUNCEMENTS: tuple[PriceAnnouncement, ...] = (
+    PriceAnnouncement(
+        "AWS",
+        "2025-06-05",
+        ("aws-p4d.24xlarge", "aws-p5.48xlarge", "aws-p5en.48xlarge"),
+        0.45,
+        "AWS News Blog, 'Announcing up to 45% price reduction for Amazon EC2 NVIDIA GPU-accelerated "
+        "instances' (5 Jun 2025): P4d, P4de, P5 and P5en on-demand, https://aws.amazon.com/blogs/"
+        "aws/announcing-up-to-45-price-reduction-for-amazon-ec2-nvidia-gpu-accelerated-instances/",
+    ),
+)
+
+
+#: Seed 004's "When Cloud Makes Sense" table, as the seed prints it (its figures, not checked
+#: prices): label, hardware key, GPUs, purchase USD, cloud USD per hour, the seed's break-even
+#: hours ("~4,700"; 150,000 / 32 = 4,687.5). The seed does not say which 8x A100: 80 GB assumed.
+SEED004_BUY_VS_RENT: tuple[tuple[str, str, int, int, float, float], ...] = (
+    ("RTX 4090", "rtx-4090", 1, 1_600, 0.40, 4_000),
+    ("A100 80GB", "a100-80gb-sxm", 1, 15_000, 4.0, 3_750),
+    ("8x A100", "a100-80gb-sxm", 8, 150_000, 32.0, 4_700),
+)
+
+#: Seed 003's purchase prices per GPU ("Purchase: ~$15,000" for the A100, "~$30,000-$40,000" for
+#: the H100): the seed's unsourced figures, used only as a stated starting point a learner
+#: replaces with a real quote. GPU key -> (low, high) USD.
+SEED003_PURCHASE_USD_PER_GPU: dict[str, tuple[float, float]] = {
+    "a100-80gb-sxm": (15_000, 15_000),
+    "h100-sxm": (30_000, 40_000),
+}
+
+
+__all__ = [
+    "INSTANCE_TYPES",
+    "PRICE_ANNOUNCEMENTS",
+    "PRICE_QUOTES",
+    "SEED003_PURCHASE_USD_PER_GPU",
+    "SEED004_BUY_VS_RENT",
+    "InstanceType",
+    "PriceAnnouncement",
+    "PriceQuote",
+]

@@ -1,0 +1,144 @@
+"""Published training runs: the figures their papers state, each row with its source and table.
+
+These are *data*, not results: what the authors reported (GPU-hours, utilisation, energy, emissions,
+rental cost). Lesson 05 and tests/test_cost.py reproduce them with the calculators of
+``course.calculators.compute``, ``course.calculators.inference`` and ``course.calculators.energy``; a lesson never retypes them.
+Only figures checked against the paper (or a copy quoting it) are here. Left out because they could
+not be checked: Chinchilla's FLOP count, BLOOM's token count, Llama 2's emissions per model size (only the 539 t total is here), Llama 3's table
+row by row (only its stated 38-43 % range), the PUE of each run.
+
+Units: SI base units as everywhere in ``course`` (FLOP/s, watts, joules, USD); GPU-hours are hours
+of one GPU; CO2 in kilograms of CO2-equivalent. ``None``: the source does not state it.
+Layer 1: standard library only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+
+#: One kilowatt-hour in joules (as ``course.facts.units.KWH``; repeated so this table stays stdlib-only).
+_KWH = 3.6e6
+
+LLAMA2 = (
+    "Touvron et al. 2023, 'Llama 2: Open Foundation and Fine-Tuned Chat Models', sec. 2.2.1 and "
+    "Table 2 (CO2 emissions during pretraining), https://arxiv.org/abs/2307.09288"
+)
+PALM = (
+    "Chowdhery et al. 2022, 'PaLM: Scaling Language Modeling with Pathways', sec. 4.1, Table 3 "
+    "and appendix B (MFU and HFU), https://arxiv.org/abs/2204.02311"
+)
+MEGATRON = (
+    "Narayanan et al. 2021, 'Efficient Large-Scale Language Model Training on GPU Clusters Using "
+    "Megatron-LM', abstract and Table 1 (1T model, 3,072 A100s, 502 PFLOP/s = 163 TFLOP/s per "
+    "GPU, 52 % of the 312 TFLOP/s peak), https://arxiv.org/abs/2104.04473"
+)
+LLAMA3 = (
+    "Llama Team, AI @ Meta 2024, 'The Llama 3 Herd of Models', sec. 3.3 and Table 4 (405B on "
+    "8,192-16,384 H100s: 380-430 TFLOP/s per GPU, BF16 MFU 38-43 %), "
+    "https://arxiv.org/abs/2407.21783"
+)
+BLOOM = (
+    "Luccioni, Viguier, Ligozat 2022, 'Estimating the Carbon Footprint of BLOOM, a 176B Parameter "
+    "Language Model', Table 1 and sec. 4 (1,082,990 A100 GPU-hours at 400 W = 433,196 kWh; "
+    "57 gCO2eq/kWh French grid; 24.7 t CO2eq dynamic consumption), "
+    "https://arxiv.org/abs/2211.02001 (JMLR 24(253), 2023)"
+)
+DEEPSEEK_V3 = (
+    "DeepSeek-AI 2024, 'DeepSeek-V3 Technical Report', sec. 1 and Table 1 (training costs: "
+    "2,664K + 119K + 5K = 2,788K H800 GPU-hours, $5.576M at an assumed $2 per GPU-hour), "
+    "https://arxiv.org/abs/2412.19437"
+)
+GPT3 = (
+    "Brown et al. 2020, 'Language Models are Few-Shot Learners', Table D.1 (3.14e23 training "
+    "FLOPs for 175B), https://arxiv.org/abs/2005.14165"
+)
+BERT = (
+    "Devlin et al. 2019, 'BERT: Pre-training of Deep Bidirectional Transformers for Language "
+    "Understanding', appendix A.2 (batch of 256 sequences x 512 tokens for 1,000,000 steps; "
+    "BERT-base on 16 TPU chips for 4 days), https://arxiv.org/abs/1810.04805"
+)
+CHINCHILLA = (
+    "Hoffmann et al. 2022, 'Training Compute-Optimal Large Language Models', sec. 3-4 "
+    "(Chinchilla: 70B parameters, 1.4T tokens, Gopher's compute budget; 20 tokens per "
+    "parameter), https://arxiv.org/abs/2203.15556"
+)
+
+
+@dataclass(frozen=True)
+class PublishedRun:
+    """What one paper states about one training run (``None`` where it states nothing)."""
+
+    key: str
+    model: str
+    source: str
+    params: float | None = None  # parameters (active parameters for a mixture of experts)
+    tokens: float | None = None  # training tokens
+    flops: float | None = None  # stated training FLOPs
+    gpu: str | None = None  # accelerator as the paper names it
+    n_gpus: int | None = None
+    gpu_hours: float | None = None
+    watts_per_gpu: float | None = None  # power per GPU the paper's energy figure assumes
+    flop_per_s_per_gpu: float | None = None  # achieved model FLOP/s per GPU
+    mfu: float | None = None  # model FLOPs utilisation as stated (or the low end of a range)
+    mfu_high: float | None = None  # the high end where a range is stated
+    hfu: float | None = None  # hardware FLOPs utilisation as stated
+    energy_joules: float | None = None
+    grid_g_per_kwh: float | None = None  # gCO2eq per kWh of the grid the paper used
+    co2_kg: float | None = None
+    usd_per_gpu_hour: float | None = None
+    cost_usd: float | None = None
+    notes: str = ""
+
+
+RUNS: MappingProxyType = MappingProxyType({r.key: r for r in [
+    PublishedRun("gpt-3", "GPT-3 175B", GPT3, params=175e9, tokens=300e9, flops=3.14e23,
+                 gpu="V100"),
+    PublishedRun("chinchilla", "Chinchilla 70B", CHINCHILLA, params=70e9, tokens=1.4e12),
+    PublishedRun("bert-base", "BERT-base (110M)", BERT, params=110e6, tokens=256 * 512 * 1_000_000,
+                 gpu="Cloud TPU chips", n_gpus=16,
+                 notes="256 x 512 = 131,072 tokens per batch (the paper writes 128,000); 4 days."),
+    PublishedRun("llama-2-7b", "Llama 2 7B", LLAMA2, params=7e9, tokens=2e12, gpu="A100-80GB",
+                 gpu_hours=184_320),
+    PublishedRun("llama-2-13b", "Llama 2 13B", LLAMA2, params=13e9, tokens=2e12,
+                 gpu="A100-80GB", gpu_hours=368_640),
+    PublishedRun("llama-2-34b", "Llama 2 34B", LLAMA2, params=34e9, tokens=2e12,
+                 gpu="A100-80GB", gpu_hours=1_038_336),
+    PublishedRun("llama-2-70b", "Llama 2 70B", LLAMA2, params=70e9, tokens=2e12,
+                 gpu="A100-80GB", gpu_hours=1_720_320),
+    PublishedRun("llama-2-all", "Llama 2, all four sizes", LLAMA2, gpu="A100-80GB",
+                 gpu_hours=3_311_616, co2_kg=539e3,
+                 notes="GPU power capped at 400 W (RSC) or 350 W (production cluster); the "
+                       "539 t counts GPU power only (no PUE, no manufacturing), 100 % offset."),
+    PublishedRun("palm-540b", "PaLM 540B", PALM, params=540e9, tokens=780e9, gpu="TPU v4",
+                 n_gpus=6144, mfu=0.462, hfu=0.578,
+                 notes="HFU counts the rematerialised (recomputed) forward FLOPs; MFU does not."),
+    PublishedRun("megatron-1t", "Megatron-LM GPT 1T", MEGATRON, params=1e12, gpu="A100",
+                 n_gpus=3072, flop_per_s_per_gpu=163e12, mfu=0.52,
+                 notes="502 PFLOP/s in all; counts the recomputed forward (8N per token), so it "
+                       "is a hardware utilisation in PaLM's terms."),
+    PublishedRun("llama-3-405b", "Llama 3 405B", LLAMA3, params=405e9, tokens=15.6e12,
+                 gpu="H100", n_gpus=16384, flop_per_s_per_gpu=400e12, mfu=0.38, mfu_high=0.43,
+                 notes="380-430 TFLOP/s per GPU depending on GPUs (8K-16K) and context length."),
+    PublishedRun("bloom-176b", "BLOOM 176B", BLOOM, params=176e9,
+                 gpu="A100-80GB", gpu_hours=1_082_990, watts_per_gpu=400,
+                 energy_joules=433_196 * _KWH, grid_g_per_kwh=57, co2_kg=24.7e3,
+                 notes="Dynamic (GPU) consumption only; idle and infrastructure add 14.6 t and "
+                       "manufacturing 11.2 t, 50.5 t in all."),
+    PublishedRun("deepseek-v3", "DeepSeek-V3 (671B MoE, 37B active)", DEEPSEEK_V3, params=37e9,
+                 tokens=14.8e12, gpu="H800", n_gpus=2048, gpu_hours=2_788e3,
+                 usd_per_gpu_hour=2.0, cost_usd=5.576e6,
+                 notes="Pre-training 2,664K, context extension 119K, post-training 5K GPU-hours; "
+                       "the cost is a rental at an assumed $2/GPU-hour and excludes research "
+                       "and ablations."),
+]})  # fmt: skip
+
+
+def run(key: str) -> PublishedRun:
+    """One published run by key (``"llama-2-7b"``); ValueError lists the choices."""
+    if not isinstance(key, str) or key not in RUNS:
+        raise ValueError(f"run must be one of {', '.join(RUNS)}; got {key!r}")
+    return RUNS[key]
+
+
+__all__ = ["PublishedRun", "RUNS", "run"]

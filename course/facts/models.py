@@ -1,0 +1,282 @@
+"""Transformer architectures as configs, and their exact parameter counts.
+
+A :class:`TransformerConfig` says what a model is made of (layers, hidden size, heads, KV heads,
+FFN size, vocabulary, positions, norms, biases, tied embeddings); :func:`param_count` counts its
+parameters from that alone. ``course.measure.torchmodels.build_model`` builds a real ``torch.nn.Module``
+from the same config, and the tests check that the two counts agree exactly for every preset
+(Llama-2-7B: 6,738,415,616).
+
+Three families are covered, each by a combination of flags:
+
+- Llama / Mistral (decoder): RoPE (no position parameters), RMSNorm (weight only), gated SiLU MLP
+  (three matrices), no biases, grouped-query attention when ``kv_heads < heads``, untied LM head.
+- GPT-2 / GPT-3 (decoder): learned positions, LayerNorm (weight and bias), 4x GELU MLP with biases,
+  biases in every linear layer, LM head tied to the token embedding.
+- BERT (encoder): token, position and token-type embeddings, LayerNorm after each sub-layer and on
+  the embeddings ("post-norm"), biases, an optional pooler, no LM head.
+
+Used by lessons 04 (memory), 05 (FLOPs) and 10 (practice questions). Layer 1: standard library only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Literal
+
+from course.facts import validate
+from course.facts.report import Report
+
+Norm = Literal["rmsnorm", "layernorm"]
+Positions = Literal["rope", "learned"]
+NormPlacement = Literal["pre", "post"]
+
+
+@dataclass(frozen=True)
+class TransformerConfig:
+    """A transformer's architecture: everything needed to count its parameters exactly.
+
+    ``norm_placement="pre"`` (GPT-2, Llama) normalises each sub-layer's input and adds one final
+    norm after the last layer; ``"post"`` (BERT) normalises after each residual add and normalises
+    the embeddings instead of the output.
+    """
+
+    name: str
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    ffn_hidden: int
+    vocab: int
+    max_positions: int
+    gated_mlp: bool = True
+    tied_embeddings: bool = False
+    norm: Norm = "rmsnorm"
+    bias: bool = False
+    positions: Positions = "rope"
+    norm_placement: NormPlacement = "pre"
+    token_types: int = 0
+    causal: bool = True
+    lm_head: bool = True
+    pooler: bool = False
+    activation: Literal["silu", "gelu"] = "silu"
+    norm_eps: float = 1e-5
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str):
+            raise ValueError(f"name must be a string, got {self.name!r}")
+        validate.positive_int("layers", self.layers, maximum=10_000)
+        validate.positive_int("hidden", self.hidden, maximum=10**6)
+        validate.positive_int("heads", self.heads, maximum=self.hidden)
+        validate.positive_int("kv_heads", self.kv_heads, maximum=self.heads)
+        validate.positive_int("ffn_hidden", self.ffn_hidden, maximum=10**7)
+        validate.positive_int("vocab", self.vocab, maximum=10**8)
+        validate.positive_int("max_positions", self.max_positions, maximum=10**9)
+        validate.positive_int("token_types", self.token_types, minimum=0, maximum=1000)
+        if self.hidden % self.heads:
+            raise ValueError(
+                f"hidden must be divisible by heads, got hidden={self.hidden}, heads={self.heads}"
+            )
+        if self.heads % self.kv_heads:
+            raise ValueError(
+                f"kv_heads must divide heads, got heads={self.heads}, kv_heads={self.kv_heads}"
+            )
+        for flag in ("gated_mlp", "tied_embeddings", "bias", "causal", "lm_head", "pooler"):
+            validate.choice(flag, getattr(self, flag), (True, False))
+        validate.choice("norm", self.norm, ("rmsnorm", "layernorm"))
+        validate.choice("positions", self.positions, ("rope", "learned"))
+        validate.choice("norm_placement", self.norm_placement, ("pre", "post"))
+        validate.choice("activation", self.activation, ("silu", "gelu"))
+        validate.number("norm_eps", self.norm_eps, minimum=0, maximum=1, strict_min=True)
+        if self.tied_embeddings and not self.lm_head:
+            raise ValueError("tied_embeddings=True needs lm_head=True (there is nothing to tie)")
+        if not isinstance(self.source, str):
+            raise ValueError(f"source must be a string, got {self.source!r}")
+
+    @property
+    def head_dim(self) -> int:
+        """Size of one attention head: ``hidden // heads``."""
+        return self.hidden // self.heads
+
+    @property
+    def params(self) -> int:
+        """Exact parameter count (see :func:`param_count`)."""
+        return param_count(self)
+
+    @property
+    def non_embedding_params(self) -> int:
+        """Parameters outside the vocabulary and position tables (see :func:`param_breakdown`)."""
+        return param_breakdown(self).non_embedding_params
+
+    def replace(self, **changes: object) -> TransformerConfig:
+        """A copy with some fields changed (``cfg.replace(layers=2)``), validated again."""
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class ParamBreakdown(Report):
+    """Where a model's parameters are. Counts (not bytes)."""
+
+    _title = "Parameters"
+
+    embedding_params: int  # token + learned position + token-type tables
+    attention_params: int  # Q, K, V, O projections (and biases), all layers
+    mlp_params: int  # MLP matrices (and biases), all layers
+    norm_params: int  # every norm's weight (and bias)
+    lm_head_params: int  # output projection when not tied to the embedding
+    pooler_params: int  # BERT's pooler (dense hidden x hidden + bias)
+    total_params: int
+    non_embedding_params: int  # total minus embedding tables and untied LM head
+
+
+def _check_config(config: object) -> TransformerConfig:
+    if not isinstance(config, TransformerConfig):
+        raise ValueError(f"config must be a TransformerConfig (see PRESETS), got {config!r}")
+    return config
+
+
+def param_breakdown(config: TransformerConfig) -> ParamBreakdown:
+    """Count parameters by part, exactly, from the config alone.
+
+    Per layer: Q and O are ``hidden x heads*head_dim``, K and V ``hidden x kv_heads*head_dim``
+    (grouped-query attention shrinks them), the MLP has 3 matrices if gated (SwiGLU) else 2, and
+    two norms (RMSNorm: a weight of ``hidden``; LayerNorm: weight and bias). ``non_embedding_params``
+    follows Kaplan et al. 2020 ("excluding vocabulary and positional embeddings"): it leaves out the
+    token, position and token-type tables and an untied LM head (also a vocabulary matrix).
+    """
+    c = _check_config(config)
+    h, hd = c.hidden, c.head_dim
+    q_out, kv_out = c.heads * hd, c.kv_heads * hd
+    norm = h if c.norm == "rmsnorm" else 2 * h
+
+    attention = h * q_out + 2 * h * kv_out + q_out * h
+    if c.bias:
+        attention += q_out + 2 * kv_out + h
+    if c.gated_mlp:
+        mlp = 3 * h * c.ffn_hidden + (2 * c.ffn_hidden + h if c.bias else 0)
+    else:
+        mlp = 2 * h * c.ffn_hidden + (c.ffn_hidden + h if c.bias else 0)
+
+    embedding = c.vocab * h + c.token_types * h
+    if c.positions == "learned":
+        embedding += c.max_positions * h
+    norms = c.layers * 2 * norm + norm  # two per layer; plus the final or the embedding norm
+    lm_head = c.vocab * h if c.lm_head and not c.tied_embeddings else 0
+    pooler = h * h + h if c.pooler else 0
+    total = embedding + c.layers * (attention + mlp) + norms + lm_head + pooler
+    return ParamBreakdown(
+        embedding_params=embedding,
+        attention_params=c.layers * attention,
+        mlp_params=c.layers * mlp,
+        norm_params=norms,
+        lm_head_params=lm_head,
+        pooler_params=pooler,
+        total_params=total,
+        non_embedding_params=total - embedding - lm_head,
+    )
+
+
+def param_count(config: TransformerConfig) -> int:
+    """Exact number of parameters of the model ``config`` describes (checked against torch)."""
+    return param_breakdown(config).total_params
+
+
+def non_embedding_param_count(config: TransformerConfig) -> int:
+    """Kaplan et al. 2020's N: parameters excluding vocabulary and position embeddings."""
+    return param_breakdown(config).non_embedding_params
+
+
+def matmul_params_per_layer(config: TransformerConfig) -> int:
+    """Weights of one layer that take part in matrix multiplies (no biases, no norms).
+
+    Each contributes 2 FLOPs (a multiply and an add) per token in the forward pass.
+    """
+    c = _check_config(config)
+    h, hd = c.hidden, c.head_dim
+    attention = 2 * h * c.heads * hd + 2 * h * c.kv_heads * hd
+    mlp = (3 if c.gated_mlp else 2) * h * c.ffn_hidden
+    return attention + mlp
+
+
+_LLAMA2 = "Touvron et al. 2023, 'Llama 2'; released config.json of meta-llama/Llama-2-{}-hf"
+_LLAMA3 = "Meta 2024, 'The Llama 3 Herd of Models'; released config.json of meta-llama/{}"
+_GPT2 = "Radford et al. 2019, 'Language Models are Unsupervised Multitask Learners'; config.json"
+_BERT = "Devlin et al. 2019, 'BERT'; released config.json of google-bert/{} (BertModel with pooler)"
+
+
+def _llama(name: str, source: str, **kw: object) -> TransformerConfig:
+    return TransformerConfig(name=name, source=source, **kw)  # type: ignore[arg-type]
+
+
+def _gpt(name: str, source: str, **kw: object) -> TransformerConfig:
+    fixed = dict(gated_mlp=False, tied_embeddings=True, norm="layernorm", bias=True,
+                 positions="learned", activation="gelu")  # fmt: skip
+    return TransformerConfig(name=name, source=source, **fixed, **kw)  # type: ignore[arg-type]
+
+
+def _bert(name: str, source: str, **kw: object) -> TransformerConfig:
+    fixed = dict(gated_mlp=False, norm="layernorm", bias=True, positions="learned",
+                 norm_placement="post", token_types=2, causal=False, lm_head=False, pooler=True,
+                 activation="gelu", norm_eps=1e-12, vocab=30522, max_positions=512)  # fmt: skip
+    return TransformerConfig(name=name, source=source, **fixed, **kw)  # type: ignore[arg-type]
+
+
+#: Published architectures, keyed like ``"llama-2-7b"``. Each records where its numbers come from.
+PRESETS: MappingProxyType = MappingProxyType({c.name: c for c in [
+    _gpt("gpt2", _GPT2 + " of openai-community/gpt2 (GPT-2 small)",
+         layers=12, hidden=768, heads=12, kv_heads=12, ffn_hidden=3072, vocab=50257,
+         max_positions=1024),
+    _gpt("gpt2-xl", _GPT2 + " of openai-community/gpt2-xl",
+         layers=48, hidden=1600, heads=25, kv_heads=25, ffn_hidden=6400, vocab=50257,
+         max_positions=1024),
+    _gpt("gpt-3-175b",
+         "Brown et al. 2020, 'Language Models are Few-Shot Learners', Table 2.1 (96 layers, "
+         "d_model 12288, 96 heads of 128, context 2048); GPT-2's vocabulary of 50,257 and "
+         "architecture (sec. 2.1). The paper rounds the count to 175.0B.",
+         layers=96, hidden=12288, heads=96, kv_heads=96, ffn_hidden=4 * 12288, vocab=50257,
+         max_positions=2048),
+    _bert("bert-base", _BERT.format("bert-base-uncased"),
+          layers=12, hidden=768, heads=12, kv_heads=12, ffn_hidden=3072),
+    _bert("bert-large", _BERT.format("bert-large-uncased"),
+          layers=24, hidden=1024, heads=16, kv_heads=16, ffn_hidden=4096),
+    _llama("llama-2-7b", _LLAMA2.format("7b"),
+           layers=32, hidden=4096, heads=32, kv_heads=32, ffn_hidden=11008, vocab=32000,
+           max_positions=4096),
+    _llama("llama-2-13b", _LLAMA2.format("13b"),
+           layers=40, hidden=5120, heads=40, kv_heads=40, ffn_hidden=13824, vocab=32000,
+           max_positions=4096),
+    _llama("llama-2-70b", _LLAMA2.format("70b"),
+           layers=80, hidden=8192, heads=64, kv_heads=8, ffn_hidden=28672, vocab=32000,
+           max_positions=4096),
+    _llama("llama-3-8b", _LLAMA3.format("Meta-Llama-3-8B"),
+           layers=32, hidden=4096, heads=32, kv_heads=8, ffn_hidden=14336, vocab=128256,
+           max_positions=8192),
+    _llama("llama-3-70b", _LLAMA3.format("Meta-Llama-3-70B"),
+           layers=80, hidden=8192, heads=64, kv_heads=8, ffn_hidden=28672, vocab=128256,
+           max_positions=8192),
+    _llama("mistral-7b",
+           "Jiang et al. 2023, 'Mistral 7B'; released config.json of mistralai/Mistral-7B-v0.1",
+           layers=32, hidden=4096, heads=32, kv_heads=8, ffn_hidden=14336, vocab=32000,
+           max_positions=32768),
+]})  # fmt: skip
+
+
+def preset(key: str) -> TransformerConfig:
+    """Look up a preset by key (``"llama-2-7b"``); ValueError lists the choices."""
+    if not isinstance(key, str) or key not in PRESETS:
+        raise ValueError(f"model must be one of {', '.join(PRESETS)}; got {key!r}")
+    return PRESETS[key]
+
+
+__all__ = [
+    "PRESETS",
+    "ParamBreakdown",
+    "TransformerConfig",
+    "matmul_params_per_layer",
+    "non_embedding_param_count",
+    "param_breakdown",
+    "param_count",
+    "preset",
+]

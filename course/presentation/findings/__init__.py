@@ -1,0 +1,25 @@
+"""Sentences computed from measured records: what this run found, on this machine.
+
+A lesson never types a finding that depends on the machine (which dtype or library is faster and by
+how much, cache sizes, thread scaling, a measured utilisation). It calls a function here that takes
+the tidy records the measurement layer returned and returns a sentence or a short Markdown block,
+with the explanation that fits the outcome, including "the machine was busy: rerun". One module per
+topic (``course/presentation/findings/<topic>.py``). Layer 4 (presentation): no measuring, no torch.
+
+Modules: ``matmul`` (libraries, dtypes, alignment, share of a peak), ``threads`` (thread scaling),
+``overhead`` (fixed per-call costs, crossovers), ``caches`` (bandwidth per memory level),
+``batching`` (batching curve, decoding against its floor), ``precision`` (autocast and quantised
+inference speed), ``utilisation`` (a training step's MFU, FLOP counter against formula). Lessons call them as ``findings.matmul.dtype_speed(records, ...)``.
+"""
+
+from course.presentation.findings import (
+    batching,
+    caches,
+    matmul,
+    overhead,
+    precision,
+    threads,
+    utilisation,
+)
+
+__all__ = ["batching", "caches", "matmul", "overhead", "precision", "threads", "utilisation"]

@@ -1,0 +1,164 @@
+"""The base of every calculator widget: controls wired to a calculator, the answer shown below.
+
+Each widget (one module per widget in ``course/presentation/widgets/``) is built by one small function that
+returns a :class:`Calculator`: named ``controls``, an ``output`` (an ``ipywidgets.HTML``) and the
+function that turns the controls' values into the output. A bad value never shows a
+traceback: the calculator's ``ValueError`` message appears in red where the result would be.
+Nothing is printed, so under nbval (which has no widget manager) a cell that shows a calculator
+has only its deterministic text form as output.
+
+To add a widget: write a ``_something_html(values) -> str`` that calls the calculator and formats
+its result, and a builder that makes the controls and returns ``Calculator(title, controls, fn)``.
+Tests drive them by setting ``calc.controls[name].value`` and reading ``calc.output.value``.
+
+Error messages speak the learner's language: a calculator's ``ValueError`` names its parameter
+(``seq_len must be ...``); the Calculator replaces that name with the on-screen label of the
+control (``sequence length (tokens) must be ...``; ``labels`` adds names that are not control keys)
+and writes long numbers with thousands separators. Parse typed values with the control's label:
+``parse_number(label, text)``, ``parse_whole(label, text)``.
+
+Layer 4: calculations live in ``course.calculators.compute`` etc.; nothing is computed here.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import ipywidgets as widgets
+
+from course.facts import hardware
+
+ERROR_COLOUR = "#b00020"
+
+
+def error_html(message: str) -> str:
+    """A ValueError's message, in red, where the result would be."""
+    return f'<div class="calc-error" style="color:{ERROR_COLOUR}">{html.escape(message)}</div>'
+
+
+def parse_number(name: str, text: object) -> float:
+    """A number typed into a text box: '2e12', '2,000', ' 1.5 ' all work; ValueError otherwise."""
+    if isinstance(text, int | float) and not isinstance(text, bool):
+        return float(text)
+    cleaned = str(text).replace(",", "").replace("_", "").strip()
+    try:
+        return float(cleaned)
+    except ValueError:
+        raise ValueError(f"{name} must be a number such as 2e12, got {text!r}") from None
+
+
+def parse_whole(name: str, text: object) -> int:
+    """A whole number typed into a text box ('2,048', '4') -> int; '2.5' or 'four' -> ValueError."""
+    value = parse_number(name, text)
+    if not math.isfinite(value) or value != int(value):
+        raise ValueError(f"{name} must be a whole number, got {text!r}")
+    return int(value)
+
+
+# A plain number in a message: not inside a word ("fp16", "A100", "2e12"), a quoted value ('2.5')
+# or a number that already has separators ("100,000").
+_NUMBER = re.compile(r"(?<![\w.'\"])(?<!\d,)-?\d+(?:\.\d+)?(?![\w.'\"])(?!,\d)")
+
+
+def _format_number(match: re.Match) -> str:
+    x = float(match.group())
+    if math.isfinite(x) and x == int(x) and abs(x) < 1e15:
+        return f"{int(x):,}"
+    return f"{x:,.6g}"
+
+
+def friendly_message(message: str, labels: Mapping[str, str]) -> str:
+    """``message`` with a leading parameter name replaced by its on-screen label, numbers formatted.
+
+    ``friendly_message("seq_len must be <= 4096, got 100000", {"seq_len": "sequence length"})``
+    -> ``"sequence length must be <= 4,096, got 100,000"``.
+    """
+    already_labelled = any(message.startswith(f"{label} ") for label in labels.values())
+    for name in sorted(labels, key=len, reverse=True):
+        if already_labelled:
+            break
+        if re.match(rf"{re.escape(name)} (must|is|has|['\"])", message):
+            message = labels[name] + message[len(name) :]
+            break
+    return _NUMBER.sub(_format_number, message)
+
+
+def _plain(html_text: str) -> str:
+    """Rough plain text of an HTML fragment (for the text form of a calculator)."""
+    text = re.sub(r"</(tr|div|p|caption)>", "\n", html_text)
+    text = re.sub(r"</td><td[^>]*>", "  ", text)
+    text = re.sub(r"<[^>]+>", "", text)
+    return html.unescape("\n".join(line.strip() for line in text.splitlines() if line.strip()))
+
+
+class Calculator:
+    """Controls + an HTML output, recomputed whenever a control changes."""
+
+    def __init__(
+        self,
+        title: str,
+        controls: Mapping[str, widgets.ValueWidget],
+        compute_html: Callable[[dict[str, Any]], str],
+        labels: Mapping[str, str] | None = None,
+    ):
+        self.title = title
+        self.controls = dict(controls)
+        #: parameter name -> on-screen label, for error messages (controls' descriptions first).
+        self.labels = {
+            name: control.description
+            for name, control in self.controls.items()
+            if getattr(control, "description", "")
+        }
+        self.labels.update(labels or {})
+        self.output = widgets.HTML()
+        self._compute_html = compute_html
+        for control in self.controls.values():
+            control.observe(lambda _change: self.update(), names="value")
+        self.update()
+
+    def values(self) -> dict[str, Any]:
+        return {name: control.value for name, control in self.controls.items()}
+
+    def update(self) -> None:
+        """Recompute the output; a ValueError's message is shown in red instead of a result."""
+        try:
+            self.output.value = self._compute_html(self.values())
+        except ValueError as exc:
+            self.output.value = error_html(friendly_message(str(exc), self.labels))
+
+    @property
+    def error(self) -> str | None:
+        """The message shown in red, or None when the output is a result."""
+        if "calc-error" not in self.output.value:
+            return None
+        return _plain(self.output.value)
+
+    def widget(self) -> widgets.VBox:
+        header = widgets.HTML(f"<b>{html.escape(self.title)}</b>")
+        return widgets.VBox([header, *self.controls.values(), self.output])
+
+    def __repr__(self) -> str:
+        return f"{self.title}\n{_plain(self.output.value)}"
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        bundle = self.widget()._repr_mimebundle_(include=include, exclude=exclude) or {}
+        bundle["text/plain"] = repr(self)
+        return bundle
+
+
+def dropdown(description: str, options, value) -> widgets.Dropdown:
+    return widgets.Dropdown(description=description, options=options, value=value,
+                            style={"description_width": "initial"})  # fmt: skip
+
+
+def text_box(description: str, value: str) -> widgets.Text:
+    return widgets.Text(description=description, value=value,
+                        style={"description_width": "initial"})  # fmt: skip
+
+
+def gpu_options() -> list[tuple[str, str]]:
+    return [(g.name, key) for key, g in hardware.GPUS.items()]

@@ -1,0 +1,201 @@
+"""The buy-vs-rent widget of lesson 09: own a system or rent the same hours in the cloud?
+
+``buy_vs_rent_calculator()`` returns a :class:`course.presentation.widgets.base.Calculator`. Inputs: the
+purchase price, the instance rented instead (its recorded on-demand price and the date it was seen
+fill the hourly rate, which the learner can overwrite with today's), reserved and spot rates, the
+spot overhead (checkpoints and re-done work), lifetime, utilisation, power, electricity price,
+PUE, hosting and staff per year. Output: which option is cheapest over the lifetime, break-even
+months against each rent option, a bar of each option's cost components, and the calculator's
+table.
+
+Every number comes from ``course.calculators.cloud.own_vs_rent``; nothing is computed here. The defaults
+answer practice question 9 of seed 003 (a startup training continuously): a DGX H100 (10.2 kW,
+``course.facts.hardware``) bought at seed 003's unsourced ~$35,000 per H100 x 8 against a p5.48xlarge.
+Layer 4.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from course.calculators import cloud
+from course.facts import hardware, units
+from course.facts.data.cloud_instances import SEED003_PURCHASE_USD_PER_GPU
+from course.presentation.plots import PALETTE
+from course.presentation.widgets.base import Calculator, dropdown, parse_number, text_box
+
+PARTS = ("purchase", "energy", "hosting", "staff", "rent")
+
+
+def _optional(name: str, text: object) -> float | None:
+    return None if str(text).strip() == "" else parse_number(name, text)
+
+
+def _percent(name: str, text: object, *, allow_zero: bool = False, maximum: float = 100) -> float:
+    """A percentage typed in a box -> a fraction; the error speaks in percent, as on screen."""
+    value = parse_number(name, text)
+    low = value >= 0 if allow_zero else value > 0
+    if not (low and value <= maximum):
+        bound = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"{name} must be {bound} and <= {maximum:,g}, got {text}")
+    return value / 100
+
+
+#: Calculator parameter -> the label of its control, so an error names what the learner sees.
+LABELS = {
+    "purchase_usd": "purchase $",
+    "on_demand_usd_per_hour": "on-demand $/h",
+    "reserved_usd_per_hour": "reserved $/h",
+    "spot_usd_per_hour": "spot $/h",
+    "lifetime_years": "lifetime (years)",
+    "power_watts": "power (W)",
+    "usd_per_kwh": "electricity $/kWh",
+    "pue": "PUE",
+    "hosting_usd_per_year": "hosting $/year",
+    "staff_usd_per_year": "staff $/year",
+}
+
+
+def result(v: dict[str, Any]) -> cloud.OwnVsRent:
+    """The calculator's result for the widget's values ``v``; errors name the on-screen label."""
+    try:
+        return _result(v)
+    except ValueError as err:
+        message = str(err)
+        name = message.split(" ", 1)[0]
+        if name in LABELS:
+            message = LABELS[name] + message[len(name) :]
+        raise ValueError(message) from None
+
+
+def _result(v: dict[str, Any]) -> cloud.OwnVsRent:
+    return cloud.own_vs_rent(
+        parse_number("purchase $", v["purchase"]),
+        parse_number("on-demand $/h", v["on_demand"]),
+        reserved_usd_per_hour=_optional("reserved $/h", v["reserved"]),
+        spot_usd_per_hour=_optional("spot $/h", v["spot"]),
+        spot_overhead_fraction=_percent(
+            "spot overhead %", v["spot_overhead"], allow_zero=True, maximum=1000
+        ),
+        lifetime_years=parse_number("lifetime (years)", v["years"]),
+        utilization=_percent("utilisation %", v["utilization"]),
+        power_watts=parse_number("power (W)", v["power"]),
+        usd_per_kwh=parse_number("electricity $/kWh", v["usd_per_kwh"]),
+        pue=parse_number("PUE", v["pue"]),
+        hosting_usd_per_year=parse_number("hosting $/year", v["hosting"]),
+        staff_usd_per_year=parse_number("staff $/year", v["staff"]),
+    )
+
+
+def _bars_html(r: cloud.OwnVsRent) -> str:
+    """One horizontal bar per option, stacked by cost component, on a common scale."""
+    options = r.components()
+    scale = max(sum(parts.values()) for parts in options.values()) or 1.0
+    colours = dict(zip(PARTS, PALETTE, strict=False))
+    rows = []
+    for option, parts in options.items():
+        segments = "".join(
+            f'<div title="{option}: {part}" style="width:{100 * value / scale:.2f}%;'
+            f'background:{colours[part]};height:18px"></div>'
+            for part, value in parts.items()
+            if value > 0
+        )
+        total = units.fmt_usd(sum(parts.values()))
+        rows.append(
+            f'<div style="display:flex;align-items:center;margin:3px 0">'
+            f'<span style="width:90px">{option}</span>'
+            f'<div style="display:flex;flex:1;max-width:520px;background:#eee">{segments}</div>'
+            f'<span style="margin-left:8px">{total}</span></div>'
+        )
+    legend = " &nbsp; ".join(f'<span style="color:{colours[p]}">&#9632;</span> {p}' for p in PARTS)
+    return "".join(rows) + f'<div style="font-size:90%">{legend}</div>'
+
+
+def _months(m: float | None) -> str:
+    if m is None:
+        return "-"
+    return "never" if m == float("inf") else f"{m:,.1f} months"
+
+
+def _html(v: dict[str, Any]) -> str:
+    r = result(v)
+    inst = cloud.instance(v["instance"])
+    when = "no sourced price" if inst.usd_per_hour is None else f"recorded {inst.as_of}"
+    head = (
+        f"<p>Over {r.lifetime_years:g} years at {100 * r.utilization:.0f} % utilisation "
+        f"({r.hours_used:,.0f} hours used) the cheapest option is <b>{r.cheapest}</b>. "
+        f"Owning costs {units.fmt_usd(r.own_per_hour_used_usd)} per hour used.</p>"
+        f"<p>Break-even against on-demand: <b>{_months(r.breakeven_months_on_demand)}</b>; "
+        f"against reserved: {_months(r.breakeven_months_reserved)}; against spot: "
+        f"{_months(r.breakeven_months_spot)}.</p>"
+        f"<p><i>Renting {html.escape(inst.name)} ({inst.provider}; on-demand price "
+        f"{html.escape(when)}).</i></p>"
+    )
+    return head + _bars_html(r) + r._repr_html_()
+
+
+def _instance_options() -> list[tuple[str, str]]:
+    return [(f"{i.provider} {i.name}", key) for key, i in cloud.INSTANCES.items()]
+
+
+def _seed_purchase(gpu: str, gpus: int) -> float:
+    low, high = SEED003_PURCHASE_USD_PER_GPU[gpu]
+    return gpus * (low + high) / 2
+
+
+def buy_vs_rent_calculator(
+    instance: str = "aws-p5.48xlarge",
+    purchase: str | None = None,
+    years: str = "3",
+    utilization: str = "100",
+    power: str | None = None,
+    usd_per_kwh: str = "0.10",
+    pue: str = "1.5",
+    hosting: str = "0",
+    staff: str = "0",
+    reserved: str = "",
+    spot: str = "",
+    spot_overhead: str = "10",
+) -> Calculator:
+    """Buy vs rent: purchase and running costs against on-demand, reserved and spot rent.
+
+    Defaults: a DGX H100 (8 x H100, 10,200 W from ``course.facts.hardware``) at seed 003's unsourced
+    purchase figure (8 x ~$35,000 = $280,000, the midpoint of its "$30,000-$40,000") against the
+    recorded p5.48xlarge on-demand price; $0.10/kWh (the seeds' figure); PUE 1.5 (a typical
+    enterprise datacentre, lesson 08). Utilisation, PUE and overhead are typed in percent
+    (utilisation, overhead) or as a ratio (PUE). Blank reserved/spot rates leave those options out.
+    """
+    dgx = hardware.SYSTEMS["dgx-h100"]
+    if purchase is None:
+        purchase = f"{_seed_purchase(dgx.gpu, dgx.gpus):,.0f}"
+    if power is None:
+        power = f"{dgx.max_power_watts:,.0f}"
+    recorded = cloud.instance(instance).usd_per_hour
+    instance_box = dropdown("instance rented instead", _instance_options(), instance)
+    on_demand_box = text_box("on-demand $/h", "" if recorded is None else f"{recorded:g}")
+
+    def follow_instance(change) -> None:  # fill in the recorded price of the chosen instance
+        price = cloud.instance(change["new"]).usd_per_hour
+        on_demand_box.value = "" if price is None else f"{price:g}"
+
+    instance_box.observe(follow_instance, names="value")
+    controls = {
+        "instance": instance_box,
+        "on_demand": on_demand_box,
+        "reserved": text_box("reserved $/h (blank: none)", reserved),
+        "spot": text_box("spot $/h (blank: none)", spot),
+        "spot_overhead": text_box("spot overhead %", spot_overhead),
+        "purchase": text_box("purchase $", purchase),
+        "years": text_box("lifetime (years)", years),
+        "utilization": text_box("utilisation %", utilization),
+        "power": text_box("power (W)", power),
+        "usd_per_kwh": text_box("electricity $/kWh", usd_per_kwh),
+        "pue": text_box("PUE", pue),
+        "hosting": text_box("hosting $/year", hosting),
+        "staff": text_box("staff $/year", staff),
+    }
+    return Calculator("Buy vs rent", controls, _html)
+
+
+__all__ = ["buy_vs_rent_calculator", "result"]

@@ -1,0 +1,96 @@
+"""The DGX design calculator of lesson 08 (practice question 8): change the inputs, see it move.
+
+``dgx_design_calculator()`` returns a :class:`course.presentation.widgets.base.Calculator` over
+:func:`course.calculators.datacenter.dgx_design`: a model, a token budget, a deadline in days, the DGX
+system, the compute dtype, the MFU you expect, activation recomputation, systems per rack,
+electricity price, PUE and (optionally) a price per system. The output is a one-paragraph
+summary (GPUs, systems, SUs, switches, racks, power, days, energy and cost) and the calculator's
+full table. A bad value shows the calculator's message in red. Layer 4.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from course.calculators import datacenter, memory
+from course.facts import hardware, units
+from course.facts.models import PRESETS
+from course.presentation.widgets.base import Calculator, dropdown, parse_number, text_box
+from course.presentation.widgets.mig import DECODERS
+
+
+def _whole(name: str, text: object) -> int:
+    value = parse_number(name, text)
+    if value != int(value):
+        raise ValueError(f"{name} must be a whole number, got {text!r}")
+    return int(value)
+
+
+def _design_html(v: dict[str, Any]) -> str:
+    d = datacenter.dgx_design(
+        PRESETS[v["model"]],
+        tokens=parse_number("training tokens", v["tokens"]),
+        days=parse_number("deadline (days)", v["days"]),
+        system=v["system"],
+        dtype=v["dtype"],
+        mfu=parse_number("MFU", v["mfu"]),
+        recompute=v["recompute"],
+        systems_per_rack=_whole("systems per rack", v["systems_per_rack"]),
+        usd_per_kwh=parse_number("electricity ($/kWh)", v["usd_per_kwh"]),
+        pue=parse_number("PUE", v["pue"]),
+        usd_per_system=parse_number("price per system ($)", v["usd_per_system"]),
+    )
+    summary = (
+        f"<p><b>{d.gpus:,} GPUs</b> in <b>{d.systems:,} {html.escape(d.system)}</b> "
+        f"({d.sus} SU of 32; layout {d.tensor_parallel} tensor x {d.pipeline_parallel} pipeline "
+        f"x {d.data_parallel} data), {d.leaf_switches} leaf + {d.spine_switches} spine + "
+        f"{d.core_switches} core switches, <b>{d.racks} racks</b>. "
+        f"Training takes <b>{d.training_seconds / units.DAY:,.1f} days</b> at "
+        f"{d.mfu:.0%} MFU, drawing {units.fmt_watts(d.facility_power_watts)} at the facility; "
+        f"energy {d.energy_joules / units.KWH:,.0f} kWh = {units.fmt_usd(d.energy_cost_usd)}"
+        + (f"; systems {units.fmt_usd(d.hardware_cost_usd)}" if d.hardware_cost_usd else "")
+        + ".</p>"
+    )
+    return summary + d._repr_html_()
+
+
+def dgx_design_calculator(
+    model: str = "gpt-3-175b",
+    tokens: str = "300e9",
+    days: str = "30",
+    system: str = "dgx-h100",
+    dtype: str = "bf16",
+    mfu: str = "0.4",
+    recompute: str = "selective",
+    systems_per_rack: int = 4,
+    usd_per_kwh: str = "0.10",
+    pue: str = str(datacenter.PUE_INDUSTRY_AVERAGE),
+    usd_per_system: str = "0",
+) -> Calculator:
+    """Design a DGX cluster to train ``model`` on ``tokens`` in ``days``.
+
+    Defaults: seed 003's question 8 with GPT-3's data (175B parameters, 300B tokens; Brown et
+    al. 2020), a 30-day deadline on DGX H100 at 40 % MFU in bf16, $0.10/kWh, the industry-average
+    PUE.
+    """
+    dtypes = ["bf16", "fp16", "fp8", "tf32"]
+    controls = {
+        "model": dropdown("model", DECODERS, model),
+        "tokens": text_box("training tokens", tokens),
+        "days": text_box("deadline (days)", days),
+        "system": dropdown(
+            "DGX system", [(s.name, k) for k, s in hardware.SYSTEMS.items()], system
+        ),  # fmt: skip
+        "dtype": dropdown("compute dtype", dtypes, dtype),
+        "mfu": text_box("MFU", mfu),
+        "recompute": dropdown("activation recomputation", list(memory.RECOMPUTE), recompute),
+        "systems_per_rack": text_box("systems per rack", str(systems_per_rack)),
+        "usd_per_kwh": text_box("electricity ($/kWh)", usd_per_kwh),
+        "pue": text_box("PUE", pue),
+        "usd_per_system": text_box("price per system ($)", usd_per_system),
+    }
+    return Calculator("Design a DGX cluster", controls, _design_html)
+
+
+__all__ = ["dgx_design_calculator"]

@@ -1,0 +1,187 @@
+"""The "will it fit?" widget of lesson 04: a model, a workload and GPUs -> breakdown, verdict, GPUs.
+
+``will_it_fit()`` returns a :class:`course.presentation.widgets.base.Calculator`. Pick a preset model (or type a
+parameter count), training or inference, the precision (training) or weight dtype (inference),
+the optimizer, batch, sequence length, activation recomputation, a GPU and how many of them you
+have. The output is a stacked bar of where the memory goes, drawn against the usable memory of
+your GPUs, a verdict, the number of GPUs needed, and the calculator's table.
+
+Every number comes from ``course.calculators.memory`` (``training_memory``, ``inference_memory``,
+``gpus_needed``) and ``course.facts.hardware``; nothing is computed here. A bad value shows the
+calculator's ``ValueError`` message in red. Several GPUs are assumed to split the memory evenly
+(ZeRO-3/FSDP sharding or tensor parallelism); lesson 06 shows what each scheme really keeps
+per GPU. Layer 4.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import ipywidgets as widgets
+
+from course.calculators import memory
+from course.facts import hardware, units
+from course.facts.models import PRESETS, TransformerConfig
+from course.facts.report import Report
+from course.presentation.plots import PALETTE
+from course.presentation.widgets.base import (
+    ERROR_COLOUR,
+    Calculator,
+    dropdown,
+    gpu_options,
+    parse_number,
+    parse_whole,
+    text_box,
+)
+
+CUSTOM = "custom size"
+PARAMS_LABEL = "parameters (custom size)"
+SEQ_LABEL = "sequence length (tokens)"
+GPUS_LABEL = "GPUs you have"
+#: Share of each GPU's memory the verdict counts as usable (CUDA context, fragmentation).
+USABLE_FRACTION = 0.9
+#: Inference: allowance for the activation workspace and allocator (a share of weights + KV
+#: cache). A rule of thumb, not a derivation; seed 000 uses 0.2.
+INFERENCE_OVERHEAD = 0.1
+
+
+def _model(v: dict[str, Any]) -> TransformerConfig | float:
+    if v["model"] == CUSTOM:
+        return memory.params_of("parameters", parse_number(PARAMS_LABEL, v["params"]))
+    return PRESETS[v["model"]]
+
+
+def breakdown(v: dict[str, Any]) -> tuple[dict[str, float], Report, list[str]]:
+    """(label -> bytes, the calculator's result, notes) for the widget's values ``v``."""
+    model = _model(v)
+    batch, seq_len = parse_whole("batch", v["batch"]), parse_whole(SEQ_LABEL, v["seq_len"])
+    notes = []
+    if isinstance(model, TransformerConfig) and seq_len > model.max_positions:
+        raise ValueError(
+            f"{SEQ_LABEL} must be <= {model.max_positions:,} for {model.name} (its context window), "
+            f"got {seq_len:,}"
+        )
+    if not isinstance(model, TransformerConfig):
+        notes.append("A bare parameter count has no architecture: activations and the KV cache "
+                     "are not counted (pick a preset to include them).")  # fmt: skip
+    if v["mode"] == "training":
+        seq = seq_len if isinstance(model, TransformerConfig) else None
+        r = memory.training_memory(model, batch=batch, seq_len=seq, precision=v["precision"],
+                                   optimizer=v["optimizer"], recompute=v["recompute"])  # fmt: skip
+        parts = {"weights": r.weights_bytes, "gradients": r.gradients_bytes,
+                 "fp32 master weights": r.master_weights_bytes,
+                 "optimizer states": r.optimizer_states_bytes,
+                 "activations": r.activations_bytes + r.logits_bytes}  # fmt: skip
+        return parts, r, notes
+    seq = seq_len if isinstance(model, TransformerConfig) else 0
+    r = memory.inference_memory(model, dtype=v["dtype"], seq_len=seq, batch=batch,
+                                overhead_fraction=INFERENCE_OVERHEAD)  # fmt: skip
+    notes.append(f"Workspace: an allowance of {INFERENCE_OVERHEAD:.0%} of weights + KV cache for "
+                 "activations and the allocator (a rule of thumb).")  # fmt: skip
+    parts = {"weights": r.weights_bytes, "KV cache": r.kv_cache_bytes,
+             "workspace allowance": r.overhead_bytes}  # fmt: skip
+    return parts, r, notes
+
+
+def _bar_html(parts: dict[str, float], capacity: float) -> str:
+    """A stacked bar of ``parts``, scaled so the larger of total and ``capacity`` fills it."""
+    total = sum(parts.values())
+    scale = max(total, capacity)
+    segments, legend = [], []
+    for (label, value), colour in zip(parts.items(), PALETTE, strict=False):
+        if value <= 0:
+            continue
+        width = 100 * value / scale
+        segments.append(f'<div title="{html.escape(label)}" style="width:{width:.2f}%;'
+                        f'background:{colour};height:22px"></div>')  # fmt: skip
+        legend.append(f'<span style="color:{colour}">&#9632;</span> {html.escape(label)} '
+                      f"{units.fmt_bytes(value)}")  # fmt: skip
+    line = 100 * capacity / scale
+    marker = (f'<div style="position:absolute;left:{line:.2f}%;top:-4px;height:30px;'
+              f'border-left:2px dashed #000"></div>')  # fmt: skip
+    return (
+        '<div style="position:relative;display:flex;width:100%;max-width:640px;'
+        f'background:#eee;margin:6px 0">{"".join(segments)}{marker}</div>'
+        f'<div style="font-size:90%">{" &nbsp; ".join(legend)} &nbsp; '
+        f"(dashed line: usable memory of your GPUs)</div>"
+    )
+
+
+def _fit_html(v: dict[str, Any]) -> str:
+    parts, result, notes = breakdown(v)
+    card = hardware.gpu(v["gpu"])
+    have = parse_whole(GPUS_LABEL, v["n_gpus"])
+    if have < 1 or have > 100_000:
+        raise ValueError(f"{GPUS_LABEL} must be a whole number between 1 and 100,000, got {have}")
+    total = result.total_bytes
+    need = memory.gpus_needed(total, card, usable_fraction=USABLE_FRACTION)
+    capacity = have * card.memory_bytes * USABLE_FRACTION
+    share = f"{100 * total / capacity:.0f} % of the usable memory"
+    if need <= have:
+        verdict = (f'<p style="color:#007a3d"><b>Fits</b> on {have} x {html.escape(card.name)}: '
+                   f"{units.fmt_bytes(total)}, {share}.</p>")  # fmt: skip
+    else:
+        verdict = (f'<p style="color:{ERROR_COLOUR}"><b>Does not fit</b> on {have} x '
+                   f"{html.escape(card.name)}: {units.fmt_bytes(total)} is {share}.</p>")  # fmt: skip
+    verdict += (f"<p>GPUs needed: <b>{need} x {html.escape(card.name)}</b> "
+                f"({units.fmt_bytes(card.memory_bytes)} each, {USABLE_FRACTION:.0%} usable, "
+                "memory split evenly across GPUs).</p>")  # fmt: skip
+    extra = "".join(f"<p><i>{html.escape(n)}</i></p>" for n in notes)
+    return verdict + _bar_html(parts, capacity) + extra + result._repr_html_()
+
+
+def will_it_fit(
+    model: str = "llama-2-7b",
+    mode: str = "training",
+    precision: str = "mixed",
+    dtype: str = "bf16",
+    optimizer: str = "adam",
+    batch: int = 1,
+    seq_len: int = 2048,
+    recompute: str = "none",
+    gpu: str = "h100-sxm",
+    n_gpus: int = 1,
+    params: str = "7e9",
+) -> Calculator:
+    """Will a model fit? Controls for model, workload and GPUs; output: breakdown and verdict.
+
+    The defaults answer seed 003's practice question 3 (train a 7B model with Adam in mixed
+    precision): 16 bytes/param of model states plus activations for one 2,048-token sequence,
+    on one H100 SXM. ``params`` is used when ``model`` is ``"custom size"``. ``precision`` and
+    ``optimizer`` apply to training, ``dtype`` to inference (greyed out otherwise).
+    """
+    controls = {
+        "model": dropdown("model", [*PRESETS, CUSTOM], model),
+        "params": text_box(PARAMS_LABEL, params),
+        "mode": widgets.ToggleButtons(
+            options=["training", "inference"], value=mode, description="workload"
+        ),  # fmt: skip
+        "precision": dropdown("training precision", list(memory.PRECISIONS), precision),
+        "optimizer": dropdown("optimizer", list(memory.OPTIMIZERS), optimizer),
+        "recompute": dropdown("activation recomputation", list(memory.RECOMPUTE), recompute),
+        "dtype": dropdown(
+            "inference weights dtype", [d for d in memory.BYTES_PER_PARAM if d != "tf32"], dtype
+        ),  # fmt: skip
+        "batch": text_box("batch", str(batch)),
+        "seq_len": text_box(SEQ_LABEL, str(seq_len)),
+        "gpu": dropdown("GPU", gpu_options(), hardware.gpu(gpu).key),
+        "n_gpus": text_box(GPUS_LABEL, str(n_gpus)),
+    }
+
+    def grey_out(_change=None) -> None:  # only the controls the chosen workload uses stay active
+        training = controls["mode"].value == "training"
+        for name in ("precision", "optimizer", "recompute"):
+            controls[name].disabled = not training
+        controls["dtype"].disabled = training
+        controls["params"].disabled = controls["model"].value != CUSTOM
+
+    for name in ("mode", "model"):
+        controls[name].observe(grey_out, names="value")
+    grey_out()
+    # the calculators name these "parameters" and "recompute"; the learner sees the labels
+    labels = {"parameters": PARAMS_LABEL, "recompute": controls["recompute"].description}
+    return Calculator("Will it fit?", controls, _fit_html, labels=labels)
+
+
+__all__ = ["CUSTOM", "INFERENCE_OVERHEAD", "USABLE_FRACTION", "breakdown", "will_it_fit"]

@@ -1,0 +1,143 @@
+"""The layout chooser of lesson 06: a model on nodes of GPUs, split DP x TP x PP -> memory and time.
+
+``layout_chooser()`` returns a :class:`course.presentation.widgets.base.Calculator`. Pick a model, a GPU, GPUs
+per node and nodes, the data x tensor x pipeline parallel degrees, the ZeRO stage, micro-batches and
+activation recomputation; the output says whether the busiest GPU's memory fits, draws the step
+time split into compute, bubble and each kind of communication, and shows the calculator's table.
+Impossible layouts (the degrees do not multiply to the GPUs, tensor parallelism across nodes, more
+stages than layers, heads not divisible) show the reason in red.
+
+Every number comes from :func:`course.calculators.parallel.layout_step`; nothing is computed here. Layer 4.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Any
+
+from course.calculators import memory, parallel
+from course.facts import hardware, units
+from course.facts.models import PRESETS
+from course.presentation.plots import PALETTE
+from course.presentation.widgets.base import (
+    ERROR_COLOUR,
+    Calculator,
+    dropdown,
+    gpu_options,
+    parse_number,
+    text_box,
+)
+
+#: Parameter of ``layout_step`` -> the on-screen label of its control (error messages use these).
+LABELS = {
+    "gpus_per_node": "GPUs per node",
+    "nodes": "nodes",
+    "data_parallel": "data parallel (DP)",
+    "tensor_parallel": "tensor parallel (TP)",
+    "pipeline_parallel": "pipeline parallel (PP)",
+    "micro_batch": "micro-batch size",
+    "microbatches": "micro-batches per step",
+    "seq_len": "sequence length",
+    "mfu": "MFU",
+}
+_WHOLE = ("gpus_per_node", "nodes", "data_parallel", "tensor_parallel", "pipeline_parallel",
+          "micro_batch", "microbatches", "seq_len")  # fmt: skip
+
+
+def _whole(name: str, text: object) -> int:
+    value = parse_number(LABELS[name], text)
+    if not math.isfinite(value) or value != int(value):
+        raise ValueError(f"{LABELS[name]} must be a whole number, got {text!r}")
+    return int(value)
+
+
+def _relabel(message: str) -> str:
+    for name, label in sorted(LABELS.items(), key=lambda kv: -len(kv[0])):
+        message = message.replace(name, label)
+    return message
+
+
+def layout_of(v: dict[str, Any]) -> parallel.LayoutStep:
+    """The calculator's result for the widget's values ``v`` (ValueError with on-screen labels)."""
+    try:
+        kwargs = {name: _whole(name, v[name]) for name in _WHOLE}
+        kwargs["mfu"] = parse_number(LABELS["mfu"], v["mfu"])
+        return parallel.layout_step(PRESETS[v["model"]], gpu=v["gpu"], zero_stage=v["zero_stage"],
+                                    recompute=v["recompute"], **kwargs)  # fmt: skip
+    except ValueError as exc:
+        raise ValueError(_relabel(str(exc))) from None
+
+
+def _time_bar(r: parallel.LayoutStep) -> str:
+    parts = {"compute": r.compute_seconds, "pipeline bubble": r.bubble_seconds,
+             "TP all-reduces": r.tensor_parallel_comm_seconds,
+             "PP sends": r.pipeline_comm_seconds,
+             "DP gradient all-reduce": r.data_parallel_comm_seconds}  # fmt: skip
+    segments, legend = [], []
+    for (label, value), colour in zip(parts.items(), PALETTE, strict=False):
+        if value <= 0:
+            continue
+        width = 100 * value / r.step_seconds
+        segments.append(f'<div title="{html.escape(label)}" style="width:{width:.2f}%;'
+                        f'background:{colour};height:22px"></div>')  # fmt: skip
+        legend.append(f'<span style="color:{colour}">&#9632;</span> {html.escape(label)} '
+                      f"{units.fmt_seconds(value)} ({width:.0f} %)")  # fmt: skip
+    return ('<div style="display:flex;width:100%;max-width:640px;background:#eee;margin:6px 0">'
+            f'{"".join(segments)}</div><div style="font-size:90%">'
+            f'{" &nbsp; ".join(legend)}</div>')  # fmt: skip
+
+
+def _layout_html(v: dict[str, Any]) -> str:
+    r = layout_of(v)
+    share = f"{100 * r.memory_per_gpu_bytes / r.gpu_memory_bytes:.0f} %"
+    if r.fits == "yes":
+        verdict = (f'<p style="color:#007a3d"><b>Fits</b>: the busiest GPU needs '
+                   f"{units.fmt_bytes(r.memory_per_gpu_bytes)}, {share} of its "
+                   f"{units.fmt_bytes(r.gpu_memory_bytes)}.</p>")  # fmt: skip
+    else:
+        verdict = (f'<p style="color:{ERROR_COLOUR}"><b>Does not fit</b>: the busiest GPU needs '
+                   f"{units.fmt_bytes(r.memory_per_gpu_bytes)}, {share} of its "
+                   f"{units.fmt_bytes(r.gpu_memory_bytes)}.</p>")  # fmt: skip
+    step = (f"<p>Step of {r.global_batch:,} sequences: <b>{units.fmt_seconds(r.step_seconds)}"
+            f"</b>, {r.compute_efficiency:.0%} of it compute (an estimate: nothing overlapped, "
+            f"MFU as given).</p>")  # fmt: skip
+    return verdict + step + _time_bar(r) + r._repr_html_()
+
+
+def layout_chooser(
+    model: str = "llama-2-70b",
+    gpu: str = "h100-sxm",
+    gpus_per_node: int = 8,
+    nodes: int = 8,
+    data_parallel: int = 4,
+    tensor_parallel: int = 8,
+    pipeline_parallel: int = 2,
+    zero_stage: int = 1,
+    micro_batch: int = 1,
+    microbatches: int = 16,
+    seq_len: int = 4096,
+    recompute: str = "selective",
+    mfu: float = 0.4,
+) -> Calculator:
+    """Choose a layout: controls for model, cluster and DP x TP x PP; output: fit and step time.
+
+    The defaults put Llama-2-70B on 64 H100s (8 nodes of 8) as DP 4 x TP 8 x PP 2 with ZeRO-1,
+    a layout in the family Narayanan et al. 2021 recommend: TP inside the node, PP across nodes.
+    """
+    controls = {
+        "model": dropdown("model", [k for k, c in PRESETS.items() if c.lm_head], model),
+        "gpu": dropdown("GPU", gpu_options(), hardware.gpu(gpu).key),
+        **{name: text_box(LABELS[name], str(value)) for name, value in (
+            ("gpus_per_node", gpus_per_node), ("nodes", nodes), ("data_parallel", data_parallel),
+            ("tensor_parallel", tensor_parallel), ("pipeline_parallel", pipeline_parallel))},
+        "zero_stage": dropdown("ZeRO stage", list(parallel.ZERO_STAGES), zero_stage),
+        **{name: text_box(LABELS[name], str(value)) for name, value in (
+            ("micro_batch", micro_batch), ("microbatches", microbatches), ("seq_len", seq_len),
+            ("mfu", mfu))},
+        "recompute": dropdown("activation recomputation", list(memory.RECOMPUTE), recompute),
+    }  # fmt: skip
+    return Calculator("Choose a parallel layout", controls, _layout_html)
+
+
+__all__ = ["LABELS", "layout_chooser", "layout_of"]

@@ -1,0 +1,125 @@
+"""The MIG explorer of lesson 08 (practice question 5): place GPU instances, see what fits.
+
+``mig_explorer()`` returns a :class:`course.presentation.widgets.base.Calculator`. Pick a GPU with a MIG
+table (``course.facts.hardware.mig_profiles``), type the instances ("3g.40gb, 2g.20gb, 1g.10gb" or
+"7 x 1g.10gb"), a model, its weights dtype and the context it serves. The output draws the 8
+memory slices with each instance where :func:`course.calculators.datacenter.mig_layout` placed it, the SMs
+used and left idle, and which instances hold the model (:func:`course.calculators.datacenter.mig_serving_fit`
+for the memory). An invalid mix shows the layout calculator's reason in red. Layer 4: nothing is
+computed here.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any
+
+from course.calculators import datacenter, memory
+from course.facts import hardware, units
+from course.facts.models import PRESETS
+from course.presentation.plots import PALETTE
+from course.presentation.widgets.base import Calculator, dropdown, parse_number, text_box
+
+_COUNT_FIRST = re.compile(r"^(\d+)\s*[x×*]\s*(\S+)$")
+_COUNT_LAST = re.compile(r"^(\S+)\s*[x×*]\s*(\d+)$")
+DECODERS = [key for key, cfg in PRESETS.items() if cfg.causal]
+
+
+def parse_instances(text: object) -> list[str]:
+    """'3g.40gb, 2 x 2g.20gb' -> ['3g.40gb', '2g.20gb', '2g.20gb']; ValueError on junk."""
+    names: list[str] = []
+    for part in str(text).split(","):
+        part = part.strip()
+        if not part:
+            continue
+        m = _COUNT_FIRST.match(part) or _COUNT_LAST.match(part)
+        if m:
+            a, b = m.groups()
+            count, name = (int(a), b) if a.isdigit() else (int(b), a)
+            if not 1 <= count <= 7:
+                raise ValueError(f"instances: a count must be 1 to 7, got {count} in {part!r}")
+            names += [name] * count
+        else:
+            names.append(part)
+    if not names:
+        raise ValueError("instances must name at least one MIG profile, e.g. '3g.40gb, 2g.20gb'")
+    return names
+
+
+def _slices_html(layout: datacenter.MigLayout, table: dict) -> str:
+    """The 8 memory slices as a row of cells, each instance coloured where it sits."""
+    cells = ['<div style="flex:1;border:1px solid #999;height:26px;background:#eee"></div>'] * 8
+    spans = []
+    for i, (name, start) in enumerate(layout.starts):
+        size = table[name].memory_slices
+        colour = PALETTE[i % len(PALETTE)]
+        spans.append((start, size, name, colour))
+    row = []
+    pos = 0
+    for start, size, name, colour in sorted(spans):
+        row += cells[pos:start]
+        row.append(f'<div title="{html.escape(name)}" style="flex:{size};border:1px solid #333;'
+                   f'height:26px;background:{colour};color:#fff;text-align:center;'
+                   f'font-size:85%">{html.escape(name)}</div>')  # fmt: skip
+        pos = start + size
+    row += cells[pos:]
+    return ('<div style="display:flex;max-width:640px;margin:6px 0">' + "".join(row) + "</div>"
+            '<div style="font-size:90%">memory slices 0-7, left to right (grey: free)</div>')  # fmt: skip
+
+
+def _mig_html(v: dict[str, Any]) -> str:
+    card = hardware.gpu(v["gpu"])
+    table = {p.name: p for p in hardware.mig_profiles(card.key)}
+    layout = datacenter.mig_layout(card.key, parse_instances(v["instances"]))
+    seq_len = parse_number("context (tokens)", v["seq_len"])
+    if seq_len != int(seq_len) or not 0 <= seq_len <= 2**20:
+        raise ValueError(f"context (tokens) must be a whole number from 0 to 1,048,576, "
+                         f"got {v['seq_len']!r}")  # fmt: skip
+    fit = datacenter.mig_serving_fit(PRESETS[v["model"]], gpu=card.key, dtype=v["dtype"],
+                                     seq_len=int(seq_len))  # fmt: skip
+    need = fit.needed_bytes
+    holds = [f"{name}@{start}" for name, start in layout.starts
+             if table[name].memory_bytes >= need]  # fmt: skip
+    summary = (f"<p><b>{layout.instances} instances</b> on one {html.escape(card.name)}: "
+               f"{layout.sms_used} of {layout.sms_total} SMs used, <b>{layout.sms_idle} idle</b> "
+               f"({layout.idle_sm_fraction:.0%}); {layout.compute_slices_used} of 7 compute "
+               f"slices, {layout.memory_slices_used} of 8 memory slices.</p>")  # fmt: skip
+    verdict = (f"<p>{html.escape(v['model'])} in {html.escape(v['dtype'])} with a "
+               f"{int(seq_len):,}-token context needs {units.fmt_bytes(need)} "
+               "(weights + KV cache + 10 %): ")  # fmt: skip
+    if holds:
+        verdict += f"fits on {len(holds)} of these instances ({', '.join(holds)}).</p>"
+    else:
+        verdict += "fits on none of these instances.</p>"
+    verdict += (f"<p>Smallest profile that holds it: <b>{html.escape(fit.smallest_profile)}</b>"
+                + (f" ({fit.instances_per_gpu} per GPU)" if fit.instances_per_gpu else "")
+                + ".</p>")  # fmt: skip
+    return summary + _slices_html(layout, table) + verdict + layout._repr_html_()
+
+
+def mig_explorer(
+    gpu: str = "h100-sxm",
+    instances: str = "7 x 1g.10gb",
+    model: str = "llama-2-7b",
+    dtype: str = "bf16",
+    seq_len: int = 4096,
+) -> Calculator:
+    """Place MIG instances on one GPU; see SMs left idle and which instances hold a model.
+
+    The default answers the lesson's opening: seven 1g.10gb slices on an H100 use 112 of its
+    132 SMs, and none of them holds Llama-2-7B in bf16 (13.5 GB of weights).
+    """
+    gpus = [(hardware.GPUS[k].name, k) for k in hardware.MIG_PROFILES]
+    dtypes = [d for d in memory.BYTES_PER_PARAM if d not in ("tf32",)]
+    controls = {
+        "gpu": dropdown("GPU", gpus, hardware.gpu(gpu).key),
+        "instances": text_box("instances (e.g. 3g.40gb, 2 x 2g.20gb)", instances),
+        "model": dropdown("model to serve", DECODERS, model),
+        "dtype": dropdown("weights dtype", dtypes, dtype),
+        "seq_len": text_box("context (tokens)", str(seq_len)),
+    }
+    return Calculator("MIG explorer", controls, _mig_html)
+
+
+__all__ = ["DECODERS", "mig_explorer", "parse_instances"]

@@ -1,0 +1,65 @@
+"""The roofline explorer of lesson 02: GPU, dtype, FLOPs and bytes -> bound, floor on time, share of peak. Layer 4."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from course.calculators import compute
+from course.facts import hardware, units
+from course.presentation.widgets.base import (
+    Calculator,
+    dropdown,
+    gpu_options,
+    parse_number,
+    text_box,
+)
+
+
+def _roofline_html(v: dict[str, Any]) -> str:
+    card = hardware.gpu(v["gpu"])
+    peak = card.peak_flops(v["dtype"])
+    flops = parse_number("FLOPs", v["flops"])
+    moved = parse_number("bytes moved", v["bytes_moved"])
+    result = compute.roofline_seconds(flops, moved, peak, card.memory_bandwidth)
+    utilisation = result.attainable_flop_per_s / peak
+    summary = (
+        f"<p>On the {html.escape(card.name)} ({v['dtype']} dense peak "
+        f"{units.fmt_flop_rate(peak)}, memory {units.fmt_bandwidth(card.memory_bandwidth, digits=2)}) "
+        f"this "
+        f"operation is <b>{result.bound}-bound</b>: at least "
+        f"<b>{units.fmt_seconds(result.seconds)}</b>, using at most "
+        f"<b>{100 * utilisation:.1f} %</b> of the compute peak.</p>"
+    )
+    return summary + result._repr_html_()
+
+
+def roofline_explorer(
+    gpu: str = "h100-sxm",
+    dtype: str = "bf16",
+    flops: str = "2e9",
+    bytes_moved: str = "2e9",
+) -> Calculator:
+    """GPU, dtype, FLOPs and bytes of one operation -> bound, floor on time, share of peak.
+
+    The defaults are a matrix-vector product with a 1e9-weight matrix in 16 bits: 2 FLOPs per
+    2-byte weight, intensity 1 FLOP/byte, far below the H100's ridge of ~295.
+    """
+    card = hardware.gpu(gpu)
+    gpu_box = dropdown("GPU", gpu_options(), card.key)
+    dtype_box = dropdown("dtype", list(card.dense_flops), dtype)
+
+    def follow_gpu(change) -> None:  # each GPU has its own list of dtypes
+        available = list(hardware.gpu(change["new"]).dense_flops)
+        keep = dtype_box.value if dtype_box.value in available else available[0]
+        dtype_box.options = available
+        dtype_box.value = keep
+
+    gpu_box.observe(follow_gpu, names="value")
+    controls = {
+        "gpu": gpu_box,
+        "dtype": dtype_box,
+        "flops": text_box("FLOPs", flops),
+        "bytes_moved": text_box("bytes moved", bytes_moved),
+    }
+    return Calculator("Roofline explorer", controls, _roofline_html)

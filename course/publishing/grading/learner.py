@@ -1,0 +1,186 @@
+"""``grader.check("q1")``: the learner's public checks. Right or wrong, and a hint, never the value.
+
+The exercise notebook's first code cell makes ``grader = Grader("NN_slug")``, which loads
+``exercises/checks/NN_slug.json`` (written by ``python -m course assign``). For each answer it holds
+the form (int, float, dict with these keys, one of these choices), the relations that must hold, and a
+salted slow hash of the expected value rounded to the question's significant figures (see
+:mod:`course.publishing.grading.values`); a learner's value is right when the hash of its rounding (or of a
+neighbouring rounding) is among them. Known wrong values are hashed too, with the hint they deserve.
+
+Choices and booleans are not checked for right/wrong here (trying every option would find the answer):
+only their form is, and the grader checks the value. While a submission is being graded
+(``COURSE_GRADING`` set) checks do nothing: the grader checks outside the submission's process.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+from pathlib import Path
+
+from course.publishing.grading.values import (
+    canonical,
+    digest,
+    form_problem,
+    hash_matches,
+    is_number,
+)
+
+
+def _find_checks(assignment: str) -> Path:
+    here = Path.cwd()
+    package_root = Path(__file__).resolve().parents[3]
+    for folder in (here / "checks", here / "exercises" / "checks",
+                   package_root / "exercises" / "checks"):  # fmt: skip
+        if (folder / f"{assignment}.json").is_file():
+            return folder / f"{assignment}.json"
+    raise FileNotFoundError(
+        f"checks for {assignment} not found: open the notebook from the exercises/ folder"
+    )
+
+
+class Report:
+    """What a check says; prints as plain text in a notebook."""
+
+    def __init__(self, lines: list[str], passed: bool):
+        self.lines, self.passed = lines, passed
+
+    def __repr__(self) -> str:
+        return "\n".join(self.lines)
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+
+def _namespace() -> dict:
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        if shell is not None:
+            return shell.user_ns
+    except ImportError:
+        pass
+    return sys._getframe(3).f_globals  # the caller of check() or check_all()
+
+
+def _sig(answer: dict, value):
+    sig = answer["sig"]
+    if sig is not None:
+        return sig
+    return "exact" if isinstance(value, int) or not isinstance(value, float) else 4
+
+
+class Grader:
+    """The learner's checks for one exercise set."""
+
+    def __init__(self, assignment: str, path: str | Path | None = None):
+        self.path = Path(path) if path else _find_checks(assignment)
+        self.data = json.loads(self.path.read_text())
+        self.assignment = assignment
+
+    def _value(self, ns: dict, answer: dict):
+        from course.publishing.grading.runner import MAX_ELEMENTS, to_plain
+
+        value = eval(answer["expr"], ns)  # noqa: S307 - the author's expression, learner's kernel
+        if value is Ellipsis:
+            raise ValueError("still `...`: replace it with your answer")
+        return to_plain(value, [MAX_ELEMENTS])
+
+    def _answer_problem(self, ns: dict, answer: dict, salt: str) -> tuple[str, object]:
+        if answer.get("call"):
+            call = answer["call"]
+            outputs = []
+            for args in call["probes"]:
+                from course.publishing.grading.runner import MAX_ELEMENTS, to_plain
+
+                outputs.append(to_plain(eval(call["call"], dict(ns, args=args)), [MAX_ELEMENTS]))  # noqa: S307
+            text = canonical(outputs, call["sig"])
+            return ("" if digest(text, salt) in call["hash"] else "gives wrong results"), None
+        value = self._value(ns, answer)
+        if problem := form_problem(value, answer["kind"]):
+            return problem, value
+        if answer["choices"] and canonical(value) not in answer["choices"]:
+            return f"should be one of {', '.join(answer['choices'])}", value
+        if answer["kind"] == "dict" and sorted(value) != answer["keys"]:
+            return f"needs exactly the keys {', '.join(answer['keys'])}", value
+        if not answer["public"]:
+            return "", value
+        if answer["kind"] == "dict":
+            wrong = [
+                k for k in answer["keys"]
+                if not hash_matches(value[k], answer["hash"][k], f"{salt}[{k}]", _sig(answer, value[k]))
+            ]  # fmt: skip
+            return (f"not right yet for {', '.join(wrong)}" if wrong else ""), value
+        sig = (
+            answer["sig"]
+            if answer["sig"] is not None
+            else ("exact" if answer["kind"] != "float" else 4)
+        )
+        ok = hash_matches(value, answer["hash"], salt, sig)
+        return ("" if ok else "not right yet"), value
+
+    def check(self, question: str, namespace: dict | None = None) -> Report:
+        """Check one question's answers; say which are not right yet, with a hint."""
+        return self._check(question, namespace if namespace is not None else _namespace())
+
+    def _check(self, question: str, ns: dict) -> Report:
+        if os.environ.get("COURSE_GRADING"):
+            return Report([f"{question}: checked by the grader"], True)
+        spec = self.data["questions"].get(question)
+        if spec is None:
+            return Report([f"no question {question!r} in {self.assignment}"], False)
+        lines, hints, unchecked, plain = [], [], [], {}
+        for answer in spec["answers"]:
+            salt = f"{self.assignment}/{question}/{answer['name']}"
+            try:
+                problem, value = self._answer_problem(ns, answer, salt)
+            except NameError as e:
+                problem, value = f"not defined yet ({e}): run the cell that sets it", None
+            except Exception as e:  # whatever the learner's code raises
+                problem, value = f"{type(e).__name__}: {e}", None
+            if value is not None:
+                plain[answer["name"]] = value
+            if problem:
+                lines.append(f"  - {answer['name']}: {problem}")
+                for w in spec["wrong"]:
+                    if (
+                        w["answer"] == answer["name"]
+                        and value is not None
+                        and hash_matches(value, w["hash"], salt + "/wrong", _sig(answer, value))
+                    ):
+                        hints.append(w["hint"])
+                if answer.get("hint"):
+                    hints.append(answer["hint"])
+            elif not answer["public"] and not answer.get("call"):
+                unchecked.append(answer["name"])
+        for c in spec["checks"]:
+            try:
+                ok = bool(eval(c["expr"], {"math": math}, dict(plain)))  # noqa: S307
+            except Exception:
+                ok = False
+            if not ok:
+                lines.append(f"  - {c['hint'] or c['expr']}")
+        if lines and not hints and spec["hint"]:
+            hints.append(spec["hint"])
+        if lines:
+            out = [f"{question}: not yet."] + lines
+            out += [f"  Hint: {h}" for h in dict.fromkeys(hints)]
+            return Report(out, False)
+        text = f"{question}: right."
+        if unchecked:
+            text = (f"{question}: the form is right; the grader checks the value of "
+                    f"{', '.join(unchecked)}.")  # fmt: skip
+        return Report([text], True)
+
+    def check_all(self, namespace: dict | None = None) -> Report:
+        """Check every question, in order."""
+        ns = namespace if namespace is not None else _namespace()
+        reports = [self._check(q, ns) for q in self.data["questions"]]
+        return Report([line for r in reports for line in r.lines], all(reports))
+
+
+def _is_number(x) -> bool:  # re-exported for tests
+    return is_number(x) and math.isfinite(float(x))

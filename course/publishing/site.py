@@ -1,0 +1,200 @@
+"""The course as a static website: ``python -m course site OUTDIR`` (``make site``).
+
+Sphinx with myst-nb renders every lesson from its committed outputs (nothing is executed), with the
+README as the home page, the glossary, the instructors' guide and CONTRIBUTING. The sources are
+staged into ``OUTDIR/../site-src`` first, where three things change on the way:
+
+- an interactive output (a calculator or a quiz: an ipywidgets view) keeps its text snapshot and
+  gains a note that running the notebook makes it interactive (a static page has no kernel);
+- the notebooks' saved widget state is dropped, so no page loads widget JavaScript from the
+  internet (MathJax, for the formulas, comes from its CDN: offline, formulas show as TeX);
+- the instructors' answer keys (``course.publishing.answer_keys``) are included only when asked for
+  (``--answer-keys``): a graded class must not publish them.
+
+The build fails on any Sphinx warning (``-W``, nitpicky: a broken cross-reference, a page missing
+from the table of contents) and on any relative link or image in the built HTML that points at
+nothing (:func:`broken_links`). Layer 5 (entry point).
+"""
+
+from __future__ import annotations
+
+import html.parser
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parents[2]
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+WIDGET_NOTE = (
+    "```{note}\nThe output above is a static snapshot of an interactive calculator or quiz. "
+    "Run the notebook (`make lab`) to change its inputs or answer it.\n```"
+)
+
+CONF = '''\
+"""Sphinx configuration of the course website (written by course/publishing/site.py; edit it there)."""
+
+project = "GPU infrastructure for AI"
+author = "the course authors"
+root_doc = "index"
+extensions = ["myst_nb"]
+nb_execution_mode = "off"
+myst_heading_anchors = 3
+myst_enable_extensions = ["dollarmath"]
+nitpicky = True
+exclude_patterns = ["_build"]
+html_theme = "alabaster"
+html_title = "GPU infrastructure for AI: an executable course"
+html_sidebars = {"**": ["about.html", "navigation.html", "searchbox.html"]}
+html_theme_options = {
+    "description": "Lessons that run, measure and calculate",
+    "fixed_sidebar": True,
+    "page_width": "1240px",
+    "sidebar_width": "280px",
+    "logo_name": False,
+}
+suppress_warnings = ["myst.header"]
+'''
+
+
+def lessons(root: Path = ROOT) -> list[Path]:
+    """The lesson notebooks, in order (``notebooks/NN_slug.ipynb``)."""
+    return sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def _static_notebook(src: Path, dst: Path) -> None:
+    """Copy a notebook for the website: widget views become their text plus a note to run it."""
+    nb = nbformat.read(src, as_version=4)
+    nb.metadata.pop("widgets", None)
+    cells = []
+    for cell in nb.cells:
+        cells.append(cell)
+        if cell.cell_type != "code":
+            continue
+        interactive = False
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if WIDGET_MIME in data:
+                interactive = True
+                del data[WIDGET_MIME]
+        if interactive:
+            cells.append(nbformat.v4.new_markdown_cell(WIDGET_NOTE))
+    nb.cells = cells
+    nbformat.write(nb, dst)
+
+
+def _index(readme: str, answer_keys: bool) -> str:
+    """The home page: the README plus the (hidden) tables of contents that order the sidebar."""
+    toc = [
+        "",
+        "```{toctree}",
+        ":hidden:",
+        ":caption: Lessons",
+        "",
+        *[f"notebooks/{p.stem}" for p in lessons()],
+        "notebooks/glossary",
+        "```",
+        "",
+        "```{toctree}",
+        ":hidden:",
+        ":caption: Instructors",
+        "",
+        "instructors/guide",
+        "instructors/grading",
+        *(["instructors/answer-keys/index"] if answer_keys else []),
+        "CONTRIBUTING",
+        "```",
+        "",
+    ]
+    return readme + "\n".join(toc)
+
+
+def stage(src_dir: Path, answer_keys: bool = False) -> Path:
+    """Write the website's sources into ``src_dir`` (emptied first) and return it."""
+    if src_dir.exists():
+        shutil.rmtree(src_dir)
+    (src_dir / "notebooks").mkdir(parents=True)
+    (src_dir / "conf.py").write_text(CONF)
+    (src_dir / "index.md").write_text(_index((ROOT / "README.md").read_text(), answer_keys))
+    shutil.copy(ROOT / "CONTRIBUTING.md", src_dir / "CONTRIBUTING.md")
+    shutil.copy(ROOT / "notebooks" / "glossary.md", src_dir / "notebooks" / "glossary.md")
+    for path in lessons():
+        _static_notebook(path, src_dir / "notebooks" / path.name)
+    shutil.copytree(ROOT / "instructors", src_dir / "instructors", ignore=_no_keys)
+    if answer_keys:
+        from course.publishing.answer_keys import write_answer_keys
+
+        write_answer_keys(src_dir / "instructors" / "answer-keys")
+    return src_dir
+
+
+def _no_keys(folder: str, names: list[str]) -> list[str]:
+    return [n for n in names if n == "answer-keys"]
+
+
+class _Links(html.parser.HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.targets: list[str] = []
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for name, value in attrs:
+            if name == "id" and value:
+                self.ids.add(value)
+            if name in ("href", "src") and value and tag in ("a", "img", "link", "script"):
+                self.targets.append(value)
+
+
+def broken_links(site: Path) -> list[str]:
+    """Relative links and images in the built HTML that point at no file or no anchor."""
+    pages = {p: _Links() for p in site.rglob("*.html")}
+    for page, parser in pages.items():
+        parser.feed(page.read_text(encoding="utf-8"))
+    broken = []
+    for page, parser in pages.items():
+        for target in parser.targets:
+            parts = urlsplit(target)
+            if parts.scheme or parts.netloc or target.startswith(("mailto:", "data:")):
+                continue
+            path = (page.parent / unquote(parts.path)).resolve() if parts.path else page
+            if not path.exists():
+                broken.append(f"{page.relative_to(site)}: {target}")
+            elif parts.fragment and path.suffix == ".html":
+                ids = pages[path].ids if path in pages else set()
+                if unquote(parts.fragment) not in ids:
+                    broken.append(f"{page.relative_to(site)}: {target} (no such anchor)")
+    return broken
+
+
+def build(out_dir: str | Path, answer_keys: bool = False, quiet: bool = True) -> Path:
+    """Build the website into ``out_dir``; raise ``RuntimeError`` on a warning or a broken link."""
+    out = Path(out_dir).resolve()
+    src = stage(out.parent / (out.name + "-src"), answer_keys=answer_keys)
+    command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-n", "-b", "html"]
+    command += ["-q"] if quiet else []
+    result = subprocess.run(
+        [*command, "-E", "-d", str(src / "_doctrees"), str(src), str(out)],
+        capture_output=True,
+        text=True,
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"the site build failed:\n{result.stdout}\n{result.stderr}")
+    broken = broken_links(out)
+    if broken:
+        raise RuntimeError("broken links in the built site:\n" + "\n".join(broken))
+    return out
+
+
+def run_site(out_dir: str, answer_keys: bool = False) -> int:
+    """``python -m course site OUTDIR``: build, print where the home page is, 0 or 1."""
+    try:
+        out = build(out_dir, answer_keys=answer_keys)
+    except RuntimeError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    print(f"site built: {out / 'index.html'}")
+    return 0
