@@ -222,8 +222,9 @@ def test_pipeline_and_sharding_reject_bad_arguments():
         fsdp.sharded_states(2)
 
 
-@pytest.mark.parametrize("demo", ["collectives", "ddp", "fsdp", "tensor_parallel", "pipeline",
-                                  "training"])  # fmt: skip
+# training.py's script runs the same workers as tests/test_distributed_training.py's launch; it is
+# left out here to keep the suite's time down (each torchrun start imports torch twice)
+@pytest.mark.parametrize("demo", ["collectives", "ddp", "fsdp", "tensor_parallel", "pipeline"])
 def test_each_demo_runs_as_a_torchrun_script(demo):
     before = {p.pid for p in psutil.Process().children(recursive=True)}
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
