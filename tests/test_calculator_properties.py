@@ -327,10 +327,11 @@ VALID: dict[str, tuple] = {
     "parallel.gradient_allreduce_on_links": (parallel.gradient_allreduce_on_links, {
         "params": 7e9, "n_gpus": 8, "bytes_per_gradient": 2, "links": ("nvlink4", "ib-ndr"),
         "efficiency": 0.8}),
+    "parallel.gpu_links": (parallel.gpu_links, {"gpu": "h100-sxm"}),
     "parallel.layout_step": (parallel.layout_step, {
         "config": CFG, "gpu": "h100-sxm", "gpus_per_node": 8, "nodes": 2, "data_parallel": 4,
         "tensor_parallel": 2, "pipeline_parallel": 2, "zero_stage": 1, "micro_batch": 1,
-        "microbatches": 8, "seq_len": 2048, "recompute": "selective", "mfu": 0.4,
+        "microbatches": 8, "seq_len": 2048, "recompute": "selective", "compute_hfu": 0.4,
         "intra_node_link": "nvlink4", "inter_node_link": "ib-ndr"}),
     "parallel.tensor_parallel_layer_comm": (parallel.tensor_parallel_layer_comm, {
         "config": CFG, "seq_len": 4096, "micro_batch": 1, "tensor_parallel": 8,

@@ -128,3 +128,93 @@ def test_the_earliest_error_is_reported_even_when_it_arrives_second():
         1,
         "ValueError: boom from rank 1",
     )
+
+
+def _kill_rank_1():
+    import signal
+
+    import torch
+    import torch.distributed as dist
+
+    if dist.get_rank() == 1:
+        os.kill(os.getpid(), signal.SIGKILL)
+    dist.all_reduce(torch.ones(1))  # rank 0 then loses its peer: "connection reset"
+    return "unreachable"
+
+
+def _listening_and_threads():
+    import psutil
+    import torch
+    import torch.distributed as dist
+
+    dist.barrier()  # every rank's sockets are open now
+    mine = [c.laddr.ip for c in psutil.Process().net_connections(kind="inet")
+            if c.status == psutil.CONN_LISTEN]  # fmt: skip
+    dist.barrier()  # no rank closes its sockets before the others have looked
+    return mine, torch.get_num_threads()
+
+
+def test_a_rank_killed_by_a_signal_is_named_not_the_peer_it_disconnected(recorded_port):
+    before = {p.pid for p in _children()}
+    with pytest.raises(L.WorkerError, match="rank 1 was killed by SIGKILL") as info:
+        L.launch(_kill_rank_1, 2, timeout_s=120)
+    assert info.value.rank == 1 and info.value.killed
+    assert {p.pid for p in _children()} <= before
+    assert L.port_is_free(recorded_port[-1])
+
+
+def test_ranks_listen_on_loopback_only_and_split_the_usable_cores():
+    out = L.launch(_listening_and_threads, 2, timeout_s=120)
+    addresses = [ip for listening, _ in out for ip in listening]
+    assert out[0][0], "rank 0 holds the TCP store's listening socket"
+    assert set(addresses) <= {"127.0.0.1", "::1"}, addresses  # never 0.0.0.0 or ::
+    assert [threads for _, threads in out] == [max(1, L.usable_cores() // 2)] * 2
+    assert L.usable_cores() == len(os.sched_getaffinity(0))
+
+
+def test_ranks_die_with_the_process_that_launched_them():
+    import signal
+    import subprocess
+    import sys
+
+    code = ("import time; from course.distributed.launch import launch; "
+            "launch(time.sleep, 2, args=(600,), timeout_s=600)")  # fmt: skip
+    parent = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        deadline = time.monotonic() + 60
+        ranks: list = []
+        while time.monotonic() < deadline and len(ranks) < 2:
+            time.sleep(0.5)
+            ranks = [p for p in psutil.Process(parent.pid).children(recursive=True)
+                     if "spawn_main" in " ".join(p.cmdline())]  # fmt: skip
+        assert len(ranks) == 2, "the ranks did not start"
+        time.sleep(2)  # past the start-up, inside time.sleep(600)
+    finally:
+        parent.send_signal(signal.SIGKILL)  # as a killed Jupyter kernel: no clean-up runs
+        parent.wait()
+    gone, alive = psutil.wait_procs(ranks, timeout=15)
+    alive = [p for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    assert not alive, f"ranks outlived their parent: {alive}"
+
+
+def test_the_backend_is_gloo_when_there_are_fewer_gpus_than_ranks(monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    assert L.backend(1) == "nccl" and L.backend(2) == "gloo"
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "4")
+    assert L.backend() == "gloo"
+
+
+def test_a_worker_that_no_rank_can_import_is_refused_with_the_reason(monkeypatch):
+    import sys
+    import types
+
+    notebook_main = types.ModuleType("__main__")  # a kernel's __main__ has no __file__
+    monkeypatch.setitem(sys.modules, "__main__", notebook_main)
+    exec("def cell_worker():\n    return 1", notebook_main.__dict__)
+    with pytest.raises(ValueError, match="notebook cell.*put the function in a .py file"):
+        L.launch(notebook_main.cell_worker, 2)
+    with pytest.raises(ValueError, match="lambda or a nested function"):
+        L.launch(lambda: 1, 2)

@@ -43,25 +43,54 @@ def test_gloo_reduce_scatter_without_both_collectives_says_so():
     assert F.gloo_reduce_scatter([coll("all_gather", 1e6, 1e-3)]) == F.MISSING
 
 
-@pytest.mark.parametrize("sync, local, phrase", [
-    (0.020, 0.0199, "no measurable cost"), (0.030, 0.010, "67%"), (0.012, 0.010, "added 17%"),
+def paired(sync, local, noise=()):
+    """Pairs (sync, no_sync) seconds: the same base times, with per-pair noise added to sync."""
+    return [(sync + n, local) for n in noise or [0.0] * 5]
+
+
+@pytest.mark.parametrize("pairs, phrase", [
+    (paired(0.030, 0.010), "67% of the step"),
+    (paired(0.012, 0.010), "added 17% of the step"),
+    (paired(0.0101, 0.010, (0.002, -0.002, 0.001, -0.001, 0.0)), "smaller than the step-to-step"),
+    (paired(0.010, 0.012), "*without* communication were the slower"),
 ])  # fmt: skip
-def test_ddp_overhead_reads_every_outcome(sync, local, phrase):
-    rows = [{"sync_seconds": sync, "no_sync_seconds": local}] * 2
-    assert phrase in F.ddp_overhead(rows)
+def test_ddp_overhead_reads_every_outcome_from_paired_steps(pairs, phrase):
+    text = F.ddp_overhead([{"pairs": pairs}, {"pairs": pairs}])
+    assert phrase in text and f"of {2 * len(pairs)} pairs" in text
     assert F.ddp_overhead([]) == F.MISSING
+    assert F.ddp_overhead([{"pairs": pairs[:2]}]) == F.MISSING  # too few pairs to judge
+
+
+def test_ddp_overhead_sign_test_needs_four_of_five_pairs():
+    three = [(0.012, 0.010)] * 3 + [(0.009, 0.010)] * 2  # 3 of 5 slower with sync: noise
+    assert "step-to-step noise" in F.ddp_overhead([{"pairs": three}])
+    four = [(0.012, 0.010)] * 4 + [(0.009, 0.010)]
+    assert "added" in F.ddp_overhead([{"pairs": four}])
 
 
 def ev(kind, start, end):
     return {"kind": kind, "start": start, "end": end}
 
 
-@pytest.mark.parametrize("starts, phrase", [((1, 2), "All 2 buckets"), ((6, 7), "None of the 2"),
-                                            ((1, 7), "1 of 2 buckets")])  # fmt: skip
-def test_ddp_overlap_reads_every_outcome(starts, phrase):
-    events = [ev("backward", 0, 5)] + [ev("all-reduce", s, s + 1) for s in starts]
-    assert phrase in F.ddp_overlap(events)
-    assert F.ddp_overlap([ev("backward", 0, 5)]) == F.MISSING
+@pytest.mark.parametrize("starts, ready, phrase", [
+    ((1, 2), 3, "All 2 buckets"), ((6, 7), 5, "None of the 2"), ((1, 7), 5, "1 of 2 buckets"),
+])  # fmt: skip
+def test_ddp_overlap_is_judged_against_the_last_gradient_not_the_backward_end(
+    starts, ready, phrase
+):
+    # the backward ends at 9, after every bucket: judged against it, every bucket would overlap
+    events = [ev("backward", 0, 9)] + [ev("all-reduce", s, s + 1) for s in starts]
+    assert phrase in F.ddp_overlap({"events": events, "gradients_ready_seconds": ready})
+    assert (
+        F.ddp_overlap({"events": [ev("backward", 0, 5)], "gradients_ready_seconds": 1}) == F.MISSING
+    )
+    assert F.ddp_overlap({"events": events, "gradients_ready_seconds": None}) == F.MISSING
+
+
+def test_ddp_overlap_states_the_share_of_all_reduce_time_hidden():
+    events = [ev("all-reduce", 1, 3), ev("all-reduce", 5, 7)]  # 1 of 2 s hidden before 2
+    assert "25% of the all-reduce time" in F.ddp_overlap({"events": events,
+                                                          "gradients_ready_seconds": 2})  # fmt: skip
 
 
 def test_pipeline_bubbles_reads_every_outcome():

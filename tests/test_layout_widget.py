@@ -42,7 +42,17 @@ def test_impossible_layouts_show_the_reason_with_on_screen_labels():
     calc.controls["microbatches"].value = "2.5"
     assert "micro-batches per step must be a whole number" in calc.error
     calc.controls["microbatches"].value = "16"
-    calc.controls["mfu"].value = "1.5"
-    assert "MFU" in calc.error
-    calc.controls["mfu"].value = "0.4"
+    calc.controls["compute_hfu"].value = "1.5"
+    assert "HFU while computing" in calc.error
+    calc.controls["compute_hfu"].value = "0.4"
     assert calc.error is None
+
+
+def test_every_gpu_gets_its_own_links_and_format():
+    calc = layout_chooser()
+    calc.controls["gpu"].value = "l40s"
+    assert calc.error is None and "PCIe 4.0" in calc.output.value
+    calc.controls["gpu"].value = "b200"
+    assert "NVLink 5" in calc.output.value
+    calc.controls["gpu"].value = "v100-sxm2-32gb"
+    assert calc.error is None and "no bf16" in calc.output.value and "fp16" in calc.output.value

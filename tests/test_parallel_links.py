@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -99,17 +101,116 @@ def test_a_megatron_style_layout_fits_llama_70b_on_64_h100s_and_plain_dp_does_no
     assert dp.tensor_parallel_comm_seconds == 0 and dp.bubble_seconds == 0
 
 
-def test_compute_is_six_n_d_over_the_gpus():
+def test_compute_counts_attention_and_the_recomputed_forward_at_the_gpus_own_peak():
+    from course.calculators.compute import attention_flops_per_token, training_flops_with_attention
+
     r = P.layout_step(LLAMA7, data_parallel=8, microbatches=4, micro_batch=2, seq_len=1024,
-                      recompute="none", mfu=0.5)  # fmt: skip
+                      recompute="none", compute_hfu=0.5)  # fmt: skip
     tokens = 8 * 4 * 2 * 1024
-    assert r.global_batch == 64
-    assert r.compute_seconds == pytest.approx(
-        6 * param_count(LLAMA7) * tokens / (8 * 0.5 * 989.4e12)
-    )
+    assert r.global_batch == 64 and r.dtype == "bf16"
+    assert r.model_flops == pytest.approx(training_flops_with_attention(LLAMA7, tokens, 1024))
+    assert r.hardware_flops == r.model_flops
+    assert r.compute_seconds == pytest.approx(r.model_flops / (8 * 0.5 * 989.4e12))
     full = P.layout_step(LLAMA7, data_parallel=8, microbatches=4, micro_batch=2, seq_len=1024,
-                         recompute="full", mfu=0.5)  # fmt: skip
-    assert full.compute_seconds == pytest.approx(r.compute_seconds * 8 / 6)
+                         recompute="full", compute_hfu=0.5)  # fmt: skip
+    assert full.model_flops == r.model_flops and full.hfu / full.mfu == pytest.approx(
+        training_flops_with_attention(LLAMA7, 1, 1024, recompute=True)
+        / training_flops_with_attention(LLAMA7, 1, 1024)
+    )  # about 4/3: HFU, not MFU
+    selective = P.layout_step(LLAMA7, data_parallel=8, microbatches=4, micro_batch=2,
+                              seq_len=1024, compute_hfu=0.5)  # fmt: skip
+    assert selective.hardware_flops - r.model_flops == pytest.approx(
+        attention_flops_per_token(LLAMA7, 1024) * tokens
+    )
+    # at long context attention is no longer a rounding error against 6 N per token
+    long = P.layout_step(LLAMA7, data_parallel=8, microbatches=1, seq_len=32768,
+                         recompute="none")  # fmt: skip
+    assert long.model_flops / (8 * 32768) > 1.5 * 6 * param_count(LLAMA7)
+
+
+def test_layout_step_reproduces_narayanan_2021_table_2_gpt3_175b_on_a100s():
+    """Narayanan et al. 2021, 'Efficient Large-Scale Language Model Training on GPU Clusters
+    Using Megatron-LM', Table 2 (PTD parallelism, GPT-3 175B, t = 8, p = 12, batch 1,536,
+    micro-batch 1, sequence 2,048, A100 80GB): 153, 149 and 141 TFLOP/s per GPU on 384, 768 and
+    1,536 GPUs, counting the recomputed forward (their eq. 3: an HFU). Calibrated once at 384
+    GPUs, the model predicts the other two within 2 %: the bubble (p - 1)/m grows as the batch
+    is spread over more data-parallel replicas (m = 384, 192, 96 micro-batches)."""
+    cfg = preset("gpt-3-175b")
+
+    def run(n, hfu):
+        d = n // 96
+        return P.layout_step(cfg, gpu="a100-80gb-sxm", gpus_per_node=8, nodes=n // 8,
+                             data_parallel=d, tensor_parallel=8, pipeline_parallel=12,
+                             zero_stage=0, microbatches=1536 // d, seq_len=2048,
+                             recompute="full", compute_hfu=hfu)  # fmt: skip
+
+    peak = 312e12
+    probe = run(384, 1.0)
+    comm = probe.step_seconds - probe.compute_seconds - probe.bubble_seconds
+    target_step = probe.hardware_flops / (384 * 153e12)
+    compute = (target_step - comm) / (1 + probe.bubble_seconds / probe.compute_seconds)
+    hfu = probe.compute_seconds / compute  # the kernels' efficiency Megatron's 153 implies
+    assert run(384, hfu).hfu * peak == pytest.approx(153e12, rel=1e-9)
+    assert run(768, hfu).hfu * peak == pytest.approx(149e12, rel=0.02)
+    assert run(1536, hfu).hfu * peak == pytest.approx(141e12, rel=0.02)
+    assert abs(hfu - 0.5) < 0.05  # the default compute_hfu is this figure, rounded
+    assert run(384, hfu).mfu < 0.8 * run(384, hfu).hfu  # full recomputation: MFU is 3/4 of it
+
+
+@pytest.mark.parametrize("gpu, link", [
+    ("h100-sxm", "nvlink4"), ("a100-80gb-sxm", "nvlink3"), ("b200", "nvlink5"),
+    ("l40s", "pcie4"), ("rtx-4090", "pcie4"), ("h100-pcie", "pcie5"),
+])  # fmt: skip
+def test_each_gpu_is_priced_with_its_own_links(gpu, link):
+    intra, inter = P.gpu_links(gpu)
+    assert intra.name == INTERCONNECTS[link].name
+    r = P.layout_step(LLAMA7, gpu=gpu, data_parallel=4, tensor_parallel=2, microbatches=4,
+                      seq_len=1024)  # fmt: skip
+    assert r.intra_node_link == intra.name and r.inter_node_link == inter.name
+    expected = P.tensor_parallel_layer_comm(LLAMA7, seq_len=1024, tensor_parallel=2,
+                                            bandwidth_bytes_per_s=intra.bandwidth)  # fmt: skip
+    assert r.tensor_parallel_comm_seconds == pytest.approx(32 * 4 * expected.seconds)
+
+
+def test_a_v100_is_priced_in_fp16_on_its_own_nvlink():
+    r = P.layout_step(LLAMA7, gpu="v100-sxm2-32gb", data_parallel=4, tensor_parallel=2,
+                      microbatches=4, seq_len=1024)  # fmt: skip
+    assert r.dtype == "fp16" and "no bf16" in r.notes
+    assert "NVLink" in r.intra_node_link and "HDR" in r.inter_node_link
+
+
+def test_interleaving_divides_the_bubble_and_grows_the_first_stage_activations():
+    def run(v, m=16):
+        return P.layout_step(LLAMA7, nodes=4, data_parallel=4, tensor_parallel=2,
+                             pipeline_parallel=4, microbatches=m, virtual_stages=v,
+                             recompute="none")  # fmt: skip
+
+    plain, inter = run(1), run(2)
+    assert inter.bubble_seconds == pytest.approx(plain.bubble_seconds / 2)
+    assert "interleaved v = 2" in inter.layout
+    act = P.parallel_training_memory_per_gpu(LLAMA7, seq_len=4096, tensor_parallel=2,
+                                             pipeline_parallel=4, data_parallel=4,
+                                             sequence_parallel=True)  # fmt: skip
+    act2 = P.parallel_training_memory_per_gpu(LLAMA7, seq_len=4096, tensor_parallel=2,
+                                              pipeline_parallel=4, data_parallel=4,
+                                              sequence_parallel=True, virtual_stages=2)  # fmt: skip
+    assert act2.activations_bytes == pytest.approx(act.activations_bytes * (1 + 3 / 8))
+    # fewer micro-batches than stages: only m in flight, and a note that the bubble dominates
+    few = run(1, m=2)
+    assert "fewer micro-batches (2) than stages (4)" in few.notes
+    assert few.memory_per_gpu_bytes < plain.memory_per_gpu_bytes
+
+
+def test_stages_that_do_not_divide_the_layers_are_noted_and_kv_heads_checked():
+    r = P.layout_step(LLAMA7, nodes=3, data_parallel=8, pipeline_parallel=3, microbatches=8)
+    assert "3 stages do not divide the 32 layers: the busiest stage has 11" in r.notes
+    odd = dataclasses.replace(LLAMA7, heads=24, kv_heads=8, hidden=3072)
+    with pytest.raises(ValueError, match="must divide the 8 K/V heads"):
+        P.layout_step(odd, data_parallel=1, tensor_parallel=3, pipeline_parallel=1,
+                      gpus_per_node=3)  # fmt: skip
+    mqa = P.layout_step(dataclasses.replace(LLAMA7, kv_heads=1), data_parallel=4,
+                        tensor_parallel=2)  # fmt: skip
+    assert "copied 2 times" in mqa.notes
 
 
 def test_data_parallel_over_infiniband_costs_more_than_inside_a_node():

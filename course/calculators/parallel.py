@@ -134,6 +134,8 @@ def parallel_training_memory_per_gpu(
     recompute: str = "none",
     precision: str = "mixed",
     optimizer: str = "adam",
+    microbatches: int | None = None,
+    virtual_stages: int = 1,
 ) -> ParallelMemory:
     """Memory of the busiest GPU when training ``config`` with t x p x d parallelism.
 
@@ -141,7 +143,10 @@ def parallel_training_memory_per_gpu(
     holds the token (and position) embedding, the last the LM head (and the fp32 logits,
     ``4*s*b*vocab/t``). Under the 1F1B schedule the first stage keeps the activations of ``p``
     micro-batches in flight, so its activations are ``p x layers/p = layers`` layers' worth,
-    whatever ``p`` (Korthikanti et al. 2022, "pipeline parallelism" in sec. 4); the last stage keeps one. Model states
+    whatever ``p`` (Korthikanti et al. 2022, "pipeline parallelism" in sec. 4); the last stage keeps one.
+    With fewer ``microbatches`` than stages (m < p) only m are ever in flight. The interleaved
+    schedule (``virtual_stages`` v > 1) holds 1 + (p - 1)/(p v) times as much on the first stage
+    (Korthikanti et al. 2022, sec. 4.2.3). Model states
     are then sharded over ``data_parallel`` GPUs by ``zero_stage``. Returns the larger of the first
     and last stage. Norm weights are counted as split t ways (they are replicated; the error is
     negligible).
@@ -157,6 +162,10 @@ def parallel_training_memory_per_gpu(
     p = validate.positive_int("pipeline_parallel", pipeline_parallel, maximum=c.layers)
     d = _gpus("data_parallel", data_parallel)
     zs = validate.choice("zero_stage", zero_stage, ZERO_STAGES)
+    m = p if microbatches is None else validate.positive_int("microbatches", microbatches,
+                                                             maximum=10**9)  # fmt: skip
+    v = validate.positive_int("virtual_stages", virtual_stages, maximum=c.layers)
+    in_flight = min(p, m) * (1 + (p - 1) / (p * v) if v > 1 else 1.0)
 
     parts = param_breakdown(c)
     per_layer = (parts.attention_params + parts.mlp_params + parts.norm_params) / c.layers
@@ -173,7 +182,7 @@ def parallel_training_memory_per_gpu(
         recompute=recompute,
     )  # fmt: skip
     logits = 4.0 * s * b * c.vocab / t if c.lm_head else 0.0
-    first_act = p * layers_per_stage * act_layer + (logits if p == 1 else 0.0)
+    first_act = in_flight * layers_per_stage * act_layer + (logits if p == 1 else 0.0)
     last_act = layers_per_stage * act_layer + logits
 
     def stage(params: float, activations: float) -> ParallelMemory:
@@ -589,16 +598,23 @@ class LayoutStep(Report):
     """One training step of a DP x TP x PP layout: memory of the busiest GPU and where time goes."""
 
     _title = "Training layout: one step"
-    _formats = {"layout": "text", "fits": "text", "n_gpus": "number",
-                "global_batch": "number", "gpu": "text"}  # fmt: skip
+    _formats = {"layout": "text", "fits": "text", "n_gpus": "number", "global_batch": "number",
+                "gpu": "text", "dtype": "text", "intra_node_link": "text",
+                "inter_node_link": "text", "notes": "text", "mfu": "percent",
+                "hfu": "percent"}  # fmt: skip
 
     layout: str
     gpu: str
+    dtype: str  # the GPU's own 16-bit format: bf16, or fp16 where it has none (V100)
+    intra_node_link: str
+    inter_node_link: str
     n_gpus: int
     global_batch: int  # sequences per step = data_parallel x micro-batches x micro-batch size
     memory_per_gpu_bytes: float
     gpu_memory_bytes: float
     fits: str
+    model_flops: float  # per step: forward + backward, attention included, no recomputation
+    hardware_flops: float  # what the GPUs execute: model FLOPs + the recomputed forward
     compute_seconds: float
     tensor_parallel_comm_seconds: float
     pipeline_comm_seconds: float
@@ -608,6 +624,41 @@ class LayoutStep(Report):
     bubble_fraction: float
     communication_fraction: float
     compute_efficiency: float  # compute / step
+    mfu: float  # model FLOPs / (step x GPUs x peak): what the run reports as MFU
+    hfu: float  # hardware FLOPs / (step x GPUs x peak): Megatron-LM's "% of peak"
+    notes: str
+
+
+def gpu_links(gpu: str) -> tuple:
+    """The links a node of ``gpu`` has: (inside the node, between nodes), from the registry.
+
+    Inside: the GPU's own NVLink (per direction: half the datasheet's two-way figure; NVLink 3 on
+    an A100, 4 on an H100 SXM, 5 on a B200) on SXM boards, where an NVSwitch joins every GPU;
+    PCIe and consumer cards (L40S, RTX 4090, H100 PCIe: NVLink bridges join pairs at most) talk
+    through their host link, PCIe. Between nodes: one InfiniBand port per GPU, HDR (200 Gb/s) for
+    GPUs launched before 2022 (the A100 era), NDR (400 Gb/s) after.
+    """
+    from course.facts.hardware import INTERCONNECTS, Interconnect
+    from course.facts.hardware import gpu as lookup_gpu
+
+    device = lookup_gpu(gpu)
+    intra = INTERCONNECTS[device.host_link]
+    if device.form_factor == "SXM" and device.nvlink_bandwidth > 0:
+        per_direction = device.nvlink_bandwidth / 2
+        intra = next((i for i in INTERCONNECTS.values() if i.connects == "GPU to GPU"
+                      and math.isclose(i.bandwidth, per_direction, rel_tol=1e-3)), None) or \
+            Interconnect(f"nvlink-{device.key}", f"NVLink ({device.name})", per_direction,
+                         "GPU to GPU", device.source)  # fmt: skip
+    inter = INTERCONNECTS["ib-ndr" if device.launch_year >= 2022 else "ib-hdr"]
+    return intra, inter
+
+
+def _link(name: str, key: object, default):
+    from course.facts.hardware import INTERCONNECTS
+
+    if key is None:
+        return default
+    return INTERCONNECTS[validate.choice(name, key, tuple(INTERCONNECTS))]
 
 
 def layout_step(
@@ -624,9 +675,10 @@ def layout_step(
     microbatches: int = 8,
     seq_len: int = 4096,
     recompute: str = "selective",
-    mfu: float = 0.4,
-    intra_node_link: str = "nvlink4",
-    inter_node_link: str = "ib-ndr",
+    compute_hfu: float = 0.5,
+    virtual_stages: int = 1,
+    intra_node_link: str | None = None,
+    inter_node_link: str | None = None,
 ) -> LayoutStep:
     """Memory per GPU and the step time of a layout, split into compute, communication, bubble.
 
@@ -637,20 +689,36 @@ def layout_step(
       nodes``, and tensor parallelism stays inside a node (its all-reduces run on every layer);
       anything else is refused with ``ValueError``. Ranks are ordered TP, then DP, then PP
       (Megatron's order): DP crosses nodes once ``tensor_parallel x data_parallel`` exceeds a node.
+      TP must divide the heads and the K/V heads (or be a multiple of them: K/V heads are then
+      copied); stages that do not divide the layers are allowed, with a note (the busiest stage
+      has ``ceil(layers / p)``).
     - Memory: :func:`parallel_training_memory_per_gpu` (mixed precision, Adam, sequence
-      parallelism on when TP > 1), against the GPU's memory.
-    - Compute: 6 x params x tokens FLOPs (8 x with full recomputation: one more forward), over
-      all GPUs at ``mfu`` x the GPU's dense bf16 peak. ``microbatches`` per step per pipeline.
-    - Bubble: compute x (p - 1) / m (:func:`pipeline_bubble_overhead`).
-    - TP: per layer and micro-batch, 2 all-reduces forward and 2 backward of b x s x h bf16
-      activations over the intra-node link. PP: one activation send forward and one gradient
-      back per stage boundary and micro-batch. DP: one all-reduce of the bf16 gradients of the
-      GPU's parameters (ZeRO-3 adds the weights' all-gathers: 1.5x, Rajbhandari et al. 2019),
-      over the inter-node link (one port per GPU) once DP leaves the node.
+      parallelism on when TP > 1; at most ``min(p, m)`` micro-batches in flight; the interleaved
+      schedule's 1 + (p - 1)/(p v)), against the GPU's memory.
+    - Compute: the model FLOPs of :func:`course.calculators.compute.training_flops_with_attention`
+      (6 N per token plus attention's 12 l s h, which matters at long context), plus the
+      recomputed forward (all layers with ``recompute="full"``, the attention core with
+      ``"selective"``): the *hardware* FLOPs, executed at ``compute_hfu`` x the GPU's dense peak
+      in its own 16-bit format (bf16, fp16 on a V100). ``compute_hfu`` is the kernels' efficiency
+      while computing, an HFU before any bubble or communication; its default 0.5 is what
+      Narayanan et al. 2021, Table 2, imply for GPT-3 175B on A100s (tests/test_parallel_links.py
+      calibrates it there and predicts the other two cluster sizes within 2 %).
+    - Bubble: compute x (p - 1) / (v m) (:func:`pipeline_bubble_overhead`; ``virtual_stages`` v > 1
+      is the interleaved schedule of Narayanan et al. 2021, sec. 2.2.2).
+    - TP: per layer and micro-batch, 2 all-reduces forward and 2 backward of b x s x h 16-bit
+      activations over the node's link. PP: one activation send forward and one gradient back per
+      stage boundary and micro-batch (v times as many when interleaved). DP: one all-reduce of the
+      16-bit gradients of the GPU's parameters (ZeRO-3 adds the weights' all-gathers: 1.5x,
+      Rajbhandari et al. 2019), over the inter-node link (one port per GPU) once DP leaves the node.
+    - Links: the GPU's own (:func:`gpu_links`) unless ``intra_node_link`` / ``inter_node_link``
+      name a row of ``course.facts.hardware.INTERCONNECTS``.
     - Nothing overlaps (an upper bound: real frameworks hide much of the DP all-reduce behind the
       backward pass).
+
+    The result's ``mfu`` and ``hfu`` are the whole step's: model FLOPs and hardware FLOPs over
+    (step time x GPUs x peak). Megatron-LM reports the second (its FLOPs count the recomputation).
     """
-    from course.facts.hardware import INTERCONNECTS
+    from course.calculators.compute import attention_flops_per_token, training_flops_with_attention
     from course.facts.hardware import gpu as lookup_gpu
 
     if not isinstance(config, TransformerConfig):
@@ -670,33 +738,52 @@ def layout_step(
         raise ValueError(
             f"tensor_parallel ({t}) must be at most GPUs per node ({per_node}): its all-reduces "
             "run on every layer and need the node's NVLink")  # fmt: skip
+    if config.heads % t:
+        raise ValueError(f"tensor_parallel ({t}) must divide the {config.heads} attention heads "
+                         "(each GPU computes whole heads)")  # fmt: skip
+    if config.kv_heads % t and t % config.kv_heads:
+        raise ValueError(f"tensor_parallel ({t}) must divide the {config.kv_heads} K/V heads, or "
+                         "be a multiple of them (each GPU then keeps a copy of one)")  # fmt: skip
     if p > config.layers:
         raise ValueError(f"pipeline_parallel ({p}) must be at most the model's {config.layers} "
                          "layers (one layer per stage at least)")  # fmt: skip
     m = validate.positive_int("microbatches", microbatches, maximum=10**6)
+    v = validate.positive_int("virtual_stages", virtual_stages, maximum=config.layers)
+    if p * v > config.layers:
+        raise ValueError(f"pipeline_parallel x virtual_stages = {p * v} must be at most the "
+                         f"model's {config.layers} layers")  # fmt: skip
     b = validate.positive_int("micro_batch", micro_batch, maximum=MAX_BATCH)
     s = validate.positive_int("seq_len", seq_len, maximum=MAX_SEQ_LEN)
     rc = validate.choice("recompute", recompute, ("none", "selective", "full"))
-    eff = validate.fraction("mfu", mfu)
-    intra = INTERCONNECTS[validate.choice("intra_node_link", intra_node_link, tuple(INTERCONNECTS))]
-    inter = INTERCONNECTS[validate.choice("inter_node_link", inter_node_link, tuple(INTERCONNECTS))]
+    eff = validate.fraction("compute_hfu", compute_hfu)
+    own_intra, own_inter = gpu_links(device.key)
+    intra = _link("intra_node_link", intra_node_link, own_intra)
+    inter = _link("inter_node_link", inter_node_link, own_inter)
+    dtype = "bf16" if "bf16" in device.dense_flops else "fp16"
+    peak = device.peak_flops(dtype)
 
     mem = parallel_training_memory_per_gpu(
         config, seq_len=s, micro_batch=b, tensor_parallel=t, pipeline_parallel=p,
         data_parallel=d, zero_stage=zero_stage, sequence_parallel=t > 1, recompute=rc,
+        microbatches=m, virtual_stages=v,
     )  # fmt: skip
-    params = param_breakdown(config).total_params
     tokens = d * m * b * s
-    flops = (8 if rc == "full" else 6) * params * tokens
-    compute = flops / (total * eff * device.peak_flops("bf16"))
-    bubble = compute * pipeline_bubble_overhead(p, m)
+    model_flops = training_flops_with_attention(config, tokens, s)
+    if rc == "full":
+        hardware_flops = training_flops_with_attention(config, tokens, s, recompute=True)
+    elif rc == "selective":  # the attention core's forward (Q K^T, softmax, x V) runs again
+        hardware_flops = model_flops + attention_flops_per_token(config, s) * tokens
+    else:
+        hardware_flops = model_flops
+    compute = hardware_flops / (total * eff * peak)
+    bubble = compute * pipeline_bubble_overhead(p, m, virtual_stages=v)
     act_bytes = 2.0 * b * s * config.hidden
     layers_here = math.ceil(config.layers / p)
     per_layer = tensor_parallel_layer_comm(config, seq_len=s, micro_batch=b, tensor_parallel=t,
                                            bandwidth_bytes_per_s=intra.bandwidth)  # fmt: skip
     tp_comm = layers_here * m * per_layer.seconds
     pp_link = intra if t * d * p <= per_node else inter
-    pp_comm = 0.0 if p == 1 else 2 * m * act_bytes / (t * pp_link.bandwidth)
+    pp_comm = 0.0 if p == 1 else 2 * v * m * act_bytes / (t * pp_link.bandwidth)
     dp_link = intra if t * d <= per_node else inter
     grad_bytes = 2.0 * mem.params_per_gpu
     dp_comm = ring_allreduce_seconds(grad_bytes, d, dp_link.bandwidth) * (1.5 if zero_stage == 3
@@ -704,9 +791,24 @@ def layout_step(
     comm = tp_comm + pp_comm + dp_comm
     step = compute + bubble + comm
     capacity = device.memory_bytes
+    notes = []
+    if config.layers % p:
+        notes.append(f"{p} stages do not divide the {config.layers} layers: the busiest stage has "
+                     f"{layers_here}, the others wait for it")  # fmt: skip
+    if m < p:
+        notes.append(f"fewer micro-batches ({m}) than stages ({p}): most of the step is bubble")
+    if t > config.kv_heads:
+        notes.append(f"TP {t} exceeds the {config.kv_heads} K/V heads: each is copied "
+                     f"{t // config.kv_heads} times")  # fmt: skip
+    if dtype != "bf16":
+        notes.append(f"the {device.name} has no bf16: priced in fp16")
+    sched = f", interleaved v = {v}" if v > 1 else ""
     return LayoutStep(
-        layout=f"DP {d} x TP {t} x PP {p}, ZeRO-{zero_stage}, {m} micro-batches of {b}",
+        layout=f"DP {d} x TP {t} x PP {p}{sched}, ZeRO-{zero_stage}, {m} micro-batches of {b}",
         gpu=device.name,
+        dtype=dtype,
+        intra_node_link=intra.name,
+        inter_node_link=inter.name,
         n_gpus=total,
         global_batch=d * m * b,
         memory_per_gpu_bytes=mem.total_bytes,
@@ -714,6 +816,8 @@ def layout_step(
         fits="yes"
         if mem.total_bytes <= capacity
         else f"no: {mem.total_bytes / capacity:.1f}x the GPU's memory",  # fmt: skip
+        model_flops=model_flops,
+        hardware_flops=hardware_flops,
         compute_seconds=compute,
         tensor_parallel_comm_seconds=tp_comm,
         pipeline_comm_seconds=pp_comm,
@@ -723,6 +827,9 @@ def layout_step(
         bubble_fraction=bubble / step,
         communication_fraction=comm / step,
         compute_efficiency=compute / step,
+        mfu=model_flops / (step * total * peak),
+        hfu=hardware_flops / (step * total * peak),
+        notes="; ".join(notes) or "none",
     )
 
 
@@ -764,6 +871,7 @@ __all__ = [
     "tensor_parallel_layer_comm",
     "LayoutStep",
     "SEED_STRATEGIES",
+    "gpu_links",
     "layout_step",
     "seed_multi_gpu_efficiency",
     "AlphaBetaFit",

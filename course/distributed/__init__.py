@@ -7,7 +7,9 @@
   (``torchrun --nproc-per-node N -m course.distributed.<demo>``; nccl on CUDA, gloo elsewhere):
   :mod:`~course.distributed.collectives`, :mod:`~course.distributed.ddp`,
   :mod:`~course.distributed.fsdp`, :mod:`~course.distributed.tensor_parallel`,
-  :mod:`~course.distributed.pipeline`.
+  :mod:`~course.distributed.pipeline`, and :mod:`~course.distributed.training` (one training run
+  that 1 process, DDP, FSDP2, TP and PP reproduce step for step). Each runs at 1, 2, 3, 4 or 8
+  processes: batches and pipeline stages scale with the world size.
 
 Layer 3 (measurement): imports torch. The calculators the demos are held against are in
 :mod:`course.calculators.parallel` (layer 2).

@@ -27,6 +27,40 @@ TINY_CONFIG = TransformerConfig(
 )
 
 
+#: The model every demo can split at 1, 2, 3, 4, 6, 8, 12 or 24 ranks: 24 heads (and K/V heads) and
+#: an MLP of 240 = 24 x 10, so tensor parallelism gives each rank whole heads and equal slices; 8
+#: layers, so a pipeline of up to 8 stages holds at least one layer each. Hidden 96 (head size 4):
+#: 0.9 M parameters, small enough for a shared CPU core per rank.
+SCALE_CONFIG = TransformerConfig(
+    name="scale-llama",
+    layers=8,
+    hidden=96,
+    heads=24,
+    kv_heads=24,
+    ffn_hidden=240,
+    vocab=256,
+    max_positions=128,
+    source="course demo: a small decoder that splits evenly over 1, 2, 3, 4 or 8 ranks",
+)
+
+#: Sequences each rank takes when a demo scales its batch with the world size.
+PER_RANK_BATCH = 2
+
+
+def scaled_batch(world: int, per_rank: int = PER_RANK_BATCH) -> int:
+    """The global batch of a demo on ``world`` ranks: ``per_rank`` sequences each, so it always
+    splits evenly (a fixed batch of 4 does not split over 3 or 8 ranks)."""
+    return per_rank * world
+
+
+def require_divisible(what: str, count: int, world: int, fix: str = "") -> None:
+    """A clear ``ValueError`` when ``count`` ``what`` cannot be split evenly over ``world`` ranks."""
+    if world < 1 or count % world:
+        hint = f" {fix}" if fix else ""
+        raise ValueError(f"{what} ({count}) cannot be split evenly over {world} ranks: choose a "
+                         f"number of processes that divides {count}.{hint}")  # fmt: skip
+
+
 def seeded_model(config: TransformerConfig = TINY_CONFIG, seed: int = 0,
                  device: str | torch.device = "cpu") -> Transformer:  # fmt: skip
     """``build_model(config)`` with weights drawn from ``seed`` (the global RNG is left alone)."""
@@ -51,8 +85,12 @@ def lm_loss(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
 
 def shard_of(tensor: torch.Tensor, rank: int, world: int) -> torch.Tensor:
     """Rank ``rank``'s equal share of ``tensor`` along dim 0 (the batch must divide evenly)."""
-    if tensor.shape[0] % world:
-        raise ValueError(f"batch must be divisible by the {world} ranks, got {tensor.shape[0]}")
+    require_divisible(
+        "the batch",
+        tensor.shape[0],
+        world,
+        "Leave the batch at its default: it scales with the number of ranks.",
+    )
     return tensor.chunk(world)[rank]
 
 
@@ -62,4 +100,5 @@ def tensor_bytes(t: torch.Tensor) -> int:
     return local.numel() * local.element_size()
 
 
-__all__ = ["TINY_CONFIG", "lm_loss", "seeded_model", "shard_of", "tensor_bytes", "token_batch"]
+__all__ = ["PER_RANK_BATCH", "SCALE_CONFIG", "TINY_CONFIG", "lm_loss", "require_divisible",
+           "scaled_batch", "seeded_model", "shard_of", "tensor_bytes", "token_batch"]  # fmt: skip

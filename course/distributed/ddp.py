@@ -19,7 +19,14 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 
-from course.distributed.common import TINY_CONFIG, lm_loss, seeded_model, shard_of, token_batch
+from course.distributed.common import (
+    TINY_CONFIG,
+    lm_loss,
+    scaled_batch,
+    seeded_model,
+    shard_of,
+    token_batch,
+)
 from course.distributed.launch import device
 from course.facts.models import TransformerConfig
 
@@ -40,10 +47,14 @@ def _ddp(config: TransformerConfig, bucket_cap_mb: float) -> DDP:
     return DDP(model, device_ids=ids, bucket_cap_mb=bucket_cap_mb)
 
 
-def ddp_gradients(config: TransformerConfig = TINY_CONFIG, batch: int = 4,
+def ddp_gradients(config: TransformerConfig = TINY_CONFIG, batch: int | None = None,
                   seq_len: int = 16) -> dict[str, torch.Tensor]:  # fmt: skip
-    """One DDP backward on this rank's share of the batch; returns the (averaged) gradients."""
+    """One DDP backward on this rank's share of the batch; returns the (averaged) gradients.
+
+    ``batch`` defaults to 2 sequences per rank (4 on 2 ranks: :func:`reference_gradients`'s
+    default), so any number of ranks splits it evenly."""
     r, n = dist.get_rank(), dist.get_world_size()
+    batch = batch or scaled_batch(n)
     model = _ddp(config, bucket_cap_mb=25)
     inputs, targets = token_batch(config, batch, seq_len)
     dev = device()
@@ -69,13 +80,22 @@ def _timing_hook(events: list, clock) -> callable:
 
 def ddp_timeline(config: TransformerConfig = TINY_CONFIG, batch: int = 8, seq_len: int = 32,
                  steps: int = 5, bucket_cap_mb: float = 0.1) -> dict:  # fmt: skip
-    """Measured DDP training steps on this rank.
+    """Measured DDP training steps on this rank (``batch`` sequences per rank).
 
-    Returns ``{"rank", "events", "sync_seconds", "no_sync_seconds", "buckets"}``: ``events`` are
-    the last step's backward pass and each gradient bucket's all-reduce (start/end seconds from
-    the step's start, bytes); ``sync_seconds`` / ``no_sync_seconds`` the median step time with
-    gradient all-reduce and without it (``no_sync``: what the step would cost with free
-    communication). ``bucket_cap_mb`` is small so that the tiny model has several buckets.
+    Returns ``{"rank", "events", "gradients_ready_seconds", "pairs", "sync_seconds",
+    "no_sync_seconds", "buckets"}``:
+
+    - ``events``: the last synchronised step's backward pass and each gradient bucket's
+      all-reduce (start/end seconds from the step's start, bytes);
+    - ``gradients_ready_seconds``: when the last parameter's gradient was computed in that step
+      (a hook on every parameter's gradient). A bucket overlaps the computation only if its
+      all-reduce starts before this instant; the backward's own end is no yardstick, because DDP
+      makes the backward wait for every bucket;
+    - ``pairs``: ``steps`` pairs of (step with gradient all-reduce, step without it under
+      ``no_sync``) seconds, taken alternately so that both see the same state of the machine;
+      ``sync_seconds`` / ``no_sync_seconds`` their medians.
+
+    ``bucket_cap_mb`` is small so that the tiny model has several buckets.
     """
     r, n = dist.get_rank(), dist.get_world_size()
     dev = device()
@@ -84,6 +104,7 @@ def ddp_timeline(config: TransformerConfig = TINY_CONFIG, batch: int = 8, seq_le
     inputs, targets = token_batch(config, batch * n, seq_len)
     x, y = shard_of(inputs, r, n).to(dev), shard_of(targets, r, n).to(dev)
     events: list = []
+    ready: list = []
     t0 = [0.0]
 
     def clock() -> float:
@@ -92,9 +113,12 @@ def ddp_timeline(config: TransformerConfig = TINY_CONFIG, batch: int = 8, seq_le
         return time.perf_counter() - t0[0]
 
     model.register_comm_hook(None, _timing_hook(events, clock))
+    for p in model.module.parameters():  # runs when p's gradient is computed, before DDP sees it
+        p.register_hook(lambda g: ready.append(time.perf_counter() - t0[0]) or g)
 
     def step(sync: bool) -> float:
         events.clear()
+        ready.clear()
         dist.barrier()
         t0[0] = time.perf_counter()
         loss = lm_loss(model(x), y)
@@ -107,14 +131,30 @@ def ddp_timeline(config: TransformerConfig = TINY_CONFIG, batch: int = 8, seq_le
         events.append({"kind": "backward", "bucket": -1, "start": b0, "end": clock(), "bytes": 0})
         opt.step()
         opt.zero_grad(set_to_none=True)
-        return clock()
+        end = clock()
+        if sync:
+            last_sync[:] = [list(events), list(ready)]
+        return end
 
+    last_sync: list = [[], []]
     step(True)  # warm-up (DDP rebuilds its buckets after the first step)
-    no_sync = statistics.median(step(False) for _ in range(steps))
-    sync = statistics.median(step(True) for _ in range(steps))
-    return {"rank": r, "events": [dict(e, rank=r) for e in events], "sync_seconds": sync,
-            "no_sync_seconds": no_sync,
-            "buckets": len([e for e in events if e["kind"] == "all-reduce"])}  # fmt: skip
+    step(False)
+    pairs = []
+    for i in range(steps):  # alternate which of the pair goes first
+        if i % 2 == 0:
+            a = step(True)
+            b = step(False)
+        else:
+            b = step(False)
+            a = step(True)
+        pairs.append((a, b))
+    sync_events, sync_ready = last_sync
+    return {"rank": r, "events": [dict(e, rank=r) for e in sync_events],
+            "gradients_ready_seconds": max(sync_ready) if sync_ready else None,
+            "pairs": pairs,
+            "sync_seconds": statistics.median(p[0] for p in pairs) if pairs else None,
+            "no_sync_seconds": statistics.median(p[1] for p in pairs) if pairs else None,
+            "buckets": len([e for e in sync_events if e["kind"] == "all-reduce"])}  # fmt: skip
 
 
 def main() -> None:

@@ -30,6 +30,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 from course.distributed.common import (
     TINY_CONFIG,
     lm_loss,
+    scaled_batch,
     seeded_model,
     shard_of,
     tensor_bytes,
@@ -72,19 +73,23 @@ def _optimizer_bytes(opt) -> int:
     return total
 
 
-def sharded_states(stage: int = 3, config: TransformerConfig = TINY_CONFIG, batch: int = 4,
-                   seq_len: int = 16) -> dict:  # fmt: skip
+def sharded_states(stage: int = 3, config: TransformerConfig = TINY_CONFIG,
+                   batch: int | None = None, seq_len: int = 16) -> dict:  # fmt: skip
     """Train one step (fp32, Adam) under ZeRO ``stage`` (0, 1 or 3); bytes this rank holds.
 
     Returns ``{"stage", "rank", "params", "parameters_bytes", "gradients_bytes",
     "optimizer_states_bytes", "total_bytes", "peak_bytes", "peak"}`` where ``params`` is the whole
     model's parameter count, the byte counts are this rank's local tensors after the step (before
-    ``zero_grad``), and ``peak``/``peak_bytes`` the stage-3 step's peak by FSDPMemTracker's
-    categories (None for stages 0 and 1).
+    ``zero_grad``), ``peak_bytes`` the stage-3 step's peak from FSDPMemTracker and ``peak`` the
+    most each of its categories held at any moment of the step (None for stages 0 and 1): the
+    categories at the instant of the global peak vary from run to run (a reduce-scatter buffer
+    may or may not still be alive then), their own maxima do not. ``batch`` defaults to 2
+    sequences per rank.
     """
     if stage not in MEASURED_STAGES:
         raise ValueError(f"stage must be one of {MEASURED_STAGES}, got {stage!r}")
     r, n = dist.get_rank(), dist.get_world_size()
+    batch = batch or scaled_batch(n)
     dev = device()
     model = seeded_model(config, device=dev)
     params = count_parameters(model)
@@ -112,10 +117,22 @@ def sharded_states(stage: int = 3, config: TransformerConfig = TINY_CONFIG, batc
 
         tracker = FSDPMemTracker(model, opt)
         tracker.track_inputs((x, y))
+        most: dict[str, int] = {}
+        update = tracker._update_peak_stats  # called after every operation the tracker sees
+
+        def record_maxima(state, _update=update) -> None:
+            for key, value in tracker.get_tracker_snapshot("current").get(dev, {}).items():
+                name = getattr(key, "value", str(key))
+                most[name] = max(most.get(name, 0), int(value))
+            _update(state)
+
+        tracker._update_peak_stats = record_maxima
         with tracker:
             step()
         snap = tracker.get_tracker_snapshot("peak").get(dev, {})
-        peak = {getattr(k, "value", str(k)): int(v) for k, v in snap.items()}
+        peak = {name: value for name, value in most.items() if name != "Total"}
+        peak["Total"] = int(next((v for k, v in snap.items()
+                                  if getattr(k, "value", str(k)) == "Total"), 0))  # fmt: skip
     step(zero=False)
     p_bytes = sum(tensor_bytes(p) for p in model.parameters())
     g_bytes = sum(tensor_bytes(p.grad) for p in model.parameters() if p.grad is not None)
@@ -133,7 +150,9 @@ def all_stages() -> list[dict]:
 
 def fsdp_output(config: TransformerConfig = TINY_CONFIG, batch: int = 4,
                 seq_len: int = 16) -> torch.Tensor:  # fmt: skip
-    """Logits of the full batch from the FSDP2-sharded model (equal to the unsharded model's)."""
+    """Logits of the full batch from the FSDP2-sharded model (equal to the unsharded model's).
+
+    Every rank feeds the same whole batch (FSDP2 shards the weights, not this input)."""
     model = shard_model(seeded_model(config, device=device()))
     inputs, _ = token_batch(config, batch, seq_len)
     with torch.no_grad():

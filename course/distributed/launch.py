@@ -8,8 +8,14 @@ environment torchrun would (``MASTER_ADDR``, ``MASTER_PORT``, ``RANK``, ``WORLD_
 the worker, and returns the ranks' results in rank order.
 
 Guarantees (tests/test_distributed_launch.py checks each): a time limit is enforced; when a rank
-raises, the others are stopped and :class:`WorkerError` carries the rank's traceback; in every case
-all worker processes are gone and the rendezvous port is free again when :func:`launch` returns.
+raises, the others are stopped and :class:`WorkerError` carries the rank's traceback; a rank killed
+by a signal is named as such (not the peer that then lost its connection); in every case all
+worker processes are gone and the rendezvous port is free again when :func:`launch` returns. On
+Linux the ranks also die with the process that launched them (``PR_SET_PDEATHSIG``): a killed
+Jupyter kernel leaves no rank behind. Ranks meet on the loopback interface only: rank 0's TCP
+store listens on 127.0.0.1 (not on every interface, as ``init_process_group`` would make it) and
+gloo's (and NCCL's bootstrap) sockets are bound to the loopback device. nccl is used only when
+every rank has a GPU of its own; with fewer GPUs than ranks the launch falls back to gloo.
 
 Each launch pays for importing torch in every process (about 2 s), so a lesson passes a *list* of
 workers to run several demos in one process group. Layer 3.
@@ -18,12 +24,15 @@ workers to run several demos in one process group. Layer 3.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import datetime
 import multiprocessing as mp
 import os
 import pickle
 import queue
+import signal
 import socket
+import sys
 import time
 import traceback
 from collections.abc import Callable, Sequence
@@ -44,6 +53,10 @@ class WorkerError(RuntimeError):
 
     def __init__(self, rank: int, remote_traceback: str) -> None:
         self.rank, self.remote_traceback = rank, remote_traceback
+        self.killed = remote_traceback.startswith("was killed by")
+        if self.killed or remote_traceback.startswith("exited with code"):
+            super().__init__(f"rank {rank} {remote_traceback}")
+            return
         last = remote_traceback.strip().splitlines()[-1] if remote_traceback.strip() else "?"
         super().__init__(f"rank {rank} raised: {last}\n--- traceback of rank {rank} ---\n"
                          f"{remote_traceback}")  # fmt: skip
@@ -84,11 +97,30 @@ def loopback_available(host: str = "127.0.0.1") -> bool:
         return False
 
 
-def backend() -> str:
-    """The backend this process should use: nccl when CUDA is available, gloo otherwise."""
+def backend(local_ranks: int | None = None) -> str:
+    """The backend for ``local_ranks`` processes on this host (default: torchrun's
+    ``LOCAL_WORLD_SIZE``, else 1): nccl when each has a GPU of its own, gloo otherwise (a laptop
+    with one GPU running 2 ranks would otherwise ask rank 1 for a second GPU)."""
     import torch
 
-    return "nccl" if torch.cuda.is_available() else "gloo"
+    n = local_ranks or int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+    return "nccl" if torch.cuda.is_available() and torch.cuda.device_count() >= n else "gloo"
+
+
+def usable_cores() -> int:
+    """CPU cores this process may run on (``os.sched_getaffinity``: a container's or a job's
+    share, not the machine's total), at least 1."""
+    getter = getattr(os, "sched_getaffinity", None)
+    return max(1, len(getter(0)) if getter else (os.cpu_count() or 1))
+
+
+def loopback_interface() -> str | None:
+    """The name of the loopback network interface (``lo`` on Linux, ``lo0`` on macOS), or None."""
+    with contextlib.suppress(OSError, AttributeError):
+        for _, name in socket.if_nameindex():
+            if name.startswith("lo"):
+                return name
+    return None
 
 
 def device():
@@ -125,7 +157,13 @@ def process_group(backend_name: str | None = None):
     name = backend_name or backend()
     if name == "nccl":
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
-    dist.init_process_group(name, timeout=datetime.timedelta(seconds=PG_TIMEOUT_S))
+    timeout = datetime.timedelta(seconds=PG_TIMEOUT_S)
+    if os.environ.get("COURSE_LOOPBACK_STORE"):
+        dist.init_process_group(name, timeout=timeout, store=_loopback_store(timeout),
+                                rank=int(os.environ["RANK"]),
+                                world_size=int(os.environ["WORLD_SIZE"]))  # fmt: skip
+    else:
+        dist.init_process_group(name, timeout=timeout)
     try:
         yield
         dist.barrier()  # only on success: a rank that raised must not wait for the others
@@ -133,7 +171,37 @@ def process_group(backend_name: str | None = None):
         dist.destroy_process_group()
 
 
+def _loopback_store(timeout: datetime.timedelta):
+    """Torch's TCP store for a local launch, its server on 127.0.0.1 only (rank 0 binds the socket
+    and hands it to the store: ``TCPStore`` itself would listen on every interface)."""
+    import torch.distributed as dist
+
+    host, port = os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"])
+    world = int(os.environ["WORLD_SIZE"])
+    if int(os.environ["RANK"]) != 0:
+        return dist.TCPStore(host, port, world, is_master=False, timeout=timeout)
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    server.bind((host, port))
+    server.listen(128)
+    store = dist.TCPStore(host, port, world, is_master=True, timeout=timeout,
+                          master_listen_fd=server.detach())  # fmt: skip
+    return store
+
+
+def _die_with_parent(parent_pid: int) -> None:
+    """Ask Linux to SIGKILL this process when its parent dies; exit now if it already has."""
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    if os.getppid() != parent_pid:  # the parent died before prctl took effect
+        os._exit(1)
+
+
 def _worker(fns, args, kwargs, env: dict, threads: int, results) -> None:
+    _die_with_parent(int(env["COURSE_PARENT_PID"]))
     os.environ.update(env)
     r = int(env["RANK"])
     failed_at = None
@@ -170,8 +238,39 @@ def _first_error(results, procs: Sequence, done: dict, errors: dict, wait_s: flo
             continue
         if status == "error":
             errors[r] = payload
+    killed = [i for i, p in enumerate(procs) if i not in errors and p.exitcode is not None
+              and p.exitcode < 0]  # fmt: skip
+    if killed:  # a rank killed by a signal reports nothing; its peers then blame the connection
+        return killed[0], _signal_message(procs[killed[0]].exitcode)
     rank = min(errors, key=lambda k: errors[k][0])
     return rank, errors[rank][1]
+
+
+def _signal_message(exitcode: int) -> str:
+    """What a negative exit code means: the process was killed by that signal."""
+    try:
+        name = signal.Signals(-exitcode).name
+    except ValueError:
+        name = f"signal {-exitcode}"
+    why = " (out of memory, or killed by hand)" if name == "SIGKILL" else ""
+    return f"was killed by {name}{why}: it raised nothing; its peers then lost their connection"
+
+
+def _check_importable(fns: Sequence[Callable]) -> None:
+    """Each rank is a fresh process that imports the worker by module and name: refuse a function
+    it cannot find there (a notebook cell's, a lambda, a nested function) with the reason."""
+    main = sys.modules.get("__main__")
+    for f in fns:
+        module, qual = getattr(f, "__module__", None), getattr(f, "__qualname__", "")
+        if module == "__main__" and not getattr(main, "__file__", None):
+            raise ValueError(
+                f"the worker {qual!r} is defined in a notebook cell (module __main__); each rank "
+                "is a new process that imports the worker by its module, and a notebook is not "
+                "importable: put the function in a .py file next to the notebook and import it")  # fmt: skip
+        if "<locals>" in qual or "<lambda>" in qual:
+            raise ValueError(
+                f"the worker {qual!r} is a lambda or a nested function; each rank imports the "
+                "worker by module and name: define it at the top level of a module")  # fmt: skip
 
 
 def _stop(procs: Sequence) -> None:
@@ -212,13 +311,19 @@ def launch(
         raise ValueError(f"fn must be a function or a non-empty list of functions, got {fn!r}")
     n = validate.positive_int("nprocs", nprocs, maximum=MAX_PROCS)
     limit = validate.number("timeout_s", timeout_s, minimum=0, maximum=3600, strict_min=True)
-    threads = threads_per_rank or max(1, (os.cpu_count() or 1) // n)
+    _check_importable(fns)
+    threads = threads_per_rank or max(1, usable_cores() // n)
     port = free_port()
     ctx = mp.get_context("spawn")
     results = ctx.Queue()
     procs = []
     base = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "WORLD_SIZE": str(n),
-            "LOCAL_WORLD_SIZE": str(n), "COURSE_BACKEND": backend_name or ""}  # fmt: skip
+            "LOCAL_WORLD_SIZE": str(n), "COURSE_BACKEND": backend_name or backend(n),
+            "COURSE_LOOPBACK_STORE": "1", "COURSE_PARENT_PID": str(os.getpid())}  # fmt: skip
+    lo = loopback_interface()
+    for var in ("GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME"):
+        if lo and var not in os.environ:
+            base[var] = lo
     done: dict[int, Any] = {}
     try:
         for r in range(n):
@@ -241,8 +346,9 @@ def launch(
                     time.sleep(0.2)  # a last message may still be in the pipe
                     if results.empty():
                         i = dead[0]
-                        raise WorkerError(i, f"exited with code {procs[i].exitcode} "
-                                             "without a result") from None  # fmt: skip
+                        code = procs[i].exitcode
+                        raise WorkerError(i, _signal_message(code) if code < 0 else
+                                          f"exited with code {code} without a result") from None  # fmt: skip
                 continue
             if status == "error":
                 raise WorkerError(*_first_error(results, procs, done, {r: payload}))
@@ -269,6 +375,7 @@ __all__ = [
     "WorkerError",
     "backend",
     "device",
+    "loopback_interface",
     "free_port",
     "launch",
     "launch_named",
@@ -276,5 +383,6 @@ __all__ = [
     "port_is_free",
     "process_group",
     "rank",
+    "usable_cores",
     "world_size",
 ]

@@ -22,6 +22,7 @@ Run: ``torchrun --nproc-per-node 2 -m course.distributed.pipeline``. Layer 3.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import torch
@@ -45,6 +46,13 @@ PIPE_CONFIG = TransformerConfig(
     max_positions=128, source="course demo: a small decoder for the pipeline schedules",
 )  # fmt: skip
 
+
+def pipeline_config(world: int, virtual: int = 2) -> TransformerConfig:
+    """:data:`PIPE_CONFIG` with enough layers for ``world`` ranks of ``virtual`` stages each (at
+    least its 4): the stages scale with the number of ranks, one layer per stage at least."""
+    return dataclasses.replace(PIPE_CONFIG, layers=max(PIPE_CONFIG.layers, world * virtual))
+
+
 SCHEDULES = {"GPipe": (ScheduleGPipe, 1), "1F1B": (Schedule1F1B, 1),
              "Interleaved1F1B": (ScheduleInterleaved1F1B, 2)}  # fmt: skip
 
@@ -57,13 +65,21 @@ class Stage(nn.Module):
         super().__init__()
         layers = len(model.blocks)
         if count > layers:
-            raise ValueError(f"stages must be at most the {layers} layers, got {count}")
+            raise ValueError(f"stages must be at most the {layers} layers, got {count}: a stage "
+                             "holds one layer at least; use a deeper model "
+                             "(pipeline_config(world) gives one) or fewer ranks")  # fmt: skip
         lo, hi = index * layers // count, (index + 1) * layers // count
         self.embed = model.embed if index == 0 else None
         self.blocks = nn.ModuleList(model.blocks[lo:hi])
         last = index == count - 1
+        names = {id(p): name for name, p in model.named_parameters()}
+        self._whole_names = names  # parameter -> its name in the whole model (for tests)
         self.final_norm = model.final_norm if last else None
         self.lm_head = model.lm_head if last else None
+
+    def whole_model_names(self) -> dict[str, torch.nn.Parameter]:
+        """This stage's parameters keyed by their names in the whole model (``blocks.5...``)."""
+        return {self._whole_names[id(p)]: p for p in self.parameters()}
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.embed is not None:
@@ -90,12 +106,17 @@ def _instrument(stage: PipelineStage, events: list, clock) -> None:
         setattr(stage, name, timed)
 
 
-def _build(schedule: str, config: TransformerConfig, microbatches: int, events: list, clock):
+def _build(schedule: str, config: TransformerConfig | None, microbatches: int | None, events: list,
+           clock):  # fmt: skip
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
     cls, virtual = SCHEDULES[schedule]
     r, n, dev = dist.get_rank(), dist.get_world_size(), device()
     count = n * virtual
+    config = config or pipeline_config(n)
+    microbatches = microbatches or default_microbatches(n)
+    if microbatches < 1:
+        raise ValueError(f"microbatches must be at least 1, got {microbatches}")
     model = seeded_model(config, device=dev)
     stages = []
     for index in range(r, count, n):  # rank r holds stages r, r + n, ... (looped placement)
@@ -106,10 +127,28 @@ def _build(schedule: str, config: TransformerConfig, microbatches: int, events: 
     return cls(arg, n_microbatches=microbatches, loss_fn=lm_loss), stages, count
 
 
-def pipeline_run(schedule: str = "1F1B", config: TransformerConfig = PIPE_CONFIG,
-                 microbatches: int = 4, batch: int = 8, seq_len: int = 64,
+def default_microbatches(world: int) -> int:
+    """Micro-batches per step on ``world`` ranks: 2 per stage (4 on 2 ranks), enough for 1F1B's
+    steady state; the batch holds 2 sequences per micro-batch."""
+    return 2 * world
+
+
+def _split_batch(batch: int | None, microbatches: int | None, n: int) -> tuple[int, int]:
+    m = microbatches or default_microbatches(n)
+    b = batch or 2 * m
+    if b % m:
+        raise ValueError(f"the batch ({b}) must split evenly into {m} micro-batches")
+    return b, m
+
+
+def pipeline_run(schedule: str = "1F1B", config: TransformerConfig | None = None,
+                 microbatches: int | None = None, batch: int | None = None, seq_len: int = 64,
                  steps: int = 2) -> dict:  # fmt: skip
     """Train ``steps`` steps under ``schedule`` on this rank; the last step's timeline.
+
+    ``config`` defaults to :func:`pipeline_config` of the world size, ``microbatches`` to
+    :func:`default_microbatches` and ``batch`` to 2 sequences per micro-batch, so any number of
+    ranks has stages and work.
 
     Returns ``{"schedule", "rank", "stages" (total), "microbatches", "events", "loss"}``; each
     event is ``{"rank", "stage", "kind" ("F", "B" or "W"), "microbatch", "start", "end"}`` in
@@ -119,6 +158,8 @@ def pipeline_run(schedule: str = "1F1B", config: TransformerConfig = PIPE_CONFIG
     events: list = []
     t0 = [0.0]
     dev = device()
+    batch, microbatches = _split_batch(batch, microbatches, dist.get_world_size())
+    config = config or pipeline_config(dist.get_world_size())
 
     def clock() -> float:
         if dev.type == "cuda":
@@ -143,25 +184,35 @@ def pipeline_run(schedule: str = "1F1B", config: TransformerConfig = PIPE_CONFIG
             "microbatches": microbatches, "events": list(events), "loss": loss}  # fmt: skip
 
 
-def all_schedules(microbatches: int = 4, steps: int = 2) -> list[dict]:
+def all_schedules(microbatches: int | None = None, steps: int = 2) -> list[dict]:
     """:func:`pipeline_run` for each schedule of :data:`SCHEDULES`, on this rank."""
     return [pipeline_run(name, microbatches=microbatches, steps=steps) for name in SCHEDULES]
 
 
-def pipeline_output(config: TransformerConfig = PIPE_CONFIG, microbatches: int = 2,
-                    batch: int = 4, seq_len: int = 16) -> dict:  # fmt: skip
-    """One GPipe step's output (logits of the whole batch) and loss, on the last stage's rank."""
+def pipeline_output(config: TransformerConfig | None = None, microbatches: int | None = None,
+                    batch: int | None = None, seq_len: int = 16) -> dict:  # fmt: skip
+    """One GPipe step's output (logits of the whole batch) and loss, on the last stage's rank,
+    and the gradients of this rank's stage (``"grads"``: parameter name in the whole model ->
+    gradient). Defaults scale with the world size: :func:`pipeline_config`, one micro-batch of
+    2 sequences per rank."""
     dev = device()
+    n = dist.get_world_size()
+    config = config or pipeline_config(n)
+    batch, microbatches = _split_batch(batch, microbatches or n, n)
     sched, stages, _ = _build("GPipe", config, microbatches, [], time.perf_counter)
     inputs, targets = token_batch(config, batch, seq_len)
     losses: list = []
     first, last = stages[0].is_first, stages[-1].is_last
     out = sched.step(*((inputs.to(dev),) if first else ()),
                      target=targets.to(dev) if last else None, losses=losses if last else None)  # fmt: skip
+    grads = {name: p.grad.detach().cpu().clone() for stage in stages
+             for name, p in stage.submod.whole_model_names().items() if p.grad is not None}  # fmt: skip
     if not last:
-        return {"rank": dist.get_rank(), "logits": None, "loss": None}
-    return {"rank": dist.get_rank(), "logits": out.detach().cpu(),
-            "loss": float(torch.stack(losses).detach().mean())}  # fmt: skip
+        return {"rank": dist.get_rank(), "logits": None, "loss": None, "grads": grads,
+                "microbatches": microbatches, "batch": batch}  # fmt: skip
+    return {"rank": dist.get_rank(), "logits": out.detach().cpu(), "grads": grads,
+            "loss": float(torch.stack(losses).detach().mean()), "microbatches": microbatches,
+            "batch": batch}  # fmt: skip
 
 
 def bubble_from_events(events: list[dict]) -> dict:
@@ -227,5 +278,5 @@ if __name__ == "__main__":
     main()
 
 __all__ = ["PIPE_CONFIG", "SCHEDULES", "Stage", "all_schedules", "bubble_from_events",
-           "bubble_summary",
+           "bubble_summary", "default_microbatches", "pipeline_config",
            "in_flight_from_events", "main", "pipeline_output", "pipeline_run"]  # fmt: skip

@@ -78,47 +78,79 @@ def gloo_reduce_scatter(records: Sequence[Any]) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
+#: Share of paired steps that must agree on which of the pair was slower before a difference
+#: counts as measured (a sign test: 4 of 5 pairs, 8 of 10).
+AGREE = 0.8
+
+
 def ddp_overhead(timelines: Sequence[Mapping]) -> str:
-    """What gradient synchronisation added to a DDP step (with vs without ``no_sync``)."""
-    pairs = [(get(t, "sync_seconds"), get(t, "no_sync_seconds")) for t in timelines
-             if get(t, "sync_seconds") and get(t, "no_sync_seconds")]  # fmt: skip
-    if not pairs:
+    """What gradient synchronisation added to a DDP step, from paired, interleaved steps.
+
+    Each timeline's ``pairs`` are (step with the all-reduce, step without it under ``no_sync``),
+    taken back to back in alternating order, so both of a pair see the same state of the machine.
+    The cost counts as measured only when at least :data:`AGREE` of the pairs agree on its sign;
+    otherwise the machine's drift from step to step was larger than the cost, and the finding says
+    so.
+    """
+    pairs = [(a, b) for t in timelines for a, b in (get(t, "pairs", None) or []) if a and b]
+    if len(pairs) < 3:
         return MISSING
-    sync = statistics.median(p[0] for p in pairs)
-    local = statistics.median(p[1] for p in pairs)
-    head = (f"A DDP step took {fmt_seconds(sync)} with the gradient all-reduce and "
-            f"{fmt_seconds(local)} without it (`no_sync`)")  # fmt: skip
-    if sync <= local * (1 + SAME / 2):
-        return (f"{head}: no measurable cost, or less than the noise of the shared machine. The "
-                f"buckets' all-reduces overlapped the backward pass, or the timing was noisy: "
+    diffs = [a - b for a, b in pairs]
+    sync = statistics.median(a for a, _ in pairs)
+    local = statistics.median(b for _, b in pairs)
+    slower = sum(d > 0 for d in diffs)
+    head = (f"Over {len(pairs)} pairs of back-to-back steps, a DDP step took {fmt_seconds(sync)} "
+            f"with the gradient all-reduce and {fmt_seconds(local)} without it (`no_sync`); "
+            f"{slower} of {len(pairs)} pairs were slower with it")  # fmt: skip
+    if slower < AGREE * len(pairs) and len(pairs) - slower < AGREE * len(pairs):
+        return (f"{head}: the cost of communication was smaller than the step-to-step noise of "
+                f"this shared machine, so this run cannot say what it was: {RERUN}.")  # fmt: skip
+    if slower < AGREE * len(pairs):
+        return (f"{head}: steps *without* communication were the slower ones, which no model "
+                f"explains: other programs took the cores in a pattern that matched the pairs: "
                 f"{RERUN}.")  # fmt: skip
-    share = 1 - local / sync
+    share = statistics.median(diffs) / sync
     if share > 0.5:
         return (f"{head}: communication was {share:.0%} of the step. The model is tiny, so each "
                 "rank computes for a few milliseconds while every all-reduce pays gloo's fixed "
                 "latency; on GPUs a large model computes for much longer per byte of gradient.")  # fmt: skip
-    return (f"{head}: communication added {share:.0%}. The rest of the all-reduce time was "
-            "hidden behind the backward pass, where DDP launches each bucket as soon as its "
-            "gradients are ready.")  # fmt: skip
+    return (f"{head}: communication added {share:.0%} of the step. The rest of the all-reduce "
+            "time was hidden behind the backward pass, where DDP launches each bucket as soon "
+            "as its gradients are ready.")  # fmt: skip
 
 
-def ddp_overlap(events: Sequence[Mapping]) -> str:
-    """How many gradient buckets started their all-reduce before the backward pass ended."""
-    backward = [e for e in events if get(e, "kind") == "backward"]
+def ddp_overlap(timeline: Mapping) -> str:
+    """How many gradient buckets started their all-reduce before the last gradient was computed.
+
+    ``timeline``: one rank's :func:`course.distributed.ddp.ddp_timeline` (``events`` and
+    ``gradients_ready_seconds``). The yardstick is the instant the last gradient was ready, not
+    the end of the backward pass: DDP makes the backward wait for every bucket, so every bucket
+    "starts before the backward ends" by construction.
+    """
+    events = get(timeline, "events", None) or []
+    ready = get(timeline, "gradients_ready_seconds", None)
     buckets = [e for e in events if get(e, "kind") == "all-reduce"]
-    if not backward or not buckets:
+    if not buckets or ready is None:
         return MISSING
-    end = max(get(e, "end") for e in backward)
-    early = sum(1 for e in buckets if get(e, "start") < end)
     n = len(buckets)
-    if early == n:
-        return (f"All {n} buckets started their all-reduce while the backward pass was still "
-                "running: communication overlapped computation, as DDP's bucketing intends.")  # fmt: skip
-    if early == 0:
-        return (f"None of the {n} buckets started before the backward pass ended: no overlap in "
-                "this run (with one bucket, or a backward faster than the hook's launch).")  # fmt: skip
-    return (f"{early} of {n} buckets started their all-reduce during the backward pass; the last "
-            f"{n - early} waited for the end of it (the first layers' gradients come last).")  # fmt: skip
+    early = [e for e in buckets if get(e, "start") < ready]
+    total = sum(get(e, "end") - get(e, "start") for e in buckets)
+    before = sum(max(0.0, min(get(e, "end"), ready) - get(e, "start")) for e in buckets)
+    hidden = f"{before / total:.0%} of the all-reduce time" if total > 0 else "none of it"
+    when = f"the last gradient was ready {fmt_seconds(ready)} into the step"
+    if not early:
+        return (f"None of the {n} buckets started its all-reduce before {when}: no overlap in "
+                "this run (one bucket, or a backward pass so short that every bucket became "
+                "ready at its end).")  # fmt: skip
+    if len(early) == n:
+        return (f"All {n} buckets started before {when}: the hook that timed the gradients "
+                "fired after DDP had launched the last bucket, so this run's yardstick failed: "
+                "rerun, and report it if it persists.")  # fmt: skip
+    return (f"{len(early)} of {n} buckets started their all-reduce before {when}: they ran "
+            f"while the backward pass was still computing ({hidden} overlapped it). The last "
+            f"{n - len(early)} could not: a bucket is sent when its last gradient is ready, and "
+            "the first layers' gradients come last, so the step waits for that all-reduce "
+            "whatever the bucketing.")  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------
@@ -225,5 +257,5 @@ def dataloader(records: Sequence[Any]) -> str:
             "loading with training.")  # fmt: skip
 
 
-__all__ = ["MISSING", "alpha_beta", "dataloader", "ddp_overhead", "ddp_overlap", "gil",
+__all__ = ["AGREE", "MISSING", "alpha_beta", "dataloader", "ddp_overhead", "ddp_overlap", "gil",
            "gloo_reduce_scatter", "pipeline_bubbles"]  # fmt: skip

@@ -39,10 +39,11 @@ LABELS = {
     "micro_batch": "micro-batch size",
     "microbatches": "micro-batches per step",
     "seq_len": "sequence length",
-    "mfu": "MFU",
+    "compute_hfu": "HFU while computing",
+    "virtual_stages": "virtual stages per GPU",
 }
 _WHOLE = ("gpus_per_node", "nodes", "data_parallel", "tensor_parallel", "pipeline_parallel",
-          "micro_batch", "microbatches", "seq_len")  # fmt: skip
+          "micro_batch", "microbatches", "seq_len", "virtual_stages")  # fmt: skip
 
 
 def _whole(name: str, text: object) -> int:
@@ -62,7 +63,7 @@ def layout_of(v: dict[str, Any]) -> parallel.LayoutStep:
     """The calculator's result for the widget's values ``v`` (ValueError with on-screen labels)."""
     try:
         kwargs = {name: _whole(name, v[name]) for name in _WHOLE}
-        kwargs["mfu"] = parse_number(LABELS["mfu"], v["mfu"])
+        kwargs["compute_hfu"] = parse_number(LABELS["compute_hfu"], v["compute_hfu"])
         return parallel.layout_step(PRESETS[v["model"]], gpu=v["gpu"], zero_stage=v["zero_stage"],
                                     recompute=v["recompute"], **kwargs)  # fmt: skip
     except ValueError as exc:
@@ -101,8 +102,12 @@ def _layout_html(v: dict[str, Any]) -> str:
                    f"{units.fmt_bytes(r.gpu_memory_bytes)}.</p>")  # fmt: skip
     step = (f"<p>Step of {r.global_batch:,} sequences: <b>{units.fmt_seconds(r.step_seconds)}"
             f"</b>, {r.compute_efficiency:.0%} of it compute (an estimate: nothing overlapped, "
-            f"MFU as given).</p>")  # fmt: skip
-    return verdict + step + _time_bar(r) + r._repr_html_()
+            f"the kernels at the HFU given while they compute). Over the whole step: MFU "
+            f"{r.mfu:.0%}, HFU {r.hfu:.0%} (HFU also counts the recomputed forward). Links: "
+            f"{html.escape(r.intra_node_link)} in a node, {html.escape(r.inter_node_link)} "
+            f"between nodes; {r.dtype}.</p>")  # fmt: skip
+    notes = "" if r.notes == "none" else f"<p><i>Note: {html.escape(r.notes)}.</i></p>"
+    return verdict + step + notes + _time_bar(r) + r._repr_html_()
 
 
 def layout_chooser(
@@ -118,12 +123,14 @@ def layout_chooser(
     microbatches: int = 16,
     seq_len: int = 4096,
     recompute: str = "selective",
-    mfu: float = 0.4,
+    compute_hfu: float = 0.5,
+    virtual_stages: int = 1,
 ) -> Calculator:
     """Choose a layout: controls for model, cluster and DP x TP x PP; output: fit and step time.
 
     The defaults put Llama-2-70B on 64 H100s (8 nodes of 8) as DP 4 x TP 8 x PP 2 with ZeRO-1,
     a layout in the family Narayanan et al. 2021 recommend: TP inside the node, PP across nodes.
+    Each GPU is priced with its own links and 16-bit format (:func:`parallel.gpu_links`).
     """
     controls = {
         "model": dropdown("model", [k for k, c in PRESETS.items() if c.lm_head], model),
@@ -134,7 +141,7 @@ def layout_chooser(
         "zero_stage": dropdown("ZeRO stage", list(parallel.ZERO_STAGES), zero_stage),
         **{name: text_box(LABELS[name], str(value)) for name, value in (
             ("micro_batch", micro_batch), ("microbatches", microbatches), ("seq_len", seq_len),
-            ("mfu", mfu))},
+            ("virtual_stages", virtual_stages), ("compute_hfu", compute_hfu))},
         "recompute": dropdown("activation recomputation", list(memory.RECOMPUTE), recompute),
     }  # fmt: skip
     return Calculator("Choose a parallel layout", controls, _layout_html)
