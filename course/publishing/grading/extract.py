@@ -27,7 +27,7 @@ import nbformat
 from course.publishing.grading import sandbox
 from course.publishing.grading.values import plain_problem
 
-RUNNER = Path(__file__).with_name("runner.py")
+RUNNER = sandbox.RUNNER
 MAX_RESULTS_BYTES = 32 * 2**20
 
 
