@@ -131,6 +131,7 @@ def run_cells(
         "extras": extras or {},
         "cell_timeout": cell_timeout_s,
         "results": "results.json",
+        "sys_path": [sandbox.package_parent()],
     }
     with contextlib.ExitStack() as stack:
         if zygote is not None:
@@ -158,13 +159,14 @@ def run_cells(
         argv = [os.path.abspath(sys.executable), "-I", "-B", str(RUNNER), "request.json"]
         start = time.monotonic()
         if sandboxed:
-            if m["drop"]:
-                for p in [work, *work.iterdir()]:
-                    os.chown(p, 65534, 65534)
-            if zygote is not None:
-                outcome = zygote.run(work, env=env, timeout_s=timeout_s)
-            else:
-                outcome = sandbox.run(work, argv, env=env, timeout_s=timeout_s)
+            with sandbox.slots.uid() as uid:  # its own user while it runs: limits of its own
+                if m["drop"]:
+                    for p in [work, *work.iterdir()]:
+                        os.chown(p, uid, uid)
+                if zygote is not None:
+                    outcome = zygote.run(work, env=env, timeout_s=timeout_s, uid=uid)
+                else:
+                    outcome = sandbox.run(work, argv, env=env, timeout_s=timeout_s, uid=uid)
             output, timed_out, off = outcome.output, outcome.timed_out, outcome.protections_off
         else:
             try:

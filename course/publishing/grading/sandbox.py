@@ -34,17 +34,44 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from course.publishing.grading import sandbox_init
+
 INIT = Path(__file__).with_name("sandbox_init.py")
 RUNNER = Path(__file__).with_name("runner.py")  # the only code that runs a submission
 OUTPUT_HEAD_BYTES = 8 * 1024  # kept from the start of a run's output
 OUTPUT_TAIL_BYTES = 32 * 1024  # kept from its end; everything in between is dropped
-SYSTEM_DIRS = {"bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "sbin", "sys", "usr", "var"}  # fmt: skip
-EXTRA_HIDDEN = ("/var/tmp", "/dev/shm", "/var/lib/docker")
 ALL = ("pid-namespace", "hidden-files", "no-network", "unprivileged-user", "resource-limits")
 _TOKEN_VAR = "COURSE_SANDBOX_TOKEN"
 # What the sandbox's first process gets (a forked sandbox can read its process's initial environment
 # in /proc/self/environ, so the grader's own variables never go in).
 _BARE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
+
+
+NOBODY = 65534
+SLOT_UID_BASE = 2_000_000_000  # uids of the second and later sandboxes running at once
+
+
+class _Slots:
+    """A distinct user for each sandbox running at once (the first is ``nobody``): a limit on
+    processes counts per user, so a fork bomb exhausts only its own sandbox's."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._busy: set[int] = set()
+
+    @contextlib.contextmanager
+    def uid(self):
+        with self._lock:
+            n = next(i for i in range(len(self._busy) + 1) if i not in self._busy)
+            self._busy.add(n)
+        try:
+            yield NOBODY if n == 0 else SLOT_UID_BASE + n
+        finally:
+            with self._lock:
+                self._busy.discard(n)
+
+
+slots = _Slots()
 
 
 @dataclass(frozen=True)
@@ -112,7 +139,7 @@ class _CappedReader(threading.Thread):
 
 
 def _keep_paths() -> list[str]:
-    """What the sandbox must still see: the interpreter, the environment, the course package."""
+    """What the sandbox must still see besides the system: the interpreter, the environment, the package."""
     import course
 
     candidates = [sys.base_prefix, sys.prefix, str(Path(course.__file__).resolve().parent)]
@@ -121,24 +148,36 @@ def _keep_paths() -> list[str]:
     keep: list[str] = []
     for p in resolved:
         top = Path(p).parts[1] if len(Path(p).parts) > 1 else ""
-        if top in SYSTEM_DIRS or any(p == k or p.startswith(k + "/") for k in keep):
+        if top in sandbox_init.SYSTEM or any(p == k or p.startswith(k + "/") for k in keep):
             continue
         keep.append(p)
     return keep
 
 
-def _hidden() -> tuple[list[str], list[str]]:
-    dirs, files = [], []
-    for entry in sorted(os.listdir("/")):
-        path = "/" + entry
-        if entry in SYSTEM_DIRS or os.path.islink(path):
-            continue
-        if os.path.isdir(path):
-            dirs.append(path)
-        elif os.path.isfile(path):
-            files.append(path)
-    dirs += [p for p in EXTRA_HIDDEN if os.path.isdir(p) and not os.path.islink(p)]
-    return dirs, files
+def package_parent() -> str:
+    """The folder holding the ``course`` package: on the sandbox's ``sys.path`` however the grader
+    found it (an editable install, ``PYTHONPATH``, a plain install)."""
+    import course
+
+    return str(Path(course.__file__).resolve().parents[1])
+
+
+def visible_inside() -> list[str]:
+    """Every host path a sandbox shows (read-only) besides its own folder: the allow-list."""
+    return sandbox_init.visible(_keep_paths())
+
+
+def exposed(paths: dict[str, str | Path]) -> list[str]:
+    """Which of ``paths`` (``{label: path}``) a sandbox would see: each is a reason not to start."""
+    shown = visible_inside()
+    out = []
+    for label, path in paths.items():
+        real = os.path.realpath(path)
+        for v in shown:
+            if real == v or real.startswith(v.rstrip("/") + "/") or v == "/":
+                out.append(f"the {label} ({path}) would be visible inside the sandbox (under {v})")
+                break
+    return out
 
 
 @functools.cache
@@ -146,33 +185,47 @@ def mode() -> dict:
     """How sandboxes are started here, found by trying (cached for the process)."""
     unshare = shutil.which("unshare")
     is_root = os.geteuid() == 0
-    if os.environ.get("COURSE_SANDBOX") == "off":  # for testing the fallback; loud like any other
+    forced = os.environ.get("COURSE_SANDBOX")  # "off" or "userns": for testing those paths
+    if forced == "off":  # loud like any other
         return _fallback(is_root)
     flags = ["--mount", "--pid", "--fork", "--kill-child", "--net", "--ipc", "--uts"]
     attempts = []
     if unshare:
-        if is_root:
+        if is_root and forced != "userns":
             attempts.append(([unshare, *flags], True))
         attempts.append(([unshare, "--user", "--map-root-user", *flags], False))
     for prefix, as_root in attempts:
         with tempfile.TemporaryDirectory(prefix="sandbox-probe-") as tmp:
             os.chmod(tmp, 0o755)
-            config = _config(tmp, [sys.executable, "-c", "import os; print(os.getuid())"], {},
-                             Limits(), mounts=True, drop=as_root)  # fmt: skip
+            config = _config(tmp, [os.path.abspath(sys.executable), "-c", _PROBE], {}, Limits(),
+                             mounts=True, drop=as_root)  # fmt: skip
             try:
                 proc = subprocess.run(
-                    [*prefix, os.path.abspath(sys.executable), "-I", str(INIT), json.dumps(config)],
-                    capture_output=True, text=True, timeout=60,
+                    [*prefix, os.path.abspath(sys.executable), "-I", str(INIT)],
+                    input=json.dumps(config) + "\n", capture_output=True, text=True, timeout=60,
                 )  # fmt: skip
             except (OSError, subprocess.TimeoutExpired):
                 continue
             if proc.returncode == 0:
-                off = [] if as_root else []
-                uid_line = proc.stdout.strip().splitlines()[-1:] or [""]
-                if as_root and uid_line[0] != "65534":
+                uid, confined = ((proc.stdout.strip().splitlines() or [""])[-1].split() + ["", ""])[
+                    :2
+                ]
+                off = []
+                if not as_root or uid != "65534":  # as root of a user namespace: the grader's user
                     off.append("unprivileged-user")
+                if confined != "confined":  # it could unmount, or make a user namespace
+                    off.append("hidden-files")
                 return {"prefix": prefix, "mounts": True, "drop": as_root, "off": off}
     return _fallback(is_root)
+
+
+# What a probe sandbox reports: its uid, and whether it can neither unmount nor make a user namespace.
+_PROBE = (
+    "import ctypes, os\n"
+    "libc = ctypes.CDLL(None, use_errno=True)\n"
+    "free = libc.umount2(b'/tmp', 2) == 0 or libc.unshare(0x10000000) == 0\n"
+    "print(os.getuid(), 'free' if free else 'confined')\n"
+)
 
 
 def _fallback(is_root: bool) -> dict:
@@ -185,8 +238,9 @@ def _fallback(is_root: bool) -> dict:
             config = _config(tmp, [os.path.abspath(sys.executable), "-c", "pass"], {}, Limits(),
                              mounts=False, drop=True)  # fmt: skip
             probe = subprocess.run(
-                [os.path.abspath(sys.executable), "-I", str(INIT), json.dumps(config)],
-                capture_output=True, timeout=60, env=_BARE_ENV,
+                [os.path.abspath(sys.executable), "-I", str(INIT)],
+                input=(json.dumps(config) + "\n").encode(), capture_output=True, timeout=60,
+                env=_BARE_ENV,
             )  # fmt: skip
             drop = probe.returncode == 0
     if not drop:
@@ -210,8 +264,7 @@ def describe() -> str:
 
 
 def _config(workdir: str, argv: list[str], env: dict, limits: Limits, *, mounts: bool,
-            drop: bool) -> dict:  # fmt: skip
-    dirs, files = _hidden() if mounts else ([], [])
+            drop: bool, uid: int = NOBODY) -> dict:  # fmt: skip
     return {
         "workdir": workdir,
         "argv": argv,
@@ -220,10 +273,9 @@ def _config(workdir: str, argv: list[str], env: dict, limits: Limits, *, mounts:
         "mounts": mounts,
         "new_proc": mounts,
         "keep": _keep_paths() if mounts else [],
-        "hide_dirs": dirs,
-        "hide_files": files,
-        "uid": 65534 if drop else None,
-        "gid": 65534 if drop else None,
+        "uid": uid if drop else None,
+        "gid": uid if drop else None,
+        "drop_caps": mounts and not drop,  # root of a user namespace: keeps no capability
     }
 
 
@@ -249,7 +301,7 @@ def _kill_leftovers(root_pid: int, token: str) -> None:
 
 
 def run(workdir: str | Path, argv: list[str], *, env: dict[str, str], timeout_s: float,
-        limits: Limits = Limits()) -> Outcome:  # fmt: skip
+        limits: Limits = Limits(), uid: int = NOBODY) -> Outcome:  # fmt: skip
     """Run ``argv`` in ``workdir`` inside the sandbox; never raises for what the command does.
 
     Inside, the folder is at ``/tmp/submission`` (when files are hidden) and is the working
@@ -258,13 +310,17 @@ def run(workdir: str | Path, argv: list[str], *, env: dict[str, str], timeout_s:
     m = mode()
     token = uuid.uuid4().hex
     env = {**env, _TOKEN_VAR: token}
-    config = _config(str(workdir), argv, env, limits, mounts=m["mounts"], drop=m["drop"])
-    cmd = [*m["prefix"], os.path.abspath(sys.executable), "-I", str(INIT), json.dumps(config)]
+    config = _config(str(workdir), argv, env, limits, mounts=m["mounts"], drop=m["drop"], uid=uid)
+    # The config goes through a pipe, not the command line (which /proc/1/cmdline shows inside).
+    cmd = [*m["prefix"], os.path.abspath(sys.executable), "-I", str(INIT)]
     start = time.monotonic()
     proc = subprocess.Popen(
-        cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         start_new_session=True, cwd="/", env=_BARE_ENV,
     )  # fmt: skip
+    with contextlib.suppress(OSError):
+        proc.stdin.write((json.dumps(config) + "\n").encode())
+        proc.stdin.close()
     reader = _CappedReader(proc.stdout)
     reader.start()
     timed_out = False
@@ -326,26 +382,29 @@ class Zygote:
         self.root = Path(tempfile.mkdtemp(prefix="sandboxes-"))
         config = _config(str(self.root), [], {}, Limits(), mounts=True, drop=False)
         config.update(
-            binds={str(self.root): "/tmp/sandboxes"},
+            binds={str(self.root): "/.sandboxes"},
+            new_proc=False,  # no PID namespace of its own: each sandbox mounts its /proc
             preload=preload,
+            sys_path=[package_parent()],
             runner=str(RUNNER),
             preload_env={
                 "OMP_NUM_THREADS": str(threads),
                 "MKL_NUM_THREADS": str(threads),
                 "MPLBACKEND": "Agg",
-                "HOME": "/tmp/sandboxes",
-                "MPLCONFIGDIR": "/tmp/sandboxes/.mpl-zygote",
+                "HOME": "/tmp",
+                "MPLCONFIGDIR": "/tmp/.mpl-zygote",
                 "PYTHONDONTWRITEBYTECODE": "1",
             },
         )
         prefix = [p for p in m["prefix"] if p != "--pid"]
         self._log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
         self.proc = subprocess.Popen(
-            [*prefix, os.path.abspath(sys.executable), "-I", "-B", str(INIT.with_name("zygote.py")),
-             json.dumps(config)],
+            [*prefix, os.path.abspath(sys.executable), "-I", "-B", str(INIT.with_name("zygote.py"))],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
             start_new_session=True, cwd="/", text=True, env=_BARE_ENV,
         )  # fmt: skip
+        self.proc.stdin.write(json.dumps(config) + "\n")  # not on the command line: /proc shows it
+        self.proc.stdin.flush()
         first = self.proc.stdout.readline()
         try:
             hello = json.loads(first)
@@ -389,12 +448,13 @@ class Zygote:
         return "/tmp/submission"
 
     def run(self, workdir: Path, *, env: dict[str, str], timeout_s: float,
-            limits: Limits = Limits()) -> Outcome:  # fmt: skip
+            limits: Limits = Limits(), uid: int = NOBODY) -> Outcome:  # fmt: skip
         ident = workdir.name
         slot = {"started": threading.Event(), "done": threading.Event()}
         self._waiting[ident] = slot
         request = {"id": ident, "dir": ident, "env": env, "limits": limits.rlimits(),
-                   "uid": 65534 if self.drop else None, "gid": 65534 if self.drop else None}  # fmt: skip
+                   "uid": uid if self.drop else None, "gid": uid if self.drop else None,
+                   "drop_caps": not self.drop}  # fmt: skip
         start = time.monotonic()
         with self._lock:
             self.proc.stdin.write(json.dumps(request) + "\n")
