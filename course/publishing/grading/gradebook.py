@@ -12,7 +12,15 @@ one CSV per set (``grades-00_units_and_memory.csv``, ...).
 
 CSV columns: ``submission, assignment, q1 [2 pts], ..., total, possible, percent, status, reason,
 protections_off, seconds``; ``reason`` names each failing check per question. The log folder
-(``<out>_logs/<submission>/``) keeps the executed notebook, the extracted answers and the check results.
+(``<out>_logs/<submission>/``) keeps the executed notebook, the extracted answers, each check with
+the expected value, the submission's and the tolerance, and the output; ``<out>_logs/summary.json``
+the class's mean per question and who timed out.
+
+Every file gets a row whatever it holds (a failure of the grader on one file is an ``error`` row);
+every writer takes any text and any file name; nothing is written through a link (a fresh file,
+renamed). Grading refuses to start when ``--out`` or its logs are inside the submissions folder, or
+when anything to keep from submissions would be visible in the sandbox. An empty folder writes the
+header only and returns 1.
 """
 
 from __future__ import annotations
@@ -137,7 +145,7 @@ def read_submission(path: Path) -> tuple[nbformat.NotebookNode | None, str]:
     if isinstance(data, dict) and "worksheets" in data and data.get("nbformat") == 3:
         for sheet in data["worksheets"] if isinstance(data["worksheets"], list) else []:
             for cell in sheet.get("cells", []) if isinstance(sheet, dict) else []:
-                if isinstance(cell, dict):
+                if isinstance(cell, dict) and "outputs" in cell:
                     cell["outputs"] = []
     elif not isinstance(data, dict) or "cells" not in data or "nbformat" not in data:
         return None, "JSON but not a notebook (no 'cells'/'nbformat')"

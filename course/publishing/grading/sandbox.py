@@ -10,9 +10,13 @@ still happens, and the list of what is off goes to the console and to the gradeb
 
 - ``pid-namespace``: everything the submission starts dies with it (else: process group and a
   scan for the run's token, which a detached process that clears its environment escapes);
-- ``hidden-files``: solutions, keys, other submissions and the gradebook are not mounted;
+- ``hidden-files``: the root is built from an allow-list (:func:`visible_inside`), so solutions,
+  keys, other submissions and the gradebook are not there, and the submission can neither unmount,
+  remount nor make a user namespace (off when a probe finds it can);
 - ``no-network``: only a loopback interface that is down;
-- ``unprivileged-user``: the submission runs as ``nobody`` (or as root of a user namespace);
+- ``unprivileged-user``: the submission runs as ``nobody`` or its slot's own uid (:data:`slots`);
+  off without root, where it runs as root of a user namespace (the grader's own user) without
+  capabilities;
 - ``resource-limits``: CPU seconds, memory, file size, open files, processes.
 """
 
