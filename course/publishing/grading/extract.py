@@ -140,17 +140,20 @@ def run_cells(
         else:
             work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="grade-")))
         (work / "request.json").write_text(json.dumps(request))
-        for sub in ("home", "tmp"):
-            (work / sub).mkdir()
         m = sandbox.mode()
-        inside = "/tmp/submission" if (sandboxed and m["mounts"]) else str(work)
+        # Scratch (home, temporary files, caches) on the sandbox's private, size-limited /tmp where
+        # there is one (the runner makes the folders), so only the submission's own writes to its
+        # working folder reach the grader's disk.
+        scratch = "/tmp" if (sandboxed and m["mounts"]) else str(work)
+        for sub in ("home", "tmp") if scratch == str(work) else ():
+            (work / sub).mkdir()
         env = {
             "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "HOME": f"{inside}/home",
-            "TMPDIR": f"{inside}/tmp",
-            "IPYTHONDIR": f"{inside}/home/.ipython",
+            "HOME": f"{scratch}/home",
+            "TMPDIR": f"{scratch}/tmp",
+            "IPYTHONDIR": f"{scratch}/home/.ipython",
             "MPLBACKEND": "Agg",
-            "MPLCONFIGDIR": f"{inside}/home/.mpl",
+            "MPLCONFIGDIR": f"{scratch}/home/.mpl",
             "COURSE_GRADING": "1",
             "OMP_NUM_THREADS": str(threads),
             "MKL_NUM_THREADS": str(threads),

@@ -410,9 +410,11 @@ def grade_folder(
         return 2
     print(sandbox.describe(), file=sys.stderr)
     if sandbox.mode()["mounts"]:
-        exposed = sandbox.exposed({"submissions folder": folder, "output": out_csv.parent,
-                                   "log folder": log_dir, "solutions": Path(solutions_dir),
-                                   "checkout": authoring.REPO})  # fmt: skip
+        kept = {"submissions folder": folder, "output": out_csv.parent, "log folder": log_dir,
+                "solutions": Path(solutions_dir)}  # fmt: skip
+        if (authoring.REPO / "solutions").is_dir():  # a checkout (not an installed package)
+            kept["checkout"] = authoring.REPO
+        exposed = sandbox.exposed(kept)
         if exposed:
             print("refusing to grade: " + "; ".join(exposed) + ". Move it out of the folders "
                   "the sandbox shows (the system's program folders, the interpreter, the "

@@ -14,6 +14,7 @@ cell as well as at the end, so a later crash or kill keeps the answers already c
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import math
@@ -143,6 +144,10 @@ def main(request_path: str) -> int:
     with open(request_path) as f:
         request = json.load(f)
     results_path = request["results"]
+    for var in ("HOME", "TMPDIR", "IPYTHONDIR", "MPLCONFIGDIR"):  # scratch, on the private /tmp
+        if os.environ.get(var):
+            with contextlib.suppress(OSError):
+                os.makedirs(os.environ[var], exist_ok=True)
     sys.path.extend(p for p in request.get("sys_path", []) if p not in sys.path)  # the package's
     questions = request["questions"]
     results = {"nonce": request["nonce"], "cells": [], "answers": {}, "extras": {}, "done": False}
