@@ -106,6 +106,7 @@ try:
 except OSError:
     results.append(-1)
 print('NS', results)
+print('CGROUP', open('/proc/self/cgroup').read().replace(chr(10), ' '))
 """
 FORGE_NO_INDEX = """import json, os
 nonce = json.load(open('request.json'))['nonce']
@@ -357,6 +358,12 @@ def test_no_namespace_no_mount_no_root(run):
     r = _row(run, "namespaces")
     assert (r["status"], _total(r)) == ("ok", 0)
     assert "NS [-1, -1, -1, -1, -1]" in _printed(run, "namespaces")
+
+
+@pytest.mark.skipif(sandbox.memory_cgroup() is None, reason="no memory cgroup to make here")
+def test_each_slot_has_a_memory_cgroup_of_its_own(run):
+    [line] = [x for x in _printed(run, "namespaces").splitlines() if x.startswith("CGROUP")]
+    assert "/course-sandboxes-" in line and "/slot" in line
 
 
 def test_a_fork_bomb_and_a_kill_all_cost_only_their_own_run(run):

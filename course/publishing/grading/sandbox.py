@@ -17,7 +17,8 @@ still happens, and the list of what is off goes to the console and to the gradeb
 - ``unprivileged-user``: the submission runs as ``nobody`` or its slot's own uid (:data:`slots`);
   off without root, where it runs as root of a user namespace (the grader's own user) without
   capabilities;
-- ``resource-limits``: CPU seconds, memory, file size, open files, processes.
+- ``resource-limits``: CPU seconds, memory, file size, open files, processes (per uid: one per
+  slot), and a memory cgroup per slot where one can be made (:class:`_Cgroups`).
 """
 
 from __future__ import annotations
@@ -76,6 +77,73 @@ class _Slots:
 
 
 slots = _Slots()
+
+
+def memory_cgroup() -> Path | None:
+    """This process's memory cgroup, where this platform lets it make children (v2 or v1), or None."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if "memory" in controllers.split(","):
+            base = Path("/sys/fs/cgroup/memory") / path.lstrip("/")
+        elif controllers == "" and Path("/sys/fs/cgroup/cgroup.controllers").is_file():
+            base = Path("/sys/fs/cgroup") / path.lstrip("/")
+            if "memory" not in (base / "cgroup.controllers").read_text().split():
+                continue
+        else:
+            continue
+        if os.access(base, os.W_OK) and os.geteuid() == 0:
+            return base
+    return None
+
+
+class _Cgroups:
+    """A memory cgroup per sandbox slot (a neighbour's memory does not count against another's), in a
+    folder of this run's own; None where there is none to make."""
+
+    def __init__(self, memory_bytes: int, *, enabled: bool = True):
+        base = memory_cgroup() if enabled else None
+        self.root = None
+        if base is None:
+            return
+        try:
+            root = base / f"course-sandboxes-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+            root.mkdir()
+            self.root, self.memory_bytes, self.v2 = (
+                root,
+                memory_bytes,
+                (root / "memory.max").exists(),
+            )
+        except OSError:
+            return
+
+    def slot(self, uid: int) -> str | None:
+        """The cgroup folder's name for a slot's uid (made on first use), or None."""
+        if self.root is None:
+            return None
+        name = f"slot{uid}"
+        path = self.root / name
+        try:
+            if not path.is_dir():
+                path.mkdir()
+                limit = "memory.max" if self.v2 else "memory.limit_in_bytes"
+                (path / limit).write_text(str(self.memory_bytes))
+            return name
+        except OSError:
+            return None
+
+    def close(self) -> None:
+        if self.root is None:
+            return
+        for child in self.root.iterdir():
+            if child.is_dir():
+                with contextlib.suppress(OSError):
+                    child.rmdir()
+        with contextlib.suppress(OSError):
+            self.root.rmdir()
 
 
 @dataclass(frozen=True)
@@ -384,9 +452,14 @@ class Zygote:
             raise RuntimeError("the sandbox factory needs mount namespaces")
         self.drop = m["drop"]
         self.root = Path(tempfile.mkdtemp(prefix="sandboxes-"))
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        self.cgroups = _Cgroups(min(Limits().memory_bytes, total // 3), enabled=self.drop)
         config = _config(str(self.root), [], {}, Limits(), mounts=True, drop=False)
         config.update(
-            binds={str(self.root): "/.sandboxes"},
+            binds={
+                str(self.root): "/.sandboxes",
+                **({str(self.cgroups.root): "/.cgroups"} if self.cgroups.root else {}),
+            },
             new_proc=False,  # no PID namespace of its own: each sandbox mounts its /proc
             preload=preload,
             sys_path=[package_parent()],
@@ -458,7 +531,7 @@ class Zygote:
         self._waiting[ident] = slot
         request = {"id": ident, "dir": ident, "env": env, "limits": limits.rlimits(),
                    "uid": uid if self.drop else None, "gid": uid if self.drop else None,
-                   "drop_caps": not self.drop}  # fmt: skip
+                   "drop_caps": not self.drop, "cgroup": self.cgroups.slot(uid)}  # fmt: skip
         start = time.monotonic()
         with self._lock:
             self.proc.stdin.write(json.dumps(request) + "\n")
@@ -485,6 +558,7 @@ class Zygote:
             os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait()
         shutil.rmtree(self.root, ignore_errors=True)
+        self.cgroups.close()
         self._log.close()
 
     def __enter__(self) -> Zygote:

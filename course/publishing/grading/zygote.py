@@ -94,6 +94,8 @@ def _init(request: dict, holder: int, runner) -> None:
     m._mount(m.STAGE, "/tmp", None, m.MS_BIND | m.MS_REC)
     m._umount(m.STAGE)
     m._umount(m.SANDBOXES)  # no other sandbox's folder
+    if os.path.ismount("/.cgroups"):
+        m._umount("/.cgroups")  # the holder has joined its slot's cgroup
     m._mount("tmpfs", "/dev/shm", "tmpfs", m.MS_NOSUID | m.MS_NODEV,
              f"mode=1777,size={m.SCRATCH_BYTES}")  # fmt: skip
     m._mount("proc", "/proc", "proc", m.MS_NOSUID | m.MS_NODEV | m.MS_NOEXEC)
@@ -118,6 +120,12 @@ def _init(request: dict, holder: int, runner) -> None:
 
 def _holder(request: dict, runner) -> None:
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # dies with the zygote
+    if request.get("cgroup"):  # its slot's memory cgroup, before anything of the submission runs
+        try:
+            with open(f"/.cgroups/{request['cgroup']}/cgroup.procs", "w") as f:
+                f.write(str(os.getpid()))
+        except OSError as e:
+            print(f"sandbox: no memory cgroup: {e}", file=sys.stderr)
     flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
     if _libc.unshare(flags) != 0:
         print(f"sandbox: unshare failed: {os.strerror(ctypes.get_errno())}", file=sys.stderr)
