@@ -138,12 +138,16 @@ class _Cgroups:
     def close(self) -> None:
         if self.root is None:
             return
-        for child in self.root.iterdir():
-            if child.is_dir():
-                with contextlib.suppress(OSError):
-                    child.rmdir()
-        with contextlib.suppress(OSError):
-            self.root.rmdir()
+        for _ in range(100):  # the sandboxes' last processes die with the factory, just after it
+            for child in self.root.iterdir():
+                if child.is_dir():
+                    with contextlib.suppress(OSError):
+                        child.rmdir()
+            with contextlib.suppress(OSError):
+                self.root.rmdir()
+            if not self.root.exists():
+                return
+            time.sleep(0.05)
 
 
 @dataclass(frozen=True)
