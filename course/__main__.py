@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_measure(args.budget, save=args.save, compare=args.compare)
     if args.command == "assign":
-        from course.publishing.grading import assign_all
+        from course.publishing.grading.authoring import assign_all
 
         return assign_all(args.notebooks)
     if args.command == "answer-keys":

@@ -112,8 +112,8 @@ def build(subs: Path, out_dir: Path) -> None:
     (subs / f"{SET}-garbage.ipynb").write_bytes(random.Random(0).randbytes(4096))
     (subs / f"{SET}-not-a-notebook.ipynb").write_text(json.dumps({"hello": "world"}))
     (subs / f"{SET}-notes.txt").write_text("I could not open Jupyter, sorry.\n")
-    big = json.dumps({"cells": [], "nbformat": 4, "pad": "z" * (51 * 2**20)})
-    (subs / f"{SET}-huge.ipynb").write_text(big)
+    bomb = '{"cells": [], "nbformat": 4, "pad": [' + "[]," * 600_000 + "[]]}"  # 1.8 MB
+    (subs / f"{SET}-huge.ipynb").write_text(bomb)
     (subs / "grades-old.csv").write_text("submission,total\nsomeone,9\n")
     other = authoring.EXERCISES_DIR / f"{OTHER_SET}.ipynb"
     nbformat.write(nbformat.read(other, as_version=4), subs / f"{OTHER_SET}-blank.ipynb")
@@ -233,7 +233,7 @@ def build(subs: Path, out_dir: Path) -> None:
 def graded() -> dict:
     """Grade every submission in one run; return rows by file name and what was observed."""
     root = Path(tempfile.mkdtemp(prefix="grading-test-"))
-    atexit.register(shutil.rmtree, root, True)  # a 51 MB file among them
+    atexit.register(shutil.rmtree, root, True)
     subs, out_dir = root / "submissions", root / "out"
     subs.mkdir()
     out_dir.mkdir()

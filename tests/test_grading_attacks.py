@@ -98,7 +98,9 @@ def test_no_network_and_an_unprivileged_user(result):
     r = row(result, "attack-escape")
     assert points(r) == (POSSIBLE, POSSIBLE)
     [line] = [line for line in _outputs(result, r) if line.startswith("NET")]
-    assert "Network is unreachable" in line and "UID 65534" in line
+    assert "Network is unreachable" in line
+    uid = int(line.split("UID ")[1].split()[0])  # nobody, or the user of its slot (--jobs 2)
+    assert uid == sandbox.NOBODY or sandbox.SLOT_UID_BASE < uid < sandbox.SLOT_UID_BASE + 64
     [env] = [line for line in _outputs(result, r) if line.startswith("ENV")]
     assert "PYTEST" not in env and "VIRTUAL_ENV" not in env  # the grader's environment stays out
 

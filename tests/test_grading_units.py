@@ -107,3 +107,43 @@ def test_grading_runs_with_protections_off_and_says_so(monkeypatch, tmp_path, ca
     assert ext.answers == {"q1": {"x": {"value": 42}}}
     assert ext.protections_off == ("pid-namespace", "hidden-files")
     assert json.dumps(ext.cells)  # plain data all the way
+
+
+def test_exact_ints_are_compared_as_ints_and_huge_ones_refused():
+    big = 2**60 + 1  # a float cannot tell it from 2**60
+    assert values.matches(big, big) and not values.matches(big, 2**60)
+    assert values.matches(10**10, 1e10)  # a whole float is its integer
+    assert values.int_problem([1, {"x": 10**400}]).startswith("a whole number beyond ±2**63")
+    assert values.int_problem([1, 2**63 - 1]) == ""
+    with pytest.raises(TypeError, match="beyond ±2\\*\\*63"):
+        to_plain([10**400], [100])  # refused in the sandbox already
+    assert not values.matches(10**400, 1e308, 4)  # no OverflowError: no match
+    q = _question(x={"expr": "x"})
+    result = check.check_question(q, {"x": {"value": -(10**400)}}, {"x": {"value": 3}}, {})
+    assert result.score == 0 and "beyond ±2**63" in result.reason
+
+
+def test_a_grader_failure_on_one_file_is_a_row_not_the_end_of_the_run(monkeypatch, tmp_path):
+    from course.publishing.grading import gradebook
+
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    for name in ("00_units_and_memory-a.ipynb", "00_units_and_memory-b.ipynb"):
+        (subs / name).write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4,
+                                             "nbformat_minor": 5}))  # fmt: skip
+    monkeypatch.setattr(gradebook, "prepare_set",
+                        lambda a, **k: gradebook.SetGrader(a, {"probes": {}, "answers": {}, "extras": {}}))  # fmt: skip
+    monkeypatch.setattr(sandbox, "start_factory", lambda *a, **k: None)
+
+    def full_disk(path, *a, **k):
+        if path.name.endswith("-a.ipynb"):
+            raise OSError(28, "No space left on device")
+        return gradebook.Grade(path.name, "00_units_and_memory", status="ok")
+
+    monkeypatch.setattr(gradebook, "grade_one", full_disk)
+    out = tmp_path / "out" / "grades.csv"
+    assert gradebook.grade_folder(subs, out, assignment="00_units_and_memory") == 0
+    rows = out.read_text().splitlines()
+    assert len(rows) == 3
+    assert "error" in rows[1] and "No space left on device" in rows[1]
+    assert rows[2].startswith("00_units_and_memory-b.ipynb,00_units_and_memory")

@@ -13,24 +13,8 @@ One job per module (layer 5, entry points):
 - :mod:`~course.publishing.grading.check`: the trusted checker;
 - :mod:`~course.publishing.grading.gradebook`: ``python -m course grade``: a folder of submissions into CSVs;
 - :mod:`~course.publishing.grading.release`: ``python -m course release``: what students receive.
+
+Importing this package imports nothing: each module is imported where it is used, so that the
+learner's ``from course.publishing.grading.learner import Grader`` loads the standard library only
+(``pyproject.toml`` has an import-linter contract for it).
 """
-
-from course.publishing.grading.authoring import (
-    BUILD_DIR,
-    EXERCISES_DIR,
-    REPO,
-    SOLUTIONS_DIR,
-    assign,
-    assign_all,
-    solution_notebooks,
-)
-
-__all__ = [
-    "BUILD_DIR",
-    "EXERCISES_DIR",
-    "REPO",
-    "SOLUTIONS_DIR",
-    "assign",
-    "assign_all",
-    "solution_notebooks",
-]

@@ -27,7 +27,7 @@ import nbformat
 from course.publishing.grading import sandbox
 from course.publishing.grading.values import plain_problem
 
-RUNNER = Path(__file__).with_name("runner.py")
+RUNNER = sandbox.RUNNER
 MAX_RESULTS_BYTES = 32 * 2**20
 
 
@@ -131,6 +131,7 @@ def run_cells(
         "extras": extras or {},
         "cell_timeout": cell_timeout_s,
         "results": "results.json",
+        "sys_path": [sandbox.package_parent()],
     }
     with contextlib.ExitStack() as stack:
         if zygote is not None:
@@ -139,17 +140,20 @@ def run_cells(
         else:
             work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="grade-")))
         (work / "request.json").write_text(json.dumps(request))
-        for sub in ("home", "tmp"):
-            (work / sub).mkdir()
         m = sandbox.mode()
-        inside = "/tmp/submission" if (sandboxed and m["mounts"]) else str(work)
+        # Scratch (home, temporary files, caches) on the sandbox's private, size-limited /tmp where
+        # there is one (the runner makes the folders), so only the submission's own writes to its
+        # working folder reach the grader's disk.
+        scratch = "/tmp" if (sandboxed and m["mounts"]) else str(work)
+        for sub in ("home", "tmp") if scratch == str(work) else ():
+            (work / sub).mkdir()
         env = {
             "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "HOME": f"{inside}/home",
-            "TMPDIR": f"{inside}/tmp",
-            "IPYTHONDIR": f"{inside}/home/.ipython",
+            "HOME": f"{scratch}/home",
+            "TMPDIR": f"{scratch}/tmp",
+            "IPYTHONDIR": f"{scratch}/home/.ipython",
             "MPLBACKEND": "Agg",
-            "MPLCONFIGDIR": f"{inside}/home/.mpl",
+            "MPLCONFIGDIR": f"{scratch}/home/.mpl",
             "COURSE_GRADING": "1",
             "OMP_NUM_THREADS": str(threads),
             "MKL_NUM_THREADS": str(threads),
@@ -158,13 +162,14 @@ def run_cells(
         argv = [os.path.abspath(sys.executable), "-I", "-B", str(RUNNER), "request.json"]
         start = time.monotonic()
         if sandboxed:
-            if m["drop"]:
-                for p in [work, *work.iterdir()]:
-                    os.chown(p, 65534, 65534)
-            if zygote is not None:
-                outcome = zygote.run(work, env=env, timeout_s=timeout_s)
-            else:
-                outcome = sandbox.run(work, argv, env=env, timeout_s=timeout_s)
+            with sandbox.slots.uid() as uid:  # its own user while it runs: limits of its own
+                if m["drop"]:
+                    for p in [work, *work.iterdir()]:
+                        os.chown(p, uid, uid)
+                if zygote is not None:
+                    outcome = zygote.run(work, env=env, timeout_s=timeout_s, uid=uid)
+                else:
+                    outcome = sandbox.run(work, argv, env=env, timeout_s=timeout_s, uid=uid)
             output, timed_out, off = outcome.output, outcome.timed_out, outcome.protections_off
         else:
             try:

@@ -14,6 +14,7 @@ cell as well as at the end, so a later crash or kill keeps the answers already c
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import math
@@ -63,6 +64,9 @@ def to_plain(value, budget: list[int], depth: int = 0):
     if value is None or type(value) in (bool, str):
         return value
     if type(value) is int:
+        if abs(value) >= 2**63:  # compared exactly as an int, so bounded like one
+            digits = int(abs(value).bit_length() * 0.30103) + 1
+            raise TypeError(f"a whole number beyond ±2**63 (about {digits:,} digits): refused")
         return value
     if type(value) is float:
         return value if math.isfinite(value) else repr(value)
@@ -140,6 +144,11 @@ def main(request_path: str) -> int:
     with open(request_path) as f:
         request = json.load(f)
     results_path = request["results"]
+    for var in ("HOME", "TMPDIR", "IPYTHONDIR", "MPLCONFIGDIR"):  # scratch, on the private /tmp
+        if os.environ.get(var):
+            with contextlib.suppress(OSError):
+                os.makedirs(os.environ[var], exist_ok=True)
+    sys.path.extend(p for p in request.get("sys_path", []) if p not in sys.path)  # the package's
     questions = request["questions"]
     results = {"nonce": request["nonce"], "cells": [], "answers": {}, "extras": {}, "done": False}
     _write(results_path, results)

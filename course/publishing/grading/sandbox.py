@@ -10,10 +10,15 @@ still happens, and the list of what is off goes to the console and to the gradeb
 
 - ``pid-namespace``: everything the submission starts dies with it (else: process group and a
   scan for the run's token, which a detached process that clears its environment escapes);
-- ``hidden-files``: solutions, keys, other submissions and the gradebook are not mounted;
+- ``hidden-files``: the root is built from an allow-list (:func:`visible_inside`), so solutions,
+  keys, other submissions and the gradebook are not there, and the submission can neither unmount,
+  remount nor make a user namespace (off when a probe finds it can);
 - ``no-network``: only a loopback interface that is down;
-- ``unprivileged-user``: the submission runs as ``nobody`` (or as root of a user namespace);
-- ``resource-limits``: CPU seconds, memory, file size, open files, processes.
+- ``unprivileged-user``: the submission runs as ``nobody`` or its slot's own uid (:data:`slots`);
+  off without root, where it runs as root of a user namespace (the grader's own user) without
+  capabilities;
+- ``resource-limits``: CPU seconds, memory, file size, open files, processes (per uid: one per
+  slot), and a memory cgroup per slot where one can be made (:class:`_Cgroups`).
 """
 
 from __future__ import annotations
@@ -34,16 +39,115 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from course.publishing.grading import sandbox_init
+
 INIT = Path(__file__).with_name("sandbox_init.py")
+RUNNER = Path(__file__).with_name("runner.py")  # the only code that runs a submission
 OUTPUT_HEAD_BYTES = 8 * 1024  # kept from the start of a run's output
 OUTPUT_TAIL_BYTES = 32 * 1024  # kept from its end; everything in between is dropped
-SYSTEM_DIRS = {"bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "sbin", "sys", "usr", "var"}  # fmt: skip
-EXTRA_HIDDEN = ("/var/tmp", "/dev/shm", "/var/lib/docker")
 ALL = ("pid-namespace", "hidden-files", "no-network", "unprivileged-user", "resource-limits")
 _TOKEN_VAR = "COURSE_SANDBOX_TOKEN"
 # What the sandbox's first process gets (a forked sandbox can read its process's initial environment
 # in /proc/self/environ, so the grader's own variables never go in).
 _BARE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
+
+
+NOBODY = 65534
+SLOT_UID_BASE = 2_000_000_000  # uids of the second and later sandboxes running at once
+
+
+class _Slots:
+    """A distinct user for each sandbox running at once (the first is ``nobody``): a limit on
+    processes counts per user, so a fork bomb exhausts only its own sandbox's."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._busy: set[int] = set()
+
+    @contextlib.contextmanager
+    def uid(self):
+        with self._lock:
+            n = next(i for i in range(len(self._busy) + 1) if i not in self._busy)
+            self._busy.add(n)
+        try:
+            yield NOBODY if n == 0 else SLOT_UID_BASE + n
+        finally:
+            with self._lock:
+                self._busy.discard(n)
+
+
+slots = _Slots()
+
+
+def memory_cgroup() -> Path | None:
+    """This process's memory cgroup, where this platform lets it make children (v2 or v1), or None."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if "memory" in controllers.split(","):
+            base = Path("/sys/fs/cgroup/memory") / path.lstrip("/")
+        elif controllers == "" and Path("/sys/fs/cgroup/cgroup.controllers").is_file():
+            base = Path("/sys/fs/cgroup") / path.lstrip("/")
+            if "memory" not in (base / "cgroup.controllers").read_text().split():
+                continue
+        else:
+            continue
+        if os.access(base, os.W_OK) and os.geteuid() == 0:
+            return base
+    return None
+
+
+class _Cgroups:
+    """A memory cgroup per sandbox slot (a neighbour's memory does not count against another's), in a
+    folder of this run's own; None where there is none to make."""
+
+    def __init__(self, memory_bytes: int, *, enabled: bool = True):
+        base = memory_cgroup() if enabled else None
+        self.root = None
+        if base is None:
+            return
+        try:
+            root = base / f"course-sandboxes-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+            root.mkdir()
+            self.root, self.memory_bytes, self.v2 = (
+                root,
+                memory_bytes,
+                (root / "memory.max").exists(),
+            )
+        except OSError:
+            return
+
+    def slot(self, uid: int) -> str | None:
+        """The cgroup folder's name for a slot's uid (made on first use), or None."""
+        if self.root is None:
+            return None
+        name = f"slot{uid}"
+        path = self.root / name
+        try:
+            if not path.is_dir():
+                path.mkdir()
+                limit = "memory.max" if self.v2 else "memory.limit_in_bytes"
+                (path / limit).write_text(str(self.memory_bytes))
+            return name
+        except OSError:
+            return None
+
+    def close(self) -> None:
+        if self.root is None:
+            return
+        for _ in range(100):  # the sandboxes' last processes die with the factory, just after it
+            for child in self.root.iterdir():
+                if child.is_dir():
+                    with contextlib.suppress(OSError):
+                        child.rmdir()
+            with contextlib.suppress(OSError):
+                self.root.rmdir()
+            if not self.root.exists():
+                return
+            time.sleep(0.05)
 
 
 @dataclass(frozen=True)
@@ -111,7 +215,7 @@ class _CappedReader(threading.Thread):
 
 
 def _keep_paths() -> list[str]:
-    """What the sandbox must still see: the interpreter, the environment, the course package."""
+    """What the sandbox must still see besides the system: the interpreter, the environment, the package."""
     import course
 
     candidates = [sys.base_prefix, sys.prefix, str(Path(course.__file__).resolve().parent)]
@@ -120,24 +224,36 @@ def _keep_paths() -> list[str]:
     keep: list[str] = []
     for p in resolved:
         top = Path(p).parts[1] if len(Path(p).parts) > 1 else ""
-        if top in SYSTEM_DIRS or any(p == k or p.startswith(k + "/") for k in keep):
+        if top in sandbox_init.SYSTEM or any(p == k or p.startswith(k + "/") for k in keep):
             continue
         keep.append(p)
     return keep
 
 
-def _hidden() -> tuple[list[str], list[str]]:
-    dirs, files = [], []
-    for entry in sorted(os.listdir("/")):
-        path = "/" + entry
-        if entry in SYSTEM_DIRS or os.path.islink(path):
-            continue
-        if os.path.isdir(path):
-            dirs.append(path)
-        elif os.path.isfile(path):
-            files.append(path)
-    dirs += [p for p in EXTRA_HIDDEN if os.path.isdir(p) and not os.path.islink(p)]
-    return dirs, files
+def package_parent() -> str:
+    """The folder holding the ``course`` package: on the sandbox's ``sys.path`` however the grader
+    found it (an editable install, ``PYTHONPATH``, a plain install)."""
+    import course
+
+    return str(Path(course.__file__).resolve().parents[1])
+
+
+def visible_inside() -> list[str]:
+    """Every host path a sandbox shows (read-only) besides its own folder: the allow-list."""
+    return sandbox_init.visible(_keep_paths())
+
+
+def exposed(paths: dict[str, str | Path]) -> list[str]:
+    """Which of ``paths`` (``{label: path}``) a sandbox would see: each is a reason not to start."""
+    shown = visible_inside()
+    out = []
+    for label, path in paths.items():
+        real = os.path.realpath(path)
+        for v in shown:
+            if real == v or real.startswith(v.rstrip("/") + "/") or v == "/":
+                out.append(f"the {label} ({path}) would be visible inside the sandbox (under {v})")
+                break
+    return out
 
 
 @functools.cache
@@ -145,33 +261,47 @@ def mode() -> dict:
     """How sandboxes are started here, found by trying (cached for the process)."""
     unshare = shutil.which("unshare")
     is_root = os.geteuid() == 0
-    if os.environ.get("COURSE_SANDBOX") == "off":  # for testing the fallback; loud like any other
+    forced = os.environ.get("COURSE_SANDBOX")  # "off" or "userns": for testing those paths
+    if forced == "off":  # loud like any other
         return _fallback(is_root)
     flags = ["--mount", "--pid", "--fork", "--kill-child", "--net", "--ipc", "--uts"]
     attempts = []
     if unshare:
-        if is_root:
+        if is_root and forced != "userns":
             attempts.append(([unshare, *flags], True))
         attempts.append(([unshare, "--user", "--map-root-user", *flags], False))
     for prefix, as_root in attempts:
         with tempfile.TemporaryDirectory(prefix="sandbox-probe-") as tmp:
             os.chmod(tmp, 0o755)
-            config = _config(tmp, [sys.executable, "-c", "import os; print(os.getuid())"], {},
-                             Limits(), mounts=True, drop=as_root)  # fmt: skip
+            config = _config(tmp, [os.path.abspath(sys.executable), "-c", _PROBE], {}, Limits(),
+                             mounts=True, drop=as_root)  # fmt: skip
             try:
                 proc = subprocess.run(
-                    [*prefix, os.path.abspath(sys.executable), "-I", str(INIT), json.dumps(config)],
-                    capture_output=True, text=True, timeout=60,
+                    [*prefix, os.path.abspath(sys.executable), "-I", str(INIT)],
+                    input=json.dumps(config) + "\n", capture_output=True, text=True, timeout=60,
                 )  # fmt: skip
             except (OSError, subprocess.TimeoutExpired):
                 continue
             if proc.returncode == 0:
-                off = [] if as_root else []
-                uid_line = proc.stdout.strip().splitlines()[-1:] or [""]
-                if as_root and uid_line[0] != "65534":
+                uid, confined = ((proc.stdout.strip().splitlines() or [""])[-1].split() + ["", ""])[
+                    :2
+                ]
+                off = []
+                if not as_root or uid != "65534":  # as root of a user namespace: the grader's user
                     off.append("unprivileged-user")
+                if confined != "confined":  # it could unmount, or make a user namespace
+                    off.append("hidden-files")
                 return {"prefix": prefix, "mounts": True, "drop": as_root, "off": off}
     return _fallback(is_root)
+
+
+# What a probe sandbox reports: its uid, and whether it can neither unmount nor make a user namespace.
+_PROBE = (
+    "import ctypes, os\n"
+    "libc = ctypes.CDLL(None, use_errno=True)\n"
+    "free = libc.umount2(b'/tmp', 2) == 0 or libc.unshare(0x10000000) == 0\n"
+    "print(os.getuid(), 'free' if free else 'confined')\n"
+)
 
 
 def _fallback(is_root: bool) -> dict:
@@ -184,8 +314,9 @@ def _fallback(is_root: bool) -> dict:
             config = _config(tmp, [os.path.abspath(sys.executable), "-c", "pass"], {}, Limits(),
                              mounts=False, drop=True)  # fmt: skip
             probe = subprocess.run(
-                [os.path.abspath(sys.executable), "-I", str(INIT), json.dumps(config)],
-                capture_output=True, timeout=60, env=_BARE_ENV,
+                [os.path.abspath(sys.executable), "-I", str(INIT)],
+                input=(json.dumps(config) + "\n").encode(), capture_output=True, timeout=60,
+                env=_BARE_ENV,
             )  # fmt: skip
             drop = probe.returncode == 0
     if not drop:
@@ -209,8 +340,7 @@ def describe() -> str:
 
 
 def _config(workdir: str, argv: list[str], env: dict, limits: Limits, *, mounts: bool,
-            drop: bool) -> dict:  # fmt: skip
-    dirs, files = _hidden() if mounts else ([], [])
+            drop: bool, uid: int = NOBODY) -> dict:  # fmt: skip
     return {
         "workdir": workdir,
         "argv": argv,
@@ -219,10 +349,9 @@ def _config(workdir: str, argv: list[str], env: dict, limits: Limits, *, mounts:
         "mounts": mounts,
         "new_proc": mounts,
         "keep": _keep_paths() if mounts else [],
-        "hide_dirs": dirs,
-        "hide_files": files,
-        "uid": 65534 if drop else None,
-        "gid": 65534 if drop else None,
+        "uid": uid if drop else None,
+        "gid": uid if drop else None,
+        "drop_caps": mounts and not drop,  # root of a user namespace: keeps no capability
     }
 
 
@@ -248,7 +377,7 @@ def _kill_leftovers(root_pid: int, token: str) -> None:
 
 
 def run(workdir: str | Path, argv: list[str], *, env: dict[str, str], timeout_s: float,
-        limits: Limits = Limits()) -> Outcome:  # fmt: skip
+        limits: Limits = Limits(), uid: int = NOBODY) -> Outcome:  # fmt: skip
     """Run ``argv`` in ``workdir`` inside the sandbox; never raises for what the command does.
 
     Inside, the folder is at ``/tmp/submission`` (when files are hidden) and is the working
@@ -257,13 +386,17 @@ def run(workdir: str | Path, argv: list[str], *, env: dict[str, str], timeout_s:
     m = mode()
     token = uuid.uuid4().hex
     env = {**env, _TOKEN_VAR: token}
-    config = _config(str(workdir), argv, env, limits, mounts=m["mounts"], drop=m["drop"])
-    cmd = [*m["prefix"], os.path.abspath(sys.executable), "-I", str(INIT), json.dumps(config)]
+    config = _config(str(workdir), argv, env, limits, mounts=m["mounts"], drop=m["drop"], uid=uid)
+    # The config goes through a pipe, not the command line (which /proc/1/cmdline shows inside).
+    cmd = [*m["prefix"], os.path.abspath(sys.executable), "-I", str(INIT)]
     start = time.monotonic()
     proc = subprocess.Popen(
-        cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         start_new_session=True, cwd="/", env=_BARE_ENV,
     )  # fmt: skip
+    with contextlib.suppress(OSError):
+        proc.stdin.write((json.dumps(config) + "\n").encode())
+        proc.stdin.close()
     reader = _CappedReader(proc.stdout)
     reader.start()
     timed_out = False
@@ -321,32 +454,38 @@ class Zygote:
         m = mode()
         if not m["mounts"]:
             raise RuntimeError("the sandbox factory needs mount namespaces")
-        from course.publishing.grading.extract import RUNNER
-
         self.drop = m["drop"]
         self.root = Path(tempfile.mkdtemp(prefix="sandboxes-"))
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        self.cgroups = _Cgroups(min(Limits().memory_bytes, total // 3), enabled=self.drop)
         config = _config(str(self.root), [], {}, Limits(), mounts=True, drop=False)
         config.update(
-            binds={str(self.root): "/tmp/sandboxes"},
+            binds={
+                str(self.root): "/.sandboxes",
+                **({str(self.cgroups.root): "/.cgroups"} if self.cgroups.root else {}),
+            },
+            new_proc=False,  # no PID namespace of its own: each sandbox mounts its /proc
             preload=preload,
+            sys_path=[package_parent()],
             runner=str(RUNNER),
             preload_env={
                 "OMP_NUM_THREADS": str(threads),
                 "MKL_NUM_THREADS": str(threads),
                 "MPLBACKEND": "Agg",
-                "HOME": "/tmp/sandboxes",
-                "MPLCONFIGDIR": "/tmp/sandboxes/.mpl-zygote",
+                "HOME": "/tmp",
+                "MPLCONFIGDIR": "/tmp/.mpl-zygote",
                 "PYTHONDONTWRITEBYTECODE": "1",
             },
         )
         prefix = [p for p in m["prefix"] if p != "--pid"]
         self._log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
         self.proc = subprocess.Popen(
-            [*prefix, os.path.abspath(sys.executable), "-I", "-B", str(INIT.with_name("zygote.py")),
-             json.dumps(config)],
+            [*prefix, os.path.abspath(sys.executable), "-I", "-B", str(INIT.with_name("zygote.py"))],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
             start_new_session=True, cwd="/", text=True, env=_BARE_ENV,
         )  # fmt: skip
+        self.proc.stdin.write(json.dumps(config) + "\n")  # not on the command line: /proc shows it
+        self.proc.stdin.flush()
         first = self.proc.stdout.readline()
         try:
             hello = json.loads(first)
@@ -390,12 +529,13 @@ class Zygote:
         return "/tmp/submission"
 
     def run(self, workdir: Path, *, env: dict[str, str], timeout_s: float,
-            limits: Limits = Limits()) -> Outcome:  # fmt: skip
+            limits: Limits = Limits(), uid: int = NOBODY) -> Outcome:  # fmt: skip
         ident = workdir.name
         slot = {"started": threading.Event(), "done": threading.Event()}
         self._waiting[ident] = slot
         request = {"id": ident, "dir": ident, "env": env, "limits": limits.rlimits(),
-                   "uid": 65534 if self.drop else None, "gid": 65534 if self.drop else None}  # fmt: skip
+                   "uid": uid if self.drop else None, "gid": uid if self.drop else None,
+                   "drop_caps": not self.drop, "cgroup": self.cgroups.slot(uid)}  # fmt: skip
         start = time.monotonic()
         with self._lock:
             self.proc.stdin.write(json.dumps(request) + "\n")
@@ -422,6 +562,7 @@ class Zygote:
             os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait()
         shutil.rmtree(self.root, ignore_errors=True)
+        self.cgroups.close()
         self._log.close()
 
     def __enter__(self) -> Zygote:

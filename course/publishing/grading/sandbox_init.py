@@ -1,20 +1,24 @@
-"""First process inside the sandbox's namespaces: hide files, drop rights, run the command.
+"""First process inside the sandbox's namespaces: a root built from an allow-list, rights dropped, the command.
 
-Run by :mod:`course.publishing.grading.sandbox` as ``python sandbox_init.py CONFIG_JSON`` (a file, not ``-m``,
-so that it imports nothing from ``course``), as root inside fresh mount, PID, network, IPC and UTS
-namespaces (or as far as the platform allows). It
+Run by :mod:`course.publishing.grading.sandbox` as ``python sandbox_init.py`` (a file, not ``-m``, so
+that it imports nothing from ``course``) with its config as the first line on stdin (never on the
+command line, which ``/proc/1/cmdline`` shows inside), as root inside fresh mount, PID, network, IPC
+and UTS namespaces (or as far as the platform allows). It
 
-1. makes every mount private, then mounts an empty tmpfs over every top-level directory that is not
-   part of the operating system (``/root``, ``/home``, ``/tmp``, ``/work``, ``/mnt``, ...) and an empty
-   file over top-level files, so that solutions, answer keys, other submissions and the gradebook
-   are not there to read;
-2. mounts back, read-only, only what Python needs (the interpreter, the virtual environment, the
-   ``course`` package) at their usual paths, and the submission's folder at ``/tmp/submission``;
-3. mounts a fresh ``/proc`` for the new PID namespace;
-4. forks: the child starts its own session, sets resource limits (CPU time, address space, file
+1. makes every mount private and assembles a new root on a tmpfs, in a folder of this mount
+   namespace only (:data:`BUILD_AT`): read-only binds of the system's program folders
+   (:data:`SYSTEM`), a few files of ``/etc`` (:data:`ETC`), harmless devices, and what Python needs
+   (the interpreter, the environment, the ``course`` package) at their usual paths; a private,
+   size-limited ``/tmp`` and ``/dev/shm``; the submission's folder at ``/tmp/submission``. Nothing
+   else of the host is there: not ``/var``, ``/home``, ``/mnt``, the rest of ``/etc``, the checkout,
+   the submissions folder or the output, wherever they live;
+2. mounts a fresh ``/proc`` for the new PID namespace, switches to the new root (``pivot_root``),
+   detaches the old one (so there is nothing under any mount to uncover) and makes ``/`` read-only;
+3. forks: the child starts its own session, sets resource limits (CPU time, address space, file
    size, open files, processes, no core dumps), drops to user ``nobody`` (no groups, no new
-   privileges) and execs the command; this process, PID 1 of the namespace, waits for it and exits
-   with its status, and the kernel then kills everything else the submission started.
+   privileges; in a user namespace, every capability is dropped instead) and execs the command;
+   this process, PID 1 of the namespace, waits for it and exits with its status, and the kernel then
+   kills everything else the submission started.
 
 Any step the config marks as required that fails ends the run with status 97 before the command runs.
 """
@@ -28,14 +32,26 @@ import os
 import resource
 import sys
 
-MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = (
-    1, 2, 4, 32, 4096, 16384, 1 << 18
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = (
+    1, 2, 4, 8, 32, 4096, 16384, 1 << 18
 )  # fmt: skip
+MS_NOATIME, MS_NODIRATIME, MS_RELATIME = 1024, 2048, 1 << 21
 MNT_DETACH = 2
 PR_SET_NO_NEW_PRIVS = 38
-STAGE = "/mnt"
-SCRATCH = ("/tmp", "/var/tmp", "/dev/shm")
+# The new root's contents: the operating system's program folders, a few files of /etc that the
+# loader and Python read, harmless devices, a private /tmp and /dev/shm, /proc. Nothing else.
+SYSTEM = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
+ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "nsswitch.conf", "passwd",
+       "group", "host.conf", "mime.types")  # fmt: skip
+DEVICES = ("null", "zero", "full", "random", "urandom")
+# Where the new root is assembled, in this process's own mount namespace only: the first of these
+# that no path to keep lies under. Once the root is switched the old one is detached: no way back.
+BUILD_AT = ("/mnt", "/media", "/srv", "/opt", "/boot", "/run", "/home", "/root", "/var")
+STAGE = "/.stage"  # an empty folder in the new root, where a forked sandbox assembles its /tmp
+SANDBOXES = "/.sandboxes"  # the factory's folder of sandboxes (each sandbox sees only its own)
+SCRATCH_BYTES = 256 * 2**20  # each of /tmp and /dev/shm
 INSIDE = "/tmp/submission"
+_SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -56,42 +72,166 @@ def _umount(target: str) -> None:
         raise OSError(err, f"umount {target}: {os.strerror(err)}")
 
 
+def _kept_flags(path: str) -> int:
+    """The flags a read-only remount must keep (a user namespace may not clear them)."""
+    f = os.statvfs(path).f_flag
+    pairs = ((os.ST_NOEXEC, MS_NOEXEC), (os.ST_NOATIME, MS_NOATIME),
+             (os.ST_NODIRATIME, MS_NODIRATIME), (getattr(os, "ST_RELATIME", 4096), MS_RELATIME))  # fmt: skip
+    return sum(ms for st, ms in pairs if f & st)
+
+
 def _bind_ro(source: str, target: str) -> None:
     _mount(source, target, None, MS_BIND | MS_REC)
-    _mount("none", target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | _kept_flags(target)
+    _mount("none", target, None, flags)
+
+
+def _placeholder(source: str, target: str) -> None:
+    """An empty folder or file at ``target`` to mount ``source`` on."""
+    if os.path.isdir(source):
+        os.makedirs(target, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        open(target, "a").close()  # noqa: SIM115
+
+
+def _pivot(new_root: str) -> None:
+    import platform
+
+    os.chdir(new_root)
+    number = _SYS_PIVOT_ROOT.get(platform.machine())
+    if number is None or _libc.syscall(number, b".", b".") != 0:
+        err = ctypes.get_errno() if number else 38
+        raise OSError(err, f"pivot_root: {os.strerror(err)}")
+    _umount(".")  # the old root, stacked on the new one by pivot_root(".", "."), goes
+    os.chdir("/")
+
+
+def build_at(keep: list[str]) -> str:
+    for place in BUILD_AT:
+        if (
+            os.path.isdir(place)
+            and not os.path.islink(place)
+            and not any(k == place or k.startswith(place + "/") for k in keep)
+        ):
+            return place
+    raise OSError(2, "no folder to build the sandbox's root in")
+
+
+def visible(keep: list[str]) -> list[str]:
+    """Every host path the sandbox's root shows (read-only), besides its own folders."""
+    paths = [os.path.realpath("/" + d) for d in SYSTEM if os.path.isdir("/" + d)]
+    paths += [os.path.realpath("/etc/" + e) for e in ETC if os.path.exists("/etc/" + e)]
+    return sorted(set(paths) | set(keep))
 
 
 def hide_files(config: dict) -> None:
-    """Steps 1-3 of the module docstring."""
+    """Steps 1-3 of the module docstring: a new root holding only what is on the allow-list."""
     _mount("none", "/", None, MS_REC | MS_PRIVATE)
-    _mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
-    keep = config["keep"]
-    for i, path in enumerate(keep):
-        os.mkdir(f"{STAGE}/k{i}")
-        _mount(path, f"{STAGE}/k{i}", None, MS_BIND | MS_REC)
+    keep = sorted(config["keep"], key=len)
     binds = config.get("binds") or {config["workdir"]: INSIDE}
-    for i, source in enumerate(binds):
-        os.mkdir(f"{STAGE}/b{i}")
-        _mount(source, f"{STAGE}/b{i}", None, MS_BIND)
-    for path in config["hide_dirs"]:
-        if path != STAGE:
-            mode = "1777" if path in SCRATCH else "0755"  # scratch space, private to this sandbox
-            _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, f"mode={mode},size=256m")
-    for path in config["hide_files"]:
-        _mount("/dev/null", path, None, MS_BIND)
-    for i, path in enumerate(keep):
-        os.makedirs(path, exist_ok=True)
-        _bind_ro(f"{STAGE}/k{i}", path)
-    for i, target in enumerate(binds.values()):
-        os.makedirs(target, exist_ok=True)
-        _mount(f"{STAGE}/b{i}", target, None, MS_BIND)
-    _umount(STAGE)
-    if config.get("new_proc"):
-        _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV)
+    new = build_at(keep + list(binds))
+    _mount("tmpfs", new, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=16m")
+    for name in SYSTEM:
+        host = "/" + name
+        if os.path.islink(host):
+            os.symlink(os.readlink(host), new + host)
+        elif os.path.isdir(host):
+            os.mkdir(new + host)
+            _bind_ro(host, new + host)
+    os.mkdir(new + "/etc")
+    for name in ETC:
+        host = os.path.realpath("/etc/" + name)
+        if os.path.exists(host):
+            _placeholder(host, f"{new}/etc/{name}")
+            _bind_ro(host, f"{new}/etc/{name}")
+    os.mkdir(new + "/dev")
+    _mount("tmpfs", new + "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k")
+    for name in DEVICES:
+        if os.path.exists("/dev/" + name):
+            open(f"{new}/dev/{name}", "a").close()  # noqa: SIM115
+            _mount("/dev/" + name, f"{new}/dev/{name}", None, MS_BIND)
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):  # fmt: skip
+        os.symlink(target, f"{new}/dev/{name}")
+    os.mkdir(new + "/dev/shm")
+    _mount("tmpfs", new + "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
+           f"mode=1777,size={SCRATCH_BYTES}")  # fmt: skip
+    os.mkdir(new + "/tmp")
+    _mount("tmpfs", new + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={SCRATCH_BYTES}")
+    for path in keep:
+        _placeholder(path, new + path)
+        _bind_ro(path, new + path)
+    for source, target in binds.items():
+        os.makedirs(new + target, exist_ok=True)
+        _mount(source, new + target, None, MS_BIND)
+    os.mkdir(new + "/proc")
+    if config.get("new_proc"):  # this PID namespace's own, mounted while the host's is visible
+        _mount("proc", new + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    else:  # the factory (no PID namespace of its own): each sandbox mounts its own over it
+        _mount("/proc", new + "/proc", None, MS_BIND | MS_REC)
+    os.mkdir(new + STAGE, 0o700)
+    _pivot(new)
+    _mount("none", "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
+_SECCOMP = {  # machine: (audit arch, clone, unshare, setns, clone3)
+    "x86_64": (0xC000003E, 56, 272, 308, 435),
+    "aarch64": (0xC00000B7, 220, 97, 268, 435),
+}
+CLONE_NEWUSER = 0x10000000
+
+
+def refuse_namespaces() -> None:
+    """A seccomp filter: no new user namespace (``clone``/``unshare`` with ``CLONE_NEWUSER``), no
+    ``setns``, no ``clone3`` (whose flags a filter cannot read; the C library falls back to
+    ``clone``), no foreign system-call ABI. Needs no-new-privileges set first."""
+    import platform
+    import struct
+
+    arch, clone, unshare, setns, clone3 = _SECCOMP[platform.machine()]
+    allow, eperm, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
+    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
+    prog = [
+        (ld, 0, 0, 4), (jeq, 1, 0, arch), (ret, 0, 0, enosys),  # another ABI: nothing
+        (ld, 0, 0, 0), (jge, 0, 1, 0x40000000), (ret, 0, 0, enosys),  # x32 numbers
+        (jeq, 0, 1, clone3), (ret, 0, 0, enosys),
+        (jeq, 0, 1, setns), (ret, 0, 0, eperm),
+        (jeq, 1, 0, clone), (jeq, 0, 3, unshare),
+        (ld, 0, 0, 16), (jset, 0, 1, CLONE_NEWUSER), (ret, 0, 0, eperm),
+        (ret, 0, 0, allow),
+    ]  # fmt: skip
+    raw = b"".join(struct.pack("HBBI", *insn) for insn in prog)
+    buf = ctypes.create_string_buffer(raw)
+    fprog = struct.pack("HxxxxxxP", len(prog), ctypes.addressof(buf))
+    fbuf = ctypes.create_string_buffer(fprog)
+    if (
+        _libc.prctl(22, 2, ctypes.c_void_p(ctypes.addressof(fbuf)), 0, 0) != 0
+    ):  # SET_SECCOMP, FILTER
+        err = ctypes.get_errno()
+        raise OSError(err, f"seccomp: {os.strerror(err)}")
+
+
+def drop_capabilities() -> None:
+    """Root of a user namespace keeps no capability, now or after an exec (bounding set emptied,
+    ``SECBIT_NOROOT`` locked): it can no longer mount, unmount or change any namespace."""
+    for cap in range(64):
+        if _libc.prctl(24, cap, 0, 0, 0) != 0 and ctypes.get_errno() == 22:  # PR_CAPBSET_DROP
+            break
+    _libc.prctl(47, 4, 0, 0, 0)  # PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL
+    if _libc.prctl(28, 0x2F, 0, 0, 0) != 0:  # PR_SET_SECUREBITS: NOROOT, NO_SETUID_FIXUP, locked
+        err = ctypes.get_errno()
+        raise OSError(err, f"securebits: {os.strerror(err)}")
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)
+    data = (ctypes.c_uint32 * 6)()
+    if _libc.syscall(126 if os.uname().machine == "x86_64" else 91, header, data) != 0:  # capset
+        err = ctypes.get_errno()
+        raise OSError(err, f"capset: {os.strerror(err)}")
 
 
 def limit_and_drop(config: dict, *, new_session: bool = True) -> None:
-    """Step 4, in the child: session, limits, user nobody, no new privileges."""
+    """Step 3, in the child: session, limits, user nobody (or no capability), no new privileges,
+    no new namespaces."""
     if new_session:
         os.setsid()
     for name, value in config["limits"].items():
@@ -100,7 +240,18 @@ def limit_and_drop(config: dict, *, new_session: bool = True) -> None:
         os.setgroups([])
         os.setgid(config["gid"])
         os.setuid(config["uid"])
+    elif config.get("drop_caps"):
+        drop_capabilities()
     _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    if config.get("seccomp", True):
+        refuse_namespaces()
+
+
+def read_config() -> str:
+    """The config, the first line on stdin (not the command line, which /proc shows), then stdin
+    becomes /dev/null (in the factory: the rest of stdin is its requests)."""
+    line = sys.stdin.readline()
+    return line
 
 
 def main(raw: str) -> int:
@@ -112,6 +263,9 @@ def main(raw: str) -> int:
             print(f"sandbox: cannot hide files: {e}", file=sys.stderr)
             return 97
     cwd = INSIDE if config.get("mounts") else config["workdir"]
+    null = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
 
     def spawn() -> int:
         pid = os.fork()
@@ -239,4 +393,4 @@ def supervise(spawn, workdir: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(read_config()))

@@ -6,7 +6,8 @@ those). Two values *match* when their canonical forms agree:
 - a number with ``sig`` significant figures: ``f"{x:.{sig-1}e}"``; the learner's value also matches
   when it is one unit of the last figure above or below (so a value on a rounding boundary is not
   failed): ``1.2349`` and ``1.2351`` both match ``1.235`` at 4 figures;
-- an exact number (``sig: exact``): the integer itself when the value is whole, else ``repr``;
+- an exact number (``sig: exact``): an int itself (never through a float; beyond ±2**63 refused),
+  a whole float as that integer, else ``repr``;
 - a string: stripped and lower-cased; a boolean: ``true``/``false``;
 - a list (an array): the JSON of its canonical leaves (no neighbouring roundings).
 
@@ -23,6 +24,26 @@ import math
 
 HASH_ITERATIONS = 20_000  # ~10 ms per hash: slows brute force of a public check, not a learner
 EXACT = "exact"
+MAX_INT = 2**63  # whole-number answers at or beyond ±2**63 are refused, with a reason
+
+
+def _short(n: int) -> str:
+    return f"about {int(abs(n).bit_length() * 0.30103) + 1:,} digits"
+
+
+def int_problem(value, depth: int = 0) -> str:
+    """Why a plain value holds a whole number too large to compare ('' when none does)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (
+            f"a whole number beyond ±2**63 ({_short(value)}): refused"
+            if abs(value) >= MAX_INT
+            else ""
+        )
+    if depth < 12 and isinstance(value, list | tuple):
+        return next((p for v in value if (p := int_problem(v, depth + 1))), "")
+    if depth < 12 and isinstance(value, dict):
+        return next((p for v in value.values() if (p := int_problem(v, depth + 1))), "")
+    return ""
 
 
 def is_number(x) -> bool:
@@ -37,7 +58,13 @@ def canonical(value, sig: int | str = EXACT) -> str:
     """The canonical text of a plain value (see the module docstring)."""
     if value is None or isinstance(value, bool):
         return json.dumps(value)
+    if isinstance(value, int) and not isinstance(value, bool) and sig == EXACT:
+        if abs(value) >= MAX_INT:
+            raise TypeError(f"a whole number beyond ±2**63: {_short(value)}")
+        return str(value)  # compared as an int, never through a float
     if is_number(value):
+        if isinstance(value, int) and abs(value) >= MAX_INT:
+            raise TypeError(f"a whole number beyond ±2**63: {_short(value)}")
         x = float(value)
         if math.isnan(x) or math.isinf(x):
             return repr(x)
@@ -76,7 +103,7 @@ def matches(got, expected, sig: int | str = EXACT) -> bool:
     try:
         want = canonical(expected, sig)
         return want in candidates(got, sig)
-    except TypeError:
+    except (TypeError, ValueError, OverflowError):
         return False
 
 
@@ -84,7 +111,7 @@ def hash_matches(got, hashes: list[str], salt: str, sig: int | str = EXACT) -> b
     """Whether a learner's value matches one of ``hashes`` (public side: the value never ships)."""
     try:
         forms = candidates(got, sig)
-    except TypeError:
+    except (TypeError, ValueError, OverflowError):
         return False
     return any(digest(form, salt) in hashes for form in forms)
 

@@ -1,13 +1,14 @@
 """A warm sandbox factory: one process imports Python, IPython, torch and ``course`` once, then forks
 a fresh sandbox for each submission (the import costs several seconds a submission otherwise).
 
-Run by :class:`course.publishing.grading.sandbox.Zygote` as ``python zygote.py CONFIG_JSON`` (a file, not ``-m``)
-inside ``unshare --mount --net --ipc --uts``, as root. At start it hides the file system the way
-``sandbox_init`` does (the folder of sandboxes stays at ``/tmp/sandboxes``) and imports the modules
-to preload. Then, for each request line on stdin (``{"id", "dir", "env", "limits"}``) it forks a
+Run by :class:`course.publishing.grading.sandbox.Zygote` as ``python zygote.py`` (a file, not ``-m``)
+inside ``unshare --mount --net --ipc --uts``, as root, its config the first line on stdin. At start it
+builds the allow-listed root the way ``sandbox_init`` does (the folder of sandboxes at
+``/.sandboxes``) and imports the modules to preload. Then, for each request line on stdin (``{"id", "dir", "env", "limits"}``) it forks a
 *holder*, which takes new PID, mount, network, IPC and UTS namespaces and forks their PID 1; PID 1
-dies with the holder (``PR_SET_PDEATHSIG``), mounts only its own folder at ``/tmp/submission`` and a
-fresh ``/proc``, and forks the worker: its own session, every inherited file descriptor closed,
+dies with the holder (``PR_SET_PDEATHSIG``), mounts a fresh ``/tmp`` holding only its own folder at
+``/tmp/submission`` (and, read-only, kept paths that live under ``/tmp``), unmounts ``/.sandboxes``,
+mounts a fresh ``/dev/shm`` and ``/proc``, and forks the worker: its own session, every inherited file descriptor closed,
 output to ``output.txt``, resource limits, user ``nobody``, no new privileges, then the runner
 (``runner.main``) in that already-warm interpreter. Replies on stdout: ``{"id", "pid"}`` (the holder:
 kill it and the whole namespace dies) and, when it ends, ``{"id", "status"}``.
@@ -34,10 +35,10 @@ CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = (
     0x00020000, 0x04000000, 0x08000000, 0x20000000, 0x40000000
 )  # fmt: skip
 PR_SET_PDEATHSIG = 1
-SANDBOXES = "/tmp/sandboxes"
 _libc = ctypes.CDLL(None, use_errno=True)
 _lock = threading.Lock()
 _ids: dict[int, str] = {}
+_KEEP: list[str] = []  # the paths the root keeps (read-only), from the config
 
 
 def _say(message: dict) -> None:
@@ -57,7 +58,12 @@ def _worker(request: dict, runner) -> None:
     sys.stdin = open(0, closefd=False)  # noqa: SIM115
     sys.stdout = sys.__stdout__ = open(1, "w", buffering=1, closefd=False)  # noqa: SIM115
     sys.stderr = sys.__stderr__ = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
-    config = {"limits": request["limits"], "uid": request.get("uid"), "gid": request.get("gid")}
+    config = {
+        "limits": request["limits"],
+        "uid": request.get("uid"),
+        "gid": request.get("gid"),
+        "drop_caps": request.get("drop_caps"),
+    }
     sandbox_init.limit_and_drop(config, new_session=False)
     os.environ.clear()
     os.environ.update(request["env"])
@@ -75,17 +81,24 @@ def _init(request: dict, holder: int, runner) -> None:
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # (getppid() is 0 in a new PID ns)
     m = sandbox_init
     m._mount("none", "/", None, m.MS_REC | m.MS_PRIVATE)
-    # Its own folder at /tmp/submission, on a fresh /tmp of its own (no other sandbox's files).
-    m._mount("tmpfs", m.STAGE, "tmpfs", m.MS_NOSUID | m.MS_NODEV, "mode=0700,size=1m")
-    os.mkdir(f"{m.STAGE}/work")
-    m._mount(f"{SANDBOXES}/{request['dir']}", f"{m.STAGE}/work", None, m.MS_BIND)
-    for scratch in m.SCRATCH:
-        if os.path.isdir(scratch):
-            m._mount("tmpfs", scratch, "tmpfs", m.MS_NOSUID | m.MS_NODEV, "mode=1777,size=256m")
-    os.makedirs(m.INSIDE, exist_ok=True)
-    m._mount(f"{m.STAGE}/work", m.INSIDE, None, m.MS_BIND)
+    # A /tmp of its own: a fresh tmpfs holding its own folder at /tmp/submission and, read-only, the
+    # paths to keep that live under /tmp (a checkout or an environment there), assembled in STAGE.
+    m._mount("tmpfs", m.STAGE, "tmpfs", m.MS_NOSUID | m.MS_NODEV,
+             f"mode=1777,size={m.SCRATCH_BYTES}")  # fmt: skip
+    for path in _KEEP:
+        if path.startswith("/tmp/"):
+            m._placeholder(path, m.STAGE + path[4:])
+            m._mount(path, m.STAGE + path[4:], None, m.MS_BIND | m.MS_REC)
+    os.mkdir(m.STAGE + "/submission")
+    m._mount(f"{m.SANDBOXES}/{request['dir']}", m.STAGE + "/submission", None, m.MS_BIND)
+    m._mount(m.STAGE, "/tmp", None, m.MS_BIND | m.MS_REC)
     m._umount(m.STAGE)
-    sandbox_init._mount("proc", "/proc", "proc", sandbox_init.MS_NOSUID | sandbox_init.MS_NODEV)
+    m._umount(m.SANDBOXES)  # no other sandbox's folder
+    if os.path.ismount("/.cgroups"):
+        m._umount("/.cgroups")  # the holder has joined its slot's cgroup
+    m._mount("tmpfs", "/dev/shm", "tmpfs", m.MS_NOSUID | m.MS_NODEV,
+             f"mode=1777,size={m.SCRATCH_BYTES}")  # fmt: skip
+    m._mount("proc", "/proc", "proc", m.MS_NOSUID | m.MS_NODEV | m.MS_NOEXEC)
     os.chdir(sandbox_init.INSIDE)
     null = os.open("/dev/null", os.O_RDWR)
     os.dup2(null, 0)  # the factory's request and reply pipes stay out of the namespace
@@ -107,6 +120,12 @@ def _init(request: dict, holder: int, runner) -> None:
 
 def _holder(request: dict, runner) -> None:
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # dies with the zygote
+    if request.get("cgroup"):  # its slot's memory cgroup, before anything of the submission runs
+        try:
+            with open(f"/.cgroups/{request['cgroup']}/cgroup.procs", "w") as f:
+                f.write(str(os.getpid()))
+        except OSError as e:
+            print(f"sandbox: no memory cgroup: {e}", file=sys.stderr)
     flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
     if _libc.unshare(flags) != 0:
         print(f"sandbox: unshare failed: {os.strerror(ctypes.get_errno())}", file=sys.stderr)
@@ -139,7 +158,9 @@ def _reap() -> None:
 def main(raw: str) -> int:
     config = json.loads(raw)
     sandbox_init.hide_files(config)  # with config["binds"] = {the sandboxes folder: SANDBOXES}
+    _KEEP.extend(config["keep"])
     os.environ.update(config["preload_env"])
+    sys.path.extend(p for p in config.get("sys_path", []) if p not in sys.path)
     spec = importlib.util.spec_from_file_location("course_grading_runner", config["runner"])
     runner = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(runner)
@@ -169,4 +190,4 @@ def main(raw: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(sandbox_init.read_config()))
