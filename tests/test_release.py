@@ -91,6 +91,7 @@ def test_a_dirty_tree_with_a_filled_in_exercise_does_not_leak(repo, tmp_path, ke
                if c.cell_type == "code")  # fmt: skip
     assert (out / "course" / "publishing" / "grading" / "learner.py").is_file()
     assert not {"solutions", "build", "tests", ".git"} & {p.name for p in out.rglob("*")}
+    assert "This is a self-study release" in (out / "README.md").read_text()
 
 
 def test_a_committed_exercise_with_outputs_ships_without_them(repo, tmp_path, keys):
@@ -133,6 +134,7 @@ def test_a_graded_release_ships_graded_checks_and_passes_its_own_hidden_value_ch
     status, said = _release(tmp_path / "out", repo, graded=True)
     assert status == 0, said
     assert "graded" in said
+    assert "This is a graded release" in (tmp_path / "out" / "README.md").read_text()
     for path in (tmp_path / "out" / "exercises" / "checks").glob("*.json"):
         data = json.loads(path.read_text())
         assert data["mode"] == "graded", path

@@ -83,7 +83,7 @@ def find_leaks(text: str, values: list, *, local: bool) -> list[str]:
         for form in _forms(v):
             if not local and not _significant(form):
                 continue
-            if re.search(rf"(?<![\w.]){re.escape(form)}(?![\w]|\.\d)", text):
+            if form in text and re.search(rf"(?<![\w.]){re.escape(form)}(?![\w]|\.\d)", text):
                 found.append(f"{v!r} as {form!r}")
         if local and float(v).is_integer() and 2 <= abs(v) < len(_WORDS):
             word = _WORDS[int(abs(v))]

@@ -57,14 +57,31 @@ and what training and serving models costs. No GPU is needed: lessons measure th
 ## Exercises
 
 Open `exercises/NN_*.ipynb` from JupyterLab, run its first code cell, replace each `...` with your
-answer and run the `grader.check("qN")` cell below it. It tells you whether each value is right to
-the question's precision, without showing the value, and gives a hint when it is not. Multiple-choice
-and True/False answers are checked for their form only; your instructor's grader checks them.
+answer and run the `grader.check("qN")` cell below it.
+
+{checks}
 
 Hand in the `.ipynb` file under its own name (keep the set's name, e.g. `04_model_memory-yourname.ipynb`).
 Your notebook is graded by running it from the top on the instructor's machine: run it top to bottom
 yourself first (*Kernel → Restart Kernel and Run All Cells*).
 """
+
+CHECKS_SELF_STUDY = """This is a self-study release. The check tells you whether each value is right to
+the question's precision, without showing the value, and gives a hint when it is not (one written for
+that question, or for a known mistake such as GB for GiB). It compares a salted, slow hash of your
+value's rounding: it is an honesty aid, not security, since trying candidates one by one would find a
+value in minutes of one core (a 4-figure answer whose order of magnitude you know: about a minute; a
+whole number below 10,000: about a minute and a half). Use it to learn; a class whose marks count
+receives the graded release instead. Multiple-choice and True/False answers are checked for their form
+only."""
+
+CHECKS_GRADED = """This is a graded release. The check tells you whether each value has the right form
+and lies in a coarse range (the right units and order of magnitude: the range is at least a decade wide
+and holds at least 100 values at the question's precision), and which of your answers are in range. It
+does not say whether a value is right, and nothing in it holds a right answer to search for: your
+instructor's grader checks each value precisely when it runs your notebook. When a value matches a
+known mistake (GB for GiB, 4 bytes for int4) you get the hint written for it. Multiple-choice and
+True/False answers are checked for their form only."""
 
 STUDENT_MAKEFILE = """PYTHON ?= python3
 BIN := .venv/bin
@@ -194,7 +211,8 @@ def write_release(outdir: str | Path, *, repo: Path = REPO, graded: bool = False
             strip_outputs(notebook)
         if graded:
             _graded_checks(out, solutions, keys)
-        (out / "README.md").write_text(STUDENT_README)
+        checks = CHECKS_GRADED if graded else CHECKS_SELF_STUDY
+        (out / "README.md").write_text(STUDENT_README.format(checks=checks))
         (out / "Makefile").write_text(STUDENT_MAKEFILE)
         leaked = [
             p for p in out.rglob("*") if p.name in NEVER[:4] or p.name.endswith(NEVER_SUFFIXES)
