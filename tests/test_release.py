@@ -205,6 +205,7 @@ def test_every_numeric_answer_in_graded_mode_accepts_at_least_100_values(solutio
                 continue
             for value, shape in pairs:
                 for x, sig, leaf, where in _leaves(value, shape, a.sig):
+                    assert not coarse.shape_problems(x, leaf), (q.name, a.name, where)
                     if not math.isfinite(float(x)):
                         continue
                     counted += 1
