@@ -304,3 +304,42 @@ def test_the_graded_learner_says_what_is_in_range_and_names_a_known_mistake(
     ns["weights_gb"] = ns["weights_bytes"]  # bytes, labelled GB: out of range
     text = repr(grader.check("q1", ns))
     assert "weights_gb: out of the expected range" in text and "check its units" in text
+
+
+@pytest.mark.parametrize("solution", SOLUTIONS, ids=IDS)
+def test_the_graded_checks_accept_every_sets_solution_without_a_wrong_hint(
+    solution, keys, graded, tmp_path, monkeypatch
+):
+    """The solution's own values (from the key) are in range everywhere, and no known-mistake hint
+    fires on them: a right answer never hears it is a known mistake."""
+    monkeypatch.delenv("COURSE_GRADING", raising=False)
+    data = json.loads(json.dumps(graded[solution.stem]))
+    namespace = {}
+    for q in data["questions"].values():
+        q["answers"] = [a for a in q["answers"] if a["kind"] != "function"]
+        for a in q["answers"]:
+            a["expr"] = a["name"]  # check the extracted value itself
+    for answers in keys[solution.stem]["answers"].values():
+        namespace |= {name: r["value"] for name, r in answers.items() if "value" in r}
+    path = tmp_path / "checks.json"
+    path.write_text(json.dumps(data))
+    grader = Grader(solution.stem, path=path)
+    for q in data["questions"]:
+        report = repr(grader.check(q, dict(namespace)))
+        assert "not yet" not in report and "known mistake" not in report, report
+
+
+def test_a_function_answer_is_checked_for_the_form_and_range_of_its_outputs(
+    graded, tmp_path, monkeypatch
+):
+    monkeypatch.delenv("COURSE_GRADING", raising=False)
+    name = "03_data_types"
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(graded[name]))
+    grader = Grader(name, path)
+    ns = _solution_namespace(authoring.SOLUTIONS_DIR / f"{name}.ipynb")
+    report = repr(grader.check("q5", ns))
+    assert "in range" in report and "quantise_int8" in report, report
+    torch = ns["torch"]
+    ns["quantise_int8"] = lambda w: (torch.zeros_like(w, dtype=torch.int8), w[:, :1] * 1e6)
+    assert "quantise_int8: " in repr(grader.check("q5", ns))
