@@ -56,9 +56,10 @@ grade: install
 	$(BIN)/python -m course grade $(SUBMISSIONS) --out $(or $(OUT),grades.csv) \
 	    --jobs $(JOBS) --timeout $(TIMEOUT) $(if $(ASSIGNMENT),--assignment $(ASSIGNMENT))
 
-## Instructors: what students receive (no solutions, no answer keys), e.g. `make release OUT=dist/course`.
+## Instructors: what students receive (no solutions, no answer keys), built from the committed files,
+## e.g. `make release OUT=dist/course`; `make release GRADED=1` for a graded class (coarse checks only).
 release: install
-	$(BIN)/python -m course release $(or $(OUT),dist/course)
+	$(BIN)/python -m course release $(or $(OUT),dist/course) $(if $(GRADED),--graded)
 
 ## Instructors: one answer-key page per exercise set, generated from solutions/ (never publish them
 ## to a graded class), e.g. `make answer-keys OUT=build/answer-keys`.

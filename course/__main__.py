@@ -6,7 +6,8 @@
   (or the shipped H100 SXM reference run).
 - ``assign``: regenerate ``exercises/`` (student notebooks and their public checks) from ``solutions/``.
 - ``grade SUBMISSIONS_DIR --out grades.csv``: grade every submission in a sandbox, one CSV row each.
-- ``release OUTDIR``: write what students receive (no solutions, no answer keys).
+- ``release OUTDIR [--graded]``: what students receive (no solutions, no answer keys), from the committed
+  files, checked for hidden values; ``--graded``: public checks of form, units and coarse range only.
 - ``answer-keys OUTDIR [--no-values]``: one answer-key page per exercise set, from ``solutions/``.
 - ``site OUTDIR [--answer-keys]``: the course as a static website (Sphinx + myst-nb).
 - ``slides OUTDIR [--tag]``: one Reveal.js deck per lesson (``--tag`` re-applies the slide tags first).
@@ -43,6 +44,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     release = sub.add_parser("release", help="write the student release (no solutions)")
     release.add_argument("outdir", help="folder to write (must not exist, or be empty)")
+    release.add_argument(
+        "--graded",
+        action="store_true",
+        help="for a graded class: checks of form, units and a coarse range, no value to search for",
+    )
     keys = sub.add_parser("answer-keys", help="write the instructors' answer keys from solutions/")
     keys.add_argument("outdir", help="folder for the pages (e.g. build/answer-keys)")
     keys.add_argument(
@@ -91,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "release":
         from course.publishing.grading.release import write_release
 
-        return write_release(args.outdir)
+        return write_release(args.outdir, graded=args.graded)
     from course.publishing.grading.gradebook import grade_folder
 
     return grade_folder(

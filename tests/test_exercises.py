@@ -11,6 +11,7 @@ import json
 import nbformat
 import pytest
 from leaks import find_leaks, hidden_values
+from leaks import sections as _sections
 
 from course.publishing.grading import authoring, spec
 from course.publishing.grading.learner import Grader
@@ -61,21 +62,6 @@ def test_at_least_four_questions_each_with_answers_and_a_hint(solution):
 # ---------------------------------------------------------------------------------------------
 # No hidden value reaches a learner
 # ---------------------------------------------------------------------------------------------
-
-
-def _sections(nb) -> dict[str, str]:
-    """What follows each question's answer cell, up to the next question (where explanations sit)."""
-    sections: dict[str, str] = {}
-    current = None
-    for cell in nb.cells:
-        meta = cell.metadata.get("course", {})
-        if meta.get("answer"):
-            current = meta["question"]
-        elif meta.get("question") and meta.get("question") != current:
-            current = None  # the next question's prompt
-        if current:
-            sections[current] = sections.get(current, "") + "\n" + cell.source
-    return sections
 
 
 @pytest.mark.parametrize("solution", SOLUTIONS, ids=IDS)

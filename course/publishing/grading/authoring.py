@@ -25,7 +25,7 @@ from pathlib import Path
 
 import nbformat
 
-from course.publishing.grading import check, extract, sandbox, spec
+from course.publishing.grading import check, coarse, extract, sandbox, spec
 from course.publishing.grading.values import canonical, digest, kind_of
 
 REPO = Path(__file__).resolve().parents[3]
@@ -130,8 +130,13 @@ def answer_key(solution: str | Path, *, build_dir: str | Path = BUILD_DIR) -> di
     return keys[name]
 
 
-def public_checks(assignment: spec.Assignment, key: dict) -> dict:
-    """The learner's checks: forms, relations, hints and salted hashes, never a value."""
+def public_checks(assignment: spec.Assignment, key: dict, *, graded: bool = False) -> dict:
+    """The learner's checks: forms, relations, hints and salted hashes, never a value.
+
+    ``graded``: the checks of a graded release (:mod:`course.publishing.grading.coarse`): each number
+    gets a coarse range instead of a hash of its rounding, and only known wrong values are hashed,
+    coarsely, where that cannot match the right answer.
+    """
     questions = {}
     for q in assignment.questions:
         got = key["answers"][q.name]
@@ -143,9 +148,12 @@ def public_checks(assignment: spec.Assignment, key: dict) -> dict:
             if a.is_function:
                 outputs = [o["value"] for o in got[a.name]["calls"]]
                 sig = a.sig if a.sig is not None else 4
-                entry.update(kind="function", public=True, call={
-                    "call": a.call, "probes": key["probes"][q.name][a.name], "sig": sig,
-                    "hash": [digest(canonical(outputs, sig), salt)]})  # fmt: skip
+                call = {"call": a.call, "probes": key["probes"][q.name][a.name], "sig": sig}
+                if graded:
+                    call["shapes"] = [coarse.shape_of(o, a.sig) for o in outputs]
+                else:
+                    call["hash"] = [digest(canonical(outputs, sig), salt)]
+                entry.update(kind="function", public=not graded, call=call)
                 answers.append(entry)
                 continue
             value = got[a.name].get("value")
@@ -154,7 +162,11 @@ def public_checks(assignment: spec.Assignment, key: dict) -> dict:
             entry.update(kind=kind, public=public, expect=a.expect)
             if kind == "dict":
                 entry["keys"] = sorted(value)
-            if public and kind == "dict":
+            if graded:
+                entry["public"] = False
+                if public and kind != "str":  # a string's range is its form: the grader checks it
+                    entry["shape"] = coarse.shape_of(value, a.sig)
+            elif public and kind == "dict":
                 entry["hash"] = {
                     k: [digest(canonical(v, a.sig_for(v)), f"{salt}[{k}]")]
                     for k, v in value.items()
@@ -166,12 +178,26 @@ def public_checks(assignment: spec.Assignment, key: dict) -> dict:
         for i, w in enumerate(q.wrong):
             value = key["extras"].get(f"{q.name}/wrong/{i}")
             target = next(a for a in q.answers if a.name == w.answer)
-            wrong.append({"answer": w.answer, "hint": w.hint,
-                          "hash": [digest(canonical(value, target.sig_for(value)), salt_of(assignment, q, target) + "/wrong")]})  # fmt: skip
+            sig = target.sig_for(value)
+            entry = {"answer": w.answer, "hint": w.hint}
+            if graded:  # a bucket of 100 values around the wrong one, never the right one
+                right = key["answers"][q.name].get(w.answer, {}).get("value")
+                wrong_salt = salt_of(assignment, q, target) + "/wrong"
+                found = coarse.wrong_check(value, right, target.sig_for, wrong_salt)
+                if found is not None:  # else it is too near the right answer to hint at
+                    wrong.append({**entry, "bucket": found})
+                continue
+            entry["hash"] = [
+                digest(canonical(value, sig), salt_of(assignment, q, target) + "/wrong")
+            ]
+            wrong.append(entry)
         checks = [{"expr": c.expr, "hint": c.hint} for c in q.checks if c.public]
         questions[q.name] = {"points": q.points, "hint": q.hint, "answers": answers,
                              "wrong": wrong, "checks": checks}  # fmt: skip
-    return {"assignment": assignment.name, "questions": questions}
+    out = {"assignment": assignment.name, "questions": questions}
+    if graded:
+        out["mode"] = "graded"
+    return out
 
 
 def salt_of(assignment: spec.Assignment, q: spec.Question, a: spec.Answer) -> str:

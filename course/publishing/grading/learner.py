@@ -7,6 +7,11 @@ salted slow hash of the expected value rounded to the question's significant fig
 :mod:`course.publishing.grading.values`); a learner's value is right when the hash of its rounding (or of a
 neighbouring rounding) is among them. Known wrong values are hashed too, with the hint they deserve.
 
+In a graded release (``python -m course release --graded``, checks marked ``"mode": "graded"``) no
+right answer is hashed: each number is checked for its form and a coarse range only (see
+:mod:`course.publishing.grading.coarse`), the learner is told which answers are in range, and the
+hints for known wrong answers still fire (those are hashed, coarsely).
+
 Choices and booleans are not checked for right/wrong here (trying every option would find the answer):
 only their form is, and the grader checks the value. While a submission is being graded
 (``COURSE_GRADING`` set) checks do nothing: the grader checks outside the submission's process.
@@ -20,6 +25,7 @@ import os
 import sys
 from pathlib import Path
 
+from course.publishing.grading.coarse import shape_problems, wrong_matches
 from course.publishing.grading.values import (
     canonical,
     digest,
@@ -101,6 +107,9 @@ class Grader:
                 from course.publishing.grading.runner import MAX_ELEMENTS, to_plain
 
                 outputs.append(to_plain(eval(call["call"], dict(ns, args=args)), [MAX_ELEMENTS]))  # noqa: S307
+            if "shapes" in call:  # graded release: form and range of each output
+                problems = shape_problems(outputs, {"items": call["shapes"]}, "probe")
+                return "; ".join(problems), None
             text = canonical(outputs, call["sig"])
             return ("" if digest(text, salt) in call["hash"] else "gives wrong results"), None
         value = self._value(ns, answer)
@@ -110,6 +119,8 @@ class Grader:
             return f"should be one of {', '.join(answer['choices'])}", value
         if answer["kind"] == "dict" and sorted(value) != answer["keys"]:
             return f"needs exactly the keys {', '.join(answer['keys'])}", value
+        if "shape" in answer:  # graded release: a coarse range, never the value
+            return "; ".join(shape_problems(value, answer["shape"])), value
         if not answer["public"]:
             return "", value
         if answer["kind"] == "dict":
@@ -136,7 +147,7 @@ class Grader:
         spec = self.data["questions"].get(question)
         if spec is None:
             return Report([f"no question {question!r} in {self.assignment}"], False)
-        lines, hints, unchecked, plain = [], [], [], {}
+        lines, hints, unchecked, in_range, plain = [], [], [], [], {}
         for answer in spec["answers"]:
             salt = f"{self.assignment}/{question}/{answer['name']}"
             try:
@@ -147,17 +158,28 @@ class Grader:
                 problem, value = f"{type(e).__name__}: {e}", None
             if value is not None:
                 plain[answer["name"]] = value
+            graded = self.data.get("mode") == "graded"
+            known = [
+                w["hint"]
+                for w in spec["wrong"]
+                if w["answer"] == answer["name"]
+                and value is not None
+                and (problem or graded)  # graded: an answer in range may still be a known mistake
+                and (
+                    wrong_matches(value, w["bucket"], salt + "/wrong")
+                    if "bucket" in w  # graded: the bucket of a known wrong value
+                    else hash_matches(value, w["hash"], salt + "/wrong", _sig(answer, value))
+                )
+            ]
+            if known and not problem:
+                problem = "in range, but it matches a known mistake"
             if problem:
                 lines.append(f"  - {answer['name']}: {problem}")
-                for w in spec["wrong"]:
-                    if (
-                        w["answer"] == answer["name"]
-                        and value is not None
-                        and hash_matches(value, w["hash"], salt + "/wrong", _sig(answer, value))
-                    ):
-                        hints.append(w["hint"])
+                hints += known
                 if answer.get("hint"):
                     hints.append(answer["hint"])
+            elif "shape" in answer or (answer.get("call") or {}).get("shapes") is not None:
+                in_range.append(answer["name"])
             elif not answer["public"] and not answer.get("call"):
                 unchecked.append(answer["name"])
         for c in spec["checks"]:
@@ -173,6 +195,12 @@ class Grader:
             out = [f"{question}: not yet."] + lines
             out += [f"  Hint: {h}" for h in dict.fromkeys(hints)]
             return Report(out, False)
+        if in_range:
+            text = (f"{question}: in range: {', '.join(in_range)} (form, units and order of "
+                    "magnitude; the grader checks the values)")  # fmt: skip
+            if unchecked:
+                text += f"; the form is right for {', '.join(unchecked)}"
+            return Report([text + "."], True)
         text = f"{question}: right."
         if unchecked:
             text = (f"{question}: the form is right; the grader checks the value of "
