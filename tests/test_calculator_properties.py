@@ -168,8 +168,8 @@ def test_higher_utilization_never_delays_breakeven(purchase, rent, u, du):
 @FAST
 @given(watts=st.floats(0, 1e7), price=st.floats(0, 10), pue=st.floats(1, 3), n=st.integers(1, 999))
 def test_energy_cost_is_linear_in_systems_and_pue(watts, price, pue, n):
-    one = datacenter.annual_energy_cost_usd(watts, price)
-    assert datacenter.annual_energy_cost_usd(watts, price, systems=n, pue=pue) == pytest.approx(
+    one = energy.annual_electricity_usd(watts, price)
+    assert energy.annual_electricity_usd(watts, price, systems=n, pue=pue) == pytest.approx(
         one * n * pue
     )
 
@@ -285,16 +285,12 @@ VALID: dict[str, tuple] = {
     "energy.co2_kg": (energy.co2_kg, {"energy": 3.6e9, "grid_g_per_kwh": 400}),
     "energy.run_footprint": (energy.run_footprint, {
         "params": 7e9, "tokens": 1e12, "gpu": "h100-sxm", "n_gpus": 64, "mfu": 0.4,
-        "dtype": "bf16", "usd_per_gpu_hour": 2.0, "usd_per_kwh": 0.1, "pue": 1.2,
-        "grid_g_per_kwh": 400, "watts_per_gpu": 700}),
+        "dtype": "bf16", "recompute": False, "usd_per_gpu_hour": 2.0, "usd_per_kwh": 0.1,
+        "pue": 1.2, "grid_g_per_kwh": 400, "watts_per_gpu": 700}),
     "energy.sustained_power": (energy.sustained_power, {
         "samples": [[0.0, 100.0, 1980], [2.5, 700.0, 1350]], "skip_seconds": 1.0}),
     "seed000.course_estimate": (seed000.course_estimate, {
         "workload": "generate", "gpu": "a100-80gb-sxm", "efficiency": 0.6}),
-    "compute.training_run_cost": (compute.training_run_cost, {
-        "params": 7e9, "tokens": 1e12, "gpu": "h100-sxm", "n_gpus": 64, "dtype": "bf16",
-        "mfu": 0.4, "recompute": False, "usd_per_gpu_hour": 2.0, "usd_per_kwh": 0.1,
-        "watts_per_gpu": 1275, "pue": 1.2}),
     "parallel.zero_model_state_bytes_per_gpu": (parallel.zero_model_state_bytes_per_gpu, {
         "params": 7.5e9, "n_gpus": 64, "stage": 2, "precision": "mixed", "optimizer": "adam"}),
     "parallel.parallel_training_memory_per_gpu": (parallel.parallel_training_memory_per_gpu, {
@@ -338,12 +334,11 @@ VALID: dict[str, tuple] = {
     "parallel.seed_multi_gpu_efficiency": (parallel.seed_multi_gpu_efficiency, {
         "num_gpus": 8, "strategy": "pipeline", "model_size_gb": 140, "batch_size": 32,
         "communication_overhead": 0.1}),
-    "datacenter.annual_energy_cost_usd": (datacenter.annual_energy_cost_usd, {
+    "energy.annual_electricity_usd": (energy.annual_electricity_usd, {
         "power_watts": 10_200, "usd_per_kwh": 0.1, "systems": 4, "utilization": 0.8, "pue": 1.3}),
-    "datacenter.energy_cost_usd": (datacenter.energy_cost_usd,
-                                   {"power_watts": 700, "seconds": 3600, "usd_per_kwh": 0.1,
-                                    "pue": 1.2}),
-    "datacenter.pod_annual_energy_cost_usd": (datacenter.pod_annual_energy_cost_usd, {
+    "energy.electricity_usd_per_hour": (energy.electricity_usd_per_hour,
+                                        {"power_watts": 700, "usd_per_kwh": 0.1, "pue": 1.2}),
+    "datacenter.pod_annual_energy": (datacenter.pod_annual_energy, {
         "system": "dgx-h100", "usd_per_kwh": 0.1, "gpus": 32, "utilization": 1.0, "pue": 1.0}),
     "datacenter.rack_check": (datacenter.rack_check, {
         "system": "dgx-h100", "systems": 4, "power_limit_watts": 40_000, "other_watts": 3000,

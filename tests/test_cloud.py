@@ -164,7 +164,7 @@ def test_own_vs_rent_by_hand():
     hours = 0.6 * 8760 * 3
     energy = hours * 10.2 * 1.4 * 0.10
     assert r.hours_used == pytest.approx(hours)
-    assert r.energy_usd == pytest.approx(energy)
+    assert r.electricity_usd == pytest.approx(energy)
     assert r.own_total_usd == pytest.approx(400_000 + energy + 150_000)
     assert sum(r.components()["own"].values()) == pytest.approx(r.own_total_usd)
     assert r.rent_on_demand_usd == pytest.approx(hours * 55.04)
@@ -207,10 +207,10 @@ def test_training_run_cost_on_p5_is_6nd_over_peak_times_mfu_priced_per_gpu_hour(
     peak = hardware.gpu("h100-sxm").dense_flops["bf16"]
     seconds = 6 * 7e9 * 1e12 / (32 * peak * 0.4)
     assert run.wall_clock_seconds == pytest.approx(seconds)
-    assert run.rental_cost_usd == pytest.approx(32 * seconds / 3600 * 55.04 / 8)
+    assert run.rental_usd == pytest.approx(32 * seconds / 3600 * 55.04 / 8)
     cheaper = cloud.training_run_cost_on("aws-p5.48xlarge", 7e9, 1e12, instances=4,
                                          usd_per_hour=27.52)  # fmt: skip
-    assert cheaper.rental_cost_usd == pytest.approx(run.rental_cost_usd / 2)
+    assert cheaper.rental_usd == pytest.approx(run.rental_usd / 2)
     with pytest.raises(ValueError, match="usd_per_hour must be given"):
         cloud.training_run_cost_on("gcp-a3-highgpu-8g", 7e9, 1e12)
 

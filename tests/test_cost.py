@@ -115,7 +115,7 @@ def test_llama2_gpu_hours_imply_a_realistic_mfu_and_round_trip(key):
     flops = compute.training_flops(run.params, run.tokens)
     implied = flops / (run.gpu_hours * HOUR * A100_BF16)
     assert 0.33 < implied < 0.45
-    back = compute.training_run_cost(run.params, run.tokens, "a100-80gb-sxm", 2048, mfu=implied)
+    back = energy.run_footprint(run.params, run.tokens, "a100-80gb-sxm", 2048, mfu=implied)
     assert back.gpu_hours == pytest.approx(run.gpu_hours, rel=1e-9)
 
 
@@ -303,3 +303,35 @@ def test_bert_base_fits_the_sources_hours_to_days_on_1_to_8_gpus():
     assert run.tokens == 256 * 512 * 1_000_000
     days = compute.training_seconds(run.params, run.tokens, 8, A100_BF16, mfu=0.4) / 86400
     assert 0.5 < days < 2
+
+
+def test_run_footprint_adds_rental_and_electricity_at_the_facility():
+    run = energy.run_footprint(7e9, 1e12, "h100-sxm", 64, mfu=0.4, usd_per_gpu_hour=2.0,
+                               usd_per_kwh=0.1, pue=1.5)  # fmt: skip
+    assert run.wall_clock_seconds == pytest.approx(6 * 7e9 * 1e12 / (64 * 989.4e12 * 0.4))
+    assert run.power_watts == 64 * 700 * 1.5
+    assert run.energy_joules == pytest.approx(run.power_watts * run.wall_clock_seconds)
+    assert run.electricity_usd == pytest.approx(run.energy_joules / 3.6e6 * 0.1)
+    assert run.rental_usd == pytest.approx(run.gpu_hours * 2.0)
+    assert run.total_usd == pytest.approx(run.rental_usd + run.electricity_usd)
+    assert "wall clock" in str(run)
+
+
+def test_run_footprint_with_full_recomputation_executes_8nd():
+    plain = energy.run_footprint(7e9, 1e12, "h100-sxm", 64)
+    full = energy.run_footprint(7e9, 1e12, "h100-sxm", 64, recompute=True)
+    assert full.flops == pytest.approx(8 / 6 * plain.flops)
+    assert full.wall_clock_seconds == pytest.approx(8 / 6 * plain.wall_clock_seconds)
+
+
+def test_sparse_only_or_missing_dtype_is_refused_for_training_runs():
+    with pytest.raises(ValueError, match="dtype must be one of"):
+        energy.run_footprint(7e9, 1e9, "v100-sxm2-32gb", 8, dtype="bf16")
+
+
+def test_electricity_per_hour_is_the_same_formula_as_per_year():
+    """700 W at $0.10/kWh is $0.07 an hour; a year of it is 8,760 hours of that."""
+    assert energy.electricity_usd_per_hour(700, 0.10) == pytest.approx(0.07)
+    assert energy.annual_electricity_usd(700, 0.10, pue=1.2) == pytest.approx(
+        8760 * energy.electricity_usd_per_hour(700, 0.10, pue=1.2)
+    )

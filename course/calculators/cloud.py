@@ -24,11 +24,11 @@ import math
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from course.calculators import compute
+from course.calculators import compute, energy
 from course.facts import hardware, validate
 from course.facts.data import cloud_instances as cloud_data
 from course.facts.report import Report
-from course.facts.units import HOUR, KWH, YEAR
+from course.facts.units import HOUR, YEAR
 
 #: Hours in an average month (8,760 / 12).
 HOURS_PER_MONTH = YEAR / HOUR / 12
@@ -101,13 +101,6 @@ def _usd(name: str, value: object) -> float:
     return validate.number(name, value, minimum=0, maximum=MAX_USD)
 
 
-def _running_usd_per_hour(power_watts: object, usd_per_kwh: object, pue: object) -> float:
-    watts = validate.number("power_watts", power_watts, minimum=0, maximum=1e10)
-    price = validate.number("usd_per_kwh", usd_per_kwh, minimum=0, maximum=1e3)
-    facility = validate.number("pue", pue, minimum=1, maximum=10)
-    return watts * facility * HOUR / KWH * price
-
-
 def breakeven_hours(
     purchase_usd: float,
     rent_usd_per_hour: float,
@@ -127,7 +120,7 @@ def breakeven_hours(
     price = _usd("purchase_usd", purchase_usd)
     rent = validate.number("rent_usd_per_hour", rent_usd_per_hour, minimum=0, maximum=1e6,
                            strict_min=True)  # fmt: skip
-    running = _running_usd_per_hour(power_watts, usd_per_kwh, pue)
+    running = energy.electricity_usd_per_hour(power_watts, usd_per_kwh, pue=pue)
     running += validate.number("other_usd_per_hour", other_usd_per_hour, minimum=0, maximum=1e6)
     saving = rent - running
     return price / saving if saving > 0 else math.inf
@@ -155,7 +148,7 @@ def breakeven_months(
     rent = validate.number("rent_usd_per_hour", rent_usd_per_hour, minimum=0, maximum=1e6,
                            strict_min=True)  # fmt: skip
     util = validate.fraction("utilization", utilization)
-    running = _running_usd_per_hour(power_watts, usd_per_kwh, pue)
+    running = energy.electricity_usd_per_hour(power_watts, usd_per_kwh, pue=pue)
     fixed = validate.number("other_usd_per_month", other_usd_per_month, minimum=0, maximum=1e9)
     hours = util * HOURS_PER_MONTH
     saving = hours * (rent - running) - fixed
@@ -251,7 +244,7 @@ class OwnVsRent(Report):
     hours_used: float  # over the lifetime
     purchase_usd: float
     depreciation_per_year_usd: float  # straight line to zero over the lifetime
-    energy_usd: float  # power x PUE x hours used x price of electricity
+    electricity_usd: float  # power x PUE x hours used x price of electricity
     hosting_usd: float  # space, cooling contract, network, support: paid used or not
     staff_usd: float
     own_total_usd: float
@@ -266,7 +259,7 @@ class OwnVsRent(Report):
 
     def components(self) -> dict[str, dict[str, float]]:
         """Cost components per option, for a stacked bar: {"own": {...}, "on-demand": {...}}."""
-        parts = {"own": {"purchase": self.purchase_usd, "energy": self.energy_usd,
+        parts = {"own": {"purchase": self.purchase_usd, "electricity": self.electricity_usd,
                          "hosting": self.hosting_usd, "staff": self.staff_usd},
                  "on-demand": {"rent": self.rent_on_demand_usd}}  # fmt: skip
         if self.rent_reserved_usd is not None:
@@ -310,7 +303,7 @@ def own_vs_rent(
                                maximum=100)  # fmt: skip
     years = validate.number("lifetime_years", lifetime_years, minimum=0.01, maximum=50)
     util = validate.number("utilization", utilization, minimum=MIN_UTILIZATION, maximum=1)
-    running = _running_usd_per_hour(power_watts, usd_per_kwh, pue)
+    running = energy.electricity_usd_per_hour(power_watts, usd_per_kwh, pue=pue)
     hosting = validate.number("hosting_usd_per_year", hosting_usd_per_year, minimum=0, maximum=1e10)
     staff = validate.number("staff_usd_per_year", staff_usd_per_year, minimum=0, maximum=1e10)
 
@@ -318,8 +311,8 @@ def own_vs_rent(
     used_month = util * month_hours
     own_month = used_month * running + (hosting + staff) / 12
     hours = used_month * 12 * years
-    energy = hours * running
-    own_total = price + energy + (hosting + staff) * years
+    electricity = hours * running
+    own_total = price + electricity + (hosting + staff) * years
     options = {"buy": own_total, "on-demand": hours * on_demand}
     months_reserved = months_spot = None
     if reserved is not None:
@@ -334,7 +327,7 @@ def own_vs_rent(
         hours_used=hours,
         purchase_usd=price,
         depreciation_per_year_usd=price / years,
-        energy_usd=energy,
+        electricity_usd=electricity,
         hosting_usd=hosting * years,
         staff_usd=staff * years,
         own_total_usd=own_total,
@@ -387,7 +380,7 @@ def seed004_breakeven(
     for label, gpu_key, gpus, purchase, hourly, seed_hours in cloud_data.SEED004_BUY_VS_RENT:
         watts = gpus * hardware.gpu(gpu_key).tdp_watts
         hosting_year = hosting * gpus
-        running = _running_usd_per_hour(watts, usd_per_kwh, pue)
+        running = energy.electricity_usd_per_hour(watts, usd_per_kwh, pue=pue)
         per_used_hour = running + hosting_year / (util * YEAR / HOUR)
         rows.append(Seed004Row(
             hardware=label, purchase_usd=float(purchase), rent_usd_per_hour=hourly,
@@ -426,7 +419,7 @@ def training_run_cost_on(
     mfu: float = 0.4,
     dtype: str = "bf16",
     usd_per_hour: float | None = None,
-) -> compute.TrainingRun:
+) -> energy.RunFootprint:
     """Time and rental cost of a 6 x params x tokens training run on ``instances`` of a type.
 
     Wall clock = 6ND / (GPUs x dense peak(dtype) x MFU) (``course.calculators.compute.training_seconds``);
@@ -436,8 +429,8 @@ def training_run_cost_on(
     inst = instance(key)
     n = validate.positive_int("instances", instances, maximum=100_000)
     price = _price(inst, usd_per_hour)
-    return compute.training_run_cost(params, tokens, inst.gpu, n * inst.gpus, dtype=dtype,
-                                     mfu=mfu, usd_per_gpu_hour=price / inst.gpus)  # fmt: skip
+    return energy.run_footprint(params, tokens, inst.gpu, n * inst.gpus, dtype=dtype, mfu=mfu,
+                                usd_per_gpu_hour=price / inst.gpus)  # fmt: skip
 
 
 def usd_per_million_tokens(usd_per_hour: float, tokens_per_s: float) -> float:

@@ -17,7 +17,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from course.calculators.compute import MAX_GPUS, decode_step, training_seconds
+from course.calculators import energy
+from course.calculators.compute import decode_step, training_flops, training_seconds
+from course.calculators.energy import MAX_SYSTEMS, MAX_WATTS
 from course.calculators.memory import (
     gpus_needed,
     inference_memory,
@@ -29,26 +31,17 @@ from course.calculators.parallel import parallel_training_memory_per_gpu
 from course.facts import hardware, validate
 from course.facts.models import TransformerConfig
 from course.facts.report import Report
-from course.facts.units import DAY, KWH, YEAR
+from course.facts.units import DAY, YEAR
+from course.facts.validate import MAX_GPUS
 
 #: 1 watt in BTU per hour (1 BTU/h = 0.29307107 W).
 BTU_PER_HOUR_PER_WATT = 1 / 0.29307107
 #: One ton of refrigeration: 12,000 BTU/h, in watts.
 WATTS_PER_COOLING_TON = 12_000 * 0.29307107
-MAX_WATTS = 1e10  # 10 GW: more than any datacenter campus
-MAX_SYSTEMS = 10**7
 
 
 def _watts(name: str, value: object) -> float:
     return validate.number(name, value, minimum=0, maximum=MAX_WATTS)
-
-
-def _price_kwh(value: object) -> float:
-    return validate.number("usd_per_kwh", value, minimum=0, maximum=1e3)
-
-
-def _pue(value: object) -> float:
-    return validate.number("pue", value, minimum=1, maximum=10)
 
 
 def _system(value: object) -> hardware.System:
@@ -57,37 +50,6 @@ def _system(value: object) -> hardware.System:
     if isinstance(value, str) and value in hardware.SYSTEMS:
         return hardware.SYSTEMS[value]
     raise ValueError(f"system must be one of {', '.join(hardware.SYSTEMS)}; got {value!r}")
-
-
-def annual_energy_cost_usd(
-    power_watts: float,
-    usd_per_kwh: float,
-    *,
-    systems: int = 1,
-    utilization: float = 1.0,
-    pue: float = 1.0,
-) -> float:
-    """Yearly electricity bill: power x systems x utilization x PUE x 8,760 h x price per kWh.
-
-    ``power_watts`` is one system's draw (a DGX H100's maximum is 10,200 W); ``utilization`` the
-    average fraction of that drawn over the year; ``pue`` (power usage effectiveness, >= 1) adds
-    the facility's cooling and losses: 1.0 counts the IT load only (seed 003 does), 1.2-1.6 is
-    typical of modern datacenters.
-    """
-    p = _watts("power_watts", power_watts)
-    price = _price_kwh(usd_per_kwh)
-    n = validate.positive_int("systems", systems, maximum=MAX_SYSTEMS)
-    util = validate.fraction("utilization", utilization, allow_zero=True)
-    return p * n * util * _pue(pue) * YEAR / KWH * price
-
-
-def energy_cost_usd(
-    power_watts: float, seconds: float, usd_per_kwh: float, *, pue: float = 1.0
-) -> float:
-    """Cost of drawing ``power_watts`` for ``seconds`` at ``usd_per_kwh`` (x PUE)."""
-    p = _watts("power_watts", power_watts)
-    t = validate.number("seconds", seconds, minimum=0, maximum=1e12)
-    return p * t * _pue(pue) / KWH * _price_kwh(usd_per_kwh)
 
 
 @dataclass(frozen=True)
@@ -106,7 +68,7 @@ class PodEnergy(Report):
     cost_per_year_usd: float
 
 
-def pod_annual_energy_cost_usd(
+def pod_annual_energy(
     system: str | hardware.System = "dgx-h100",
     *,
     usd_per_kwh: float,
@@ -133,7 +95,7 @@ def pod_annual_energy_cost_usd(
         n_systems = validate.positive_int("systems", systems, maximum=MAX_SYSTEMS)
     it_power = n_systems * sys_.max_power_watts
     util = validate.fraction("utilization", utilization, allow_zero=True)
-    facility = it_power * util * _pue(pue)
+    facility = it_power * util * validate.pue(pue)
     return PodEnergy(
         system=sys_.name,
         systems=n_systems,
@@ -141,7 +103,7 @@ def pod_annual_energy_cost_usd(
         it_power_watts=it_power,
         facility_power_watts=facility,
         energy_per_year_joules=facility * YEAR,
-        cost_per_year_usd=annual_energy_cost_usd(
+        cost_per_year_usd=energy.annual_electricity_usd(
             sys_.max_power_watts, usd_per_kwh, systems=n_systems, utilization=util, pue=pue
         ),
     )
@@ -230,7 +192,7 @@ class ClusterPlan(Report):
     usable_memory_per_gpu_bytes: float
     training_seconds: float  # nan when no token count was given
     power_watts: float  # all systems at maximum draw
-    annual_energy_cost_usd: float  # at the given price, full power all year, x PUE
+    annual_electricity_usd: float  # at the given price, full power all year, x PUE
 
 
 def cluster_for_model(
@@ -278,8 +240,8 @@ def cluster_for_model(
         raise ValueError("days needs tokens: give the number of training tokens too")
     n_tokens = None if tokens is None else params_of("tokens", tokens)
     n_days = None if days is None else validate.number("days", days, minimum=0.01, maximum=1e5)
-    price = _price_kwh(usd_per_kwh)
-    facility = _pue(pue)
+    validate.usd_per_kwh(usd_per_kwh)
+    validate.pue(pue)
     validate.positive_int("zero_stage", zero_stage, minimum=0, maximum=3)
 
     def memory(t: int, p: int, d: int = 1) -> float:
@@ -307,7 +269,7 @@ def cluster_for_model(
     full = recompute == "full"
     d = 1
     if n_tokens is not None and n_days is not None:
-        flops = (8.0 if full else 6.0) * params * n_tokens
+        flops = training_flops(params, n_tokens, recompute=full)
         gpus_for_time = math.ceil(flops / (n_days * DAY * peak * util))
         if gpus_for_time > MAX_GPUS:
             raise ValueError(
@@ -333,7 +295,7 @@ def cluster_for_model(
         usable_memory_per_gpu_bytes=usable,
         training_seconds=seconds,
         power_watts=power,
-        annual_energy_cost_usd=power * facility * YEAR / KWH * price,
+        annual_electricity_usd=energy.annual_electricity_usd(power, usd_per_kwh, pue=pue),
     )
 
 
@@ -720,7 +682,7 @@ def power_levels(
     n = validate.positive_int("systems", systems, maximum=MAX_SYSTEMS)
     per_rack = validate.positive_int("systems_per_rack", systems_per_rack, maximum=64)
     other = _watts("other_watts_per_rack", other_watts_per_rack)
-    facility = _pue(pue)
+    facility = validate.pue(pue)
     card = hardware.gpu(sys_.gpu)
     racks = math.ceil(n / per_rack)
     rack = min(n, per_rack) * sys_.max_power_watts + other
@@ -826,7 +788,7 @@ def choose_gpu(
     params = float(model.params)
     if kind == "training":
         mem = training_memory(model, batch=b, seq_len=s, recompute="selective").total_bytes
-        tps = tuple(util * peak / (6 * params) for peak in peaks)
+        tps = tuple(util * peak / training_flops(params, 1) for peak in peaks)
         bound = "compute"
     else:
         weights_dtype = "fp8" if dtype == "fp8" else ("fp32" if dtype == "fp32" else "bf16")
@@ -990,9 +952,9 @@ class DgxDesign(Report):
     facility_power_watts: float  # x PUE
     racks: int
     energy_joules: float  # facility power x training time
-    energy_cost_usd: float
-    hardware_cost_usd: float  # systems x usd_per_system (0 unless given)
-    total_cost_usd: float
+    electricity_usd: float
+    hardware_usd: float  # systems x usd_per_system (0 unless given)
+    total_usd: float
 
 
 def dgx_design(
@@ -1071,16 +1033,16 @@ def dgx_design(
     network = n_systems * nics.compute_nics * nics.compute_nic_bandwidth if nics else math.nan
     per_rack = validate.positive_int("systems_per_rack", systems_per_rack, maximum=64)
     it_power = n_systems * sys_.max_power_watts
-    facility = it_power * _pue(pue)
-    energy = facility * seconds
+    facility = it_power * validate.pue(pue)
+    joules = energy.energy_joules(it_power, seconds, pue=pue)
     hw = n_systems * validate.number("usd_per_system", usd_per_system, minimum=0, maximum=1e9)
-    energy_cost = energy / KWH * _price_kwh(usd_per_kwh)
+    electricity = energy.electricity_usd(joules, usd_per_kwh)
     return DgxDesign(
         model=config.name,
         system=sys_.name,
         params=float(config.params),
         tokens=float(tokens),
-        flops=(8.0 if full else 6.0) * config.params * float(tokens),
+        flops=training_flops(config.params, float(tokens), recompute=full),
         model_state_bytes=model_state_bytes(config.params).total_bytes,
         memory_per_gpu_bytes=plan.memory_per_gpu_bytes
         if gpus is None
@@ -1100,10 +1062,10 @@ def dgx_design(
         it_power_watts=it_power,
         facility_power_watts=facility,
         racks=math.ceil(n_systems / per_rack),
-        energy_joules=energy,
-        energy_cost_usd=energy_cost,
-        hardware_cost_usd=hw,
-        total_cost_usd=energy_cost + hw,
+        energy_joules=joules,
+        electricity_usd=electricity,
+        hardware_usd=hw,
+        total_usd=electricity + hw,
     )
 
 
@@ -1144,9 +1106,7 @@ __all__ = [
     "PodEnergy",
     "RackCheck",
     "WATTS_PER_COOLING_TON",
-    "annual_energy_cost_usd",
     "cluster_for_model",
-    "energy_cost_usd",
-    "pod_annual_energy_cost_usd",
+    "pod_annual_energy",
     "rack_check",
 ]

@@ -25,7 +25,7 @@ from course.facts.data.cloud_instances import SEED003_PURCHASE_USD_PER_GPU
 from course.presentation.plots import PALETTE
 from course.presentation.widgets.base import Calculator, dropdown, parse_number, text_box
 
-PARTS = ("purchase", "energy", "hosting", "staff", "rent")
+PARTS = ("purchase", "electricity", "hosting", "staff", "rent")
 
 
 def _optional(name: str, text: object) -> float | None:

@@ -48,8 +48,8 @@ def _design_html(v: dict[str, Any]) -> str:
         f"{d.core_switches} core switches, <b>{d.racks} racks</b>. "
         f"Training takes <b>{d.training_seconds / units.DAY:,.1f} days</b> at "
         f"{d.mfu:.0%} MFU, drawing {units.fmt_watts(d.facility_power_watts)} at the facility; "
-        f"energy {d.energy_joules / units.KWH:,.0f} kWh = {units.fmt_usd(d.energy_cost_usd)}"
-        + (f"; systems {units.fmt_usd(d.hardware_cost_usd)}" if d.hardware_cost_usd else "")
+        f"energy {d.energy_joules / units.KWH:,.0f} kWh = {units.fmt_usd(d.electricity_usd)}"
+        + (f"; systems {units.fmt_usd(d.hardware_usd)}" if d.hardware_usd else "")
         + ".</p>"
     )
     return summary + d._repr_html_()
