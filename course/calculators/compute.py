@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from course.calculators.memory import BYTES_PER_PARAM, MAX_COUNT, params_of
 from course.facts import hardware, validate
-from course.facts.models import TransformerConfig, matmul_params_per_layer
+from course.facts.models import TransformerConfig, checked_config, matmul_params_per_layer
 from course.facts.report import Report
 from course.facts.validate import MAX_GPUS
 
@@ -32,13 +32,6 @@ MAX_FLOP_RATE = 1e21
 MAX_BANDWIDTH = 1e18
 #: Largest byte count accepted for data moved by a workload.
 MAX_BYTES_MOVED = 1e30
-
-
-def _config(config: object) -> TransformerConfig:
-    if not isinstance(config, TransformerConfig):
-        raise ValueError(f"config must be a TransformerConfig (see course.facts.models.PRESETS), got "
-                         f"{config!r}")  # fmt: skip
-    return config
 
 
 def _flops(name: str, value: object) -> float:
@@ -79,7 +72,7 @@ def attention_flops_per_token(
     causal mask; ``causal=True`` halves it, as causal FlashAttention does and Kaplan et al. 2020
     assume (their ``2 * n_layer * n_ctx * d_attn``).
     """
-    c = _config(config)
+    c = checked_config(config)
     s = validate.positive_int("seq_len", seq_len, maximum=10**8)
     validate.choice("causal", causal, (True, False))
     full = 4.0 * c.layers * s * c.heads * c.head_dim
@@ -97,7 +90,7 @@ def forward_flops_per_token(
     lookups are left out: they are O(hidden) per token against O(hidden^2), and
     ``FlopCounterMode`` does not count them either. Compare Kaplan's ``2N + 2 n_layer n_ctx d``.
     """
-    c = _config(config)
+    c = checked_config(config)
     attention = attention_flops_per_token(c, seq_len, causal=causal)
     dense = 2.0 * c.layers * matmul_params_per_layer(c)
     head = 2.0 * c.hidden * c.vocab if c.lm_head else 0.0

@@ -29,7 +29,7 @@ from course.calculators.memory import (
 )
 from course.calculators.parallel import parallel_training_memory_per_gpu
 from course.facts import hardware, validate
-from course.facts.models import TransformerConfig
+from course.facts.models import TransformerConfig, checked_config
 from course.facts.report import Report
 from course.facts.units import DAY, YEAR
 from course.facts.validate import MAX_GPUS
@@ -229,8 +229,7 @@ def cluster_for_model(
     Raises ValueError when no split fits (try ``recompute="full"``, a smaller ``micro_batch``
     or a GPU with more memory).
     """
-    if not isinstance(config, TransformerConfig):
-        raise ValueError(f"config must be a TransformerConfig, got {config!r}")
+    checked_config(config)
     sys_ = _system(system)
     card = hardware.gpu(sys_.gpu)
     peak = card.peak_flops(validate.choice("dtype", dtype, tuple(card.dense_flops)))

@@ -24,17 +24,10 @@ from dataclasses import dataclass
 from course.calculators import cloud, compute
 from course.calculators.memory import BYTES_PER_PARAM, kv_cache_bytes
 from course.facts import hardware, validate
-from course.facts.models import TransformerConfig
+from course.facts.models import TransformerConfig, checked_config
 from course.facts.report import Report
 
 MAX_TOKENS = 10**8
-
-
-def _config(config: object) -> TransformerConfig:
-    if not isinstance(config, TransformerConfig):
-        raise ValueError(f"config must be a TransformerConfig (see course.facts.models.PRESETS), got "
-                         f"{config!r}")  # fmt: skip
-    return config
 
 
 def _efficiency(value: object) -> float:
@@ -81,7 +74,7 @@ def prefill(
     attention square (what FlashAttention-style kernels execute). ``efficiency`` = 1 gives the
     floor; the H100 reference run reached 0.56-0.60 of the dense bf16 peak.
     """
-    c, card = _config(config), hardware.gpu(gpu)
+    c, card = checked_config(config), hardware.gpu(gpu)
     s = validate.positive_int("prompt_tokens", prompt_tokens, maximum=MAX_TOKENS)
     b = validate.positive_int("batch", batch, maximum=10**6)
     d, eff = _dtype(dtype), _efficiency(efficiency)
@@ -136,7 +129,7 @@ def decode(
     sequence, :func:`course.calculators.memory.kv_cache_bytes`) and the attention FLOPs over it, which is why
     the H100 reference run's step grew from 6.4 ms at batch 1 to 17.7 ms at batch 64.
     """
-    c, card = _config(config), hardware.gpu(gpu)
+    c, card = checked_config(config), hardware.gpu(gpu)
     b = validate.positive_int("batch", batch, maximum=10**6)
     ctx = validate.positive_int("context_tokens", context_tokens, maximum=MAX_TOKENS)
     d, eff = _dtype(dtype), _efficiency(efficiency)
@@ -201,7 +194,7 @@ def serving(
     communication). Leaves out queueing, uneven request lengths and the KV-cache memory limit on
     ``batch`` (lesson 07).
     """
-    c, card = _config(config), hardware.gpu(gpu)
+    c, card = checked_config(config), hardware.gpu(gpu)
     rate = validate.number("requests_per_s", requests_per_s, minimum=0, maximum=1e9,
                            strict_min=True)  # fmt: skip
     p = validate.positive_int("prompt_tokens", prompt_tokens, maximum=MAX_TOKENS)
