@@ -25,7 +25,12 @@ from course.calculators import (
     serving,
     techniques,
 )
-from course.claims import gpu_infrastructure as seed000
+from course.claims import (
+    ai_infrastructure,
+    computation_requirements,
+    gpu_infrastructure,
+    silicon_to_tensors,
+)
 from course.facts import models
 from course.facts.models import PRESETS
 
@@ -218,15 +223,16 @@ VALID: dict[str, tuple] = {
     "memory.gpus_needed": (memory.gpus_needed,
                            {"total_bytes": 1e11, "gpu": "h100-sxm", "usable_fraction": 0.9}),
     "memory.params_of": (memory.params_of, {"name": "params", "value": 7e9}),
-    "memory.seed001_inference_gpus": (memory.seed001_inference_gpus,
+    "computation_requirements.inference_gpus_as_written": (computation_requirements.inference_gpus_as_written,
                                       {"params": 7e9, "bytes_per_param": 2,
                                        "gpu_memory_bytes": 8e10}),
-    "memory.seed001_training_gpus": (memory.seed001_training_gpus,
+    "computation_requirements.training_gpus_as_written": (computation_requirements.training_gpus_as_written,
                                      {"params": 7e9, "bytes_per_param": 2,
                                       "gpu_memory_bytes": 8e10}),
-    "memory.seed003_inference_bytes": (memory.seed003_inference_bytes, {"params": 7e9}),
-    "memory.seed003_training_bytes": (memory.seed003_training_bytes, {"params": 7e9}),
-    "memory.calculate_memory_requirements": (memory.calculate_memory_requirements, {
+    "ai_infrastructure.model_bytes_as_written": (ai_infrastructure.model_bytes_as_written, {"params": 7e9}),
+    "ai_infrastructure.training_bytes_as_written": (ai_infrastructure.training_bytes_as_written, {"params": 7e9}),
+    "models.checked_config": (models.checked_config, {"config": CFG}),
+    "gpu_infrastructure.memory_requirements_as_written": (gpu_infrastructure.memory_requirements_as_written, {
         "num_parameters": 7_000_000_000, "precision_bytes": 2, "batch_size": 4,
         "sequence_length": 2048, "training": True}),
     "compute.attention_flops_per_token": (compute.attention_flops_per_token,
@@ -289,7 +295,7 @@ VALID: dict[str, tuple] = {
         "pue": 1.2, "grid_g_per_kwh": 400, "watts_per_gpu": 700}),
     "energy.sustained_power": (energy.sustained_power, {
         "samples": [[0.0, 100.0, 1980], [2.5, 700.0, 1350]], "skip_seconds": 1.0}),
-    "seed000.course_estimate": (seed000.course_estimate, {
+    "gpu_infrastructure.course_estimate": (gpu_infrastructure.course_estimate, {
         "workload": "generate", "gpu": "a100-80gb-sxm", "efficiency": 0.6}),
     "parallel.zero_model_state_bytes_per_gpu": (parallel.zero_model_state_bytes_per_gpu, {
         "params": 7.5e9, "n_gpus": 64, "stage": 2, "precision": "mixed", "optimizer": "adam"}),
@@ -331,7 +337,7 @@ VALID: dict[str, tuple] = {
     "parallel.tensor_parallel_layer_comm": (parallel.tensor_parallel_layer_comm, {
         "config": CFG, "seq_len": 4096, "micro_batch": 1, "tensor_parallel": 8,
         "bandwidth_bytes_per_s": 4.5e11, "bytes_per_value": 2}),
-    "parallel.seed_multi_gpu_efficiency": (parallel.seed_multi_gpu_efficiency, {
+    "gpu_infrastructure.multi_gpu_efficiency_as_written": (gpu_infrastructure.multi_gpu_efficiency_as_written, {
         "num_gpus": 8, "strategy": "pipeline", "model_size_gb": 140, "batch_size": 32,
         "communication_overhead": 0.1}),
     "energy.annual_electricity_usd": (energy.annual_electricity_usd, {
@@ -386,7 +392,7 @@ VALID: dict[str, tuple] = {
         "spot_usd_per_hour": 27.0, "spot_overhead_fraction": 0.2, "lifetime_years": 3,
         "utilization": 0.6, "power_watts": 10_200, "usd_per_kwh": 0.1, "pue": 1.4,
         "hosting_usd_per_year": 20_000, "staff_usd_per_year": 30_000}),
-    "cloud.seed004_breakeven": (cloud.seed004_breakeven, {
+    "silicon_to_tensors.breakeven_table_as_written": (silicon_to_tensors.breakeven_table_as_written, {
         "utilization": 0.5, "usd_per_kwh": 0.15, "pue": 1.5, "hosting_usd_per_gpu_year": 1000}),
     "cloud.training_run_cost_on": (cloud.training_run_cost_on, {
         "key": "aws-p5.48xlarge", "params": 7e9, "tokens": 1e12, "instances": 4, "mfu": 0.4,
@@ -463,12 +469,19 @@ def test_every_public_function_has_a_junk_input_case():
             offload,
             finetune,
             techniques,
+            ai_infrastructure,
+            computation_requirements,
+            silicon_to_tensors,
         )  # fmt: skip
         for name in mod.__all__
         if inspect.isfunction(getattr(mod, name))
     }
     public.add("models.TransformerConfig")
-    public.add("seed000.course_estimate")  # the seed's own estimate_runtime takes its dataclasses
+    public.add("gpu_infrastructure.memory_requirements_as_written")
+    public.add("gpu_infrastructure.multi_gpu_efficiency_as_written")
+    public.add(
+        "gpu_infrastructure.course_estimate"
+    )  # the seed's own estimate_runtime takes its dataclasses
     assert public == set(VALID)
 
 

@@ -21,6 +21,7 @@ from course.calculators.cloud import (
     instance,
     instance_gpu,
 )
+from course.claims import silicon_to_tensors
 from course.facts import hardware
 from course.facts.data import cloud_instances as data
 from course.facts.hardware import GPUS
@@ -116,12 +117,12 @@ def test_seed_004_breakeven_table_without_running_costs(purchase, hourly, seed_h
 
 
 def test_seed004_rows_reproduce_the_seed_then_running_costs_push_breakeven_later():
-    bare = cloud.seed004_breakeven()
+    bare = silicon_to_tensors.breakeven_table_as_written()
     assert [round(r.reproduced_hours) for r in bare] == [4000, 3750, 4688]
-    assert [r.seed_hours for r in bare] == [4000, 3750, 4700]  # the seed rounds 4,687.5 up
+    assert [r.hours_as_written for r in bare] == [4000, 3750, 4700]  # the seed rounds 4,687.5 up
     for r in bare:
         assert r.corrected_hours == pytest.approx(r.reproduced_hours)
-    real = cloud.seed004_breakeven(utilization=0.5, usd_per_kwh=0.15, pue=1.5,
+    real = silicon_to_tensors.breakeven_table_as_written(utilization=0.5, usd_per_kwh=0.15, pue=1.5,
                                    hosting_usd_per_gpu_year=1000)  # fmt: skip
     for before, after in zip(bare, real, strict=True):
         assert after.corrected_hours > before.reproduced_hours

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from course.calculators import cloud, compute, energy, inference
-from course.claims import gpu_infrastructure as seed000
+from course.claims import gpu_infrastructure
 from course.facts import hardware
 from course.facts.data import published_runs, reference
 from course.facts.models import PRESETS
@@ -243,7 +243,7 @@ def test_serving_cost_per_million_tokens_is_price_over_throughput():
 
 def test_seed_estimate_runtime_reproduces_what_its_code_prints():
     """*GPU Infrastructure & Computational Requirements*: its example, run as written."""
-    rows = {(r["workload"], r["gpu"]): r for r in seed000.seed_table()}
+    rows = {(r["workload"], r["gpu"]): r for r in gpu_infrastructure.table_as_written()}
     assert rows["inference", "Consumer 24GB"]["compute_time_sec"] == 0.33
     assert rows["inference", "Datacenter 80GB"]["actual_time_sec"] == 0.08
     assert rows["training", "Consumer 24GB"]["actual_time_sec"] == 10.0
@@ -254,23 +254,23 @@ def test_seed_estimate_runtime_reproduces_what_its_code_prints():
 
 def test_generating_1000_tokens_is_memory_bound_and_far_slower_than_the_seed_says():
     """The seed's 14 GB read once is a prefill; generating reads the weights once per token."""
-    seed = seed000.estimate_runtime(seed000.SEED_GPUS["datacenter"],
-                                    seed000.SEED_WORKLOADS["inference"])  # fmt: skip
-    gen = seed000.course_estimate("generate", "a100-80gb-sxm")
-    pre = seed000.course_estimate("prefill", "a100-80gb-sxm")
+    seed = gpu_infrastructure.estimate_runtime(gpu_infrastructure.SOURCE_GPUS["datacenter"],
+                                    gpu_infrastructure.SOURCE_WORKLOADS["inference"])  # fmt: skip
+    gen = gpu_infrastructure.course_estimate("generate", "a100-80gb-sxm")
+    pre = gpu_infrastructure.course_estimate("prefill", "a100-80gb-sxm")
     assert gen.bound == "memory" and pre.bound == "compute"
     assert gen.seconds > 50 * seed["actual_time_sec"]
     assert gen.bytes_moved_bytes > 900 * 13e9
-    assert seed000.course_estimate("training", "h100-sxm").bytes_moved_bytes is None
-    assert "None" in str(seed000.course_estimate("training", "h100-sxm"))
+    assert gpu_infrastructure.course_estimate("training", "h100-sxm").bytes_moved_bytes is None
+    assert "None" in str(gpu_infrastructure.course_estimate("training", "h100-sxm"))
     assert pre.seconds == pytest.approx(seed["actual_time_sec"], rel=0.2)
 
 
 def test_seed_estimate_refuses_other_types():
     with pytest.raises(ValueError):
-        seed000.estimate_runtime("a100", seed000.SEED_WORKLOADS["training"])
+        gpu_infrastructure.estimate_runtime("a100", gpu_infrastructure.SOURCE_WORKLOADS["training"])
     with pytest.raises(ValueError, match="workload"):
-        seed000.course_estimate("finetune", "h100-sxm")
+        gpu_infrastructure.course_estimate("finetune", "h100-sxm")
 
 
 def test_published_runs_have_sources_and_lookup_errors_name_the_choices():

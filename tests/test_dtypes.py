@@ -81,11 +81,11 @@ def test_fp8_minimums_match_the_fact_sheet():
 
 
 def test_seed_004_lower_ends_are_neither_normal_nor_subnormal_minimums():
-    rows = {r.key: r for r in dtypes.SEED_004_TABLE}
+    rows = {r.key: r for r in dtypes.FLOAT_FAMILY_AS_WRITTEN}
     e4m3, e5m2 = float_format("fp8_e4m3"), float_format("fp8_e5m2")
-    assert rows["fp8_e4m3"].seed_low not in (e4m3.smallest_normal, e4m3.smallest_subnormal)
+    assert rows["fp8_e4m3"].low_as_written not in (e4m3.smallest_normal, e4m3.smallest_subnormal)
     # "~1e-7" for E5M2 is below its smallest subnormal (1.5e-5): such values round to zero.
-    assert rows["fp8_e5m2"].seed_low < e5m2.smallest_subnormal / 2
+    assert rows["fp8_e5m2"].low_as_written < e5m2.smallest_subnormal / 2
 
 
 def test_tf32_is_19_bits_stored_in_32_with_fp32_range():

@@ -6,7 +6,7 @@ lesson shows the date beside the number and lets the learner type today's price.
 Azure and GCP figures have no source and are left out.
 
 Also here: total cost of ownership against on-demand, reserved and spot rent
-(:func:`own_vs_rent`), seed 004's table reproduced and corrected (:func:`seed004_breakeven`),
+(:func:`own_vs_rent`), the readings' break-even table reproduced and corrected in :mod:`course.claims.silicon_to_tensors`,
 cost per training run and per million tokens served on an instance type, and checkpointing on
 spot capacity (Young 1974, Daly 2006).
 
@@ -342,60 +342,6 @@ def own_vs_rent(
     )
 
 
-@dataclass(frozen=True)
-class Seed004Row(Report):
-    """One row of seed 004's break-even table, reproduced and then corrected."""
-
-    _title = "Seed 004 break-even, reproduced and corrected"
-    _formats = {"hardware": "text", "seed_hours": "number", "reproduced_hours": "number",
-                "corrected_hours": "number", "corrected_months": "number"}  # fmt: skip
-
-    hardware: str
-    purchase_usd: float
-    rent_usd_per_hour: float
-    seed_hours: float  # as printed in the seed
-    reproduced_hours: float  # purchase / hourly rate
-    running_usd_per_hour: float  # power x PUE x electricity + hosting per hour used
-    corrected_hours: float  # purchase / (rate - running cost)
-    corrected_months: float  # at the given utilisation, hosting paid every month
-
-
-def seed004_breakeven(
-    *,
-    utilization: float = 1.0,
-    usd_per_kwh: float = 0.0,
-    pue: float = 1.0,
-    hosting_usd_per_gpu_year: float = 0.0,
-) -> tuple[Seed004Row, ...]:
-    """Seed 004's "When Cloud Makes Sense" table: purchase / hourly rate reproduces its hours
-    (4,000 / 3,750 / 4,688); then each row is corrected for the GPUs' power (TDP from
-    ``course.facts.hardware``, x ``pue``, at ``usd_per_kwh``), hosting per GPU-year and utilisation.
-    The seed's prices are its own round figures, not checked quotes. GPU power only: a whole
-    server draws more (CPUs, fans, NICs), so the correction is a lower bound.
-    """
-    util = validate.number("utilization", utilization, minimum=MIN_UTILIZATION, maximum=1)
-    hosting = validate.number("hosting_usd_per_gpu_year", hosting_usd_per_gpu_year, minimum=0,
-                              maximum=1e8)  # fmt: skip
-    rows = []
-    for label, gpu_key, gpus, purchase, hourly, seed_hours in cloud_data.SEED004_BUY_VS_RENT:
-        watts = gpus * hardware.gpu(gpu_key).tdp_watts
-        hosting_year = hosting * gpus
-        running = energy.electricity_usd_per_hour(watts, usd_per_kwh, pue=pue)
-        per_used_hour = running + hosting_year / (util * YEAR / HOUR)
-        rows.append(Seed004Row(
-            hardware=label, purchase_usd=float(purchase), rent_usd_per_hour=hourly,
-            seed_hours=seed_hours, reproduced_hours=breakeven_hours(purchase, hourly),
-            running_usd_per_hour=per_used_hour,
-            corrected_hours=breakeven_hours(purchase, hourly, power_watts=watts,
-                                            usd_per_kwh=usd_per_kwh, pue=pue,
-                                            other_usd_per_hour=hosting_year / (util * YEAR / HOUR)),
-            corrected_months=breakeven_months(purchase, hourly, utilization=util,
-                                              power_watts=watts, usd_per_kwh=usd_per_kwh,
-                                              pue=pue, other_usd_per_month=hosting_year / 12),
-        ))  # fmt: skip
-    return tuple(rows)
-
-
 # ---------------------------------------------------------------------------------------------
 # Cost per unit of work: a training run, a million tokens served
 # ---------------------------------------------------------------------------------------------
@@ -621,7 +567,6 @@ __all__ = [
     "PRICE_KINDS",
     "CloudInstance",
     "OwnVsRent",
-    "Seed004Row",
     "ServingCost",
     "SpotRun",
     "breakeven_hours",
@@ -634,7 +579,6 @@ __all__ = [
     "own_vs_rent",
     "price_change_fraction",
     "price_history",
-    "seed004_breakeven",
     "serving_cost",
     "spot_training",
     "training_run_cost_on",

@@ -15,7 +15,7 @@ the backward pass: that is what ``course.measure.memory`` measures with torch's 
 two agree (tests/test_measure_memory.py).
 
 The source documents' rules of thumb are here too, under names that say whose they are
-(:func:`seed001_inference_gpus`, :func:`seed001_training_gpus`, :func:`seed003_training_bytes`,
+(:func:`inference_gpus_as_written`, :func:`training_gpus_as_written`, :func:`training_bytes_as_written`,
 :func:`calculate_memory_requirements`), so a lesson can put them beside the estimates above and a
 measurement. Used by lessons 04, 07 and 10. Layer 2: no torch.
 """
@@ -378,90 +378,6 @@ def gpus_needed(
 
 
 # ---------------------------------------------------------------------------------------------
-# The source documents' rules of thumb, verbatim in effect, for side-by-side comparison.
-# ---------------------------------------------------------------------------------------------
-
-
-def seed001_inference_gpus(params: float, bytes_per_param: float, gpu_memory_bytes: float) -> float:
-    """Seed 001's rule: GPUs ~ params (billions) x precision (bytes) / GPU memory (GB).
-
-    Returns the ratio as the seed writes it (not rounded up). It counts weights only: no KV cache,
-    no activations, no overhead, so round up and add headroom before buying.
-    """
-    n = params_of("params", params)
-    bpp = validate.number("bytes_per_param", bytes_per_param, minimum=0, maximum=8, strict_min=True)
-    mem = validate.number("gpu_memory_bytes", gpu_memory_bytes, minimum=0, maximum=MAX_BYTES,
-                          strict_min=True)  # fmt: skip
-    return n * bpp / mem
-
-
-def seed001_training_gpus(params: float, bytes_per_param: float, gpu_memory_bytes: float) -> float:
-    """Seed 001's training rule: 6 x the inference ratio ("optimizer 2x, gradients 1x,
-    activations 1x, buffers 2x").
-
-    At 2 bytes/param this is 12 B/param, below the 16 B/param mixed-precision Adam needs for model
-    states alone (ZeRO), and activations do not scale with parameters; see
-    :func:`training_memory`.
-    """
-    return 6 * seed001_inference_gpus(params, bytes_per_param, gpu_memory_bytes)
-
-
-def seed003_inference_bytes(params: float) -> float:
-    """Seed 003: "Model size (FP16): Parameters x 2 bytes"."""
-    return 2 * params_of("params", params)
-
-
-def seed003_training_bytes(params: float) -> float:
-    """Seed 003: "Training memory (FP16 + Adam): Parameters x 18 bytes".
-
-    The 18 is right for mixed precision with fp32 gradients (see
-    ``model_state_bytes(..., precision="mixed_fp32_grads")``), but the seed's breakdown
-    "2 model + 2 gradients + 4 optimizer + overheads" adds up to 8, and it excludes activations.
-    """
-    return 18 * params_of("params", params)
-
-
-def calculate_memory_requirements(
-    num_parameters: int,
-    precision_bytes: float,
-    batch_size: int,
-    sequence_length: int,
-    training: bool = False,
-) -> dict[str, float]:
-    """Seed 000's heuristic calculator, reproduced so a lesson can show what it gets wrong.
-
-    Same inputs and output as the seed (values in "GB" that are really GiB, rounded to 0.01):
-    activations = 4 x weights x batch x seq_len / 2048; gradients = weights; optimizer = 2 x
-    weights; KV cache from layers = 8*log10(N) and hidden = sqrt(N / (12*layers)); recommended =
-    1.2 x total. FACTS.md: the activation and KV heuristics have no physical basis (7B gives 79
-    layers and hidden 2,720; Llama-2-7B has 32 and 4,096) and training ignores fp32 master weights.
-    Use :func:`training_memory` / :func:`inference_memory` instead.
-    """
-    n = validate.number("num_parameters", num_parameters, minimum=2, maximum=MAX_COUNT)
-    p = validate.number("precision_bytes", precision_bytes, minimum=0, maximum=8, strict_min=True)
-    b = validate.positive_int("batch_size", batch_size, maximum=MAX_BATCH)
-    s = validate.positive_int("sequence_length", sequence_length, maximum=MAX_SEQ_LEN)
-    validate.choice("training", training, (True, False))
-    model_memory = (n * p) / (1024**3)
-    activation_memory = (model_memory * 4 * b * s) / 2048
-    gradient_memory = model_memory if training else 0
-    optimizer_memory = model_memory * 2 if training else 0
-    num_layers = math.log(n, 10) * 8
-    hidden_dim = (n / (num_layers * 12)) ** 0.5
-    kv_cache = (2 * num_layers * hidden_dim * s * b * p) / (1024**3)
-    total = model_memory + activation_memory + gradient_memory + optimizer_memory + kv_cache
-    return {
-        "model_weights_gb": round(model_memory, 2),
-        "activations_gb": round(activation_memory, 2),
-        "gradients_gb": round(gradient_memory, 2),
-        "optimizer_states_gb": round(optimizer_memory, 2),
-        "kv_cache_gb": round(kv_cache, 2),
-        "total_gb": round(total, 2),
-        "recommended_gpu_memory_gb": round(total * 1.2, 2),
-    }
-
-
-# ---------------------------------------------------------------------------------------------
 # One training step of the course's own transformer, tensor by tensor: what MemTracker measures.
 # ---------------------------------------------------------------------------------------------
 
@@ -716,16 +632,11 @@ __all__ = [
     "TrainingMemory",
     "activation_bytes_per_layer",
     "attention_scores_bytes",
-    "calculate_memory_requirements",
     "gpus_needed",
     "inference_memory",
     "kv_cache_bytes",
     "model_state_bytes",
     "params_of",
-    "seed001_inference_gpus",
-    "seed001_training_gpus",
-    "seed003_inference_bytes",
-    "seed003_training_bytes",
     "step_activation_bytes",
     "training_memory",
     "training_step_memory",

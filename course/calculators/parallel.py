@@ -726,46 +726,11 @@ def layout_step(
     )
 
 
-# ---------------------------------------------------------------------------------------------
-# A source's rule, reproduced so that the lesson can judge it
-# ---------------------------------------------------------------------------------------------
-
-SEED_STRATEGIES = ("data", "model", "pipeline")
-
-
-def seed_multi_gpu_efficiency(num_gpus: int, strategy: str, model_size_gb: float,
-                              batch_size: int, communication_overhead: float = 0.1) -> dict:  # fmt: skip
-    """``calculate_multi_gpu_efficiency`` of *GPU Infrastructure & Computational Requirements*,
-    as written there (the document ends inside it: its tensor-parallel branch is missing).
-
-    Kept to be judged in lesson 06, not to be used: the communication cost is a constant
-    fraction (0.1) whatever the model, the link or the batch; data parallelism's memory per GPU is
-    the model's size alone (no gradients or optimizer states, no ZeRO); the pipeline's bubble
-    uses the *batch size* as the number of micro-batches. Returns the source's numbers:
-    ``memory_per_gpu_gb`` and ``scaling_efficiency``.
-    """
-    n = _gpus("num_gpus", num_gpus)
-    kind = validate.choice("strategy", strategy, SEED_STRATEGIES)
-    size = validate.number("model_size_gb", model_size_gb, minimum=0, maximum=1e9)
-    batch = validate.positive_int("batch_size", batch_size, maximum=10**9)
-    overhead = validate.fraction("communication_overhead", communication_overhead, allow_zero=True)
-    if kind == "data":
-        memory, efficiency = size, 1 - overhead * (1 - 1 / n)
-    elif kind == "model":
-        memory, efficiency = size / n, 1 - overhead * 2
-    else:
-        bubble = 1 - batch / (batch + n - 1)
-        memory, efficiency = size / n, 1 - bubble - overhead
-    return {"memory_per_gpu_gb": memory, "scaling_efficiency": efficiency}
-
-
 __all__ = [
     "TensorParallelLayerComm",
     "tensor_parallel_layer_comm",
     "LayoutStep",
-    "SEED_STRATEGIES",
     "layout_step",
-    "seed_multi_gpu_efficiency",
     "AlphaBetaFit",
     "LinkAllReduce",
     "QUESTION_6_LINKS",

@@ -298,22 +298,22 @@ def int_format(key: str) -> IntFormat:
 
 
 @dataclass(frozen=True)
-class SeedRow:
-    """One row of seed 004's "The Float Family" table, as printed there (text kept verbatim)."""
+class FloatFamilyRow:
+    """One row of "The Float Family" table of *Computational Resources for ML*, as printed there (text kept verbatim)."""
 
     key: str
-    seed_range: str
-    seed_low: float  # the lower end of the seed's range, as a number
-    seed_precision: str
+    range_as_written: str
+    low_as_written: float  # the lower end of the reading's range, as a number
+    precision_as_written: str
 
 
-#: Seed 004, section "Data Types: Precision, Speed, and Memory Trade-offs", table "The Float Family".
-SEED_004_TABLE = (
-    SeedRow("fp32", "~1e-38 to ~3e38", 1e-38, "~7 digits"),
-    SeedRow("fp16", "~6e-5 to 65504", 6e-5, "~3 digits"),
-    SeedRow("bf16", "~1e-38 to ~3e38", 1e-38, "~2 digits"),
-    SeedRow("fp8_e4m3", "~0.001 to 448", 0.001, "~1 digit"),
-    SeedRow("fp8_e5m2", "~1e-7 to 57344", 1e-7, "~0.5 digit"),
+#: *Computational Resources for ML*, section "Data Types: Precision, Speed, and Memory Trade-offs", table "The Float Family".
+FLOAT_FAMILY_AS_WRITTEN = (
+    FloatFamilyRow("fp32", "~1e-38 to ~3e38", 1e-38, "~7 digits"),
+    FloatFamilyRow("fp16", "~6e-5 to 65504", 6e-5, "~3 digits"),
+    FloatFamilyRow("bf16", "~1e-38 to ~3e38", 1e-38, "~2 digits"),
+    FloatFamilyRow("fp8_e4m3", "~0.001 to 448", 0.001, "~1 digit"),
+    FloatFamilyRow("fp8_e5m2", "~1e-7 to 57344", 1e-7, "~0.5 digit"),
 )
 
 
@@ -341,10 +341,10 @@ __all__ = [
     "FLOAT_FORMATS",
     "INT_FORMATS",
     "MAIN_FLOATS",
-    "SEED_004_TABLE",
+    "FLOAT_FAMILY_AS_WRITTEN",
     "FloatFormat",
     "IntFormat",
-    "SeedRow",
+    "FloatFamilyRow",
     "float_format",
     "int_format",
     "loss_scale_needed",

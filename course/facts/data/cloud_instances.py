@@ -219,10 +219,10 @@ PRICE_ANNOUNCEMENTS: tuple[PriceAnnouncement, ...] = (
 )
 
 
-#: Seed 004's "When Cloud Makes Sense" table, as the seed prints it (its figures, not checked
-#: prices): label, hardware key, GPUs, purchase USD, cloud USD per hour, the seed's break-even
-#: hours ("~4,700"; 150,000 / 32 = 4,687.5). The seed does not say which 8x A100: 80 GB assumed.
-SEED004_BUY_VS_RENT: tuple[tuple[str, str, int, int, float, float], ...] = (
+#: The "When Cloud Makes Sense" table of *Computational Resources for ML*, as printed there (its figures, not checked
+#: prices): label, hardware key, GPUs, purchase USD, cloud USD per hour, the reading's break-even
+#: hours ("~4,700"; 150,000 / 32 = 4,687.5). The reading does not say which 8x A100: 80 GB assumed.
+BUY_VS_RENT_AS_WRITTEN: tuple[tuple[str, str, int, int, float, float], ...] = (
     ("RTX 4090", "rtx-4090", 1, 1_600, 0.40, 4_000),
     ("A100 80GB", "a100-80gb-sxm", 1, 15_000, 4.0, 3_750),
     ("8x A100", "a100-80gb-sxm", 8, 150_000, 32.0, 4_700),
@@ -242,7 +242,7 @@ __all__ = [
     "PRICE_ANNOUNCEMENTS",
     "PRICE_QUOTES",
     "SEED003_PURCHASE_USD_PER_GPU",
-    "SEED004_BUY_VS_RENT",
+    "BUY_VS_RENT_AS_WRITTEN",
     "InstanceType",
     "PriceAnnouncement",
     "PriceQuote",
