@@ -178,7 +178,7 @@ def test_the_release_holds_no_solution_key_or_hidden_value(tmp_path, keys):
     assert not {"solutions", "build", "tests", ".git"} & names
     assert not [n for n in names if n.endswith((".key.json", ".zip"))]
     assert {"README.md", "requirements.txt", "Makefile"} <= names
-    assert (out / "course" / "grading" / "learner.py").is_file()
+    assert (out / "course" / "publishing" / "grading" / "learner.py").is_file()
     # What students read: exercises (with their checks) and the README. Lessons teach with their own
     # worked numbers and the course package calculates: neither is an answer sheet.
     text = "\n".join(
