@@ -2,7 +2,7 @@
 
 Cloud prices change (AWS cut P4 and P5 on-demand prices by up to 45 % in June 2025), so every
 price carries the date it was seen and its source, in :mod:`course.facts.data.cloud_instances`; a
-lesson shows the date beside the number and lets the learner type today's price. Seed 003's
+lesson shows the date beside the number and lets the learner type today's price. *AI Infrastructure*'s
 Azure and GCP figures have no source and are left out.
 
 Also here: total cost of ownership against on-demand, reserved and spot rent
@@ -10,10 +10,10 @@ Also here: total cost of ownership against on-demand, reserved and spot rent
 cost per training run and per million tokens served on an instance type, and checkpointing on
 spot capacity (Young 1974, Daly 2006).
 
-:func:`breakeven_hours` and :func:`breakeven_months` answer practice question 9 of seed 003
+:func:`breakeven_hours` and :func:`breakeven_months` answer practice question 9 of *AI Infrastructure*
 ("Compare on-premise DGX vs cloud GPUs for a startup training models continuously") with power,
-facility overhead (PUE), fixed running costs and utilisation included, which the seeds' tables
-(seed 004: 4,000 / 3,750 / 4,688 hours) leave out.
+facility overhead (PUE), fixed running costs and utilisation included, which the readings' tables
+(*Computational Resources for ML*: 4,000 / 3,750 / 4,688 hours) leave out.
 
 Used by lessons 09 and 10. Layer 2: no torch.
 """
@@ -114,7 +114,7 @@ def breakeven_hours(
 
     purchase / (rent per hour - running cost per hour of owning), where running cost = power x
     PUE x electricity price + ``other_usd_per_hour`` (hosting, support). With no running costs
-    this is seed 004's purchase / hourly rate (RTX 4090: $1,600 / $0.40 = 4,000 h). Returns
+    this is *Computational Resources for ML*'s purchase / hourly rate (RTX 4090: $1,600 / $0.40 = 4,000 h). Returns
     ``math.inf`` when owning costs as much per hour as renting: buying never pays off.
     """
     price = _usd("purchase_usd", purchase_usd)
@@ -141,7 +141,7 @@ def breakeven_months(
     Each month the hardware is used ``utilization`` x 730 h. Renting costs those hours x the
     hourly rate; owning costs the energy of those hours (x PUE) plus ``other_usd_per_month``
     (space, staff, support), paid used or not. Months = purchase / (monthly rent - monthly cost of
-    owning); ``math.inf`` if renting is never dearer. Seed 003's "6-12 months" holds only near
+    owning); ``math.inf`` if renting is never dearer. *AI Infrastructure*'s "6-12 months" holds only near
     full utilisation: at 25 % it is four times longer.
     """
     price = _usd("purchase_usd", purchase_usd)
@@ -215,7 +215,7 @@ def instances_table(provider: str | None = None) -> list[dict[str, object]]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Buy vs rent over a lifetime (practice question 9 of seed 003)
+# Buy vs rent over a lifetime (practice question 9 of *AI Infrastructure*)
 # ---------------------------------------------------------------------------------------------
 
 

@@ -236,7 +236,7 @@ def _dims(m: object, n: object, k: object) -> tuple[int, int, int]:
 def matmul_flops(m: int, n: int, k: int) -> float:
     """FLOPs of an (m x k) @ (k x n) matrix multiply: 2mnk (one multiply and one add each).
 
-    4096^3: 2 x 68.7e9 multiply-adds = 137.4 GFLOP (seed 004 calls these "multiply-add operations").
+    4096^3: 2 x 68.7e9 multiply-adds = 137.4 GFLOP (*Computational Resources for ML* calls these "multiply-add operations").
     """
     dims = _dims(m, n, k)
     return 2.0 * dims[0] * dims[1] * dims[2]
@@ -254,7 +254,7 @@ def matmul_bytes(m: int, n: int, k: int, *, bytes_per_element: float = 2) -> flo
 def weights_read_seconds(params: float, dtype: str, bandwidth: float) -> float:
     """Time to read every weight once from memory: the floor on one decoding step at batch 1.
 
-    A 13B model in fp16 at 900 GB/s: 26e9 / 900e9 = 28.9 ms (seed 000 says ~15 ms).
+    A 13B model in fp16 at 900 GB/s: 26e9 / 900e9 = 28.9 ms (*GPU Infrastructure & Computational Requirements* says ~15 ms).
     """
     n = params_of("params", params)
     bpp = BYTES_PER_PARAM[validate.choice("dtype", dtype, BYTES_PER_PARAM)]

@@ -1,10 +1,10 @@
 """Power, cooling, racks, and planning a GPU cluster for a model.
 
-- Energy cost = power x hours x price (x PUE for the whole facility). Seed 003's example,
+- Energy cost = power x hours x price (x PUE for the whole facility). *AI Infrastructure*'s example,
   1 DGX H100 at 10.2 kW and $0.10/kWh, is 10.2 x 8,760 x 0.10 = $8,935 a year at full power.
 - Every watt a rack draws becomes heat the cooling must remove: 1 W = 3.412 BTU/h; one "ton" of
   cooling = 12,000 BTU/h = 3.517 kW (ASHRAE definitions).
-- :func:`cluster_for_model` answers practice question 8 of seed 003 ("Design a DGX-based
+- :func:`cluster_for_model` answers practice question 8 of *AI Infrastructure* ("Design a DGX-based
   infrastructure for training a 175B parameter model"): the smallest tensor x pipeline split that
   fits the memory, then data parallelism for a time target (Megatron-LM practice: tensor
   parallelism inside a server's NVLink domain, pipeline across servers; Narayanan et al. 2021).
@@ -77,11 +77,11 @@ def pod_annual_energy(
     utilization: float = 1.0,
     pue: float = 1.0,
 ) -> PodEnergy:
-    """Practice question 10 of seed 003: the annual power cost of a "32-GPU DGX POD".
+    """Practice question 10 of *AI Infrastructure*: the annual power cost of a "32-GPU DGX POD".
 
     The question is ambiguous: 32 GPUs are 4 DGX H100 systems (``gpus=32``), while an NVIDIA DGX
     POD is 32 *systems* (``systems=32``, 256 GPUs). Give exactly one of ``gpus`` and ``systems``.
-    At 10.2 kW each and $0.10/kWh: 4 systems $35,741/year, 32 systems $285,926/year (seed 003
+    At 10.2 kW each and $0.10/kWh: 4 systems $35,741/year, 32 systems $285,926/year (*AI Infrastructure*
     rounds this to $288,000), before PUE.
     """
     sys_ = _system(system)
@@ -140,9 +140,9 @@ def rack_check(
 ) -> RackCheck:
     """Power, heat and space of ``systems`` servers in one rack.
 
-    Defaults follow seed 003's "typical AI rack": 4 DGX H100 (4 x 10.2 kW) plus switches (2 kW)
+    Defaults follow *AI Infrastructure*'s "typical AI rack": 4 DGX H100 (4 x 10.2 kW) plus switches (2 kW)
     and storage (1 kW) = 43.8 kW against its "air cooling up to 30-40 kW/rack". That limit is
-    the seed's (unverified); many enterprise racks are provisioned for 10-20 kW, so set
+    the reading's (unverified); many enterprise racks are provisioned for 10-20 kW, so set
     ``power_limit_watts`` to your facility's figure. A DGX H100 is 8U (DGX H100 User Guide).
     """
     sys_ = _system(system)
@@ -300,7 +300,7 @@ def cluster_for_model(
 
 # =============================================================================================
 # Lesson 08: DGX systems from parts, the SuperPOD, MIG, power and PUE, GPU choice, Grace
-# Hopper offload, and a whole training design (practice questions 4, 5, 7, 8 and 10 of seed 003)
+# Hopper offload, and a whole training design (practice questions 4, 5, 7, 8 and 10 of *AI Infrastructure*)
 # =============================================================================================
 
 #: Power usage effectiveness, industry average: 1.55 (2022) and 1.58 (2023) in the Uptime
@@ -365,7 +365,7 @@ def dgx_from_parts(system: str | hardware.System = "dgx-h100") -> DgxSummary:
 
     DGX H100: 8 x 1,978.9 = 15.8 PFLOP/s dense FP8 (31.7 sparse: the datasheet's "32 PF");
     8 x 80 GB; 8 x 900 GB/s NVLink through 4 NVSwitch chips; 8 x 400 Gb/s = 400 GB/s of
-    compute network. DGX A100: 8 x 312 = 2.5 PFLOP/s dense FP16 (seed 003's "5 PF" is sparse).
+    compute network. DGX A100: 8 x 312 = 2.5 PFLOP/s dense FP16 (*AI Infrastructure*'s "5 PF" is sparse).
     """
     sys_ = _system(system)
     if sys_.key not in hardware.SYSTEM_FABRICS:
@@ -673,7 +673,7 @@ def power_levels(
 ) -> PowerLevels:
     """Power per GPU, server, rack and hall, and the facility's draw at ``pue``.
 
-    Defaults: 32 DGX H100 (one SU) at seed 003's 4 per rack with 3 kW of switches and storage
+    Defaults: 32 DGX H100 (one SU) at *AI Infrastructure*'s 4 per rack with 3 kW of switches and storage
     per rack, at the industry-average PUE (Uptime Institute, 1.58). A DGX H100's 8 x 700 W =
     5.6 kW of GPUs is 55 % of its 10.2 kW: CPUs, memory, NICs, NVSwitches and fans draw the rest.
     """
@@ -757,7 +757,7 @@ def choose_gpu(
     mfu: float = 0.4,
     budget_usd: float = 0.0,
 ) -> GpuChoice:
-    """Practice question 4 of seed 003 ("A100 vs H100, when would you choose each?"), with numbers.
+    """Practice question 4 of *AI Infrastructure* ("A100 vs H100, when would you choose each?"), with numbers.
 
     Training: tokens/s per GPU = ``mfu`` x dense peak / (6 x params) (Kaplan 2020's 6N; the same
     MFU on both), so the speed-up is the ratio of dense peaks in the dtype each GPU can use
@@ -973,7 +973,7 @@ def dgx_design(
     pue: float = PUE_INDUSTRY_AVERAGE,
     usd_per_system: float = 0.0,
 ) -> DgxDesign:
-    """Practice question 8 of seed 003 ("Design a DGX-based infrastructure for training a 175B
+    """Practice question 8 of *AI Infrastructure* ("Design a DGX-based infrastructure for training a 175B
     parameter model"), from the model to the electricity bill.
 
     Layout from :func:`cluster_for_model` (tensor parallelism inside a DGX, pipeline stages

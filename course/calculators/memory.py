@@ -110,7 +110,7 @@ def model_state_bytes(
         3.1, K = 12). This is what DeepSpeed and Megatron keep.
       - ``"mixed_fp32_grads"``: as mixed, but gradients kept in fp32 (4 bytes): with Adam
         2 + 4 + 4 + 8 = **18 bytes/param**, the figure of the Hugging Face "Efficient training on
-        a single GPU" guide, Bekman's "ML Engineering" and seed 003 (whose breakdown, "2 model + 2
+        a single GPU" guide, Bekman's "ML Engineering" and *AI Infrastructure* (whose breakdown, "2 model + 2
         gradients + 4 optimizer + overheads", does not add up to it). Use this option when you
         want 18; it is not the default because frameworks that reduce gradients in 16-bit need 16.
       - ``"fp32"``: everything fp32, no separate master copy: Adam 4 + 4 + 8 = 16 bytes/param.
@@ -264,7 +264,7 @@ def inference_memory(
     (then ``seq_len`` must be 0). ``kv_dtype`` defaults to ``dtype`` when that is 16-bit or wider,
     else bf16 (weight-only quantisation keeps a 16-bit cache). ``overhead_fraction`` adds a share
     of the subtotal for the CUDA context, allocator fragmentation and temporary activations
-    (seed 000 uses 0.2); it is 0 by default so the parts stay visible.
+    (*GPU Infrastructure & Computational Requirements* uses 0.2); it is 0 by default so the parts stay visible.
     """
     params, config = _params_or_config(model)
     weight_bytes_per_param = _dtype("dtype", dtype)

@@ -70,7 +70,7 @@ def dgx_design_calculator(
 ) -> Calculator:
     """Design a DGX cluster to train ``model`` on ``tokens`` in ``days``.
 
-    Defaults: seed 003's question 8 with GPT-3's data (175B parameters, 300B tokens; Brown et
+    Defaults: *AI Infrastructure*'s question 8 with GPT-3's data (175B parameters, 300B tokens; Brown et
     al. 2020), a 30-day deadline on DGX H100 at 40 % MFU in bf16, $0.10/kWh, the industry-average
     PUE.
     """

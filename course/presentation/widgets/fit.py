@@ -42,7 +42,7 @@ GPUS_LABEL = "GPUs you have"
 #: Share of each GPU's memory the verdict counts as usable (CUDA context, fragmentation).
 USABLE_FRACTION = 0.9
 #: Inference: allowance for the activation workspace and allocator (a share of weights + KV
-#: cache). A rule of thumb, not a derivation; seed 000 uses 0.2.
+#: cache). A rule of thumb, not a derivation; *GPU Infrastructure & Computational Requirements* uses 0.2.
 INFERENCE_OVERHEAD = 0.1
 
 
@@ -146,7 +146,7 @@ def will_it_fit(
 ) -> Calculator:
     """Will a model fit? Controls for model, workload and GPUs; output: breakdown and verdict.
 
-    The defaults answer seed 003's practice question 3 (train a 7B model with Adam in mixed
+    The defaults answer *AI Infrastructure*'s practice question 3 (train a 7B model with Adam in mixed
     precision): 16 bytes/param of model states plus activations for one 2,048-token sequence,
     on one H100 SXM. ``params`` is used when ``model`` is ``"custom size"``. ``precision`` and
     ``optimizer`` apply to training, ``dtype`` to inference (greyed out otherwise).
