@@ -31,7 +31,7 @@ from course.claims import (
     gpu_infrastructure,
     silicon_to_tensors,
 )
-from course.facts import models
+from course.facts import dtypes, models
 from course.facts.models import PRESETS
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -46,7 +46,7 @@ gpus_st = st.integers(min_value=1, max_value=100_000)
 
 
 @FAST
-@given(a=params_st, b=params_st, dtype=st.sampled_from(list(memory.BYTES_PER_PARAM)))
+@given(a=params_st, b=params_st, dtype=st.sampled_from(list(dtypes.BYTES_PER_VALUE)))
 def test_more_params_never_need_less_memory(a, b, dtype):
     small, big = sorted((a, b))
     assert memory.weights_bytes(small, dtype) <= memory.weights_bytes(big, dtype)

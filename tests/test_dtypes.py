@@ -201,3 +201,14 @@ def test_plots_draw_every_field_and_the_whole_range():
     low, high = ax.get_xlim()
     assert low < float_format("fp32").smallest_subnormal and high > float_format("fp32").max
     assert len(ax.patches) == 2 * len(fmts)  # a subnormal and a normal bar each
+
+
+def test_the_one_bytes_per_value_table_follows_from_the_formats_bits():
+    """Every calculator reads bytes per value from ``dtypes.BYTES_PER_VALUE``, derived from bits:
+    fp8 is an OCP fp8 format (E4M3 and E5M2 both take one byte), tf32 is stored as fp32."""
+    assert dict(dtypes.BYTES_PER_VALUE) == {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1,
+                                            "int8": 1, "int4": 0.5}  # fmt: skip
+    for name, fmt in dtypes.DTYPE_FORMATS.items():
+        info = dtypes.FLOAT_FORMATS.get(fmt) or dtypes.INT_FORMATS[fmt]
+        assert dtypes.BYTES_PER_VALUE[name] == info.bytes_stored
+    assert dtypes.FLOAT_FORMATS["fp8_e5m2"].bytes_stored == dtypes.BYTES_PER_VALUE["fp8"]

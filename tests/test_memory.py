@@ -8,7 +8,6 @@ import pytest
 import torch
 
 from course.calculators.memory import (
-    BYTES_PER_PARAM,
     activation_bytes_per_layer,
     gpus_needed,
     inference_memory,
@@ -30,11 +29,6 @@ from course.measure.torchmodels import build_model
 
 # GPT-3 175B shape (Brown et al. 2020, Table 2.1), as Korthikanti et al. 2022 use it.
 S, H, A = 2048, 12288, 96
-
-
-def test_bytes_per_param_of_each_dtype():
-    assert dict(BYTES_PER_PARAM) == {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1,
-                                     "int8": 1, "int4": 0.5}  # fmt: skip
 
 
 def test_weights_of_7b_in_fp16_are_14_gb_and_13_gib():

@@ -18,8 +18,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from course.calculators.memory import BYTES_PER_PARAM, MAX_COUNT, params_of
+from course.calculators.memory import MAX_COUNT, params_of
 from course.facts import hardware, validate
+from course.facts.dtypes import BYTES_PER_VALUE
 from course.facts.models import TransformerConfig, checked_config, matmul_params_per_layer
 from course.facts.report import Report
 from course.facts.validate import MAX_GPUS
@@ -257,7 +258,7 @@ def weights_read_seconds(params: float, dtype: str, bandwidth: float) -> float:
     A 13B model in fp16 at 900 GB/s: 26e9 / 900e9 = 28.9 ms (*GPU Infrastructure & Computational Requirements* says ~15 ms).
     """
     n = params_of("params", params)
-    bpp = BYTES_PER_PARAM[validate.choice("dtype", dtype, BYTES_PER_PARAM)]
+    bpp = BYTES_PER_VALUE[validate.choice("dtype", dtype, BYTES_PER_VALUE)]
     return n * bpp / _bandwidth("bandwidth", bandwidth)
 
 
@@ -303,7 +304,7 @@ def decode_step(
     card = hardware.gpu(gpu)
     # at least one weight: a subnormal count would make the step take 0 s (tokens/s = b / 0)
     n = validate.number("params", params, minimum=1, maximum=MAX_COUNT)
-    w_bytes = n * BYTES_PER_PARAM[validate.choice("dtype", dtype, BYTES_PER_PARAM)]
+    w_bytes = n * BYTES_PER_VALUE[validate.choice("dtype", dtype, BYTES_PER_VALUE)]
     b = validate.positive_int("batch", batch, maximum=10**7)
     if compute_dtype is None:
         compute_dtype = dtype if dtype in card.dense_flops else "fp16"

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from course.calculators.memory import (
-    BYTES_PER_PARAM,
+    BYTES_PER_VALUE,
     MAX_BATCH,
     RECOMPUTE,
     activation_bytes_per_layer,
@@ -110,7 +110,7 @@ def lora_memory(
     """
     c = checked_config(config)
     trainable = lora_params(c, rank=rank, targets=targets)
-    base = BYTES_PER_PARAM[validate.choice("base_dtype", base_dtype, BYTES_PER_PARAM)]
+    base = BYTES_PER_VALUE[validate.choice("base_dtype", base_dtype, BYTES_PER_VALUE)]
     b = validate.positive_int("batch", batch, maximum=MAX_BATCH)
     mode = validate.choice("recompute", recompute, RECOMPUTE)
     activations = 0.0

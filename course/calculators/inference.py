@@ -22,8 +22,9 @@ import math
 from dataclasses import dataclass
 
 from course.calculators import cloud, compute
-from course.calculators.memory import BYTES_PER_PARAM, kv_cache_bytes
+from course.calculators.memory import kv_cache_bytes
 from course.facts import hardware, validate
+from course.facts.dtypes import BYTES_PER_VALUE
 from course.facts.models import TransformerConfig, checked_config
 from course.facts.report import Report
 
@@ -79,7 +80,7 @@ def prefill(
     b = validate.positive_int("batch", batch, maximum=10**6)
     d, eff = _dtype(dtype), _efficiency(efficiency)
     flops = compute.forward_flops(c, s, batch=b, causal=True)
-    w_bytes = c.params * BYTES_PER_PARAM[d]
+    w_bytes = c.params * BYTES_PER_VALUE[d]
     roof = compute.roofline_seconds(flops, w_bytes, card.peak_flops(d), card.memory_bandwidth)
     seconds = roof.seconds / eff
     return Prefill(
@@ -135,7 +136,7 @@ def decode(
     d, eff = _dtype(dtype), _efficiency(efficiency)
     step = compute.decode_step(c.params, d, card, b)
     kv = kv_cache_bytes(c.layers, c.kv_heads, c.head_dim, ctx, batch=b,
-                        bytes_per_value=BYTES_PER_PARAM[d])  # fmt: skip
+                        bytes_per_value=BYTES_PER_VALUE[d])  # fmt: skip
     flops = step.work_flops + b * compute.attention_flops_per_token(c, ctx)
     roof = compute.roofline_seconds(flops, step.weights_bytes + kv, card.peak_flops(d),
                                     card.memory_bandwidth)  # fmt: skip

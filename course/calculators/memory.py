@@ -27,14 +27,9 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from course.facts import hardware, validate
+from course.facts.dtypes import BYTES_PER_VALUE
 from course.facts.models import TransformerConfig, matmul_params_per_layer
 from course.facts.report import Report
-
-#: Storage bytes per parameter (or per value) of each dtype. ``tf32`` is stored as fp32 (TF32 is a
-#: Tensor Core compute mode, not a storage format); ``int4`` packs two values per byte.
-BYTES_PER_PARAM: MappingProxyType = MappingProxyType(
-    {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
-)
 
 #: Largest parameter or token count accepted (a quadrillion): beyond any real model or dataset.
 MAX_COUNT = 1e15
@@ -72,11 +67,11 @@ def _params_or_config(model: object) -> tuple[float, TransformerConfig | None]:
 
 
 def _dtype(name: str, value: object) -> float:
-    return BYTES_PER_PARAM[validate.choice(name, value, BYTES_PER_PARAM)]
+    return BYTES_PER_VALUE[validate.choice(name, value, BYTES_PER_VALUE)]
 
 
 def weights_bytes(params: float, dtype: str) -> float:
-    """Bytes to store ``params`` weights in ``dtype`` (a key of :data:`BYTES_PER_PARAM`).
+    """Bytes to store ``params`` weights in ``dtype`` (a key of :data:`BYTES_PER_VALUE`).
 
     ``weights_bytes(7e9, "bf16")`` = 14e9 bytes (14 GB, 13.0 GiB).
     """
@@ -622,7 +617,6 @@ def training_step_memory(
 
 
 __all__ = [
-    "BYTES_PER_PARAM",
     "InferenceMemory",
     "STEP_DEVICES",
     "STEP_PRECISIONS",

@@ -22,6 +22,7 @@ import ipywidgets as widgets
 
 from course.calculators import memory
 from course.facts import hardware, units
+from course.facts.dtypes import BYTES_PER_VALUE
 from course.facts.models import PRESETS, TransformerConfig
 from course.facts.report import Report
 from course.presentation.plots import PALETTE
@@ -161,7 +162,7 @@ def will_it_fit(
         "optimizer": dropdown("optimizer", list(memory.OPTIMIZERS), optimizer),
         "recompute": dropdown("activation recomputation", list(memory.RECOMPUTE), recompute),
         "dtype": dropdown(
-            "inference weights dtype", [d for d in memory.BYTES_PER_PARAM if d != "tf32"], dtype
+            "inference weights dtype", [d for d in BYTES_PER_VALUE if d != "tf32"], dtype
         ),  # fmt: skip
         "batch": text_box("batch", str(batch)),
         "seq_len": text_box(SEQ_LABEL, str(seq_len)),
