@@ -48,8 +48,6 @@ class CloudInstance(Report):
     """
 
     _title = "Cloud instance"
-    _formats = {"key": "text", "name": "text", "provider": "text", "gpu": "text", "gpus": "number",
-                "network": "text", "as_of": "text", "source": "text", "notes": "text"}  # fmt: skip
 
     key: str
     provider: str
@@ -235,9 +233,7 @@ class OwnVsRent(Report):
     """Owning hardware vs renting the same hours, over the hardware's lifetime (all in USD)."""
 
     _title = "Buy vs rent over the lifetime"
-    _formats = {"lifetime_years": "number", "utilization": "percent", "hours_used": "number",
-                "breakeven_months_on_demand": "number", "breakeven_months_reserved": "number",
-                "breakeven_months_spot": "number", "cheapest": "text"}  # fmt: skip
+    _formats = {"utilization": "percent"}
 
     lifetime_years: float
     utilization: float
@@ -391,8 +387,7 @@ class ServingCost(Report):
     """Decode throughput floor of a model on an instance and what a million tokens costs."""
 
     _title = "Serving cost"
-    _formats = {"instance": "text", "batch": "number", "tokens_per_s": "number",
-                "efficiency": "percent", "usd_per_million_tokens": "usd"}  # fmt: skip
+    _formats = {"usd_per_million_tokens": "usd"}
 
     instance: str
     usd_per_hour: float
@@ -506,8 +501,6 @@ class SpotRun(Report):
     """A training job on preemptible (spot) capacity, checkpointed at the Daly interval."""
 
     _title = "Spot training with checkpoints"
-    _formats = {"overhead_fraction": "percent", "expected_preemptions": "number",
-                "cheaper": "text"}  # fmt: skip
 
     interval_seconds: float  # work between checkpoints
     young_interval_seconds: float

@@ -267,8 +267,6 @@ class DecodeStep(Report):
     """Roofline floor of one decoding step of a whole batch (weights only; see :func:`decode_step`)."""
 
     _title = "Decoding step (roofline floor)"
-    _formats = {"gpu": "text", "weights_dtype": "text", "compute_dtype": "text", "batch": "number",
-                "tokens_per_s": "number", "compute_bound_batch": "number"}  # fmt: skip
 
     gpu: str
     weights_dtype: str

@@ -57,7 +57,6 @@ class PodEnergy(Report):
     """Yearly power and electricity cost of a number of DGX-class systems."""
 
     _title = "Annual energy"
-    _formats = {"system": "text", "systems": "number", "gpus": "number"}
 
     system: str
     systems: int
@@ -114,9 +113,7 @@ class RackCheck(Report):
     """Does a rack of GPU systems fit a power budget and the rack's height; what heat it makes."""
 
     _title = "Rack check"
-    _formats = {"system": "text", "systems": "number", "heat_btu_per_hour": "number",
-                "cooling_tons": "number", "rack_units_used": "number",
-                "fits_power": "text", "fits_space": "text"}  # fmt: skip
+    _formats = {"fits_power": "text", "fits_space": "text"}
 
     system: str
     systems: int
@@ -177,9 +174,6 @@ class ClusterPlan(Report):
     """A tensor x pipeline x data-parallel layout of a training run on DGX-class systems."""
 
     _title = "Cluster plan"
-    _formats = {"model": "text", "system": "text", "tensor_parallel": "number",
-                "pipeline_parallel": "number", "data_parallel": "number", "gpus": "number",
-                "systems": "number"}  # fmt: skip
 
     model: str
     system: str
@@ -339,8 +333,6 @@ class DgxSummary(Report):
     peak on this GPU, e.g. FP8 on an A100)."""
 
     _title = "DGX from its parts"
-    _formats = {"system": "text", "gpus": "number", "nvswitches": "number",
-                "compute_nics": "number"}  # fmt: skip
 
     system: str
     gpus: int
@@ -404,10 +396,6 @@ class SuperPod(Report):
     """A DGX SuperPOD of some scalable units: systems, GPUs, compute-fabric switches, peaks, power."""
 
     _title = "DGX SuperPOD"
-    _formats = {"architecture": "text", "sus": "number", "systems": "number", "gpus": "number",
-                "tiers": "number", "leaf_switches": "number", "spine_switches": "number",
-                "core_switches": "number", "node_leaf_cables": "number",
-                "leaf_spine_cables": "number", "spine_core_cables": "number"}  # fmt: skip
 
     architecture: str
     sus: int
@@ -491,9 +479,6 @@ class MigLayout(Report):
     """GPU instances placed on one GPU: where each starts, SMs and memory used and left idle."""
 
     _title = "MIG layout"
-    _formats = {"gpu": "text", "placement": "text", "instances": "number", "sms_used": "number",
-                "sms_idle": "number", "sms_total": "number", "compute_slices_used": "number",
-                "memory_slices_used": "number"}  # fmt: skip
 
     gpu: str
     placement: str  # "3g.40gb@0, 2g.20gb@4, 1g.10gb@6": profile@first memory slice
@@ -586,8 +571,6 @@ class MigServingFit(Report):
     """The smallest MIG slice that holds a model's serving memory (weights + KV cache)."""
 
     _title = "Serving on a MIG slice"
-    _formats = {"gpu": "text", "model": "text", "dtype": "text", "smallest_profile": "text",
-                "instances_per_gpu": "number", "fits_on": "text"}  # fmt: skip
 
     gpu: str
     model: str
@@ -647,8 +630,7 @@ class PowerLevels(Report):
     """Power at each level: one GPU, one server, one rack, the hall (IT), the facility (x PUE)."""
 
     _title = "Power, GPU to facility"
-    _formats = {"system": "text", "systems": "number", "racks": "number", "pue": "number",
-                "gpu_share": "percent"}  # fmt: skip
+    _formats = {"gpu_share": "percent"}
 
     system: str
     systems: int
@@ -713,12 +695,6 @@ class GpuChoice(Report):
     """Two GPUs compared for one workload: speed-up, GPUs needed, cost per million tokens."""
 
     _title = "Which GPU?"
-    _formats = {"workload": "text", "model": "text", "gpu_a": "text", "gpu_b": "text",
-                "dtype_a": "text", "dtype_b": "text", "compute_ratio": "number",
-                "bandwidth_ratio": "number", "speedup": "number", "bound": "text",
-                "gpus_needed_a": "number", "gpus_needed_b": "number",
-                "tokens_per_s_per_gpu_a": "number", "tokens_per_s_per_gpu_b": "number",
-                "pick": "text", "reason": "text"}  # fmt: skip
 
     workload: str
     model: str
@@ -846,8 +822,7 @@ class OffloadStep(Report):
     """One decoding step when what does not fit in GPU memory lives in CPU memory."""
 
     _title = "Decoding with CPU offload"
-    _formats = {"gpu": "text", "model": "text", "link": "text", "fits_host": "text",
-                "tokens_per_s": "number"}  # fmt: skip
+    _formats = {"fits_host": "text"}
 
     gpu: str
     model: str
@@ -922,11 +897,7 @@ class DgxDesign(Report):
     """A training design: memory, layout, time, systems, SUs, network, power, racks, energy, cost."""
 
     _title = "DGX design"
-    _formats = {"model": "text", "system": "text", "tensor_parallel": "number",
-                "pipeline_parallel": "number", "data_parallel": "number", "gpus": "number",
-                "systems": "number", "sus": "number", "leaf_switches": "number",
-                "spine_switches": "number", "core_switches": "number", "racks": "number",
-                "mfu": "percent"}  # fmt: skip
+    _formats = {"mfu": "percent"}
 
     model: str
     system: str

@@ -103,8 +103,7 @@ class RunFootprint(Report):
     """How long, how much and how much CO2: one training run (see :func:`run_footprint`)."""
 
     _title = "Training run: time, cost, energy, CO2"
-    _formats = {"gpu": "text", "n_gpus": "number", "gpu_hours": "number", "mfu": "percent",
-                "pue": "number", "co2_kg": "number"}  # fmt: skip
+    _formats = {"mfu": "percent"}
 
     gpu: str
     n_gpus: int

@@ -44,8 +44,7 @@ class Prefill(Report):
     """Time of the prefill of ``batch`` prompts of ``prompt_tokens`` each (= time to first token)."""
 
     _title = "Prefill (time to first token)"
-    _formats = {"gpu": "text", "batch": "number", "prompt_tokens": "number",
-                "tokens_per_s": "number", "efficiency": "percent"}  # fmt: skip
+    _formats = {"prompt_tokens": "number"}
 
     gpu: str
     prompt_tokens: int
@@ -95,9 +94,7 @@ class Decode(Report):
     """One decoding step of a batch, weights *and* KV cache read (see :func:`decode`)."""
 
     _title = "Decoding step"
-    _formats = {"gpu": "text", "batch": "number", "context_tokens": "number",
-                "tokens_per_s": "number", "tokens_per_s_per_sequence": "number",
-                "efficiency": "percent", "compute_bound_batch": "number"}  # fmt: skip
+    _formats = {"context_tokens": "number"}
 
     gpu: str
     batch: int
@@ -155,9 +152,7 @@ class Serving(Report):
     """GPUs and cost to serve a steady stream of requests (see :func:`serving`)."""
 
     _title = "Serving estimate"
-    _formats = {"gpu": "text", "batch": "number", "gpus_per_replica": "number",
-                "replicas": "number", "gpus": "number", "requests_per_s": "number",
-                "output_tokens_per_s": "number", "usd_per_million_output_tokens": "usd"}  # fmt: skip
+    _formats = {"usd_per_million_output_tokens": "usd"}
 
     gpu: str
     batch: int

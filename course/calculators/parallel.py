@@ -53,7 +53,6 @@ class ShardedModelState(Report):
     """Model-state memory on each GPU under a ZeRO stage (no activations)."""
 
     _title = "Model states per GPU (ZeRO)"
-    _formats = {"stage": "number", "n_gpus": "number"}
 
     stage: int
     n_gpus: int
@@ -313,7 +312,6 @@ class DataParallelStep(Report):
     """One data-parallel training step: compute, gradient all-reduce, and what overlaps."""
 
     _title = "Data-parallel step"
-    _formats = {"n_gpus": "number", "speedup": "number"}
 
     n_gpus: int
     compute_seconds: float
@@ -399,8 +397,6 @@ class AlphaBetaFit(Report):
     """Latency and bandwidth of a collective, fitted to measured (size, time) points."""
 
     _title = "Alpha-beta fit"
-    _formats = {"collective": "text", "ranks": "number", "points": "number",
-                "r_squared": "number"}  # fmt: skip
 
     collective: str
     ranks: int
@@ -473,7 +469,6 @@ class LinkAllReduce(Report):
     """A gradient all-reduce over one kind of link (ring model, bandwidth term only)."""
 
     _title = "Gradient all-reduce over a link"
-    _formats = {"link": "text", "n_gpus": "number", "efficiency": "percent"}
 
     link: str
     n_gpus: int
@@ -535,7 +530,6 @@ class TensorParallelLayerComm(Report):
     """Communication of one transformer layer under Megatron tensor parallelism, per micro-batch."""
 
     _title = "Tensor-parallel communication per layer"
-    _formats = {"tensor_parallel": "number", "all_reduces": "number"}
 
     tensor_parallel: int
     all_reduces: int  # 2 in the forward pass, 2 in the backward pass
@@ -589,8 +583,6 @@ class LayoutStep(Report):
     """One training step of a DP x TP x PP layout: memory of the busiest GPU and where time goes."""
 
     _title = "Training layout: one step"
-    _formats = {"layout": "text", "fits": "text", "n_gpus": "number",
-                "global_batch": "number", "gpu": "text"}  # fmt: skip
 
     layout: str
     gpu: str

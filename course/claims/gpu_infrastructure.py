@@ -122,7 +122,6 @@ class CourseEstimate(Report):
     """The course's roofline estimate of one of the source's workloads on a real GPU."""
 
     _title = "Course estimate"
-    _formats = {"workload": "text", "gpu": "text", "efficiency": "percent"}
 
     workload: str
     gpu: str

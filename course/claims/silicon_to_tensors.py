@@ -19,8 +19,6 @@ class BreakevenRow(Report):
     """One row of the reading's break-even table, reproduced and then corrected."""
 
     _title = "Break-even table of Computational Resources for ML, reproduced and corrected"
-    _formats = {"hardware": "text", "hours_as_written": "number", "reproduced_hours": "number",
-                "corrected_hours": "number", "corrected_months": "number"}  # fmt: skip
 
     hardware: str
     purchase_usd: float
