@@ -66,10 +66,11 @@ answer-keys: install
 	$(BIN)/python -m course answer-keys $(or $(OUT),build/answer-keys)
 
 ## The course as a static website in build/site/ (Sphinx + myst-nb, from the committed outputs).
-## `make site ANSWER_KEYS=1` adds the instructors' answer keys: never publish that build to a class.
+## `make site ANSWER_KEYS=1` builds the instructors' copy, with the answer keys, into its own folder
+## build/site-answer-keys/ (never publish it to a class); neither build writes into the other's folder.
 ## (tests/test_site.py builds it too, so `make test` fails on a broken link or a missing lesson.)
 site: install
-	$(BIN)/python -m course site build/site $(if $(ANSWER_KEYS),--answer-keys)
+	$(BIN)/python -m course site $(if $(ANSWER_KEYS),build/site-answer-keys --answer-keys,build/site)
 
 ## Reveal.js decks of every lesson in build/slides/ (nbconvert's slides exporter, from the cells'
 ## slideshow tags). `make slides TAG=1` first re-tags the lessons by the rule in course/publishing/slides.py.
