@@ -106,10 +106,11 @@ def _index(readme: str, answer_keys: bool) -> str:
         "instructors/grading",
         *(["instructors/answer-keys/index"] if answer_keys else []),
         "CONTRIBUTING",
+        "LICENSE",
         "```",
         "",
     ]
-    return readme + "\n".join(toc)
+    return readme.replace("](LICENSE)", "](LICENSE.md)") + "\n".join(toc)
 
 
 def stage(src_dir: Path, answer_keys: bool = False) -> Path:
@@ -120,6 +121,8 @@ def stage(src_dir: Path, answer_keys: bool = False) -> Path:
     (src_dir / "conf.py").write_text(CONF)
     (src_dir / "index.md").write_text(_index((ROOT / "README.md").read_text(), answer_keys))
     shutil.copy(ROOT / "CONTRIBUTING.md", src_dir / "CONTRIBUTING.md")
+    licence = (ROOT / "LICENSE").read_text()
+    (src_dir / "LICENSE.md").write_text(f"# Licence\n\n```text\n{licence}```\n")
     shutil.copy(ROOT / "notebooks" / "glossary.md", src_dir / "notebooks" / "glossary.md")
     for path in lessons():
         _static_notebook(path, src_dir / "notebooks" / path.name)
