@@ -18,10 +18,17 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
+# Learners work on copies in work/ (git ignores it): the tracked lessons stay clean, so `git pull`
+# never conflicts with a learner's edits or saved outputs. Copies are made once and never overwritten.
 # --allow-root only where make runs as root (containers, CI); JupyterLab refuses root otherwise.
+WORK := work
 lab: install
+	@mkdir -p $(WORK) && cp -Rn notebooks exercises $(WORK)/ 2>/dev/null || true
+	@echo "Your copies of the lessons and exercises are in $(WORK)/ (the originals stay untouched)."
+	@echo "After a git pull, delete a lesson's copy in $(WORK)/ to get its new version; close the"
+	@echo "kernels of lessons you have finished (Kernel > Shut Down Kernel): each holds memory."
 	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(PORT) \
-	    --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/notebooks/00_setup.ipynb \
+	    --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/$(WORK)/notebooks/00_setup.ipynb \
 	    $(if $(filter 0,$(shell id -u)),--allow-root)
 
 check: install
@@ -67,10 +74,11 @@ answer-keys: install
 	$(BIN)/python -m course answer-keys $(or $(OUT),build/answer-keys)
 
 ## The course as a static website in build/site/ (Sphinx + myst-nb, from the committed outputs).
-## `make site ANSWER_KEYS=1` adds the instructors' answer keys: never publish that build to a class.
+## `make site ANSWER_KEYS=1` builds the instructors' copy, with the answer keys, into its own folder
+## build/site-answer-keys/ (never publish it to a class); neither build writes into the other's folder.
 ## (tests/test_site.py builds it too, so `make test` fails on a broken link or a missing lesson.)
 site: install
-	$(BIN)/python -m course site build/site $(if $(ANSWER_KEYS),--answer-keys)
+	$(BIN)/python -m course site $(if $(ANSWER_KEYS),build/site-answer-keys --answer-keys,build/site)
 
 ## Reveal.js decks of every lesson in build/slides/ (nbconvert's slides exporter, from the cells'
 ## slideshow tags). `make slides TAG=1` first re-tags the lessons by the rule in course/publishing/slides.py.
@@ -86,7 +94,7 @@ lock:
 	rm -rf .lock-venv
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache  # never work/: it holds the learner's work
 
 ## Maintainers: rewrite environment.yml from requirements.txt (a test checks they agree).
 environment.yml: requirements.txt

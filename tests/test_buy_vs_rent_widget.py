@@ -39,7 +39,7 @@ def test_low_utilisation_and_staff_make_renting_cheaper_and_the_bars_show_each_p
     text = repr(calc)
     assert "cheapest option is buy" not in text
     out = calc.output.value
-    for title in ("own: purchase", "own: energy", "own: hosting", "own: staff",
+    for title in ("own: purchase", "own: electricity", "own: hosting", "own: staff",
                   "on-demand: rent", "reserved: rent", "spot: rent"):  # fmt: skip
         assert f'title="{title}"' in out
     assert months(text, "reserved") != "-"

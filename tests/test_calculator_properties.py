@@ -25,8 +25,13 @@ from course.calculators import (
     serving,
     techniques,
 )
-from course.claims import gpu_infrastructure as seed000
-from course.facts import models
+from course.claims import (
+    ai_infrastructure,
+    computation_requirements,
+    gpu_infrastructure,
+    silicon_to_tensors,
+)
+from course.facts import dtypes, models
 from course.facts.models import PRESETS
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -41,7 +46,7 @@ gpus_st = st.integers(min_value=1, max_value=100_000)
 
 
 @FAST
-@given(a=params_st, b=params_st, dtype=st.sampled_from(list(memory.BYTES_PER_PARAM)))
+@given(a=params_st, b=params_st, dtype=st.sampled_from(list(dtypes.BYTES_PER_VALUE)))
 def test_more_params_never_need_less_memory(a, b, dtype):
     small, big = sorted((a, b))
     assert memory.weights_bytes(small, dtype) <= memory.weights_bytes(big, dtype)
@@ -168,8 +173,8 @@ def test_higher_utilization_never_delays_breakeven(purchase, rent, u, du):
 @FAST
 @given(watts=st.floats(0, 1e7), price=st.floats(0, 10), pue=st.floats(1, 3), n=st.integers(1, 999))
 def test_energy_cost_is_linear_in_systems_and_pue(watts, price, pue, n):
-    one = datacenter.annual_energy_cost_usd(watts, price)
-    assert datacenter.annual_energy_cost_usd(watts, price, systems=n, pue=pue) == pytest.approx(
+    one = energy.annual_electricity_usd(watts, price)
+    assert energy.annual_electricity_usd(watts, price, systems=n, pue=pue) == pytest.approx(
         one * n * pue
     )
 
@@ -218,15 +223,16 @@ VALID: dict[str, tuple] = {
     "memory.gpus_needed": (memory.gpus_needed,
                            {"total_bytes": 1e11, "gpu": "h100-sxm", "usable_fraction": 0.9}),
     "memory.params_of": (memory.params_of, {"name": "params", "value": 7e9}),
-    "memory.seed001_inference_gpus": (memory.seed001_inference_gpus,
+    "computation_requirements.inference_gpus_as_written": (computation_requirements.inference_gpus_as_written,
                                       {"params": 7e9, "bytes_per_param": 2,
                                        "gpu_memory_bytes": 8e10}),
-    "memory.seed001_training_gpus": (memory.seed001_training_gpus,
+    "computation_requirements.training_gpus_as_written": (computation_requirements.training_gpus_as_written,
                                      {"params": 7e9, "bytes_per_param": 2,
                                       "gpu_memory_bytes": 8e10}),
-    "memory.seed003_inference_bytes": (memory.seed003_inference_bytes, {"params": 7e9}),
-    "memory.seed003_training_bytes": (memory.seed003_training_bytes, {"params": 7e9}),
-    "memory.calculate_memory_requirements": (memory.calculate_memory_requirements, {
+    "ai_infrastructure.model_bytes_as_written": (ai_infrastructure.model_bytes_as_written, {"params": 7e9}),
+    "ai_infrastructure.training_bytes_as_written": (ai_infrastructure.training_bytes_as_written, {"params": 7e9}),
+    "models.checked_config": (models.checked_config, {"config": CFG}),
+    "gpu_infrastructure.memory_requirements_as_written": (gpu_infrastructure.memory_requirements_as_written, {
         "num_parameters": 7_000_000_000, "precision_bytes": 2, "batch_size": 4,
         "sequence_length": 2048, "training": True}),
     "compute.attention_flops_per_token": (compute.attention_flops_per_token,
@@ -285,16 +291,12 @@ VALID: dict[str, tuple] = {
     "energy.co2_kg": (energy.co2_kg, {"energy": 3.6e9, "grid_g_per_kwh": 400}),
     "energy.run_footprint": (energy.run_footprint, {
         "params": 7e9, "tokens": 1e12, "gpu": "h100-sxm", "n_gpus": 64, "mfu": 0.4,
-        "dtype": "bf16", "usd_per_gpu_hour": 2.0, "usd_per_kwh": 0.1, "pue": 1.2,
-        "grid_g_per_kwh": 400, "watts_per_gpu": 700}),
+        "dtype": "bf16", "recompute": False, "usd_per_gpu_hour": 2.0, "usd_per_kwh": 0.1,
+        "pue": 1.2, "grid_g_per_kwh": 400, "watts_per_gpu": 700}),
     "energy.sustained_power": (energy.sustained_power, {
         "samples": [[0.0, 100.0, 1980], [2.5, 700.0, 1350]], "skip_seconds": 1.0}),
-    "seed000.course_estimate": (seed000.course_estimate, {
+    "gpu_infrastructure.course_estimate": (gpu_infrastructure.course_estimate, {
         "workload": "generate", "gpu": "a100-80gb-sxm", "efficiency": 0.6}),
-    "compute.training_run_cost": (compute.training_run_cost, {
-        "params": 7e9, "tokens": 1e12, "gpu": "h100-sxm", "n_gpus": 64, "dtype": "bf16",
-        "mfu": 0.4, "recompute": False, "usd_per_gpu_hour": 2.0, "usd_per_kwh": 0.1,
-        "watts_per_gpu": 1275, "pue": 1.2}),
     "parallel.zero_model_state_bytes_per_gpu": (parallel.zero_model_state_bytes_per_gpu, {
         "params": 7.5e9, "n_gpus": 64, "stage": 2, "precision": "mixed", "optimizer": "adam"}),
     "parallel.parallel_training_memory_per_gpu": (parallel.parallel_training_memory_per_gpu, {
@@ -336,15 +338,14 @@ VALID: dict[str, tuple] = {
     "parallel.tensor_parallel_layer_comm": (parallel.tensor_parallel_layer_comm, {
         "config": CFG, "seq_len": 4096, "micro_batch": 1, "tensor_parallel": 8,
         "bandwidth_bytes_per_s": 4.5e11, "bytes_per_value": 2}),
-    "parallel.seed_multi_gpu_efficiency": (parallel.seed_multi_gpu_efficiency, {
+    "gpu_infrastructure.multi_gpu_efficiency_as_written": (gpu_infrastructure.multi_gpu_efficiency_as_written, {
         "num_gpus": 8, "strategy": "pipeline", "model_size_gb": 140, "batch_size": 32,
         "communication_overhead": 0.1}),
-    "datacenter.annual_energy_cost_usd": (datacenter.annual_energy_cost_usd, {
+    "energy.annual_electricity_usd": (energy.annual_electricity_usd, {
         "power_watts": 10_200, "usd_per_kwh": 0.1, "systems": 4, "utilization": 0.8, "pue": 1.3}),
-    "datacenter.energy_cost_usd": (datacenter.energy_cost_usd,
-                                   {"power_watts": 700, "seconds": 3600, "usd_per_kwh": 0.1,
-                                    "pue": 1.2}),
-    "datacenter.pod_annual_energy_cost_usd": (datacenter.pod_annual_energy_cost_usd, {
+    "energy.electricity_usd_per_hour": (energy.electricity_usd_per_hour,
+                                        {"power_watts": 700, "usd_per_kwh": 0.1, "pue": 1.2}),
+    "datacenter.pod_annual_energy": (datacenter.pod_annual_energy, {
         "system": "dgx-h100", "usd_per_kwh": 0.1, "gpus": 32, "utilization": 1.0, "pue": 1.0}),
     "datacenter.rack_check": (datacenter.rack_check, {
         "system": "dgx-h100", "systems": 4, "power_limit_watts": 40_000, "other_watts": 3000,
@@ -392,7 +393,7 @@ VALID: dict[str, tuple] = {
         "spot_usd_per_hour": 27.0, "spot_overhead_fraction": 0.2, "lifetime_years": 3,
         "utilization": 0.6, "power_watts": 10_200, "usd_per_kwh": 0.1, "pue": 1.4,
         "hosting_usd_per_year": 20_000, "staff_usd_per_year": 30_000}),
-    "cloud.seed004_breakeven": (cloud.seed004_breakeven, {
+    "silicon_to_tensors.breakeven_table_as_written": (silicon_to_tensors.breakeven_table_as_written, {
         "utilization": 0.5, "usd_per_kwh": 0.15, "pue": 1.5, "hosting_usd_per_gpu_year": 1000}),
     "cloud.training_run_cost_on": (cloud.training_run_cost_on, {
         "key": "aws-p5.48xlarge", "params": 7e9, "tokens": 1e12, "instances": 4, "mfu": 0.4,
@@ -469,12 +470,19 @@ def test_every_public_function_has_a_junk_input_case():
             offload,
             finetune,
             techniques,
+            ai_infrastructure,
+            computation_requirements,
+            silicon_to_tensors,
         )  # fmt: skip
         for name in mod.__all__
         if inspect.isfunction(getattr(mod, name))
     }
     public.add("models.TransformerConfig")
-    public.add("seed000.course_estimate")  # the seed's own estimate_runtime takes its dataclasses
+    public.add("gpu_infrastructure.memory_requirements_as_written")
+    public.add("gpu_infrastructure.multi_gpu_efficiency_as_written")
+    public.add(
+        "gpu_infrastructure.course_estimate"
+    )  # the seed's own estimate_runtime takes its dataclasses
     assert public == set(VALID)
 
 

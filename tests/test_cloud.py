@@ -21,6 +21,7 @@ from course.calculators.cloud import (
     instance,
     instance_gpu,
 )
+from course.claims import silicon_to_tensors
 from course.facts import hardware
 from course.facts.data import cloud_instances as data
 from course.facts.hardware import GPUS
@@ -116,12 +117,12 @@ def test_seed_004_breakeven_table_without_running_costs(purchase, hourly, seed_h
 
 
 def test_seed004_rows_reproduce_the_seed_then_running_costs_push_breakeven_later():
-    bare = cloud.seed004_breakeven()
+    bare = silicon_to_tensors.breakeven_table_as_written()
     assert [round(r.reproduced_hours) for r in bare] == [4000, 3750, 4688]
-    assert [r.seed_hours for r in bare] == [4000, 3750, 4700]  # the seed rounds 4,687.5 up
+    assert [r.hours_as_written for r in bare] == [4000, 3750, 4700]  # the seed rounds 4,687.5 up
     for r in bare:
         assert r.corrected_hours == pytest.approx(r.reproduced_hours)
-    real = cloud.seed004_breakeven(utilization=0.5, usd_per_kwh=0.15, pue=1.5,
+    real = silicon_to_tensors.breakeven_table_as_written(utilization=0.5, usd_per_kwh=0.15, pue=1.5,
                                    hosting_usd_per_gpu_year=1000)  # fmt: skip
     for before, after in zip(bare, real, strict=True):
         assert after.corrected_hours > before.reproduced_hours
@@ -164,7 +165,7 @@ def test_own_vs_rent_by_hand():
     hours = 0.6 * 8760 * 3
     energy = hours * 10.2 * 1.4 * 0.10
     assert r.hours_used == pytest.approx(hours)
-    assert r.energy_usd == pytest.approx(energy)
+    assert r.electricity_usd == pytest.approx(energy)
     assert r.own_total_usd == pytest.approx(400_000 + energy + 150_000)
     assert sum(r.components()["own"].values()) == pytest.approx(r.own_total_usd)
     assert r.rent_on_demand_usd == pytest.approx(hours * 55.04)
@@ -207,10 +208,10 @@ def test_training_run_cost_on_p5_is_6nd_over_peak_times_mfu_priced_per_gpu_hour(
     peak = hardware.gpu("h100-sxm").dense_flops["bf16"]
     seconds = 6 * 7e9 * 1e12 / (32 * peak * 0.4)
     assert run.wall_clock_seconds == pytest.approx(seconds)
-    assert run.rental_cost_usd == pytest.approx(32 * seconds / 3600 * 55.04 / 8)
+    assert run.rental_usd == pytest.approx(32 * seconds / 3600 * 55.04 / 8)
     cheaper = cloud.training_run_cost_on("aws-p5.48xlarge", 7e9, 1e12, instances=4,
                                          usd_per_hour=27.52)  # fmt: skip
-    assert cheaper.rental_cost_usd == pytest.approx(run.rental_cost_usd / 2)
+    assert cheaper.rental_usd == pytest.approx(run.rental_usd / 2)
     with pytest.raises(ValueError, match="usd_per_hour must be given"):
         cloud.training_run_cost_on("gcp-a3-highgpu-8g", 7e9, 1e12)
 

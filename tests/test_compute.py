@@ -21,13 +21,12 @@ from course.calculators.compute import (
     roofline_seconds,
     training_flops,
     training_flops_with_attention,
-    training_run_cost,
     training_seconds,
     weights_read_seconds,
 )
 from course.facts.hardware import GPUS
 from course.facts.models import PRESETS
-from course.facts.units import DAY, GB, KWH
+from course.facts.units import DAY, GB
 from course.measure.torchmodels import build_model
 
 SMALL = dict(layers=2, hidden=128, heads=4, ffn_hidden=344, vocab=1000, max_positions=64)
@@ -183,21 +182,6 @@ def test_mfu_inverts_training_seconds():
     seconds = training_seconds(7e9, 1e12, 64, 989.4e12, mfu=0.45)
     tokens_per_s = 1e12 / seconds
     assert mfu(7e9, tokens_per_s, 64, 989.4e12) == pytest.approx(0.45)
-
-
-def test_training_run_cost_adds_rental_and_energy():
-    run = training_run_cost(7e9, 1e12, "h100-sxm", 64, mfu=0.4, usd_per_gpu_hour=2.0,
-                            usd_per_kwh=0.1, pue=1.5)  # fmt: skip
-    assert run.wall_clock_seconds == pytest.approx(6 * 7e9 * 1e12 / (64 * 989.4e12 * 0.4))
-    assert run.power_watts == 64 * 700 * 1.5
-    assert run.energy_cost_usd == pytest.approx(run.energy_joules / KWH * 0.1)
-    assert run.rental_cost_usd == pytest.approx(run.gpu_hours * 2.0)
-    assert "wall clock" in str(run)
-
-
-def test_sparse_only_or_missing_dtype_is_refused_for_training_runs():
-    with pytest.raises(ValueError, match="dtype must be one of"):
-        training_run_cost(7e9, 1e9, "v100-sxm2-32gb", 8, dtype="bf16")
 
 
 def test_gpt2_dense_flops_are_2x_non_embedding_params_less_norms_and_biases_plus_lm_head():

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from course.calculators import cloud, compute, energy, inference
-from course.claims import gpu_infrastructure as seed000
+from course.claims import gpu_infrastructure
 from course.facts import hardware
 from course.facts.data import published_runs, reference
 from course.facts.models import PRESETS
@@ -119,7 +119,7 @@ def test_llama2_gpu_hours_imply_a_realistic_mfu_and_round_trip(key):
     flops = compute.training_flops(run.params, run.tokens)
     implied = flops / (run.gpu_hours * HOUR * A100_BF16)
     assert 0.33 < implied < 0.45
-    back = compute.training_run_cost(run.params, run.tokens, "a100-80gb-sxm", 2048, mfu=implied)
+    back = energy.run_footprint(run.params, run.tokens, "a100-80gb-sxm", 2048, mfu=implied)
     assert back.gpu_hours == pytest.approx(run.gpu_hours, rel=1e-9)
 
 
@@ -247,7 +247,7 @@ def test_serving_cost_per_million_tokens_is_price_over_throughput():
 
 def test_seed_estimate_runtime_reproduces_what_its_code_prints():
     """*GPU Infrastructure & Computational Requirements*: its example, run as written."""
-    rows = {(r["workload"], r["gpu"]): r for r in seed000.seed_table()}
+    rows = {(r["workload"], r["gpu"]): r for r in gpu_infrastructure.table_as_written()}
     assert rows["inference", "Consumer 24GB"]["compute_time_sec"] == 0.33
     assert rows["inference", "Datacenter 80GB"]["actual_time_sec"] == 0.08
     assert rows["training", "Consumer 24GB"]["actual_time_sec"] == 10.0
@@ -258,23 +258,23 @@ def test_seed_estimate_runtime_reproduces_what_its_code_prints():
 
 def test_generating_1000_tokens_is_memory_bound_and_far_slower_than_the_seed_says():
     """The seed's 14 GB read once is a prefill; generating reads the weights once per token."""
-    seed = seed000.estimate_runtime(seed000.SEED_GPUS["datacenter"],
-                                    seed000.SEED_WORKLOADS["inference"])  # fmt: skip
-    gen = seed000.course_estimate("generate", "a100-80gb-sxm")
-    pre = seed000.course_estimate("prefill", "a100-80gb-sxm")
+    seed = gpu_infrastructure.estimate_runtime(gpu_infrastructure.SOURCE_GPUS["datacenter"],
+                                    gpu_infrastructure.SOURCE_WORKLOADS["inference"])  # fmt: skip
+    gen = gpu_infrastructure.course_estimate("generate", "a100-80gb-sxm")
+    pre = gpu_infrastructure.course_estimate("prefill", "a100-80gb-sxm")
     assert gen.bound == "memory" and pre.bound == "compute"
     assert gen.seconds > 50 * seed["actual_time_sec"]
     assert gen.bytes_moved_bytes > 900 * 13e9
-    assert seed000.course_estimate("training", "h100-sxm").bytes_moved_bytes is None
-    assert "None" in str(seed000.course_estimate("training", "h100-sxm"))
+    assert gpu_infrastructure.course_estimate("training", "h100-sxm").bytes_moved_bytes is None
+    assert "None" in str(gpu_infrastructure.course_estimate("training", "h100-sxm"))
     assert pre.seconds == pytest.approx(seed["actual_time_sec"], rel=0.2)
 
 
 def test_seed_estimate_refuses_other_types():
     with pytest.raises(ValueError):
-        seed000.estimate_runtime("a100", seed000.SEED_WORKLOADS["training"])
+        gpu_infrastructure.estimate_runtime("a100", gpu_infrastructure.SOURCE_WORKLOADS["training"])
     with pytest.raises(ValueError, match="workload"):
-        seed000.course_estimate("finetune", "h100-sxm")
+        gpu_infrastructure.course_estimate("finetune", "h100-sxm")
 
 
 def test_published_runs_have_sources_and_lookup_errors_name_the_choices():
@@ -307,3 +307,35 @@ def test_bert_base_fits_the_sources_hours_to_days_on_1_to_8_gpus():
     assert run.tokens == 256 * 512 * 1_000_000
     days = compute.training_seconds(run.params, run.tokens, 8, A100_BF16, mfu=0.4) / 86400
     assert 0.5 < days < 2
+
+
+def test_run_footprint_adds_rental_and_electricity_at_the_facility():
+    run = energy.run_footprint(7e9, 1e12, "h100-sxm", 64, mfu=0.4, usd_per_gpu_hour=2.0,
+                               usd_per_kwh=0.1, pue=1.5)  # fmt: skip
+    assert run.wall_clock_seconds == pytest.approx(6 * 7e9 * 1e12 / (64 * 989.4e12 * 0.4))
+    assert run.power_watts == 64 * 700 * 1.5
+    assert run.energy_joules == pytest.approx(run.power_watts * run.wall_clock_seconds)
+    assert run.electricity_usd == pytest.approx(run.energy_joules / 3.6e6 * 0.1)
+    assert run.rental_usd == pytest.approx(run.gpu_hours * 2.0)
+    assert run.total_usd == pytest.approx(run.rental_usd + run.electricity_usd)
+    assert "wall clock" in str(run)
+
+
+def test_run_footprint_with_full_recomputation_executes_8nd():
+    plain = energy.run_footprint(7e9, 1e12, "h100-sxm", 64)
+    full = energy.run_footprint(7e9, 1e12, "h100-sxm", 64, recompute=True)
+    assert full.flops == pytest.approx(8 / 6 * plain.flops)
+    assert full.wall_clock_seconds == pytest.approx(8 / 6 * plain.wall_clock_seconds)
+
+
+def test_sparse_only_or_missing_dtype_is_refused_for_training_runs():
+    with pytest.raises(ValueError, match="dtype must be one of"):
+        energy.run_footprint(7e9, 1e9, "v100-sxm2-32gb", 8, dtype="bf16")
+
+
+def test_electricity_per_hour_is_the_same_formula_as_per_year():
+    """700 W at $0.10/kWh is $0.07 an hour; a year of it is 8,760 hours of that."""
+    assert energy.electricity_usd_per_hour(700, 0.10) == pytest.approx(0.07)
+    assert energy.annual_electricity_usd(700, 0.10, pue=1.2) == pytest.approx(
+        8760 * energy.electricity_usd_per_hour(700, 0.10, pue=1.2)
+    )

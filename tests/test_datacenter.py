@@ -6,12 +6,11 @@ import math
 
 import pytest
 
+from course.calculators import energy
 from course.calculators.datacenter import (
     WATTS_PER_COOLING_TON,
-    annual_energy_cost_usd,
     cluster_for_model,
-    energy_cost_usd,
-    pod_annual_energy_cost_usd,
+    pod_annual_energy,
     rack_check,
 )
 from course.facts.hardware import SYSTEMS
@@ -21,32 +20,36 @@ from course.facts.units import DAY
 
 def test_one_dgx_h100_costs_8935_usd_a_year_at_10_cents():
     """Seed 003: 10.2 kW x 24 h x 365 d x $0.10/kWh; FACTS.md: $8,935 (the seed rounds to $9,000)."""
-    assert annual_energy_cost_usd(10_200, 0.10) == pytest.approx(8935.2)
+    assert energy.annual_electricity_usd(10_200, 0.10) == pytest.approx(8935.2)
 
 
 def test_pue_and_utilization_scale_the_bill():
-    base = annual_energy_cost_usd(10_200, 0.10, systems=32)
+    base = energy.annual_electricity_usd(10_200, 0.10, systems=32)
     assert base == pytest.approx(285_926.4)  # FACTS.md: 32 DGX H100, before PUE
-    assert annual_energy_cost_usd(10_200, 0.10, systems=32, pue=1.5) == pytest.approx(1.5 * base)
-    assert annual_energy_cost_usd(10_200, 0.10, utilization=0) == 0
+    assert energy.annual_electricity_usd(10_200, 0.10, systems=32, pue=1.5) == pytest.approx(
+        1.5 * base
+    )
+    assert energy.annual_electricity_usd(10_200, 0.10, utilization=0) == 0
 
 
 def test_practice_question_10_both_readings():
     """Seed 003, Q10 "32-GPU DGX POD" (FACTS.md: ambiguous): 32 GPUs = 4 DGX H100 = $35,741;
     32 systems (a DGX POD, 256 GPUs) = $285,926 at $0.10/kWh before PUE."""
-    four = pod_annual_energy_cost_usd("dgx-h100", usd_per_kwh=0.10, gpus=32)
+    four = pod_annual_energy("dgx-h100", usd_per_kwh=0.10, gpus=32)
     assert (four.systems, four.gpus) == (4, 32)
     assert four.cost_per_year_usd == pytest.approx(35_741, abs=1)
-    pod = pod_annual_energy_cost_usd("dgx-h100", usd_per_kwh=0.10, systems=32)
+    pod = pod_annual_energy("dgx-h100", usd_per_kwh=0.10, systems=32)
     assert pod.gpus == 256 and pod.it_power_watts == 326_400  # seed 003: "326 kW"
     assert pod.cost_per_year_usd == pytest.approx(285_926, abs=1)
     with pytest.raises(ValueError, match="exactly one of gpus and systems"):
-        pod_annual_energy_cost_usd("dgx-h100", usd_per_kwh=0.1, gpus=32, systems=4)
+        pod_annual_energy("dgx-h100", usd_per_kwh=0.1, gpus=32, systems=4)
 
 
 def test_energy_cost_of_a_run():
-    assert energy_cost_usd(1000, 3600, 0.2) == pytest.approx(0.2)
-    assert energy_cost_usd(1000, 3600, 0.2, pue=1.25) == pytest.approx(0.25)
+    assert energy.electricity_usd(energy.energy_joules(1000, 3600), 0.2) == pytest.approx(0.2)
+    assert energy.electricity_usd(energy.energy_joules(1000, 3600, pue=1.25), 0.2) == pytest.approx(
+        0.25
+    )
 
 
 def test_seed_003_rack_of_four_dgx_h100_exceeds_its_own_air_cooling_limit():
@@ -105,9 +108,9 @@ def test_cluster_planner_refuses_what_cannot_fit_and_incomplete_targets():
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda: annual_energy_cost_usd(-1, 0.1), "power_watts must be"),
-        (lambda: annual_energy_cost_usd(1000, 0.1, pue=0.8), "pue must be"),
-        (lambda: annual_energy_cost_usd(1000, 0.1, systems=0), "systems must be an integer"),
+        (lambda: energy.annual_electricity_usd(-1, 0.1), "power_watts must be"),
+        (lambda: energy.annual_electricity_usd(1000, 0.1, pue=0.8), "pue must be"),
+        (lambda: energy.annual_electricity_usd(1000, 0.1, systems=0), "systems must be an integer"),
         (lambda: rack_check("dgx-h100", 0), "systems must be an integer >= 1"),
     ],
 )

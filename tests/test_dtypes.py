@@ -81,11 +81,11 @@ def test_fp8_minimums_match_the_fact_sheet():
 
 
 def test_seed_004_lower_ends_are_neither_normal_nor_subnormal_minimums():
-    rows = {r.key: r for r in dtypes.SEED_004_TABLE}
+    rows = {r.key: r for r in dtypes.FLOAT_FAMILY_AS_WRITTEN}
     e4m3, e5m2 = float_format("fp8_e4m3"), float_format("fp8_e5m2")
-    assert rows["fp8_e4m3"].seed_low not in (e4m3.smallest_normal, e4m3.smallest_subnormal)
+    assert rows["fp8_e4m3"].low_as_written not in (e4m3.smallest_normal, e4m3.smallest_subnormal)
     # "~1e-7" for E5M2 is below its smallest subnormal (1.5e-5): such values round to zero.
-    assert rows["fp8_e5m2"].seed_low < e5m2.smallest_subnormal / 2
+    assert rows["fp8_e5m2"].low_as_written < e5m2.smallest_subnormal / 2
 
 
 def test_tf32_is_19_bits_stored_in_32_with_fp32_range():
@@ -201,3 +201,14 @@ def test_plots_draw_every_field_and_the_whole_range():
     low, high = ax.get_xlim()
     assert low < float_format("fp32").smallest_subnormal and high > float_format("fp32").max
     assert len(ax.patches) == 2 * len(fmts)  # a subnormal and a normal bar each
+
+
+def test_the_one_bytes_per_value_table_follows_from_the_formats_bits():
+    """Every calculator reads bytes per value from ``dtypes.BYTES_PER_VALUE``, derived from bits:
+    fp8 is an OCP fp8 format (E4M3 and E5M2 both take one byte), tf32 is stored as fp32."""
+    assert dict(dtypes.BYTES_PER_VALUE) == {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1,
+                                            "int8": 1, "int4": 0.5}  # fmt: skip
+    for name, fmt in dtypes.DTYPE_FORMATS.items():
+        info = dtypes.FLOAT_FORMATS.get(fmt) or dtypes.INT_FORMATS[fmt]
+        assert dtypes.BYTES_PER_VALUE[name] == info.bytes_stored
+    assert dtypes.FLOAT_FORMATS["fp8_e5m2"].bytes_stored == dtypes.BYTES_PER_VALUE["fp8"]

@@ -17,7 +17,11 @@ def test_compare(base, new, verdict):
 
 
 def test_compare_noisy_and_degenerate():
-    assert f.compare(1.0, 0.9, 0.5, 0.01) == "noisy"
+    """One rule for every finding (findings._common.outcome): noise wins only when the spreads
+    added up are as large as the difference."""
+    assert f.compare(1.0, 1.5, 0.5, 0.01) == "noisy"
+    assert f.compare(1.0, 0.9, 0.5, 0.01) == "faster"  # 2x beats a 90 % spread
+    assert f.compare(1.0, 0.3, 0.8, 0.01) == "noisy"  # 1.25x does not beat a 31 % spread
     assert f.compare(0.0, 0.0, 0.5, 0.01) == "noisy"
 
 
@@ -27,7 +31,7 @@ def acc(m, steps, peak, sps, iqr=0.0):
 
 
 @pytest.mark.parametrize(("big_sps", "iqr", "text"), [
-    (0.5, 0.0, "faster"), (2.0, 0.0, "*slower*"), (1.0, 0.0, "about the same"), (0.5, 0.9, "Rerun"),
+    (0.5, 0.0, "faster"), (2.0, 0.0, "*slower*"), (1.0, 0.0, "about the same"), (0.5, 1.5, "Rerun"),
 ])  # fmt: skip
 def test_accumulation_branches(big_sps, iqr, text):
     out = f.accumulation([acc(1, 8, 1e6, 1.0, iqr), acc(8, 1, 5e6, big_sps)])
@@ -97,7 +101,7 @@ def bat(b, t, iqr=0.0):
 def test_batching_branches():
     assert "Batching paid" in f.batching([bat(1, 1.0), bat(16, 2.0)])
     assert "did not grow" in f.batching([bat(1, 1.0), bat(16, 16.0)])
-    assert "Rerun" in f.batching([bat(1, 1.0, 0.9), bat(16, 2.0)])
+    assert "Rerun" in f.batching([bat(1, 1.0, 10.0), bat(16, 2.0)])  # spread beats 8x
     assert "rerun" in f.batching([bat(1, 1.0)])
 
 

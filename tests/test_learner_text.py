@@ -37,3 +37,25 @@ def test_notebook_text_names_no_file_the_learner_lacks(path):
 def test_quiz_text_names_no_file_the_learner_lacks(path):
     found = FORBIDDEN.findall(strings_of(path))
     assert not found, f"{path.name} names {found}: name the reading by its title"
+
+
+def test_no_public_name_of_the_package_says_seed():
+    """Learners read the package: the readings' rules are named by the reading ("as written"),
+    never by a file id. Random seeds (``seed=``, ``manual_seed``) are another word."""
+    import importlib
+    import pkgutil
+
+    import course
+
+    offenders = []
+    for info in pkgutil.walk_packages(course.__path__, "course."):
+        if "seed" in info.name.rsplit(".", 1)[-1].lower():
+            offenders.append(info.name)
+            continue
+        if info.name.startswith(("course.measure", "course.distributed", "course.publishing")):
+            continue  # torch-heavy or entry points: checked by name only
+        module = importlib.import_module(info.name)
+        offenders += [
+            f"{info.name}.{n}" for n in getattr(module, "__all__", ()) if "seed" in n.lower()
+        ]
+    assert not offenders, offenders

@@ -1,4 +1,5 @@
-"""`make lab` on an installed checkout: starts at once (no reinstall) and serves the course on loopback."""
+"""`make lab` on an installed checkout: starts at once (no reinstall), serves the course on loopback,
+and opens the learner's copies in work/ (made once, never overwritten), not the tracked lessons."""
 
 import json
 import os
@@ -42,6 +43,11 @@ def test_make_lab_serves_lesson_00_on_loopback_with_a_token():
     if not (ROOT / ".venv" / ".installed").exists():
         pytest.skip("needs the .venv that `make install` creates (make test creates it first)")
     port = _free_port()
+    copy = ROOT / "work" / "notebooks" / "00_setup.ipynb"
+    mine = (
+        copy.exists() and copy.read_bytes() != (ROOT / "notebooks" / "00_setup.ipynb").read_bytes()
+    )
+    before = copy.read_bytes() if copy.exists() else None
     proc = subprocess.Popen(
         ["make", "--no-print-directory", "lab", f"PORT={port}"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -57,10 +63,15 @@ def test_make_lab_serves_lesson_00_on_loopback_with_a_token():
                 url, token = match.group(0), match.group(1)
         assert url, "JupyterLab did not print its URL:\n" + "".join(output[-30:])
         assert "pip install" not in "".join(output), "a second `make lab` must not reinstall"
-        assert "/lab/tree/notebooks/00_setup.ipynb" in url
-        api = f"http://127.0.0.1:{port}/api/contents/notebooks?token={token}"
+        assert "/lab/tree/work/notebooks/00_setup.ipynb" in url
+        copy = ROOT / "work" / "notebooks" / "00_setup.ipynb"
+        assert copy.read_bytes() == (ROOT / "notebooks" / "00_setup.ipynb").read_bytes() or mine
+        assert (ROOT / "work" / "exercises" / "checks").is_dir()
+        api = f"http://127.0.0.1:{port}/api/contents/work/notebooks?token={token}"
         listing = _get_json_when_listening(api)
         assert "00_setup.ipynb" in {item["name"] for item in listing["content"]}
+        if before is not None:
+            assert copy.read_bytes() == before, "make lab must never overwrite a learner's copy"
         with pytest.raises(urllib.error.HTTPError):  # no token, no access
             urllib.request.urlopen(f"http://127.0.0.1:{port}/api/contents/notebooks", timeout=10)
     finally:

@@ -8,20 +8,20 @@ import pytest
 import torch
 
 from course.calculators.memory import (
-    BYTES_PER_PARAM,
     activation_bytes_per_layer,
-    calculate_memory_requirements,
     gpus_needed,
     inference_memory,
     kv_cache_bytes,
     model_state_bytes,
-    seed001_inference_gpus,
-    seed001_training_gpus,
-    seed003_inference_bytes,
-    seed003_training_bytes,
     training_memory,
     weights_bytes,
 )
+from course.claims.ai_infrastructure import model_bytes_as_written, training_bytes_as_written
+from course.claims.computation_requirements import (
+    inference_gpus_as_written,
+    training_gpus_as_written,
+)
+from course.claims.gpu_infrastructure import memory_requirements_as_written
 from course.facts.hardware import GPUS
 from course.facts.models import PRESETS
 from course.facts.units import GB, GiB
@@ -29,11 +29,6 @@ from course.measure.torchmodels import build_model
 
 # GPT-3 175B shape (Brown et al. 2020, Table 2.1), as Korthikanti et al. 2022 use it.
 S, H, A = 2048, 12288, 96
-
-
-def test_bytes_per_param_of_each_dtype():
-    assert dict(BYTES_PER_PARAM) == {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1,
-                                     "int8": 1, "int4": 0.5}  # fmt: skip
 
 
 def test_weights_of_7b_in_fp16_are_14_gb_and_13_gib():
@@ -58,7 +53,7 @@ def test_18_bytes_per_param_needs_fp32_gradients():
     m = model_state_bytes(1e9, precision="mixed_fp32_grads")
     assert m.bytes_per_param == 18
     assert m.weights_bytes + m.master_weights_bytes == 6e9
-    assert seed003_training_bytes(1e9) == m.total_bytes
+    assert training_bytes_as_written(1e9) == m.total_bytes
 
 
 @pytest.mark.parametrize(
@@ -213,19 +208,19 @@ def test_gpus_needed_corrects_the_seeds_gpu_table():
 
 def test_seed001_rules_of_thumb_as_written():
     """Seed 001: GPUs ~ params(B) x bytes / memory(GB); training 6x that."""
-    assert seed001_inference_gpus(70e9, 2, 80e9) == pytest.approx(1.75)
-    assert seed001_training_gpus(70e9, 2, 80e9) == pytest.approx(10.5)
+    assert inference_gpus_as_written(70e9, 2, 80e9) == pytest.approx(1.75)
+    assert training_gpus_as_written(70e9, 2, 80e9) == pytest.approx(10.5)
     # The 6x rule at 2 bytes is 12 B/param, below the 16 B/param of mixed-precision Adam.
-    rule = seed001_training_gpus(7e9, 2, 1.0)
+    rule = training_gpus_as_written(7e9, 2, 1.0)
     assert rule < model_state_bytes(7e9).total_bytes
-    assert seed003_inference_bytes(110e6) == pytest.approx(0.22e9)
+    assert model_bytes_as_written(110e6) == pytest.approx(0.22e9)
 
 
 def test_seed000_calculator_reproduces_its_own_heuristics():
     """Seed 000's calculate_memory_requirements, 7B fp16, batch 4, seq 2048 (its first example):
     weights 7e9 x 2 / 2**30 = 13.04 'GB' (GiB), activations 4 x that x 4 x 2048 / 2048,
     8 log10(7e9) = 78.8 'layers' and hidden 2,722 (FACTS.md: "79 layers, hidden 2,720")."""
-    r = calculate_memory_requirements(7_000_000_000, 2, 4, 2048)
+    r = memory_requirements_as_written(7_000_000_000, 2, 4, 2048)
     weights = 7e9 * 2 / 2**30
     assert r["model_weights_gb"] == round(weights, 2) == 13.04
     assert r["activations_gb"] == round(weights * 4 * 4, 2)
@@ -235,7 +230,7 @@ def test_seed000_calculator_reproduces_its_own_heuristics():
     assert r["kv_cache_gb"] == round(2 * layers * hidden * 2048 * 4 * 2 / 2**30, 2)
     assert r["gradients_gb"] == 0 and r["optimizer_states_gb"] == 0
     assert r["recommended_gpu_memory_gb"] == pytest.approx(1.2 * r["total_gb"], abs=0.01)
-    trained = calculate_memory_requirements(7_000_000_000, 4, 2, 2048, training=True)
+    trained = memory_requirements_as_written(7_000_000_000, 4, 2, 2048, training=True)
     assert trained["optimizer_states_gb"] == pytest.approx(2 * trained["model_weights_gb"], 0.01)
 
 

@@ -105,3 +105,24 @@ def test_home_page_and_a_lesson_render_a_heading_and_a_plot_in_chromium(built):
         plot.scroll_into_view_if_needed()
         assert plot.evaluate("img => img.complete && img.naturalWidth > 100")
         browser.close()
+
+
+def test_a_public_build_never_lands_where_the_answer_keys_are_and_back(tmp_path):
+    """`make site` and `make site ANSWER_KEYS=1` write different folders; a forgotten rebuild
+    into the wrong one is refused before anything is written."""
+    keys = tmp_path / "site-answer-keys"
+    keys.mkdir()
+    (keys / site.KIND_MARKER).write_text("answer-keys")
+    with pytest.raises(RuntimeError, match="holds the answer-keys build"):
+        site._claim_folder(keys, answer_keys=False)
+    site._claim_folder(keys, answer_keys=True)  # rebuilding the instructors' copy is fine
+    public = tmp_path / "site"
+    public.mkdir()
+    (public / site.KIND_MARKER).write_text("public")
+    with pytest.raises(RuntimeError, match="holds the public build"):
+        site._claim_folder(public, answer_keys=True)
+    other = tmp_path / "notes"
+    other.mkdir()
+    (other / "todo.txt").write_text("mine")
+    with pytest.raises(RuntimeError, match="not empty"):
+        site._claim_folder(other, answer_keys=False)

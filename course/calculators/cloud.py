@@ -2,18 +2,18 @@
 
 Cloud prices change (AWS cut P4 and P5 on-demand prices by up to 45 % in June 2025), so every
 price carries the date it was seen and its source, in :mod:`course.facts.data.cloud_instances`; a
-lesson shows the date beside the number and lets the learner type today's price. Seed 003's
+lesson shows the date beside the number and lets the learner type today's price. *AI Infrastructure*'s
 Azure and GCP figures have no source and are left out.
 
 Also here: total cost of ownership against on-demand, reserved and spot rent
-(:func:`own_vs_rent`), seed 004's table reproduced and corrected (:func:`seed004_breakeven`),
+(:func:`own_vs_rent`), the readings' break-even table reproduced and corrected in :mod:`course.claims.silicon_to_tensors`,
 cost per training run and per million tokens served on an instance type, and checkpointing on
 spot capacity (Young 1974, Daly 2006).
 
-:func:`breakeven_hours` and :func:`breakeven_months` answer practice question 9 of seed 003
+:func:`breakeven_hours` and :func:`breakeven_months` answer practice question 9 of *AI Infrastructure*
 ("Compare on-premise DGX vs cloud GPUs for a startup training models continuously") with power,
-facility overhead (PUE), fixed running costs and utilisation included, which the seeds' tables
-(seed 004: 4,000 / 3,750 / 4,688 hours) leave out.
+facility overhead (PUE), fixed running costs and utilisation included, which the readings' tables
+(*Computational Resources for ML*: 4,000 / 3,750 / 4,688 hours) leave out.
 
 Used by lessons 09 and 10. Layer 2: no torch.
 """
@@ -24,11 +24,11 @@ import math
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from course.calculators import compute
+from course.calculators import compute, energy
 from course.facts import hardware, validate
 from course.facts.data import cloud_instances as cloud_data
 from course.facts.report import Report
-from course.facts.units import HOUR, KWH, YEAR
+from course.facts.units import HOUR, YEAR
 
 #: Hours in an average month (8,760 / 12).
 HOURS_PER_MONTH = YEAR / HOUR / 12
@@ -48,8 +48,6 @@ class CloudInstance(Report):
     """
 
     _title = "Cloud instance"
-    _formats = {"key": "text", "name": "text", "provider": "text", "gpu": "text", "gpus": "number",
-                "network": "text", "as_of": "text", "source": "text", "notes": "text"}  # fmt: skip
 
     key: str
     provider: str
@@ -101,13 +99,6 @@ def _usd(name: str, value: object) -> float:
     return validate.number(name, value, minimum=0, maximum=MAX_USD)
 
 
-def _running_usd_per_hour(power_watts: object, usd_per_kwh: object, pue: object) -> float:
-    watts = validate.number("power_watts", power_watts, minimum=0, maximum=1e10)
-    price = validate.number("usd_per_kwh", usd_per_kwh, minimum=0, maximum=1e3)
-    facility = validate.number("pue", pue, minimum=1, maximum=10)
-    return watts * facility * HOUR / KWH * price
-
-
 def breakeven_hours(
     purchase_usd: float,
     rent_usd_per_hour: float,
@@ -121,13 +112,13 @@ def breakeven_hours(
 
     purchase / (rent per hour - running cost per hour of owning), where running cost = power x
     PUE x electricity price + ``other_usd_per_hour`` (hosting, support). With no running costs
-    this is seed 004's purchase / hourly rate (RTX 4090: $1,600 / $0.40 = 4,000 h). Returns
+    this is *Computational Resources for ML*'s purchase / hourly rate (RTX 4090: $1,600 / $0.40 = 4,000 h). Returns
     ``math.inf`` when owning costs as much per hour as renting: buying never pays off.
     """
     price = _usd("purchase_usd", purchase_usd)
     rent = validate.number("rent_usd_per_hour", rent_usd_per_hour, minimum=0, maximum=1e6,
                            strict_min=True)  # fmt: skip
-    running = _running_usd_per_hour(power_watts, usd_per_kwh, pue)
+    running = energy.electricity_usd_per_hour(power_watts, usd_per_kwh, pue=pue)
     running += validate.number("other_usd_per_hour", other_usd_per_hour, minimum=0, maximum=1e6)
     saving = rent - running
     return price / saving if saving > 0 else math.inf
@@ -148,14 +139,14 @@ def breakeven_months(
     Each month the hardware is used ``utilization`` x 730 h. Renting costs those hours x the
     hourly rate; owning costs the energy of those hours (x PUE) plus ``other_usd_per_month``
     (space, staff, support), paid used or not. Months = purchase / (monthly rent - monthly cost of
-    owning); ``math.inf`` if renting is never dearer. Seed 003's "6-12 months" holds only near
+    owning); ``math.inf`` if renting is never dearer. *AI Infrastructure*'s "6-12 months" holds only near
     full utilisation: at 25 % it is four times longer.
     """
     price = _usd("purchase_usd", purchase_usd)
     rent = validate.number("rent_usd_per_hour", rent_usd_per_hour, minimum=0, maximum=1e6,
                            strict_min=True)  # fmt: skip
     util = validate.fraction("utilization", utilization)
-    running = _running_usd_per_hour(power_watts, usd_per_kwh, pue)
+    running = energy.electricity_usd_per_hour(power_watts, usd_per_kwh, pue=pue)
     fixed = validate.number("other_usd_per_month", other_usd_per_month, minimum=0, maximum=1e9)
     hours = util * HOURS_PER_MONTH
     saving = hours * (rent - running) - fixed
@@ -222,7 +213,7 @@ def instances_table(provider: str | None = None) -> list[dict[str, object]]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Buy vs rent over a lifetime (practice question 9 of seed 003)
+# Buy vs rent over a lifetime (practice question 9 of *AI Infrastructure*)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -242,16 +233,14 @@ class OwnVsRent(Report):
     """Owning hardware vs renting the same hours, over the hardware's lifetime (all in USD)."""
 
     _title = "Buy vs rent over the lifetime"
-    _formats = {"lifetime_years": "number", "utilization": "percent", "hours_used": "number",
-                "breakeven_months_on_demand": "number", "breakeven_months_reserved": "number",
-                "breakeven_months_spot": "number", "cheapest": "text"}  # fmt: skip
+    _formats = {"utilization": "percent"}
 
     lifetime_years: float
     utilization: float
     hours_used: float  # over the lifetime
     purchase_usd: float
     depreciation_per_year_usd: float  # straight line to zero over the lifetime
-    energy_usd: float  # power x PUE x hours used x price of electricity
+    electricity_usd: float  # power x PUE x hours used x price of electricity
     hosting_usd: float  # space, cooling contract, network, support: paid used or not
     staff_usd: float
     own_total_usd: float
@@ -266,7 +255,7 @@ class OwnVsRent(Report):
 
     def components(self) -> dict[str, dict[str, float]]:
         """Cost components per option, for a stacked bar: {"own": {...}, "on-demand": {...}}."""
-        parts = {"own": {"purchase": self.purchase_usd, "energy": self.energy_usd,
+        parts = {"own": {"purchase": self.purchase_usd, "electricity": self.electricity_usd,
                          "hosting": self.hosting_usd, "staff": self.staff_usd},
                  "on-demand": {"rent": self.rent_on_demand_usd}}  # fmt: skip
         if self.rent_reserved_usd is not None:
@@ -310,7 +299,7 @@ def own_vs_rent(
                                maximum=100)  # fmt: skip
     years = validate.number("lifetime_years", lifetime_years, minimum=0.01, maximum=50)
     util = validate.number("utilization", utilization, minimum=MIN_UTILIZATION, maximum=1)
-    running = _running_usd_per_hour(power_watts, usd_per_kwh, pue)
+    running = energy.electricity_usd_per_hour(power_watts, usd_per_kwh, pue=pue)
     hosting = validate.number("hosting_usd_per_year", hosting_usd_per_year, minimum=0, maximum=1e10)
     staff = validate.number("staff_usd_per_year", staff_usd_per_year, minimum=0, maximum=1e10)
 
@@ -318,8 +307,8 @@ def own_vs_rent(
     used_month = util * month_hours
     own_month = used_month * running + (hosting + staff) / 12
     hours = used_month * 12 * years
-    energy = hours * running
-    own_total = price + energy + (hosting + staff) * years
+    electricity = hours * running
+    own_total = price + electricity + (hosting + staff) * years
     options = {"buy": own_total, "on-demand": hours * on_demand}
     months_reserved = months_spot = None
     if reserved is not None:
@@ -334,7 +323,7 @@ def own_vs_rent(
         hours_used=hours,
         purchase_usd=price,
         depreciation_per_year_usd=price / years,
-        energy_usd=energy,
+        electricity_usd=electricity,
         hosting_usd=hosting * years,
         staff_usd=staff * years,
         own_total_usd=own_total,
@@ -347,60 +336,6 @@ def own_vs_rent(
         breakeven_months_spot=months_spot,
         cheapest=min(options, key=options.get),
     )
-
-
-@dataclass(frozen=True)
-class Seed004Row(Report):
-    """One row of seed 004's break-even table, reproduced and then corrected."""
-
-    _title = "Seed 004 break-even, reproduced and corrected"
-    _formats = {"hardware": "text", "seed_hours": "number", "reproduced_hours": "number",
-                "corrected_hours": "number", "corrected_months": "number"}  # fmt: skip
-
-    hardware: str
-    purchase_usd: float
-    rent_usd_per_hour: float
-    seed_hours: float  # as printed in the seed
-    reproduced_hours: float  # purchase / hourly rate
-    running_usd_per_hour: float  # power x PUE x electricity + hosting per hour used
-    corrected_hours: float  # purchase / (rate - running cost)
-    corrected_months: float  # at the given utilisation, hosting paid every month
-
-
-def seed004_breakeven(
-    *,
-    utilization: float = 1.0,
-    usd_per_kwh: float = 0.0,
-    pue: float = 1.0,
-    hosting_usd_per_gpu_year: float = 0.0,
-) -> tuple[Seed004Row, ...]:
-    """Seed 004's "When Cloud Makes Sense" table: purchase / hourly rate reproduces its hours
-    (4,000 / 3,750 / 4,688); then each row is corrected for the GPUs' power (TDP from
-    ``course.facts.hardware``, x ``pue``, at ``usd_per_kwh``), hosting per GPU-year and utilisation.
-    The seed's prices are its own round figures, not checked quotes. GPU power only: a whole
-    server draws more (CPUs, fans, NICs), so the correction is a lower bound.
-    """
-    util = validate.number("utilization", utilization, minimum=MIN_UTILIZATION, maximum=1)
-    hosting = validate.number("hosting_usd_per_gpu_year", hosting_usd_per_gpu_year, minimum=0,
-                              maximum=1e8)  # fmt: skip
-    rows = []
-    for label, gpu_key, gpus, purchase, hourly, seed_hours in cloud_data.SEED004_BUY_VS_RENT:
-        watts = gpus * hardware.gpu(gpu_key).tdp_watts
-        hosting_year = hosting * gpus
-        running = _running_usd_per_hour(watts, usd_per_kwh, pue)
-        per_used_hour = running + hosting_year / (util * YEAR / HOUR)
-        rows.append(Seed004Row(
-            hardware=label, purchase_usd=float(purchase), rent_usd_per_hour=hourly,
-            seed_hours=seed_hours, reproduced_hours=breakeven_hours(purchase, hourly),
-            running_usd_per_hour=per_used_hour,
-            corrected_hours=breakeven_hours(purchase, hourly, power_watts=watts,
-                                            usd_per_kwh=usd_per_kwh, pue=pue,
-                                            other_usd_per_hour=hosting_year / (util * YEAR / HOUR)),
-            corrected_months=breakeven_months(purchase, hourly, utilization=util,
-                                              power_watts=watts, usd_per_kwh=usd_per_kwh,
-                                              pue=pue, other_usd_per_month=hosting_year / 12),
-        ))  # fmt: skip
-    return tuple(rows)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -426,7 +361,7 @@ def training_run_cost_on(
     mfu: float = 0.4,
     dtype: str = "bf16",
     usd_per_hour: float | None = None,
-) -> compute.TrainingRun:
+) -> energy.RunFootprint:
     """Time and rental cost of a 6 x params x tokens training run on ``instances`` of a type.
 
     Wall clock = 6ND / (GPUs x dense peak(dtype) x MFU) (``course.calculators.compute.training_seconds``);
@@ -436,8 +371,8 @@ def training_run_cost_on(
     inst = instance(key)
     n = validate.positive_int("instances", instances, maximum=100_000)
     price = _price(inst, usd_per_hour)
-    return compute.training_run_cost(params, tokens, inst.gpu, n * inst.gpus, dtype=dtype,
-                                     mfu=mfu, usd_per_gpu_hour=price / inst.gpus)  # fmt: skip
+    return energy.run_footprint(params, tokens, inst.gpu, n * inst.gpus, dtype=dtype, mfu=mfu,
+                                usd_per_gpu_hour=price / inst.gpus)  # fmt: skip
 
 
 def usd_per_million_tokens(usd_per_hour: float, tokens_per_s: float) -> float:
@@ -452,8 +387,7 @@ class ServingCost(Report):
     """Decode throughput floor of a model on an instance and what a million tokens costs."""
 
     _title = "Serving cost"
-    _formats = {"instance": "text", "batch": "number", "tokens_per_s": "number",
-                "efficiency": "percent", "usd_per_million_tokens": "usd"}  # fmt: skip
+    _formats = {"usd_per_million_tokens": "usd"}
 
     instance: str
     usd_per_hour: float
@@ -567,8 +501,6 @@ class SpotRun(Report):
     """A training job on preemptible (spot) capacity, checkpointed at the Daly interval."""
 
     _title = "Spot training with checkpoints"
-    _formats = {"overhead_fraction": "percent", "expected_preemptions": "number",
-                "cheaper": "text"}  # fmt: skip
 
     interval_seconds: float  # work between checkpoints
     young_interval_seconds: float
@@ -628,7 +560,6 @@ __all__ = [
     "PRICE_KINDS",
     "CloudInstance",
     "OwnVsRent",
-    "Seed004Row",
     "ServingCost",
     "SpotRun",
     "breakeven_hours",
@@ -641,7 +572,6 @@ __all__ = [
     "own_vs_rent",
     "price_change_fraction",
     "price_history",
-    "seed004_breakeven",
     "serving_cost",
     "spot_training",
     "training_run_cost_on",

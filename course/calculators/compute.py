@@ -18,11 +18,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from course.calculators.memory import BYTES_PER_PARAM, MAX_COUNT, params_of
+from course.calculators.memory import MAX_COUNT, params_of
 from course.facts import hardware, validate
-from course.facts.models import TransformerConfig, matmul_params_per_layer
+from course.facts.dtypes import BYTES_PER_VALUE
+from course.facts.models import TransformerConfig, checked_config, matmul_params_per_layer
 from course.facts.report import Report
-from course.facts.units import HOUR, KWH
+from course.facts.validate import MAX_GPUS
 
 #: Largest FLOP count accepted (1e40; a frontier training run is ~1e26).
 MAX_FLOPS = 1e40
@@ -32,14 +33,6 @@ MAX_FLOP_RATE = 1e21
 MAX_BANDWIDTH = 1e18
 #: Largest byte count accepted for data moved by a workload.
 MAX_BYTES_MOVED = 1e30
-MAX_GPUS = 10**8
-
-
-def _config(config: object) -> TransformerConfig:
-    if not isinstance(config, TransformerConfig):
-        raise ValueError(f"config must be a TransformerConfig (see course.facts.models.PRESETS), got "
-                         f"{config!r}")  # fmt: skip
-    return config
 
 
 def _flops(name: str, value: object) -> float:
@@ -80,7 +73,7 @@ def attention_flops_per_token(
     causal mask; ``causal=True`` halves it, as causal FlashAttention does and Kaplan et al. 2020
     assume (their ``2 * n_layer * n_ctx * d_attn``).
     """
-    c = _config(config)
+    c = checked_config(config)
     s = validate.positive_int("seq_len", seq_len, maximum=10**8)
     validate.choice("causal", causal, (True, False))
     full = 4.0 * c.layers * s * c.heads * c.head_dim
@@ -98,7 +91,7 @@ def forward_flops_per_token(
     lookups are left out: they are O(hidden) per token against O(hidden^2), and
     ``FlopCounterMode`` does not count them either. Compare Kaplan's ``2N + 2 n_layer n_ctx d``.
     """
-    c = _config(config)
+    c = checked_config(config)
     attention = attention_flops_per_token(c, seq_len, causal=causal)
     dense = 2.0 * c.layers * matmul_params_per_layer(c)
     head = 2.0 * c.hidden * c.vocab if c.lm_head else 0.0
@@ -114,14 +107,18 @@ def forward_flops(
     return forward_flops_per_token(config, seq_len, causal=causal) * seq_len * b
 
 
-def training_flops(params: float, tokens: float) -> float:
-    """Training FLOPs ~ 6 x params x tokens (Kaplan et al. 2020, sec. 2.1).
+def training_flops(params: float, tokens: float, *, recompute: bool = False) -> float:
+    """Training FLOPs ~ 6 x params x tokens (Kaplan et al. 2020, sec. 2.1), 8 x with full
+    activation recomputation.
 
     2N per token forward and 4N backward (gradients with respect to activations and to weights);
     the optimizer step is O(N) per *step*, not per token, so it is negligible. GPT-3: 6 x 175e9 x
-    300e9 = 3.15e23; Brown et al. 2020 (Table D.1) give 3.14e23.
+    300e9 = 3.15e23; Brown et al. 2020 (Table D.1) give 3.14e23. Full recomputation runs each
+    forward again during the backward: 8N per token executed (Narayanan et al. 2021, sec. 5.1).
+    This is the one place the 6 (or 8) is written; every other calculator calls it.
     """
-    return 6.0 * params_of("params", params) * params_of("tokens", tokens)
+    validate.choice("recompute", recompute, (True, False))
+    return (8.0 if recompute else 6.0) * params_of("params", params) * params_of("tokens", tokens)
 
 
 def training_flops_with_attention(
@@ -240,7 +237,7 @@ def _dims(m: object, n: object, k: object) -> tuple[int, int, int]:
 def matmul_flops(m: int, n: int, k: int) -> float:
     """FLOPs of an (m x k) @ (k x n) matrix multiply: 2mnk (one multiply and one add each).
 
-    4096^3: 2 x 68.7e9 multiply-adds = 137.4 GFLOP (seed 004 calls these "multiply-add operations").
+    4096^3: 2 x 68.7e9 multiply-adds = 137.4 GFLOP (*Computational Resources for ML* calls these "multiply-add operations").
     """
     dims = _dims(m, n, k)
     return 2.0 * dims[0] * dims[1] * dims[2]
@@ -258,10 +255,10 @@ def matmul_bytes(m: int, n: int, k: int, *, bytes_per_element: float = 2) -> flo
 def weights_read_seconds(params: float, dtype: str, bandwidth: float) -> float:
     """Time to read every weight once from memory: the floor on one decoding step at batch 1.
 
-    A 13B model in fp16 at 900 GB/s: 26e9 / 900e9 = 28.9 ms (seed 000 says ~15 ms).
+    A 13B model in fp16 at 900 GB/s: 26e9 / 900e9 = 28.9 ms (*GPU Infrastructure & Computational Requirements* says ~15 ms).
     """
     n = params_of("params", params)
-    bpp = BYTES_PER_PARAM[validate.choice("dtype", dtype, BYTES_PER_PARAM)]
+    bpp = BYTES_PER_VALUE[validate.choice("dtype", dtype, BYTES_PER_VALUE)]
     return n * bpp / _bandwidth("bandwidth", bandwidth)
 
 
@@ -270,8 +267,6 @@ class DecodeStep(Report):
     """Roofline floor of one decoding step of a whole batch (weights only; see :func:`decode_step`)."""
 
     _title = "Decoding step (roofline floor)"
-    _formats = {"gpu": "text", "weights_dtype": "text", "compute_dtype": "text", "batch": "number",
-                "tokens_per_s": "number", "compute_bound_batch": "number"}  # fmt: skip
 
     gpu: str
     weights_dtype: str
@@ -307,7 +302,7 @@ def decode_step(
     card = hardware.gpu(gpu)
     # at least one weight: a subnormal count would make the step take 0 s (tokens/s = b / 0)
     n = validate.number("params", params, minimum=1, maximum=MAX_COUNT)
-    w_bytes = n * BYTES_PER_PARAM[validate.choice("dtype", dtype, BYTES_PER_PARAM)]
+    w_bytes = n * BYTES_PER_VALUE[validate.choice("dtype", dtype, BYTES_PER_VALUE)]
     b = validate.positive_int("batch", batch, maximum=10**7)
     if compute_dtype is None:
         compute_dtype = dtype if dtype in card.dense_flops else "fp16"
@@ -353,13 +348,10 @@ def training_seconds(
     of ``peak_flops_per_gpu`` on the FLOPs executed (hardware FLOPs utilisation when
     ``recompute=True``, model FLOPs utilisation otherwise). 0.3-0.5 is typical of large runs.
     """
-    n = params_of("params", params)
-    d = params_of("tokens", tokens)
+    flops = training_flops(params, tokens, recompute=recompute)
     gpus = validate.positive_int("n_gpus", n_gpus, maximum=MAX_GPUS)
     peak = _rate("peak_flops_per_gpu", peak_flops_per_gpu)
     util = _utilisation("mfu", mfu)
-    validate.choice("recompute", recompute, (True, False))
-    flops = (8.0 if recompute else 6.0) * n * d
     return flops / (gpus * peak * util)
 
 
@@ -389,77 +381,6 @@ def mfu(
         per_token = validate.number("flops_per_token", flops_per_token, minimum=0,
                                     maximum=MAX_FLOPS / MAX_COUNT, strict_min=True)  # fmt: skip
     return per_token * rate / (gpus * peak)
-
-
-@dataclass(frozen=True)
-class TrainingRun(Report):
-    """Time, energy and cost of a training run on a number of GPUs of one kind."""
-
-    _title = "Training run"
-    _formats = {"gpu": "text", "n_gpus": "number", "gpu_hours": "number", "mfu": "percent"}
-
-    gpu: str
-    n_gpus: int
-    flops: float
-    mfu: float
-    wall_clock_seconds: float
-    gpu_hours: float
-    power_watts: float  # all GPUs (x PUE) while training
-    energy_joules: float
-    energy_cost_usd: float
-    rental_cost_usd: float
-    total_cost_usd: float
-
-
-def training_run_cost(
-    params: float,
-    tokens: float,
-    gpu: hardware.GPU | str,
-    n_gpus: int,
-    *,
-    dtype: str = "bf16",
-    mfu: float = 0.4,
-    recompute: bool = False,
-    usd_per_gpu_hour: float = 0.0,
-    usd_per_kwh: float = 0.0,
-    watts_per_gpu: float | None = None,
-    pue: float = 1.0,
-) -> TrainingRun:
-    """How long, how much energy and how much money a run of 6 x params x tokens FLOPs takes.
-
-    Peak from ``gpu.dense_flops[dtype]`` (dense: sparsity does not apply to training). Power
-    defaults to the GPU's TDP (``watts_per_gpu`` overrides, e.g. 10,200 W / 8 = 1,275 W for a
-    whole DGX H100 share); ``pue`` scales it to the facility. Rental cost = GPU-hours x
-    ``usd_per_gpu_hour`` (a cloud instance's hourly price / its GPUs); if you rent, the energy is
-    in that price, so leave ``usd_per_kwh`` at 0.
-    """
-    card = hardware.gpu(gpu)
-    peak = card.peak_flops(validate.choice("dtype", dtype, tuple(card.dense_flops)))
-    gpus = validate.positive_int("n_gpus", n_gpus, maximum=MAX_GPUS)
-    seconds = training_seconds(params, tokens, gpus, peak, mfu=mfu, recompute=recompute)
-    price_gpu = validate.number("usd_per_gpu_hour", usd_per_gpu_hour, minimum=0, maximum=1e6)
-    price_kwh = validate.number("usd_per_kwh", usd_per_kwh, minimum=0, maximum=1e3)
-    watts = card.tdp_watts if watts_per_gpu is None else watts_per_gpu
-    watts = validate.number("watts_per_gpu", watts, minimum=0, maximum=1e6, strict_min=True)
-    facility = validate.number("pue", pue, minimum=1, maximum=10)
-    power = gpus * watts * facility
-    energy = power * seconds
-    gpu_hours = gpus * seconds / HOUR
-    energy_cost = energy / KWH * price_kwh
-    rental = gpu_hours * price_gpu
-    return TrainingRun(
-        gpu=card.name,
-        n_gpus=gpus,
-        flops=(8.0 if recompute else 6.0) * float(params) * float(tokens),
-        mfu=float(mfu),
-        wall_clock_seconds=seconds,
-        gpu_hours=gpu_hours,
-        power_watts=power,
-        energy_joules=energy,
-        energy_cost_usd=energy_cost,
-        rental_cost_usd=rental,
-        total_cost_usd=energy_cost + rental,
-    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -519,7 +440,6 @@ def hfu(
 __all__ = [
     "DecodeStep",
     "Roofline",
-    "TrainingRun",
     "arithmetic_intensity",
     "attainable_flop_per_s",
     "attention_flops_per_token",
@@ -537,7 +457,6 @@ __all__ = [
     "roofline_seconds",
     "training_flops",
     "training_flops_with_attention",
-    "training_run_cost",
     "training_seconds",
     "weights_read_seconds",
 ]

@@ -1,10 +1,10 @@
 """Power, cooling, racks, and planning a GPU cluster for a model.
 
-- Energy cost = power x hours x price (x PUE for the whole facility). Seed 003's example,
+- Energy cost = power x hours x price (x PUE for the whole facility). *AI Infrastructure*'s example,
   1 DGX H100 at 10.2 kW and $0.10/kWh, is 10.2 x 8,760 x 0.10 = $8,935 a year at full power.
 - Every watt a rack draws becomes heat the cooling must remove: 1 W = 3.412 BTU/h; one "ton" of
   cooling = 12,000 BTU/h = 3.517 kW (ASHRAE definitions).
-- :func:`cluster_for_model` answers practice question 8 of seed 003 ("Design a DGX-based
+- :func:`cluster_for_model` answers practice question 8 of *AI Infrastructure* ("Design a DGX-based
   infrastructure for training a 175B parameter model"): the smallest tensor x pipeline split that
   fits the memory, then data parallelism for a time target (Megatron-LM practice: tensor
   parallelism inside a server's NVLink domain, pipeline across servers; Narayanan et al. 2021).
@@ -17,7 +17,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from course.calculators.compute import MAX_GPUS, decode_step, training_seconds
+from course.calculators import energy
+from course.calculators.compute import decode_step, training_flops, training_seconds
+from course.calculators.energy import MAX_SYSTEMS, MAX_WATTS
 from course.calculators.memory import (
     gpus_needed,
     inference_memory,
@@ -27,28 +29,19 @@ from course.calculators.memory import (
 )
 from course.calculators.parallel import parallel_training_memory_per_gpu
 from course.facts import hardware, validate
-from course.facts.models import TransformerConfig
+from course.facts.models import TransformerConfig, checked_config
 from course.facts.report import Report
-from course.facts.units import DAY, KWH, YEAR
+from course.facts.units import DAY, YEAR
+from course.facts.validate import MAX_GPUS
 
 #: 1 watt in BTU per hour (1 BTU/h = 0.29307107 W).
 BTU_PER_HOUR_PER_WATT = 1 / 0.29307107
 #: One ton of refrigeration: 12,000 BTU/h, in watts.
 WATTS_PER_COOLING_TON = 12_000 * 0.29307107
-MAX_WATTS = 1e10  # 10 GW: more than any datacenter campus
-MAX_SYSTEMS = 10**7
 
 
 def _watts(name: str, value: object) -> float:
     return validate.number(name, value, minimum=0, maximum=MAX_WATTS)
-
-
-def _price_kwh(value: object) -> float:
-    return validate.number("usd_per_kwh", value, minimum=0, maximum=1e3)
-
-
-def _pue(value: object) -> float:
-    return validate.number("pue", value, minimum=1, maximum=10)
 
 
 def _system(value: object) -> hardware.System:
@@ -59,43 +52,11 @@ def _system(value: object) -> hardware.System:
     raise ValueError(f"system must be one of {', '.join(hardware.SYSTEMS)}; got {value!r}")
 
 
-def annual_energy_cost_usd(
-    power_watts: float,
-    usd_per_kwh: float,
-    *,
-    systems: int = 1,
-    utilization: float = 1.0,
-    pue: float = 1.0,
-) -> float:
-    """Yearly electricity bill: power x systems x utilization x PUE x 8,760 h x price per kWh.
-
-    ``power_watts`` is one system's draw (a DGX H100's maximum is 10,200 W); ``utilization`` the
-    average fraction of that drawn over the year; ``pue`` (power usage effectiveness, >= 1) adds
-    the facility's cooling and losses: 1.0 counts the IT load only (seed 003 does), 1.2-1.6 is
-    typical of modern datacenters.
-    """
-    p = _watts("power_watts", power_watts)
-    price = _price_kwh(usd_per_kwh)
-    n = validate.positive_int("systems", systems, maximum=MAX_SYSTEMS)
-    util = validate.fraction("utilization", utilization, allow_zero=True)
-    return p * n * util * _pue(pue) * YEAR / KWH * price
-
-
-def energy_cost_usd(
-    power_watts: float, seconds: float, usd_per_kwh: float, *, pue: float = 1.0
-) -> float:
-    """Cost of drawing ``power_watts`` for ``seconds`` at ``usd_per_kwh`` (x PUE)."""
-    p = _watts("power_watts", power_watts)
-    t = validate.number("seconds", seconds, minimum=0, maximum=1e12)
-    return p * t * _pue(pue) / KWH * _price_kwh(usd_per_kwh)
-
-
 @dataclass(frozen=True)
 class PodEnergy(Report):
     """Yearly power and electricity cost of a number of DGX-class systems."""
 
     _title = "Annual energy"
-    _formats = {"system": "text", "systems": "number", "gpus": "number"}
 
     system: str
     systems: int
@@ -106,7 +67,7 @@ class PodEnergy(Report):
     cost_per_year_usd: float
 
 
-def pod_annual_energy_cost_usd(
+def pod_annual_energy(
     system: str | hardware.System = "dgx-h100",
     *,
     usd_per_kwh: float,
@@ -115,11 +76,11 @@ def pod_annual_energy_cost_usd(
     utilization: float = 1.0,
     pue: float = 1.0,
 ) -> PodEnergy:
-    """Practice question 10 of seed 003: the annual power cost of a "32-GPU DGX POD".
+    """Practice question 10 of *AI Infrastructure*: the annual power cost of a "32-GPU DGX POD".
 
     The question is ambiguous: 32 GPUs are 4 DGX H100 systems (``gpus=32``), while an NVIDIA DGX
     POD is 32 *systems* (``systems=32``, 256 GPUs). Give exactly one of ``gpus`` and ``systems``.
-    At 10.2 kW each and $0.10/kWh: 4 systems $35,741/year, 32 systems $285,926/year (seed 003
+    At 10.2 kW each and $0.10/kWh: 4 systems $35,741/year, 32 systems $285,926/year (*AI Infrastructure*
     rounds this to $288,000), before PUE.
     """
     sys_ = _system(system)
@@ -133,7 +94,7 @@ def pod_annual_energy_cost_usd(
         n_systems = validate.positive_int("systems", systems, maximum=MAX_SYSTEMS)
     it_power = n_systems * sys_.max_power_watts
     util = validate.fraction("utilization", utilization, allow_zero=True)
-    facility = it_power * util * _pue(pue)
+    facility = it_power * util * validate.pue(pue)
     return PodEnergy(
         system=sys_.name,
         systems=n_systems,
@@ -141,7 +102,7 @@ def pod_annual_energy_cost_usd(
         it_power_watts=it_power,
         facility_power_watts=facility,
         energy_per_year_joules=facility * YEAR,
-        cost_per_year_usd=annual_energy_cost_usd(
+        cost_per_year_usd=energy.annual_electricity_usd(
             sys_.max_power_watts, usd_per_kwh, systems=n_systems, utilization=util, pue=pue
         ),
     )
@@ -152,9 +113,7 @@ class RackCheck(Report):
     """Does a rack of GPU systems fit a power budget and the rack's height; what heat it makes."""
 
     _title = "Rack check"
-    _formats = {"system": "text", "systems": "number", "heat_btu_per_hour": "number",
-                "cooling_tons": "number", "rack_units_used": "number",
-                "fits_power": "text", "fits_space": "text"}  # fmt: skip
+    _formats = {"fits_power": "text", "fits_space": "text"}
 
     system: str
     systems: int
@@ -178,9 +137,9 @@ def rack_check(
 ) -> RackCheck:
     """Power, heat and space of ``systems`` servers in one rack.
 
-    Defaults follow seed 003's "typical AI rack": 4 DGX H100 (4 x 10.2 kW) plus switches (2 kW)
+    Defaults follow *AI Infrastructure*'s "typical AI rack": 4 DGX H100 (4 x 10.2 kW) plus switches (2 kW)
     and storage (1 kW) = 43.8 kW against its "air cooling up to 30-40 kW/rack". That limit is
-    the seed's (unverified); many enterprise racks are provisioned for 10-20 kW, so set
+    the reading's (unverified); many enterprise racks are provisioned for 10-20 kW, so set
     ``power_limit_watts`` to your facility's figure. A DGX H100 is 8U (DGX H100 User Guide).
     """
     sys_ = _system(system)
@@ -215,9 +174,6 @@ class ClusterPlan(Report):
     """A tensor x pipeline x data-parallel layout of a training run on DGX-class systems."""
 
     _title = "Cluster plan"
-    _formats = {"model": "text", "system": "text", "tensor_parallel": "number",
-                "pipeline_parallel": "number", "data_parallel": "number", "gpus": "number",
-                "systems": "number"}  # fmt: skip
 
     model: str
     system: str
@@ -230,7 +186,7 @@ class ClusterPlan(Report):
     usable_memory_per_gpu_bytes: float
     training_seconds: float  # nan when no token count was given
     power_watts: float  # all systems at maximum draw
-    annual_energy_cost_usd: float  # at the given price, full power all year, x PUE
+    annual_electricity_usd: float  # at the given price, full power all year, x PUE
 
 
 def cluster_for_model(
@@ -267,8 +223,7 @@ def cluster_for_model(
     Raises ValueError when no split fits (try ``recompute="full"``, a smaller ``micro_batch``
     or a GPU with more memory).
     """
-    if not isinstance(config, TransformerConfig):
-        raise ValueError(f"config must be a TransformerConfig, got {config!r}")
+    checked_config(config)
     sys_ = _system(system)
     card = hardware.gpu(sys_.gpu)
     peak = card.peak_flops(validate.choice("dtype", dtype, tuple(card.dense_flops)))
@@ -278,8 +233,8 @@ def cluster_for_model(
         raise ValueError("days needs tokens: give the number of training tokens too")
     n_tokens = None if tokens is None else params_of("tokens", tokens)
     n_days = None if days is None else validate.number("days", days, minimum=0.01, maximum=1e5)
-    price = _price_kwh(usd_per_kwh)
-    facility = _pue(pue)
+    validate.usd_per_kwh(usd_per_kwh)
+    validate.pue(pue)
     validate.positive_int("zero_stage", zero_stage, minimum=0, maximum=3)
 
     def memory(t: int, p: int, d: int = 1) -> float:
@@ -307,7 +262,7 @@ def cluster_for_model(
     full = recompute == "full"
     d = 1
     if n_tokens is not None and n_days is not None:
-        flops = (8.0 if full else 6.0) * params * n_tokens
+        flops = training_flops(params, n_tokens, recompute=full)
         gpus_for_time = math.ceil(flops / (n_days * DAY * peak * util))
         if gpus_for_time > MAX_GPUS:
             raise ValueError(
@@ -333,13 +288,13 @@ def cluster_for_model(
         usable_memory_per_gpu_bytes=usable,
         training_seconds=seconds,
         power_watts=power,
-        annual_energy_cost_usd=power * facility * YEAR / KWH * price,
+        annual_electricity_usd=energy.annual_electricity_usd(power, usd_per_kwh, pue=pue),
     )
 
 
 # =============================================================================================
 # Lesson 08: DGX systems from parts, the SuperPOD, MIG, power and PUE, GPU choice, Grace
-# Hopper offload, and a whole training design (practice questions 4, 5, 7, 8 and 10 of seed 003)
+# Hopper offload, and a whole training design (practice questions 4, 5, 7, 8 and 10 of *AI Infrastructure*)
 # =============================================================================================
 
 #: Power usage effectiveness, industry average: 1.55 (2022) and 1.58 (2023) in the Uptime
@@ -378,8 +333,6 @@ class DgxSummary(Report):
     peak on this GPU, e.g. FP8 on an A100)."""
 
     _title = "DGX from its parts"
-    _formats = {"system": "text", "gpus": "number", "nvswitches": "number",
-                "compute_nics": "number"}  # fmt: skip
 
     system: str
     gpus: int
@@ -404,7 +357,7 @@ def dgx_from_parts(system: str | hardware.System = "dgx-h100") -> DgxSummary:
 
     DGX H100: 8 x 1,978.9 = 15.8 PFLOP/s dense FP8 (31.7 sparse: the datasheet's "32 PF");
     8 x 80 GB; 8 x 900 GB/s NVLink through 4 NVSwitch chips; 8 x 400 Gb/s = 400 GB/s of
-    compute network. DGX A100: 8 x 312 = 2.5 PFLOP/s dense FP16 (seed 003's "5 PF" is sparse).
+    compute network. DGX A100: 8 x 312 = 2.5 PFLOP/s dense FP16 (*AI Infrastructure*'s "5 PF" is sparse).
     """
     sys_ = _system(system)
     if sys_.key not in hardware.SYSTEM_FABRICS:
@@ -443,10 +396,6 @@ class SuperPod(Report):
     """A DGX SuperPOD of some scalable units: systems, GPUs, compute-fabric switches, peaks, power."""
 
     _title = "DGX SuperPOD"
-    _formats = {"architecture": "text", "sus": "number", "systems": "number", "gpus": "number",
-                "tiers": "number", "leaf_switches": "number", "spine_switches": "number",
-                "core_switches": "number", "node_leaf_cables": "number",
-                "leaf_spine_cables": "number", "spine_core_cables": "number"}  # fmt: skip
 
     architecture: str
     sus: int
@@ -530,9 +479,6 @@ class MigLayout(Report):
     """GPU instances placed on one GPU: where each starts, SMs and memory used and left idle."""
 
     _title = "MIG layout"
-    _formats = {"gpu": "text", "placement": "text", "instances": "number", "sms_used": "number",
-                "sms_idle": "number", "sms_total": "number", "compute_slices_used": "number",
-                "memory_slices_used": "number"}  # fmt: skip
 
     gpu: str
     placement: str  # "3g.40gb@0, 2g.20gb@4, 1g.10gb@6": profile@first memory slice
@@ -625,8 +571,6 @@ class MigServingFit(Report):
     """The smallest MIG slice that holds a model's serving memory (weights + KV cache)."""
 
     _title = "Serving on a MIG slice"
-    _formats = {"gpu": "text", "model": "text", "dtype": "text", "smallest_profile": "text",
-                "instances_per_gpu": "number", "fits_on": "text"}  # fmt: skip
 
     gpu: str
     model: str
@@ -686,8 +630,7 @@ class PowerLevels(Report):
     """Power at each level: one GPU, one server, one rack, the hall (IT), the facility (x PUE)."""
 
     _title = "Power, GPU to facility"
-    _formats = {"system": "text", "systems": "number", "racks": "number", "pue": "number",
-                "gpu_share": "percent"}  # fmt: skip
+    _formats = {"gpu_share": "percent"}
 
     system: str
     systems: int
@@ -712,7 +655,7 @@ def power_levels(
 ) -> PowerLevels:
     """Power per GPU, server, rack and hall, and the facility's draw at ``pue``.
 
-    Defaults: 32 DGX H100 (one SU) at seed 003's 4 per rack with 3 kW of switches and storage
+    Defaults: 32 DGX H100 (one SU) at *AI Infrastructure*'s 4 per rack with 3 kW of switches and storage
     per rack, at the industry-average PUE (Uptime Institute, 1.58). A DGX H100's 8 x 700 W =
     5.6 kW of GPUs is 55 % of its 10.2 kW: CPUs, memory, NICs, NVSwitches and fans draw the rest.
     """
@@ -720,7 +663,7 @@ def power_levels(
     n = validate.positive_int("systems", systems, maximum=MAX_SYSTEMS)
     per_rack = validate.positive_int("systems_per_rack", systems_per_rack, maximum=64)
     other = _watts("other_watts_per_rack", other_watts_per_rack)
-    facility = _pue(pue)
+    facility = validate.pue(pue)
     card = hardware.gpu(sys_.gpu)
     racks = math.ceil(n / per_rack)
     rack = min(n, per_rack) * sys_.max_power_watts + other
@@ -752,12 +695,6 @@ class GpuChoice(Report):
     """Two GPUs compared for one workload: speed-up, GPUs needed, cost per million tokens."""
 
     _title = "Which GPU?"
-    _formats = {"workload": "text", "model": "text", "gpu_a": "text", "gpu_b": "text",
-                "dtype_a": "text", "dtype_b": "text", "compute_ratio": "number",
-                "bandwidth_ratio": "number", "speedup": "number", "bound": "text",
-                "gpus_needed_a": "number", "gpus_needed_b": "number",
-                "tokens_per_s_per_gpu_a": "number", "tokens_per_s_per_gpu_b": "number",
-                "pick": "text", "reason": "text"}  # fmt: skip
 
     workload: str
     model: str
@@ -796,7 +733,7 @@ def choose_gpu(
     mfu: float = 0.4,
     budget_usd: float = 0.0,
 ) -> GpuChoice:
-    """Practice question 4 of seed 003 ("A100 vs H100, when would you choose each?"), with numbers.
+    """Practice question 4 of *AI Infrastructure* ("A100 vs H100, when would you choose each?"), with numbers.
 
     Training: tokens/s per GPU = ``mfu`` x dense peak / (6 x params) (Kaplan 2020's 6N; the same
     MFU on both), so the speed-up is the ratio of dense peaks in the dtype each GPU can use
@@ -826,7 +763,7 @@ def choose_gpu(
     params = float(model.params)
     if kind == "training":
         mem = training_memory(model, batch=b, seq_len=s, recompute="selective").total_bytes
-        tps = tuple(util * peak / (6 * params) for peak in peaks)
+        tps = tuple(util * peak / training_flops(params, 1) for peak in peaks)
         bound = "compute"
     else:
         weights_dtype = "fp8" if dtype == "fp8" else ("fp32" if dtype == "fp32" else "bf16")
@@ -885,8 +822,7 @@ class OffloadStep(Report):
     """One decoding step when what does not fit in GPU memory lives in CPU memory."""
 
     _title = "Decoding with CPU offload"
-    _formats = {"gpu": "text", "model": "text", "link": "text", "fits_host": "text",
-                "tokens_per_s": "number"}  # fmt: skip
+    _formats = {"fits_host": "text"}
 
     gpu: str
     model: str
@@ -961,11 +897,7 @@ class DgxDesign(Report):
     """A training design: memory, layout, time, systems, SUs, network, power, racks, energy, cost."""
 
     _title = "DGX design"
-    _formats = {"model": "text", "system": "text", "tensor_parallel": "number",
-                "pipeline_parallel": "number", "data_parallel": "number", "gpus": "number",
-                "systems": "number", "sus": "number", "leaf_switches": "number",
-                "spine_switches": "number", "core_switches": "number", "racks": "number",
-                "mfu": "percent"}  # fmt: skip
+    _formats = {"mfu": "percent"}
 
     model: str
     system: str
@@ -990,9 +922,9 @@ class DgxDesign(Report):
     facility_power_watts: float  # x PUE
     racks: int
     energy_joules: float  # facility power x training time
-    energy_cost_usd: float
-    hardware_cost_usd: float  # systems x usd_per_system (0 unless given)
-    total_cost_usd: float
+    electricity_usd: float
+    hardware_usd: float  # systems x usd_per_system (0 unless given)
+    total_usd: float
 
 
 def dgx_design(
@@ -1012,7 +944,7 @@ def dgx_design(
     pue: float = PUE_INDUSTRY_AVERAGE,
     usd_per_system: float = 0.0,
 ) -> DgxDesign:
-    """Practice question 8 of seed 003 ("Design a DGX-based infrastructure for training a 175B
+    """Practice question 8 of *AI Infrastructure* ("Design a DGX-based infrastructure for training a 175B
     parameter model"), from the model to the electricity bill.
 
     Layout from :func:`cluster_for_model` (tensor parallelism inside a DGX, pipeline stages
@@ -1071,16 +1003,16 @@ def dgx_design(
     network = n_systems * nics.compute_nics * nics.compute_nic_bandwidth if nics else math.nan
     per_rack = validate.positive_int("systems_per_rack", systems_per_rack, maximum=64)
     it_power = n_systems * sys_.max_power_watts
-    facility = it_power * _pue(pue)
-    energy = facility * seconds
+    facility = it_power * validate.pue(pue)
+    joules = energy.energy_joules(it_power, seconds, pue=pue)
     hw = n_systems * validate.number("usd_per_system", usd_per_system, minimum=0, maximum=1e9)
-    energy_cost = energy / KWH * _price_kwh(usd_per_kwh)
+    electricity = energy.electricity_usd(joules, usd_per_kwh)
     return DgxDesign(
         model=config.name,
         system=sys_.name,
         params=float(config.params),
         tokens=float(tokens),
-        flops=(8.0 if full else 6.0) * config.params * float(tokens),
+        flops=training_flops(config.params, float(tokens), recompute=full),
         model_state_bytes=model_state_bytes(config.params).total_bytes,
         memory_per_gpu_bytes=plan.memory_per_gpu_bytes
         if gpus is None
@@ -1100,10 +1032,10 @@ def dgx_design(
         it_power_watts=it_power,
         facility_power_watts=facility,
         racks=math.ceil(n_systems / per_rack),
-        energy_joules=energy,
-        energy_cost_usd=energy_cost,
-        hardware_cost_usd=hw,
-        total_cost_usd=energy_cost + hw,
+        energy_joules=joules,
+        electricity_usd=electricity,
+        hardware_usd=hw,
+        total_usd=electricity + hw,
     )
 
 
@@ -1144,9 +1076,7 @@ __all__ = [
     "PodEnergy",
     "RackCheck",
     "WATTS_PER_COOLING_TON",
-    "annual_energy_cost_usd",
     "cluster_for_model",
-    "energy_cost_usd",
-    "pod_annual_energy_cost_usd",
+    "pod_annual_energy",
     "rack_check",
 ]

@@ -1,14 +1,17 @@
-"""Energy, electricity cost and CO2 of a workload, and the whole footprint of a training run.
+"""Energy, electricity cost and CO2: the one home of kWh, PUE, electricity prices and grid intensity.
 
-- Energy = GPU power x hours x PUE (power usage effectiveness: the facility's total draw over its
-  IT draw; 1.0 counts the GPUs only, 1.1-1.2 is a modern hyperscale site, 1.5+ an older one).
+- Energy = power x time x PUE (power usage effectiveness: the facility's total draw over its IT
+  draw; 1.0 counts the IT load only, about 1.1-1.2 is a hyperscale site, the industry average is
+  about 1.5).
 - Electricity cost = energy x price per kWh; CO2 = energy x the grid's carbon intensity
   (gCO2eq/kWh: ~57 for France in BLOOM's paper, a few hundred for most grids).
-- :func:`run_footprint` adds CO2 to :func:`course.calculators.compute.training_run_cost`: time, GPU-hours,
-  rental, energy, electricity, CO2 of 6 x params x tokens FLOPs at a given MFU.
+- :func:`run_footprint`: the time, GPU-hours, rental, energy, electricity and CO2 of a training
+  run of 6 (or 8) x params x tokens FLOPs at a given MFU.
 
-Checked in tests/test_cost.py against BLOOM (Luccioni et al. 2022) and Llama 2 (Touvron et al.
-2023, Table 2) as recorded in ``course.facts.data.published_runs``. Layer 2: no torch. Lesson 05.
+Every other calculator (datacenter, cloud, inference, widgets) calls these functions for a watt
+turned into joules or dollars. Checked in tests/test_cost.py against BLOOM (Luccioni et al. 2022)
+and Llama 2 (Touvron et al. 2023, Table 2) as recorded in ``course.facts.data.published_runs``.
+Layer 2: no torch. Lesson 05.
 """
 
 from __future__ import annotations
@@ -20,25 +23,34 @@ from dataclasses import dataclass
 from course.calculators import compute
 from course.facts import hardware, validate
 from course.facts.report import Report
-from course.facts.units import HOUR, KWH
+from course.facts.units import HOUR, KWH, YEAR
+from course.facts.validate import MAX_GPUS
 
 #: Largest grid intensity accepted, gCO2eq/kWh (coal is ~1,000).
 MAX_GRID_G_PER_KWH = 2000.0
-
-
-def _pue(value: object) -> float:
-    return validate.number("pue", value, minimum=1, maximum=10)
+#: Largest power accepted, watts (10 GW: more than any datacenter campus).
+MAX_WATTS = 1e10
+#: Largest number of systems (servers, racks) accepted.
+MAX_SYSTEMS = 10**7
 
 
 def _grid(value: object) -> float:
     return validate.number("grid_g_per_kwh", value, minimum=0, maximum=MAX_GRID_G_PER_KWH)
 
 
+def _watts(name: str, value: object) -> float:
+    return validate.number(name, value, minimum=0, maximum=MAX_WATTS)
+
+
+def _joules(watts: float, seconds: float, pue: float) -> float:
+    return watts * seconds * pue
+
+
 def energy_joules(power_watts: float, seconds: float, *, pue: float = 1.0) -> float:
     """Energy drawn at ``power_watts`` for ``seconds``, scaled to the facility by ``pue``."""
-    p = validate.number("power_watts", power_watts, minimum=0, maximum=1e10)
+    p = _watts("power_watts", power_watts)
     t = validate.number("seconds", seconds, minimum=0, maximum=1e12)
-    return p * t * _pue(pue)
+    return _joules(p, t, validate.pue(pue))
 
 
 def gpu_hours_energy_joules(gpu_hours: float, watts_per_gpu: float, *, pue: float = 1.0) -> float:
@@ -50,8 +62,34 @@ def gpu_hours_energy_joules(gpu_hours: float, watts_per_gpu: float, *, pue: floa
 
 def electricity_usd(energy: float, usd_per_kwh: float) -> float:
     """Cost of ``energy`` joules at ``usd_per_kwh``."""
-    e = validate.number("energy", energy, minimum=0, maximum=1e22)
-    return e / KWH * validate.number("usd_per_kwh", usd_per_kwh, minimum=0, maximum=1e3)
+    e = validate.number("energy", energy, minimum=0, maximum=1e30)
+    return e / KWH * validate.usd_per_kwh(usd_per_kwh)
+
+
+def electricity_usd_per_hour(power_watts: float, usd_per_kwh: float, *, pue: float = 1.0) -> float:
+    """What drawing ``power_watts`` (x ``pue``) costs per hour at ``usd_per_kwh``: 700 W at
+    $0.10/kWh and PUE 1 is $0.07 an hour."""
+    return electricity_usd(energy_joules(power_watts, HOUR, pue=pue), usd_per_kwh)
+
+
+def annual_electricity_usd(
+    power_watts: float,
+    usd_per_kwh: float,
+    *,
+    systems: int = 1,
+    utilization: float = 1.0,
+    pue: float = 1.0,
+) -> float:
+    """Yearly electricity bill: power x systems x utilization x PUE x 8,760 h x price per kWh.
+
+    ``power_watts`` is one system's draw (a DGX H100's maximum is 10,200 W); ``utilization`` the
+    average fraction of that drawn over the year; ``pue`` (>= 1) adds the facility's cooling and
+    losses. One DGX H100 at full draw and $0.10/kWh: 10.2 kW x 8,760 h x $0.10 = $8,935 a year.
+    """
+    p = _watts("power_watts", power_watts)
+    n = validate.positive_int("systems", systems, maximum=MAX_SYSTEMS)
+    util = validate.fraction("utilization", utilization, allow_zero=True)
+    return electricity_usd(_joules(p * n * util, YEAR, validate.pue(pue)), usd_per_kwh)
 
 
 def co2_kg(energy: float, grid_g_per_kwh: float) -> float:
@@ -65,8 +103,7 @@ class RunFootprint(Report):
     """How long, how much and how much CO2: one training run (see :func:`run_footprint`)."""
 
     _title = "Training run: time, cost, energy, CO2"
-    _formats = {"gpu": "text", "n_gpus": "number", "gpu_hours": "number", "mfu": "percent",
-                "pue": "number", "co2_kg": "number"}  # fmt: skip
+    _formats = {"mfu": "percent"}
 
     gpu: str
     n_gpus: int
@@ -75,6 +112,7 @@ class RunFootprint(Report):
     wall_clock_seconds: float
     gpu_hours: float
     pue: float
+    power_watts: float  # all GPUs (x PUE) while training
     energy_joules: float  # GPUs x power x time x PUE
     rental_usd: float  # GPU-hours x price per GPU-hour
     electricity_usd: float  # energy x price per kWh
@@ -90,6 +128,7 @@ def run_footprint(
     *,
     mfu: float = 0.4,
     dtype: str = "bf16",
+    recompute: bool = False,
     usd_per_gpu_hour: float = 0.0,
     usd_per_kwh: float = 0.0,
     pue: float = 1.0,
@@ -98,20 +137,32 @@ def run_footprint(
 ) -> RunFootprint:
     """Time, GPU-hours, rental, energy, electricity and CO2 of training on 6 x params x tokens FLOPs.
 
-    Time = 6ND / (n_gpus x dense peak(dtype) x mfu) (:func:`course.calculators.compute.training_run_cost`);
-    power per GPU defaults to its TDP (the H100 reference run sat at its 700 W cap under a
-    sustained bf16 matmul). Renting includes the electricity: set ``usd_per_kwh`` only when you
-    own the GPUs, ``usd_per_gpu_hour`` only when you rent.
+    Time = :func:`course.calculators.compute.training_seconds` at the GPU's dense peak for
+    ``dtype`` (sparsity does not apply to training); with ``recompute`` the 8 x FLOPs executed and
+    ``mfu`` is then a hardware FLOPs utilisation. Power per GPU defaults to its TDP
+    (``watts_per_gpu`` overrides, e.g. 10,200 W / 8 = 1,275 W for a whole DGX H100 share; the H100
+    reference run sat at its 700 W cap under a sustained bf16 matmul). Renting includes the
+    electricity: set ``usd_per_kwh`` only when you own the GPUs, ``usd_per_gpu_hour`` only when
+    you rent.
     """
-    run = compute.training_run_cost(params, tokens, gpu, n_gpus, dtype=dtype, mfu=mfu,
-                                    usd_per_gpu_hour=usd_per_gpu_hour, usd_per_kwh=usd_per_kwh,
-                                    watts_per_gpu=watts_per_gpu, pue=pue)  # fmt: skip
+    card = hardware.gpu(gpu)
+    peak = card.peak_flops(validate.choice("dtype", dtype, tuple(card.dense_flops)))
+    gpus = validate.positive_int("n_gpus", n_gpus, maximum=MAX_GPUS)
+    seconds = compute.training_seconds(params, tokens, gpus, peak, mfu=mfu, recompute=recompute)
+    price_gpu = validate.number("usd_per_gpu_hour", usd_per_gpu_hour, minimum=0, maximum=1e6)
+    watts = card.tdp_watts if watts_per_gpu is None else watts_per_gpu
+    watts = validate.number("watts_per_gpu", watts, minimum=0, maximum=1e6, strict_min=True)
+    facility = validate.pue(pue)
+    energy = _joules(gpus * watts, seconds, facility)
+    gpu_hours = gpus * seconds / HOUR
+    electricity = electricity_usd(energy, usd_per_kwh)
+    rental = gpu_hours * price_gpu
     return RunFootprint(
-        gpu=run.gpu, n_gpus=run.n_gpus, flops=run.flops, mfu=run.mfu,
-        wall_clock_seconds=run.wall_clock_seconds, gpu_hours=run.gpu_hours, pue=_pue(pue),
-        energy_joules=run.energy_joules, rental_usd=run.rental_cost_usd,
-        electricity_usd=run.energy_cost_usd, total_usd=run.total_cost_usd,
-        co2_kg=co2_kg(run.energy_joules, grid_g_per_kwh),
+        gpu=card.name, n_gpus=gpus, flops=compute.training_flops(params, tokens, recompute=recompute),
+        mfu=float(mfu), wall_clock_seconds=seconds, gpu_hours=gpu_hours, pue=facility,
+        power_watts=gpus * watts * facility, energy_joules=energy, rental_usd=rental,
+        electricity_usd=electricity, total_usd=electricity + rental,
+        co2_kg=co2_kg(energy, grid_g_per_kwh),
     )  # fmt: skip
 
 
@@ -138,8 +189,10 @@ def sustained_power(samples: list, *, skip_seconds: float = 2.0) -> tuple[float,
 
 __all__ = [
     "RunFootprint",
+    "annual_electricity_usd",
     "co2_kg",
     "electricity_usd",
+    "electricity_usd_per_hour",
     "energy_joules",
     "gpu_hours_energy_joules",
     "run_footprint",

@@ -23,24 +23,18 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from course.calculators.memory import (
-    BYTES_PER_PARAM,
+    BYTES_PER_VALUE,
     MAX_BATCH,
     RECOMPUTE,
     activation_bytes_per_layer,
     model_state_bytes,
 )
 from course.facts import validate
-from course.facts.models import TransformerConfig
+from course.facts.models import TransformerConfig, checked_config
 from course.facts.report import Report
 
 #: Matrices of a transformer layer LoRA can adapt (names as in Llama's checkpoints, without _proj).
 LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down")
-
-
-def _config(config: object) -> TransformerConfig:
-    if not isinstance(config, TransformerConfig):
-        raise ValueError(f"config must be a TransformerConfig, got {config!r}")
-    return config
 
 
 def _targets(targets: object, config: TransformerConfig) -> tuple[str, ...]:
@@ -71,7 +65,7 @@ def lora_params(
     GPT-3 175B (96 layers, d_model 12,288), rank 8 on ``("q", "v")``: 96 x 2 x 8 x 24,576 =
     37,748,736 (Hu et al. 2021, Table 4: 37.7 M).
     """
-    c = _config(config)
+    c = checked_config(config)
     r = validate.positive_int("rank", rank, maximum=c.hidden)
     chosen = _targets(targets, c)
     return c.layers * sum(r * sum(_matrix_shape(c, t)) for t in chosen)
@@ -114,9 +108,9 @@ def lora_memory(
     without it only weights and states are compared. Full fine-tuning here is mixed-precision
     Adam, 16 B/param (ZeRO's accounting).
     """
-    c = _config(config)
+    c = checked_config(config)
     trainable = lora_params(c, rank=rank, targets=targets)
-    base = BYTES_PER_PARAM[validate.choice("base_dtype", base_dtype, BYTES_PER_PARAM)]
+    base = BYTES_PER_VALUE[validate.choice("base_dtype", base_dtype, BYTES_PER_VALUE)]
     b = validate.positive_int("batch", batch, maximum=MAX_BATCH)
     mode = validate.choice("recompute", recompute, RECOMPUTE)
     activations = 0.0

@@ -22,19 +22,13 @@ import math
 from dataclasses import dataclass
 
 from course.calculators import cloud, compute
-from course.calculators.memory import BYTES_PER_PARAM, kv_cache_bytes
+from course.calculators.memory import kv_cache_bytes
 from course.facts import hardware, validate
-from course.facts.models import TransformerConfig
+from course.facts.dtypes import BYTES_PER_VALUE
+from course.facts.models import TransformerConfig, checked_config
 from course.facts.report import Report
 
 MAX_TOKENS = 10**8
-
-
-def _config(config: object) -> TransformerConfig:
-    if not isinstance(config, TransformerConfig):
-        raise ValueError(f"config must be a TransformerConfig (see course.facts.models.PRESETS), got "
-                         f"{config!r}")  # fmt: skip
-    return config
 
 
 def _efficiency(value: object) -> float:
@@ -50,8 +44,7 @@ class Prefill(Report):
     """Time of the prefill of ``batch`` prompts of ``prompt_tokens`` each (= time to first token)."""
 
     _title = "Prefill (time to first token)"
-    _formats = {"gpu": "text", "batch": "number", "prompt_tokens": "number",
-                "tokens_per_s": "number", "efficiency": "percent"}  # fmt: skip
+    _formats = {"prompt_tokens": "number"}
 
     gpu: str
     prompt_tokens: int
@@ -81,12 +74,12 @@ def prefill(
     attention square (what FlashAttention-style kernels execute). ``efficiency`` = 1 gives the
     floor; the H100 reference run reached 0.56-0.60 of the dense bf16 peak.
     """
-    c, card = _config(config), hardware.gpu(gpu)
+    c, card = checked_config(config), hardware.gpu(gpu)
     s = validate.positive_int("prompt_tokens", prompt_tokens, maximum=MAX_TOKENS)
     b = validate.positive_int("batch", batch, maximum=10**6)
     d, eff = _dtype(dtype), _efficiency(efficiency)
     flops = compute.forward_flops(c, s, batch=b, causal=True)
-    w_bytes = c.params * BYTES_PER_PARAM[d]
+    w_bytes = c.params * BYTES_PER_VALUE[d]
     roof = compute.roofline_seconds(flops, w_bytes, card.peak_flops(d), card.memory_bandwidth)
     seconds = roof.seconds / eff
     return Prefill(
@@ -101,9 +94,7 @@ class Decode(Report):
     """One decoding step of a batch, weights *and* KV cache read (see :func:`decode`)."""
 
     _title = "Decoding step"
-    _formats = {"gpu": "text", "batch": "number", "context_tokens": "number",
-                "tokens_per_s": "number", "tokens_per_s_per_sequence": "number",
-                "efficiency": "percent", "compute_bound_batch": "number"}  # fmt: skip
+    _formats = {"context_tokens": "number"}
 
     gpu: str
     batch: int
@@ -136,13 +127,13 @@ def decode(
     sequence, :func:`course.calculators.memory.kv_cache_bytes`) and the attention FLOPs over it, which is why
     the H100 reference run's step grew from 6.4 ms at batch 1 to 17.7 ms at batch 64.
     """
-    c, card = _config(config), hardware.gpu(gpu)
+    c, card = checked_config(config), hardware.gpu(gpu)
     b = validate.positive_int("batch", batch, maximum=10**6)
     ctx = validate.positive_int("context_tokens", context_tokens, maximum=MAX_TOKENS)
     d, eff = _dtype(dtype), _efficiency(efficiency)
     step = compute.decode_step(c.params, d, card, b)
     kv = kv_cache_bytes(c.layers, c.kv_heads, c.head_dim, ctx, batch=b,
-                        bytes_per_value=BYTES_PER_PARAM[d])  # fmt: skip
+                        bytes_per_value=BYTES_PER_VALUE[d])  # fmt: skip
     flops = step.work_flops + b * compute.attention_flops_per_token(c, ctx)
     roof = compute.roofline_seconds(flops, step.weights_bytes + kv, card.peak_flops(d),
                                     card.memory_bandwidth)  # fmt: skip
@@ -161,9 +152,7 @@ class Serving(Report):
     """GPUs and cost to serve a steady stream of requests (see :func:`serving`)."""
 
     _title = "Serving estimate"
-    _formats = {"gpu": "text", "batch": "number", "gpus_per_replica": "number",
-                "replicas": "number", "gpus": "number", "requests_per_s": "number",
-                "output_tokens_per_s": "number", "usd_per_million_output_tokens": "usd"}  # fmt: skip
+    _formats = {"usd_per_million_output_tokens": "usd"}
 
     gpu: str
     batch: int
@@ -201,7 +190,7 @@ def serving(
     communication). Leaves out queueing, uneven request lengths and the KV-cache memory limit on
     ``batch`` (lesson 07).
     """
-    c, card = _config(config), hardware.gpu(gpu)
+    c, card = checked_config(config), hardware.gpu(gpu)
     rate = validate.number("requests_per_s", requests_per_s, minimum=0, maximum=1e9,
                            strict_min=True)  # fmt: skip
     p = validate.positive_int("prompt_tokens", prompt_tokens, maximum=MAX_TOKENS)

@@ -15,7 +15,7 @@ the backward pass: that is what ``course.measure.memory`` measures with torch's 
 two agree (tests/test_measure_memory.py).
 
 The source documents' rules of thumb are here too, under names that say whose they are
-(:func:`seed001_inference_gpus`, :func:`seed001_training_gpus`, :func:`seed003_training_bytes`,
+(:func:`inference_gpus_as_written`, :func:`training_gpus_as_written`, :func:`training_bytes_as_written`,
 :func:`calculate_memory_requirements`), so a lesson can put them beside the estimates above and a
 measurement. Used by lessons 04, 07 and 10. Layer 2: no torch.
 """
@@ -27,14 +27,9 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from course.facts import hardware, validate
+from course.facts.dtypes import BYTES_PER_VALUE
 from course.facts.models import TransformerConfig, matmul_params_per_layer
 from course.facts.report import Report
-
-#: Storage bytes per parameter (or per value) of each dtype. ``tf32`` is stored as fp32 (TF32 is a
-#: Tensor Core compute mode, not a storage format); ``int4`` packs two values per byte.
-BYTES_PER_PARAM: MappingProxyType = MappingProxyType(
-    {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
-)
 
 #: Largest parameter or token count accepted (a quadrillion): beyond any real model or dataset.
 MAX_COUNT = 1e15
@@ -72,11 +67,11 @@ def _params_or_config(model: object) -> tuple[float, TransformerConfig | None]:
 
 
 def _dtype(name: str, value: object) -> float:
-    return BYTES_PER_PARAM[validate.choice(name, value, BYTES_PER_PARAM)]
+    return BYTES_PER_VALUE[validate.choice(name, value, BYTES_PER_VALUE)]
 
 
 def weights_bytes(params: float, dtype: str) -> float:
-    """Bytes to store ``params`` weights in ``dtype`` (a key of :data:`BYTES_PER_PARAM`).
+    """Bytes to store ``params`` weights in ``dtype`` (a key of :data:`BYTES_PER_VALUE`).
 
     ``weights_bytes(7e9, "bf16")`` = 14e9 bytes (14 GB, 13.0 GiB).
     """
@@ -110,7 +105,7 @@ def model_state_bytes(
         3.1, K = 12). This is what DeepSpeed and Megatron keep.
       - ``"mixed_fp32_grads"``: as mixed, but gradients kept in fp32 (4 bytes): with Adam
         2 + 4 + 4 + 8 = **18 bytes/param**, the figure of the Hugging Face "Efficient training on
-        a single GPU" guide, Bekman's "ML Engineering" and seed 003 (whose breakdown, "2 model + 2
+        a single GPU" guide, Bekman's "ML Engineering" and *AI Infrastructure* (whose breakdown, "2 model + 2
         gradients + 4 optimizer + overheads", does not add up to it). Use this option when you
         want 18; it is not the default because frameworks that reduce gradients in 16-bit need 16.
       - ``"fp32"``: everything fp32, no separate master copy: Adam 4 + 4 + 8 = 16 bytes/param.
@@ -264,7 +259,7 @@ def inference_memory(
     (then ``seq_len`` must be 0). ``kv_dtype`` defaults to ``dtype`` when that is 16-bit or wider,
     else bf16 (weight-only quantisation keeps a 16-bit cache). ``overhead_fraction`` adds a share
     of the subtotal for the CUDA context, allocator fragmentation and temporary activations
-    (seed 000 uses 0.2); it is 0 by default so the parts stay visible.
+    (*GPU Infrastructure & Computational Requirements* uses 0.2); it is 0 by default so the parts stay visible.
     """
     params, config = _params_or_config(model)
     weight_bytes_per_param = _dtype("dtype", dtype)
@@ -375,90 +370,6 @@ def gpus_needed(
     card = hardware.gpu(gpu)
     usable = validate.number("usable_fraction", usable_fraction, minimum=0.01, maximum=1)
     return max(1, math.ceil(need / (card.memory_bytes * usable)))
-
-
-# ---------------------------------------------------------------------------------------------
-# The source documents' rules of thumb, verbatim in effect, for side-by-side comparison.
-# ---------------------------------------------------------------------------------------------
-
-
-def seed001_inference_gpus(params: float, bytes_per_param: float, gpu_memory_bytes: float) -> float:
-    """Seed 001's rule: GPUs ~ params (billions) x precision (bytes) / GPU memory (GB).
-
-    Returns the ratio as the seed writes it (not rounded up). It counts weights only: no KV cache,
-    no activations, no overhead, so round up and add headroom before buying.
-    """
-    n = params_of("params", params)
-    bpp = validate.number("bytes_per_param", bytes_per_param, minimum=0, maximum=8, strict_min=True)
-    mem = validate.number("gpu_memory_bytes", gpu_memory_bytes, minimum=0, maximum=MAX_BYTES,
-                          strict_min=True)  # fmt: skip
-    return n * bpp / mem
-
-
-def seed001_training_gpus(params: float, bytes_per_param: float, gpu_memory_bytes: float) -> float:
-    """Seed 001's training rule: 6 x the inference ratio ("optimizer 2x, gradients 1x,
-    activations 1x, buffers 2x").
-
-    At 2 bytes/param this is 12 B/param, below the 16 B/param mixed-precision Adam needs for model
-    states alone (ZeRO), and activations do not scale with parameters; see
-    :func:`training_memory`.
-    """
-    return 6 * seed001_inference_gpus(params, bytes_per_param, gpu_memory_bytes)
-
-
-def seed003_inference_bytes(params: float) -> float:
-    """Seed 003: "Model size (FP16): Parameters x 2 bytes"."""
-    return 2 * params_of("params", params)
-
-
-def seed003_training_bytes(params: float) -> float:
-    """Seed 003: "Training memory (FP16 + Adam): Parameters x 18 bytes".
-
-    The 18 is right for mixed precision with fp32 gradients (see
-    ``model_state_bytes(..., precision="mixed_fp32_grads")``), but the seed's breakdown
-    "2 model + 2 gradients + 4 optimizer + overheads" adds up to 8, and it excludes activations.
-    """
-    return 18 * params_of("params", params)
-
-
-def calculate_memory_requirements(
-    num_parameters: int,
-    precision_bytes: float,
-    batch_size: int,
-    sequence_length: int,
-    training: bool = False,
-) -> dict[str, float]:
-    """Seed 000's heuristic calculator, reproduced so a lesson can show what it gets wrong.
-
-    Same inputs and output as the seed (values in "GB" that are really GiB, rounded to 0.01):
-    activations = 4 x weights x batch x seq_len / 2048; gradients = weights; optimizer = 2 x
-    weights; KV cache from layers = 8*log10(N) and hidden = sqrt(N / (12*layers)); recommended =
-    1.2 x total. FACTS.md: the activation and KV heuristics have no physical basis (7B gives 79
-    layers and hidden 2,720; Llama-2-7B has 32 and 4,096) and training ignores fp32 master weights.
-    Use :func:`training_memory` / :func:`inference_memory` instead.
-    """
-    n = validate.number("num_parameters", num_parameters, minimum=2, maximum=MAX_COUNT)
-    p = validate.number("precision_bytes", precision_bytes, minimum=0, maximum=8, strict_min=True)
-    b = validate.positive_int("batch_size", batch_size, maximum=MAX_BATCH)
-    s = validate.positive_int("sequence_length", sequence_length, maximum=MAX_SEQ_LEN)
-    validate.choice("training", training, (True, False))
-    model_memory = (n * p) / (1024**3)
-    activation_memory = (model_memory * 4 * b * s) / 2048
-    gradient_memory = model_memory if training else 0
-    optimizer_memory = model_memory * 2 if training else 0
-    num_layers = math.log(n, 10) * 8
-    hidden_dim = (n / (num_layers * 12)) ** 0.5
-    kv_cache = (2 * num_layers * hidden_dim * s * b * p) / (1024**3)
-    total = model_memory + activation_memory + gradient_memory + optimizer_memory + kv_cache
-    return {
-        "model_weights_gb": round(model_memory, 2),
-        "activations_gb": round(activation_memory, 2),
-        "gradients_gb": round(gradient_memory, 2),
-        "optimizer_states_gb": round(optimizer_memory, 2),
-        "kv_cache_gb": round(kv_cache, 2),
-        "total_gb": round(total, 2),
-        "recommended_gpu_memory_gb": round(total * 1.2, 2),
-    }
 
 
 # ---------------------------------------------------------------------------------------------
@@ -706,7 +617,6 @@ def training_step_memory(
 
 
 __all__ = [
-    "BYTES_PER_PARAM",
     "InferenceMemory",
     "STEP_DEVICES",
     "STEP_PRECISIONS",
@@ -716,16 +626,11 @@ __all__ = [
     "TrainingMemory",
     "activation_bytes_per_layer",
     "attention_scores_bytes",
-    "calculate_memory_requirements",
     "gpus_needed",
     "inference_memory",
     "kv_cache_bytes",
     "model_state_bytes",
     "params_of",
-    "seed001_inference_gpus",
-    "seed001_training_gpus",
-    "seed003_inference_bytes",
-    "seed003_training_bytes",
     "step_activation_bytes",
     "training_memory",
     "training_step_memory",

@@ -21,8 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from course.calculators.memory import BYTES_PER_PARAM, model_state_bytes, params_of
+from course.calculators.memory import model_state_bytes, params_of
 from course.facts import hardware, validate
+from course.facts.dtypes import BYTES_PER_VALUE
 from course.facts.report import Report
 
 #: Bytes per parameter that cross the link each step under ZeRO-Offload: 16-bit gradients to the
@@ -129,7 +130,7 @@ def weight_streaming(
     x16 (63 GB/s) takes 0.21 s per token against 4.0 ms from an H100's 3.35 TB/s.
     """
     n = params_of("params", params)
-    per = BYTES_PER_PARAM[validate.choice("dtype", dtype, BYTES_PER_PARAM)]
+    per = BYTES_PER_VALUE[validate.choice("dtype", dtype, BYTES_PER_VALUE)]
     bandwidth = link_bandwidth(link)
     if not isinstance(gpu, str):
         raise ValueError(f"gpu must be one of {', '.join(hardware.GPUS)}; got {gpu!r}")

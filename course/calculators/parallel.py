@@ -29,8 +29,8 @@ from course.calculators.memory import (
 from course.facts import validate
 from course.facts.models import TransformerConfig, param_breakdown
 from course.facts.report import Report
+from course.facts.validate import MAX_GPUS
 
-MAX_GPUS = 10**8
 ZERO_STAGES = (0, 1, 2, 3)
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
 
@@ -53,7 +53,6 @@ class ShardedModelState(Report):
     """Model-state memory on each GPU under a ZeRO stage (no activations)."""
 
     _title = "Model states per GPU (ZeRO)"
-    _formats = {"stage": "number", "n_gpus": "number"}
 
     stage: int
     n_gpus: int
@@ -322,7 +321,6 @@ class DataParallelStep(Report):
     """One data-parallel training step: compute, gradient all-reduce, and what overlaps."""
 
     _title = "Data-parallel step"
-    _formats = {"n_gpus": "number", "speedup": "number"}
 
     n_gpus: int
     compute_seconds: float
@@ -408,8 +406,6 @@ class AlphaBetaFit(Report):
     """Latency and bandwidth of a collective, fitted to measured (size, time) points."""
 
     _title = "Alpha-beta fit"
-    _formats = {"collective": "text", "ranks": "number", "points": "number",
-                "r_squared": "number"}  # fmt: skip
 
     collective: str
     ranks: int
@@ -482,7 +478,6 @@ class LinkAllReduce(Report):
     """A gradient all-reduce over one kind of link (ring model, bandwidth term only)."""
 
     _title = "Gradient all-reduce over a link"
-    _formats = {"link": "text", "n_gpus": "number", "efficiency": "percent"}
 
     link: str
     n_gpus: int
@@ -544,7 +539,6 @@ class TensorParallelLayerComm(Report):
     """Communication of one transformer layer under Megatron tensor parallelism, per micro-batch."""
 
     _title = "Tensor-parallel communication per layer"
-    _formats = {"tensor_parallel": "number", "all_reduces": "number"}
 
     tensor_parallel: int
     all_reduces: int  # 2 in the forward pass, 2 in the backward pass
@@ -833,47 +827,12 @@ def layout_step(
     )
 
 
-# ---------------------------------------------------------------------------------------------
-# A source's rule, reproduced so that the lesson can judge it
-# ---------------------------------------------------------------------------------------------
-
-SEED_STRATEGIES = ("data", "model", "pipeline")
-
-
-def seed_multi_gpu_efficiency(num_gpus: int, strategy: str, model_size_gb: float,
-                              batch_size: int, communication_overhead: float = 0.1) -> dict:  # fmt: skip
-    """``calculate_multi_gpu_efficiency`` of *GPU Infrastructure & Computational Requirements*,
-    as written there (the document ends inside it: its tensor-parallel branch is missing).
-
-    Kept to be judged in lesson 06, not to be used: the communication cost is a constant
-    fraction (0.1) whatever the model, the link or the batch; data parallelism's memory per GPU is
-    the model's size alone (no gradients or optimizer states, no ZeRO); the pipeline's bubble
-    uses the *batch size* as the number of micro-batches. Returns the source's numbers:
-    ``memory_per_gpu_gb`` and ``scaling_efficiency``.
-    """
-    n = _gpus("num_gpus", num_gpus)
-    kind = validate.choice("strategy", strategy, SEED_STRATEGIES)
-    size = validate.number("model_size_gb", model_size_gb, minimum=0, maximum=1e9)
-    batch = validate.positive_int("batch_size", batch_size, maximum=10**9)
-    overhead = validate.fraction("communication_overhead", communication_overhead, allow_zero=True)
-    if kind == "data":
-        memory, efficiency = size, 1 - overhead * (1 - 1 / n)
-    elif kind == "model":
-        memory, efficiency = size / n, 1 - overhead * 2
-    else:
-        bubble = 1 - batch / (batch + n - 1)
-        memory, efficiency = size / n, 1 - bubble - overhead
-    return {"memory_per_gpu_gb": memory, "scaling_efficiency": efficiency}
-
-
 __all__ = [
     "TensorParallelLayerComm",
     "tensor_parallel_layer_comm",
     "LayoutStep",
-    "SEED_STRATEGIES",
     "gpu_links",
     "layout_step",
-    "seed_multi_gpu_efficiency",
     "AlphaBetaFit",
     "LinkAllReduce",
     "QUESTION_6_LINKS",

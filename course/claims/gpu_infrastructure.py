@@ -21,12 +21,15 @@ show what it prints and where it goes wrong:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from course.calculators import compute, inference
+from course.calculators.memory import MAX_BATCH, MAX_COUNT, MAX_SEQ_LEN
 from course.facts import hardware, validate
 from course.facts.models import PRESETS
 from course.facts.report import Report
+from course.facts.validate import MAX_GPUS
 
 
 @dataclass
@@ -58,7 +61,9 @@ def estimate_runtime(gpu: GPUSpec, workload: WorkloadProfile, efficiency: float 
     time = the larger; cost = hours x $/h; energy = hours x TDP.
     """
     if not isinstance(gpu, GPUSpec) or not isinstance(workload, WorkloadProfile):
-        raise ValueError("estimate_runtime takes a seed000.GPUSpec and a seed000.WorkloadProfile")
+        raise ValueError(
+            "estimate_runtime takes a GPUSpec and a WorkloadProfile (course.claims.gpu_infrastructure)"
+        )
     validate.number("efficiency", efficiency, minimum=0, maximum=1, strict_min=True)
     tflops = gpu.fp16_tflops if workload.precision == "fp16" else gpu.fp32_tflops
     achievable_tflops = tflops * efficiency
@@ -80,7 +85,7 @@ def estimate_runtime(gpu: GPUSpec, workload: WorkloadProfile, efficiency: float 
 
 
 #: The source's two GPUs, as it defines them.
-SEED_GPUS = {
+SOURCE_GPUS = {
     "consumer": GPUSpec(name="Consumer 24GB", fp32_tflops=35, fp16_tflops=70, memory_gb=24,
                         memory_bandwidth_gbps=900, tdp_watts=350, cost_per_hour=1.50),
     "datacenter": GPUSpec(name="Datacenter 80GB", fp32_tflops=20, fp16_tflops=300, memory_gb=80,
@@ -88,7 +93,7 @@ SEED_GPUS = {
 }  # fmt: skip
 
 #: The source's two workloads, as it defines them.
-SEED_WORKLOADS = {
+SOURCE_WORKLOADS = {
     "inference": WorkloadProfile(total_flops=7e9 * 2 * 1000, memory_accessed_gb=14,
                                  precision="fp16"),
     "training": WorkloadProfile(total_flops=7e9 * 6 * 10000, memory_accessed_gb=280,
@@ -99,16 +104,16 @@ SEED_WORKLOADS = {
 REAL_GPUS = {"consumer": "rtx-3090", "datacenter": "a100-80gb-sxm"}
 
 
-def seed_table() -> list[dict]:
+def table_as_written() -> list[dict]:
     """``estimate_runtime`` on the source's own GPUs and workloads: one row per pair."""
     return [
         {
             "workload": w,
-            "gpu": SEED_GPUS[g].name,
-            **estimate_runtime(SEED_GPUS[g], SEED_WORKLOADS[w]),
+            "gpu": SOURCE_GPUS[g].name,
+            **estimate_runtime(SOURCE_GPUS[g], SOURCE_WORKLOADS[w]),
         }
-        for w in SEED_WORKLOADS
-        for g in SEED_GPUS
+        for w in SOURCE_WORKLOADS
+        for g in SOURCE_GPUS
     ]
 
 
@@ -117,7 +122,6 @@ class CourseEstimate(Report):
     """The course's roofline estimate of one of the source's workloads on a real GPU."""
 
     _title = "Course estimate"
-    _formats = {"workload": "text", "gpu": "text", "efficiency": "percent"}
 
     workload: str
     gpu: str
@@ -162,13 +166,90 @@ def course_estimate(
                           efficiency=float(efficiency), seconds=seconds, bound=bound)  # fmt: skip
 
 
+# ---------------------------------------------------------------------------------------------
+# Its memory calculator and its multi-GPU rule, as written (lessons 04 and 06 judge them)
+# ---------------------------------------------------------------------------------------------
+
+
+def memory_requirements_as_written(
+    num_parameters: int,
+    precision_bytes: float,
+    batch_size: int,
+    sequence_length: int,
+    training: bool = False,
+) -> dict[str, float]:
+    """The reading's heuristic memory calculator (``calculate_memory_requirements``), reproduced so a lesson can show what it gets wrong.
+
+    Same inputs and output as the reading (values in "GB" that are really GiB, rounded to 0.01):
+    activations = 4 x weights x batch x seq_len / 2048; gradients = weights; optimizer = 2 x
+    weights; KV cache from layers = 8*log10(N) and hidden = sqrt(N / (12*layers)); recommended =
+    1.2 x total. FACTS.md: the activation and KV heuristics have no physical basis (7B gives 79
+    layers and hidden 2,720; Llama-2-7B has 32 and 4,096) and training ignores fp32 master weights.
+    Use :func:`course.calculators.memory.training_memory` / ``inference_memory`` instead.
+    """
+    n = validate.number("num_parameters", num_parameters, minimum=2, maximum=MAX_COUNT)
+    p = validate.number("precision_bytes", precision_bytes, minimum=0, maximum=8, strict_min=True)
+    b = validate.positive_int("batch_size", batch_size, maximum=MAX_BATCH)
+    s = validate.positive_int("sequence_length", sequence_length, maximum=MAX_SEQ_LEN)
+    validate.choice("training", training, (True, False))
+    model_memory = (n * p) / (1024**3)
+    activation_memory = (model_memory * 4 * b * s) / 2048
+    gradient_memory = model_memory if training else 0
+    optimizer_memory = model_memory * 2 if training else 0
+    num_layers = math.log(n, 10) * 8
+    hidden_dim = (n / (num_layers * 12)) ** 0.5
+    kv_cache = (2 * num_layers * hidden_dim * s * b * p) / (1024**3)
+    total = model_memory + activation_memory + gradient_memory + optimizer_memory + kv_cache
+    return {
+        "model_weights_gb": round(model_memory, 2),
+        "activations_gb": round(activation_memory, 2),
+        "gradients_gb": round(gradient_memory, 2),
+        "optimizer_states_gb": round(optimizer_memory, 2),
+        "kv_cache_gb": round(kv_cache, 2),
+        "total_gb": round(total, 2),
+        "recommended_gpu_memory_gb": round(total * 1.2, 2),
+    }
+
+
+STRATEGIES = ("data", "model", "pipeline")
+
+
+def multi_gpu_efficiency_as_written(num_gpus: int, strategy: str, model_size_gb: float,
+                              batch_size: int, communication_overhead: float = 0.1) -> dict:  # fmt: skip
+    """``calculate_multi_gpu_efficiency`` of *GPU Infrastructure & Computational Requirements*,
+    as written there (the document ends inside it: its tensor-parallel branch is missing).
+
+    Kept to be judged in lesson 06, not to be used: the communication cost is a constant
+    fraction (0.1) whatever the model, the link or the batch; data parallelism's memory per GPU is
+    the model's size alone (no gradients or optimizer states, no ZeRO); the pipeline's bubble
+    uses the *batch size* as the number of micro-batches. Returns the source's numbers:
+    ``memory_per_gpu_gb`` and ``scaling_efficiency``.
+    """
+    n = validate.positive_int("num_gpus", num_gpus, maximum=MAX_GPUS)
+    kind = validate.choice("strategy", strategy, STRATEGIES)
+    size = validate.number("model_size_gb", model_size_gb, minimum=0, maximum=1e9)
+    batch = validate.positive_int("batch_size", batch_size, maximum=10**9)
+    overhead = validate.fraction("communication_overhead", communication_overhead, allow_zero=True)
+    if kind == "data":
+        memory, efficiency = size, 1 - overhead * (1 - 1 / n)
+    elif kind == "model":
+        memory, efficiency = size / n, 1 - overhead * 2
+    else:
+        bubble = 1 - batch / (batch + n - 1)
+        memory, efficiency = size / n, 1 - bubble - overhead
+    return {"memory_per_gpu_gb": memory, "scaling_efficiency": efficiency}
+
+
 __all__ = [
+    "STRATEGIES",
+    "memory_requirements_as_written",
+    "multi_gpu_efficiency_as_written",
     "GPUSpec",
     "REAL_GPUS",
-    "SEED_GPUS",
-    "SEED_WORKLOADS",
+    "SOURCE_GPUS",
+    "SOURCE_WORKLOADS",
     "WorkloadProfile",
     "course_estimate",
     "estimate_runtime",
-    "seed_table",
+    "table_as_written",
 ]

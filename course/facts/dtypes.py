@@ -189,7 +189,8 @@ def _f(key, name, e, m, encoding, torch_dtype, source, **kw) -> FloatFormat:
     return FloatFormat(key, name, e, m, encoding, torch_dtype, source, **kw)
 
 
-#: The float family, widest first. Keys are the course's dtype names (as in ``course.calculators.memory``).
+#: The float family, widest first, keyed by format (``fp8_e4m3``); :data:`BYTES_PER_VALUE` maps the
+#: shorter names the calculators use (``fp8``) onto these formats.
 FLOAT_FORMATS: MappingProxyType = MappingProxyType(
     {
         f.key: f
@@ -287,6 +288,35 @@ INT_FORMATS: MappingProxyType = MappingProxyType(
 )
 
 
+#: The course's dtype names for weights, activations and caches (calculators, widgets and the
+#: hardware registry's peaks use them), each with the format whose bits it stores: "fp8" is either
+#: OCP fp8 format (both take one byte and run at one Tensor Core rate).
+DTYPE_FORMATS: MappingProxyType = MappingProxyType(
+    {
+        "fp32": "fp32",
+        "tf32": "tf32",
+        "fp16": "fp16",
+        "bf16": "bf16",
+        "fp8": "fp8_e4m3",
+        "int8": "int8",
+        "int4": "int4",
+    }  # fmt: skip
+)
+
+
+def _bytes_of(format_key: str) -> float:
+    fmt = FLOAT_FORMATS.get(format_key) or INT_FORMATS[format_key]
+    size = fmt.bytes_stored
+    return int(size) if size == int(size) else size
+
+
+#: Bytes one value takes in memory, by the course's dtype name, derived from the formats' bits: the
+#: one bytes-per-value table of the course (fp32 4, tf32 4, fp16 2, bf16 2, fp8 1, int8 1, int4 0.5).
+BYTES_PER_VALUE: MappingProxyType = MappingProxyType(
+    {name: _bytes_of(fmt) for name, fmt in DTYPE_FORMATS.items()}
+)
+
+
 def float_format(key: str) -> FloatFormat:
     """The float format named ``key`` (ValueError naming the known keys otherwise)."""
     return FLOAT_FORMATS[validate.choice("key", key, FLOAT_FORMATS)]
@@ -298,22 +328,22 @@ def int_format(key: str) -> IntFormat:
 
 
 @dataclass(frozen=True)
-class SeedRow:
-    """One row of seed 004's "The Float Family" table, as printed there (text kept verbatim)."""
+class FloatFamilyRow:
+    """One row of "The Float Family" table of *Computational Resources for ML*, as printed there (text kept verbatim)."""
 
     key: str
-    seed_range: str
-    seed_low: float  # the lower end of the seed's range, as a number
-    seed_precision: str
+    range_as_written: str
+    low_as_written: float  # the lower end of the reading's range, as a number
+    precision_as_written: str
 
 
-#: Seed 004, section "Data Types: Precision, Speed, and Memory Trade-offs", table "The Float Family".
-SEED_004_TABLE = (
-    SeedRow("fp32", "~1e-38 to ~3e38", 1e-38, "~7 digits"),
-    SeedRow("fp16", "~6e-5 to 65504", 6e-5, "~3 digits"),
-    SeedRow("bf16", "~1e-38 to ~3e38", 1e-38, "~2 digits"),
-    SeedRow("fp8_e4m3", "~0.001 to 448", 0.001, "~1 digit"),
-    SeedRow("fp8_e5m2", "~1e-7 to 57344", 1e-7, "~0.5 digit"),
+#: *Computational Resources for ML*, section "Data Types: Precision, Speed, and Memory Trade-offs", table "The Float Family".
+FLOAT_FAMILY_AS_WRITTEN = (
+    FloatFamilyRow("fp32", "~1e-38 to ~3e38", 1e-38, "~7 digits"),
+    FloatFamilyRow("fp16", "~6e-5 to 65504", 6e-5, "~3 digits"),
+    FloatFamilyRow("bf16", "~1e-38 to ~3e38", 1e-38, "~2 digits"),
+    FloatFamilyRow("fp8_e4m3", "~0.001 to 448", 0.001, "~1 digit"),
+    FloatFamilyRow("fp8_e5m2", "~1e-7 to 57344", 1e-7, "~0.5 digit"),
 )
 
 
@@ -338,13 +368,15 @@ def sum_stall(addend: float, key: str) -> float:
 
 
 __all__ = [
+    "BYTES_PER_VALUE",
+    "DTYPE_FORMATS",
     "FLOAT_FORMATS",
     "INT_FORMATS",
     "MAIN_FLOATS",
-    "SEED_004_TABLE",
+    "FLOAT_FAMILY_AS_WRITTEN",
     "FloatFormat",
     "IntFormat",
-    "SeedRow",
+    "FloatFamilyRow",
     "float_format",
     "int_format",
     "loss_scale_needed",

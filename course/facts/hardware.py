@@ -181,7 +181,7 @@ GPUS: MappingProxyType = MappingProxyType({g.key: g for g in [
          sms=108, cuda_cores=6912, tensor_cores=432, boost_clock_hz=1410e6, tdp_watts=400,
          l2_bytes=40 * MiB, l1_per_sm_bytes=192 * KiB, nvlink_bandwidth=600 * GB,
          host_link="pcie4", source=SRC_A100,
-         notes="HBM2, not HBM2e (seed 003 says HBM2e for both A100s). 64 FP32 cores per SM."),
+         notes="HBM2, not HBM2e (*AI Infrastructure* says HBM2e for both A100s). 64 FP32 cores per SM."),
     _gpu(key="a100-80gb-sxm", name="NVIDIA A100 80GB SXM", architecture="Ampere",
          form_factor="SXM", launch_year=2020, memory_bytes=80 * GiB, memory_type="HBM2e",
          memory_bandwidth=2039 * GB, dense_flops=_A100_DENSE, sparse_flops=_A100_SPARSE,
@@ -225,7 +225,7 @@ GPUS: MappingProxyType = MappingProxyType({g.key: g for g in [
          sms=142, cuda_cores=18176, tensor_cores=568, boost_clock_hz=2520e6, tdp_watts=350,
          l2_bytes=96 * MiB, l1_per_sm_bytes=128 * KiB, nvlink_bandwidth=0,
          host_link="pcie4", source=SRC_L40S,
-         notes="No NVLink. Seed 003's 'TF32 362' is the FP16 figure; TF32 is 183 dense."),
+         notes="No NVLink. *AI Infrastructure*'s 'TF32 362' is the FP16 figure; TF32 is 183 dense."),
     _gpu(key="rtx-3090", name="NVIDIA GeForce RTX 3090", architecture="Ampere",
          form_factor="consumer", launch_year=2020, memory_bytes=24 * GiB, memory_type="GDDR6X",
          memory_bandwidth=936 * GB,
@@ -266,7 +266,7 @@ GPUS: MappingProxyType = MappingProxyType({g.key: g for g in [
          host_link="nvlink-c2c", source=SRC_GH200,
          notes="The GPU half of a Grace Hopper superchip; its CPU is a Grace (CPUS['grace']) with "
                "up to 480 GB LPDDR5X over NVLink-C2C. TDP is the whole module's (CPU + GPU + "
-               "memory), configurable 450-1,000 W. Seed 003 draws it as an 80 GB H100: wrong."),
+               "memory), configurable 450-1,000 W. *AI Infrastructure* draws it as an 80 GB H100: wrong."),
     _gpu(key="gh200-144gb", name="NVIDIA GH200 (H100 144GB HBM3e)", architecture="Hopper",
          form_factor="SXM", launch_year=2024, memory_bytes=144 * GiB, memory_type="HBM3e",
          memory_bandwidth=4900 * GB, dense_flops=_H100_SXM_DENSE, sparse_flops=_H100_SXM_SPARSE,
@@ -318,7 +318,7 @@ SYSTEMS: MappingProxyType = MappingProxyType({s.key: s for s in [
 
 
 # ---------------------------------------------------------------------------------------------
-# CPUs next to GPUs: Grace (lesson 08, practice question 7 of seed 003)
+# CPUs next to GPUs: Grace (lesson 08, practice question 7 of *AI Infrastructure*)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -343,12 +343,12 @@ CPUS: MappingProxyType = MappingProxyType({c.key: c for c in [
         memory_bytes=480 * GB, memory_type="LPDDR5X", memory_bandwidth=512 * GB,
         gpu_link="nvlink-c2c", source=SRC_GH200,
         notes="Up to 480 GB and up to 512 GB/s per Grace CPU. The Grace CPU Superchip (two Grace "
-              "CPUs, 144 cores) carries up to 960 GB: seed 003's '960 GB' is that, not one CPU."),
+              "CPUs, 144 cores) carries up to 960 GB: *AI Infrastructure*'s '960 GB' is that, not one CPU."),
 ]})  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------
-# Multi-Instance GPU (MIG) profiles (practice question 5 of seed 003)
+# Multi-Instance GPU (MIG) profiles (practice question 5 of *AI Infrastructure*)
 # ---------------------------------------------------------------------------------------------
 
 SRC_MIG_GUIDE = (
@@ -473,7 +473,7 @@ SYSTEM_FABRICS: MappingProxyType = MappingProxyType({f.system: f for f in [
                  compute_nics=8, compute_nic_bandwidth=400 * GBIT_PER_S,
                  compute_nic="ConnectX-7 NDR InfiniBand 400 Gb/s (in 4 OSFP cages, 2 per cage)",
                  source="NVIDIA DGX H100/H200 User Guide (2024); DGX H100 datasheet (2023)",
-                 notes="Seed 003's '8x OSFP ports' are 4 OSFP cages of 2 x 400 Gb/s each; "
+                 notes="*AI Infrastructure*'s '8x OSFP ports' are 4 OSFP cages of 2 x 400 Gb/s each; "
                        "storage and in-band management use 2 more dual-port NICs."),
     SystemFabric("dgx-h200", nvswitches=4, nvswitch="NVSwitch (3rd generation)",
                  compute_nics=8, compute_nic_bandwidth=400 * GBIT_PER_S,
@@ -519,7 +519,7 @@ SUPERPODS: MappingProxyType = MappingProxyType({a.key: a for a in [
 
 
 #: FP32 cores ("CUDA cores") per SM by compute capability: the FP32 results per clock per SM in the
-#: CUDA C++ Programming Guide's arithmetic-throughput table. Seed 004's "SMs x 128" holds only for
+#: CUDA C++ Programming Guide's arithmetic-throughput table. *Computational Resources for ML*'s "SMs x 128" holds only for
 #: some: a 108-SM A100 (8.0) has 6,912 cores, not 13,824.
 FP32_CORES_PER_SM = MappingProxyType(
     {(7, 0): 64, (7, 5): 64, (8, 0): 64, (8, 6): 128, (8, 7): 128, (8, 9): 128, (9, 0): 128}

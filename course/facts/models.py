@@ -131,9 +131,12 @@ class ParamBreakdown(Report):
     non_embedding_params: int  # total minus embedding tables and untied LM head
 
 
-def _check_config(config: object) -> TransformerConfig:
+def checked_config(config: object, name: str = "config") -> TransformerConfig:
+    """``config`` itself if it is a :class:`TransformerConfig`; else a ValueError that says where
+    the presets are. Every calculator that takes a model checks it here."""
     if not isinstance(config, TransformerConfig):
-        raise ValueError(f"config must be a TransformerConfig (see PRESETS), got {config!r}")
+        raise ValueError(f"{name} must be a TransformerConfig (a preset from "
+                         f"course.facts.models.PRESETS), got {config!r}")  # fmt: skip
     return config
 
 
@@ -146,7 +149,7 @@ def param_breakdown(config: TransformerConfig) -> ParamBreakdown:
     follows Kaplan et al. 2020 ("excluding vocabulary and positional embeddings"): it leaves out the
     token, position and token-type tables and an untied LM head (also a vocabulary matrix).
     """
-    c = _check_config(config)
+    c = checked_config(config)
     h, hd = c.hidden, c.head_dim
     q_out, kv_out = c.heads * hd, c.kv_heads * hd
     norm = h if c.norm == "rmsnorm" else 2 * h
@@ -193,7 +196,7 @@ def matmul_params_per_layer(config: TransformerConfig) -> int:
 
     Each contributes 2 FLOPs (a multiply and an add) per token in the forward pass.
     """
-    c = _check_config(config)
+    c = checked_config(config)
     h, hd = c.hidden, c.head_dim
     attention = 2 * h * c.heads * hd + 2 * h * c.kv_heads * hd
     mlp = (3 if c.gated_mlp else 2) * h * c.ffn_hidden
@@ -274,6 +277,7 @@ __all__ = [
     "PRESETS",
     "ParamBreakdown",
     "TransformerConfig",
+    "checked_config",
     "matmul_params_per_layer",
     "non_embedding_param_count",
     "param_breakdown",

@@ -41,7 +41,7 @@ MILLISECOND = 1e-3
 MINUTE = 60.0
 HOUR = 3600.0
 DAY = 86400.0
-YEAR = 365 * DAY  # 8,760 hours: the convention of energy bills and seed 003
+YEAR = 365 * DAY  # 8,760 hours: the convention of energy bills and *AI Infrastructure*
 
 # Power and energy.
 KW = 1e3

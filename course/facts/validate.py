@@ -12,6 +12,13 @@ import math
 from collections.abc import Iterable
 from numbers import Integral, Real
 
+#: Largest GPU count any calculator accepts (the largest clusters hold about 10^5).
+MAX_GPUS = 10**8
+#: Largest power usage effectiveness accepted (1 is the IT load alone; old sites run near 2).
+MAX_PUE = 10.0
+#: Largest electricity price accepted, USD per kWh (retail prices are 0.05-0.50).
+MAX_USD_PER_KWH = 1e3
+
 
 def _is_real(value: object) -> bool:
     return isinstance(value, Real) and not isinstance(value, bool)
@@ -78,3 +85,13 @@ def choice(name: str, value: object, allowed: Iterable[object]) -> object:
         shown = ", ".join(repr(o) for o in options)
         raise ValueError(f"{name} must be one of {shown}; got {value!r}")
     return value
+
+
+def pue(value: object, name: str = "pue") -> float:
+    """Power usage effectiveness: facility power / IT power, in [1, MAX_PUE]."""
+    return number(name, value, minimum=1, maximum=MAX_PUE)
+
+
+def usd_per_kwh(value: object, name: str = "usd_per_kwh") -> float:
+    """An electricity price in [0, MAX_USD_PER_KWH] USD per kWh."""
+    return number(name, value, minimum=0, maximum=MAX_USD_PER_KWH)

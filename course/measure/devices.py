@@ -2,7 +2,7 @@
 
 Every lesson prints ``describe_machine()`` in its setup cell, so each measured figure says where it
 was measured. Lesson 00 shows the whole of ``machine_info()`` and ``cuda_stack()`` (the driver /
-toolkit / cuDNN "version triangle" of seed 004). Layer 3: reads the OS and torch, computes nothing.
+toolkit / cuDNN "version triangle" of *Computational Resources for ML*). Layer 3: reads the OS and torch, computes nothing.
 Cache sizes come from the OS (Linux sysfs, macOS sysctl); where the OS does not say, they are None.
 """
 
@@ -270,7 +270,7 @@ class DeviceTest:
 def verify_device(device: str, *, size: int = 256, rel_tol: float = 1e-3) -> DeviceTest:
     """Multiply two seeded random matrices on ``device`` and compare with float64 on the CPU.
 
-    Unlike seed 004's script, which prints PASSED whenever no exception is raised, this waits for
+    Unlike *Computational Resources for ML*'s script, which prints PASSED whenever no exception is raised, this waits for
     the device to finish (GPU work is asynchronous) and checks the numbers. The tolerance allows
     TF32 on Ampere and newer GPUs (10-bit mantissa, relative error ~1e-3 per product).
     """
@@ -295,7 +295,7 @@ def verify_devices() -> list[DeviceTest]:
 
 @dataclass(frozen=True)
 class CudaStack:
-    """The 'version triangle' of seed 004: driver, the CUDA runtime torch was built with, cuDNN."""
+    """The 'version triangle' of *Computational Resources for ML*: driver, the CUDA runtime torch was built with, cuDNN."""
 
     torch_cuda: str | None  # CUDA version torch was compiled against (None: CPU or MPS build)
     cudnn: int | None

@@ -3,7 +3,7 @@
 Every measurement is an ``n x n @ n x n`` product, which costs ``2 n^3`` FLOPs (one multiply and
 one add per term; ``course.calculators.compute.matmul_flops``). A record keeps the FLOPs beside the seconds so
 a lesson can show FLOP/s, the rate, rather than seconds, which mix the rate with the problem size
-(seed 000 times a 32 x 32 loop against a 1024 x 1024 BLAS call and calls the ratio a speed-up).
+(*GPU Infrastructure & Computational Requirements* times a 32 x 32 loop against a 1024 x 1024 BLAS call and calls the ratio a speed-up).
 
 - :func:`time_matmul` times one point; :func:`matmul_sweep` times a grid of points inside a time
   budget, predicting each point's cost from the smaller sizes already measured and skipping
@@ -86,7 +86,7 @@ class MatmulRecord:
 
 
 def python_matmul(a: list[list[float]], b: list[list[float]]) -> list[list[float]]:
-    """The schoolbook triple loop of seed 000, on Python lists: one multiply-add at a time."""
+    """The schoolbook triple loop of *GPU Infrastructure & Computational Requirements*, on Python lists: one multiply-add at a time."""
     n, k, m = len(a), len(b), len(b[0])
     out = [[0.0] * m for _ in range(n)]
     for i in range(n):

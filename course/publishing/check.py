@@ -1,6 +1,6 @@
 """``python -m course check``: can this machine run the course? One [OK]/[WARN]/[FAIL] line each.
 
-A better version of seed 004's verification script: it checks the Python version, every package
+A better version of *Computational Resources for ML*'s verification script: it checks the Python version, every package
 (installed, and at the pinned version), torch and the devices it sees, JupyterLab and the widget
 extension. **FAIL** is kept for what breaks the course: a missing package the lessons import, torch
 older than :data:`MIN_TORCH`, Python older than :data:`MIN_PYTHON`, a device whose verified matmul

@@ -106,10 +106,11 @@ def _index(readme: str, answer_keys: bool) -> str:
         "instructors/grading",
         *(["instructors/answer-keys/index"] if answer_keys else []),
         "CONTRIBUTING",
+        "LICENSE",
         "```",
         "",
     ]
-    return readme + "\n".join(toc)
+    return readme.replace("](LICENSE)", "](LICENSE.md)") + "\n".join(toc)
 
 
 def stage(src_dir: Path, answer_keys: bool = False) -> Path:
@@ -120,6 +121,8 @@ def stage(src_dir: Path, answer_keys: bool = False) -> Path:
     (src_dir / "conf.py").write_text(CONF)
     (src_dir / "index.md").write_text(_index((ROOT / "README.md").read_text(), answer_keys))
     shutil.copy(ROOT / "CONTRIBUTING.md", src_dir / "CONTRIBUTING.md")
+    licence = (ROOT / "LICENSE").read_text()
+    (src_dir / "LICENSE.md").write_text(f"# Licence\n\n```text\n{licence}```\n")
     shutil.copy(ROOT / "notebooks" / "glossary.md", src_dir / "notebooks" / "glossary.md")
     for path in lessons():
         _static_notebook(path, src_dir / "notebooks" / path.name)
@@ -170,9 +173,29 @@ def broken_links(site: Path) -> list[str]:
     return broken
 
 
+#: A file every build leaves in its folder, saying whether it holds the answer keys.
+KIND_MARKER = ".course-site-kind"
+
+
+def _claim_folder(out: Path, answer_keys: bool) -> None:
+    """Refuse to write a public site where a build with answer keys lives, or the other way round:
+    one forgotten rebuild must never publish the keys (or overwrite the instructors' copy)."""
+    kind = "answer-keys" if answer_keys else "public"
+    marker = out / KIND_MARKER
+    if marker.is_file() and marker.read_text().strip() != kind:
+        raise RuntimeError(
+            f"{out} holds the {marker.read_text().strip()} build; build the {kind} site into another "
+            "folder (make site -> build/site, make site ANSWER_KEYS=1 -> build/site-answer-keys)"
+        )
+    if not marker.is_file() and out.is_dir() and any(out.iterdir()):
+        raise RuntimeError(f"{out} is not empty and holds no site build: choose an empty folder")
+
+
 def build(out_dir: str | Path, answer_keys: bool = False, quiet: bool = True) -> Path:
-    """Build the website into ``out_dir``; raise ``RuntimeError`` on a warning or a broken link."""
+    """Build the website into ``out_dir``; raise ``RuntimeError`` on a warning or a broken link, or
+    when ``out_dir`` holds the other kind of build (public vs answer keys)."""
     out = Path(out_dir).resolve()
+    _claim_folder(out, answer_keys)
     src = stage(out.parent / (out.name + "-src"), answer_keys=answer_keys)
     command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-n", "-b", "html"]
     command += ["-q"] if quiet else []
@@ -183,6 +206,7 @@ def build(out_dir: str | Path, answer_keys: bool = False, quiet: bool = True) ->
     )
     if result.returncode != 0:
         raise RuntimeError(f"the site build failed:\n{result.stdout}\n{result.stderr}")
+    (out / KIND_MARKER).write_text("answer-keys" if answer_keys else "public")
     broken = broken_links(out)
     if broken:
         raise RuntimeError("broken links in the built site:\n" + "\n".join(broken))

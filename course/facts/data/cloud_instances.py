@@ -15,7 +15,7 @@ Three tables:
 Prices from the providers' price lists (AWS Price List, Azure Retail Prices API, Google Cloud
 Billing Catalog API) were read through public third-party transcriptions that name the list, the
 region and the date; those transcriptions are cited beside the primary list so the row can be
-checked. Seed 003's Azure and GCP prices ("~$30", "~$90", "~$35", "~$110"/hour) have no source and
+checked. *AI Infrastructure*'s Azure and GCP prices ("~$30", "~$90", "~$35", "~$110"/hour) have no source and
 are not here.
 
 Layer 1: standard library only. Used by ``course.calculators.cloud`` (lesson 09).
@@ -128,7 +128,7 @@ INSTANCE_TYPES: tuple[InstanceType, ...] = (
                  "3,200 Gb/s EFA", AWS_P5EN_2026, "p5e with newer CPUs and networking."),
     InstanceType("azure-nd96asr-v4", "Azure", "Standard_ND96asr_v4 (ND A100 v4)",
                  "a100-40gb-sxm", 8, "8 x 200 Gb/s HDR InfiniBand", AZURE_ND_DOCS,
-                 "Seed 003 calls ND A100 v4 '8x A100 (80GB)': its GPUs are the 40 GB ones."),
+                 "*AI Infrastructure* calls ND A100 v4 '8x A100 (80GB)': its GPUs are the 40 GB ones."),
     InstanceType("azure-nd96amsr-a100-v4", "Azure", "Standard_ND96amsr_A100_v4 (NDm A100 v4)",
                  "a100-80gb-sxm", 8, "8 x 200 Gb/s HDR InfiniBand", AZURE_ND_DOCS,
                  "The 80 GB A100 series is NDm A100 v4."),
@@ -219,19 +219,19 @@ PRICE_ANNOUNCEMENTS: tuple[PriceAnnouncement, ...] = (
 )
 
 
-#: Seed 004's "When Cloud Makes Sense" table, as the seed prints it (its figures, not checked
-#: prices): label, hardware key, GPUs, purchase USD, cloud USD per hour, the seed's break-even
-#: hours ("~4,700"; 150,000 / 32 = 4,687.5). The seed does not say which 8x A100: 80 GB assumed.
-SEED004_BUY_VS_RENT: tuple[tuple[str, str, int, int, float, float], ...] = (
+#: The "When Cloud Makes Sense" table of *Computational Resources for ML*, as printed there (its figures, not checked
+#: prices): label, hardware key, GPUs, purchase USD, cloud USD per hour, the reading's break-even
+#: hours ("~4,700"; 150,000 / 32 = 4,687.5). The reading does not say which 8x A100: 80 GB assumed.
+BUY_VS_RENT_AS_WRITTEN: tuple[tuple[str, str, int, int, float, float], ...] = (
     ("RTX 4090", "rtx-4090", 1, 1_600, 0.40, 4_000),
     ("A100 80GB", "a100-80gb-sxm", 1, 15_000, 4.0, 3_750),
     ("8x A100", "a100-80gb-sxm", 8, 150_000, 32.0, 4_700),
 )
 
-#: Seed 003's purchase prices per GPU ("Purchase: ~$15,000" for the A100, "~$30,000-$40,000" for
-#: the H100): the seed's unsourced figures, used only as a stated starting point a learner
+#: The purchase prices per GPU of *AI Infrastructure* ("Purchase: ~$15,000" for the A100, "~$30,000-$40,000" for
+#: the H100): the reading's unsourced figures, used only as a stated starting point a learner
 #: replaces with a real quote. GPU key -> (low, high) USD.
-SEED003_PURCHASE_USD_PER_GPU: dict[str, tuple[float, float]] = {
+PURCHASE_USD_PER_GPU_AS_WRITTEN: dict[str, tuple[float, float]] = {
     "a100-80gb-sxm": (15_000, 15_000),
     "h100-sxm": (30_000, 40_000),
 }
@@ -241,8 +241,8 @@ __all__ = [
     "INSTANCE_TYPES",
     "PRICE_ANNOUNCEMENTS",
     "PRICE_QUOTES",
-    "SEED003_PURCHASE_USD_PER_GPU",
-    "SEED004_BUY_VS_RENT",
+    "PURCHASE_USD_PER_GPU_AS_WRITTEN",
+    "BUY_VS_RENT_AS_WRITTEN",
     "InstanceType",
     "PriceAnnouncement",
     "PriceQuote",

@@ -51,6 +51,25 @@ def outcome(ratio: float, spread: float = 0.0) -> str:
     return "faster" if ratio > 1 else "slower"
 
 
+def noisy(median_seconds: float, iqr_seconds: float) -> bool:
+    """True when one timing cannot be trusted: no finite positive median, or an interquartile
+    range over :data:`NOISY` of the median."""
+    if not (math.isfinite(median_seconds) and median_seconds > 0):
+        return True
+    return not math.isfinite(iqr_seconds) or iqr_seconds / median_seconds > NOISY
+
+
+def compare_seconds(
+    base_seconds: float, base_iqr: float, new_seconds: float, new_iqr: float
+) -> str:
+    """'faster', 'slower', 'same' or 'noisy': a new timing against a baseline, by :func:`outcome`'s
+    one rule (the two relative spreads added up are the noise the difference must beat)."""
+    if not all(math.isfinite(x) and x > 0 for x in (base_seconds, new_seconds)):
+        return "noisy"
+    spread = base_iqr / base_seconds + new_iqr / new_seconds
+    return outcome(base_seconds / new_seconds, spread if math.isfinite(spread) else math.inf)
+
+
 def times(ratio: float) -> str:
     """A ratio as '3.1×', '40×' or '0.58×' (never rounded to a misleading 1.0×)."""
     if ratio >= 10:

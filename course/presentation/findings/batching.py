@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from course.facts.units import fmt_bandwidth, fmt_bytes, fmt_flop_rate, fmt_seconds
-from course.presentation.findings._common import RERUN, get, relative_spread, times
+from course.presentation.findings._common import NOISY, RERUN, get, relative_spread, times
 
 
 def curve(records: Sequence[Any]) -> str:
@@ -29,7 +29,7 @@ def curve(records: Sequence[Any]) -> str:
     head = (f"Batch {get(one, 'batch')}: {fmt_flop_rate(get(one, 'flop_per_s'))}; batch "
             f"{get(best, 'batch')}: {fmt_flop_rate(get(best, 'flop_per_s'))}, {times(gain)} the "
             f"throughput for {times(cost)} the time per step")  # fmt: skip
-    noisy = max(relative_spread(r) for r in rows) > 0.5
+    noisy = max(relative_spread(r) for r in rows) > NOISY
     if gain < 1.5:
         return (f"{head}. Batching bought little here: "
                 + (f"the timings are noisy; {RERUN}." if noisy else

@@ -8,32 +8,13 @@ torch, no measuring.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
 from course.facts import units
+from course.presentation.findings._common import compare_seconds, noisy
 
-#: A ratio within this factor of 1 counts as "about the same".
-SAME_WITHIN = 0.10
-#: A measurement whose IQR exceeds this share of its median is too noisy to call.
-NOISY_SPREAD = 0.5
-
-
-def _noisy(median: float, iqr: float) -> bool:
-    return not (median > 0 and math.isfinite(median)) or iqr / median > NOISY_SPREAD
-
-
-def compare(base_s: float, base_iqr: float, new_s: float, new_iqr: float) -> str:
-    """ "faster", "slower", "same" or "noisy": the new time against the base time."""
-    if _noisy(base_s, base_iqr) or _noisy(new_s, new_iqr):
-        return "noisy"
-    ratio = base_s / new_s
-    if ratio > 1 + SAME_WITHIN:
-        return "faster"
-    if ratio < 1 - SAME_WITHIN:
-        return "slower"
-    return "same"
+compare = compare_seconds
 
 
 def _b(x: float) -> str:
@@ -44,7 +25,7 @@ def _t(x: float) -> str:
     return units.fmt_seconds(x)
 
 
-NOISY = ("The spread between repeats was larger than half the median: other programs shared the "
+NOISY_TEXT = ("The spread between repeats was as large as the difference: other programs shared the "
          "cores. Rerun the cell when the machine is quieter before drawing a conclusion.")  # fmt: skip
 
 
@@ -64,7 +45,7 @@ def accumulation(records: Sequence[Any]) -> str:
                       big.seconds_per_sample, big.iqr_seconds)  # fmt: skip
     ratio = small.seconds_per_sample / big.seconds_per_sample
     if verdict == "noisy":
-        return mem + "Time per sample could not be judged. " + NOISY
+        return mem + "Time per sample could not be judged. " + NOISY_TEXT
     if verdict == "faster":
         return mem + (
             f"The larger micro-batch processed each sample {ratio:.1f}x faster: larger "
@@ -133,7 +114,7 @@ def attention(records: Sequence[Any]) -> str:
     verdict = compare(n.median_seconds, n.iqr_seconds, f.median_seconds, f.iqr_seconds)
     ratio = n.median_seconds / f.median_seconds
     if verdict == "noisy":
-        return mem + "Speed could not be judged. " + NOISY
+        return mem + "Speed could not be judged. " + NOISY_TEXT
     if verdict == "faster":
         return mem + f"It was also {ratio:.1f}x faster: it never writes the scores out to memory."
     if verdict == "slower":
@@ -185,7 +166,7 @@ def batching(records: Sequence[Any]) -> str:
             f"({_t(one.step_seconds)} -> {_t(big.step_seconds)}) while throughput rose "
             f"{gain:.1f}x ({one.tokens_per_s:,.0f} -> {big.tokens_per_s:,.0f} tokens/s). ")  # fmt: skip
     if verdict == "noisy":
-        return head + NOISY
+        return head + NOISY_TEXT
     if verdict == "faster":
         return head + (
             "Batching paid: the weights are read once per step whatever the batch, so "
@@ -221,7 +202,7 @@ def compile_speedup(result: Any) -> str:
                          f"{_t(r.compiled_seconds)} compiled): the matrix multiplies dominate and "
                          "were already library calls, so compiling did not help.")  # fmt: skip
         else:
-            lines.append(f"- batch {r.batch}: " + NOISY)
+            lines.append(f"- batch {r.batch}: " + NOISY_TEXT)
     return "\n".join(lines)
 
 
@@ -237,7 +218,7 @@ def lora(records: Sequence[Any]) -> str:
     verdict = compare(full.step_seconds, full.iqr_seconds, lo.step_seconds, lo.iqr_seconds)
     ratio = full.step_seconds / lo.step_seconds
     if verdict == "noisy":
-        return mem + "Step time could not be judged. " + NOISY
+        return mem + "Step time could not be judged. " + NOISY_TEXT
     if verdict == "faster":
         return mem + (
             f"The step was {ratio:.1f}x faster: no weight gradients for the frozen "
@@ -264,8 +245,8 @@ def offload(step: Any, cost: Any) -> str:
             f"threads). At that rate a {cost.params / 1e9:,.0f} B-parameter model's offloaded step "
             f"takes {_t(cost.cpu_optimizer_seconds)} on the CPU plus {_t(cost.link_time_seconds)} "
             f"on the link, against {_t(cost.compute_seconds)} of GPU compute: ")  # fmt: skip
-    if _noisy(step.step_seconds, step.iqr_seconds):
-        return text + f"{cost.slowdown:.1f}x the step time. " + NOISY
+    if noisy(step.step_seconds, step.iqr_seconds):
+        return text + f"{cost.slowdown:.1f}x the step time. " + NOISY_TEXT
     if cost.slowdown > 1.5:
         return text + (
             f"{cost.slowdown:.1f}x the step time. The CPU step dominates: servers use "
@@ -278,8 +259,6 @@ def offload(step: Any, cost: Any) -> str:
 
 
 __all__ = [
-    "NOISY_SPREAD",
-    "SAME_WITHIN",
     "accumulation",
     "attention",
     "batching",

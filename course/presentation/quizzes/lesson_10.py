@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from course.calculators import datacenter, memory, parallel
+from course.calculators import datacenter, energy, memory, parallel
 from course.facts import hardware
 from course.facts.units import GB
 from course.presentation.quiz import MultipleChoice, Numeric, Question
@@ -25,8 +25,8 @@ _H100 = hardware.GPUS["h100-sxm"]
 _STATES_175B = memory.model_state_bytes(175e9, precision="mixed", optimizer="adam")
 _GPUS_175B = math.ceil(_STATES_175B.total_bytes / _H100.memory_bytes)
 _DGX = hardware.SYSTEMS["dgx-h100"]
-_DGX_POWER_USD = datacenter.annual_energy_cost_usd(_DGX.max_power_watts, 0.10)
-_POD_4 = datacenter.pod_annual_energy_cost_usd("dgx-h100", usd_per_kwh=0.10, gpus=32)
+_DGX_POWER_USD = energy.annual_electricity_usd(_DGX.max_power_watts, 0.10)
+_POD_4 = datacenter.pod_annual_energy("dgx-h100", usd_per_kwh=0.10, gpus=32)
 
 _WRITTEN = (  # each multiple choice written with its right option first; placed below
     MultipleChoice(

@@ -9,8 +9,8 @@ months against each rent option, a bar of each option's cost components, and the
 table.
 
 Every number comes from ``course.calculators.cloud.own_vs_rent``; nothing is computed here. The defaults
-answer practice question 9 of seed 003 (a startup training continuously): a DGX H100 (10.2 kW,
-``course.facts.hardware``) bought at seed 003's unsourced ~$35,000 per H100 x 8 against a p5.48xlarge.
+answer practice question 9 of *AI Infrastructure* (a startup training continuously): a DGX H100 (10.2 kW,
+``course.facts.hardware``) bought at *AI Infrastructure*'s unsourced ~$35,000 per H100 x 8 against a p5.48xlarge.
 Layer 4.
 """
 
@@ -21,11 +21,11 @@ from typing import Any
 
 from course.calculators import cloud
 from course.facts import hardware, units
-from course.facts.data.cloud_instances import SEED003_PURCHASE_USD_PER_GPU
+from course.facts.data.cloud_instances import PURCHASE_USD_PER_GPU_AS_WRITTEN
 from course.presentation.plots import PALETTE
 from course.presentation.widgets.base import Calculator, dropdown, parse_number, text_box
 
-PARTS = ("purchase", "energy", "hosting", "staff", "rent")
+PARTS = ("purchase", "electricity", "hosting", "staff", "rent")
 
 
 def _optional(name: str, text: object) -> float | None:
@@ -139,8 +139,8 @@ def _instance_options() -> list[tuple[str, str]]:
     return [(f"{i.provider} {i.name}", key) for key, i in cloud.INSTANCES.items()]
 
 
-def _seed_purchase(gpu: str, gpus: int) -> float:
-    low, high = SEED003_PURCHASE_USD_PER_GPU[gpu]
+def _purchase_as_written(gpu: str, gpus: int) -> float:
+    low, high = PURCHASE_USD_PER_GPU_AS_WRITTEN[gpu]
     return gpus * (low + high) / 2
 
 
@@ -160,15 +160,15 @@ def buy_vs_rent_calculator(
 ) -> Calculator:
     """Buy vs rent: purchase and running costs against on-demand, reserved and spot rent.
 
-    Defaults: a DGX H100 (8 x H100, 10,200 W from ``course.facts.hardware``) at seed 003's unsourced
+    Defaults: a DGX H100 (8 x H100, 10,200 W from ``course.facts.hardware``) at *AI Infrastructure*'s unsourced
     purchase figure (8 x ~$35,000 = $280,000, the midpoint of its "$30,000-$40,000") against the
-    recorded p5.48xlarge on-demand price; $0.10/kWh (the seeds' figure); PUE 1.5 (a typical
+    recorded p5.48xlarge on-demand price; $0.10/kWh (the readings' figure); PUE 1.5 (a typical
     enterprise datacentre, lesson 08). Utilisation, PUE and overhead are typed in percent
     (utilisation, overhead) or as a ratio (PUE). Blank reserved/spot rates leave those options out.
     """
     dgx = hardware.SYSTEMS["dgx-h100"]
     if purchase is None:
-        purchase = f"{_seed_purchase(dgx.gpu, dgx.gpus):,.0f}"
+        purchase = f"{_purchase_as_written(dgx.gpu, dgx.gpus):,.0f}"
     if power is None:
         power = f"{dgx.max_power_watts:,.0f}"
     recorded = cloud.instance(instance).usd_per_hour

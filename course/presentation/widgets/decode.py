@@ -6,8 +6,8 @@ import html
 from typing import Any
 
 from course.calculators import compute
-from course.calculators.memory import BYTES_PER_PARAM
 from course.facts import hardware, units
+from course.facts.dtypes import BYTES_PER_VALUE
 from course.facts.models import PRESETS
 from course.presentation.widgets.base import (
     ERROR_COLOUR,
@@ -54,7 +54,7 @@ def decode_speed_calculator(
     """
     controls = {
         "model": dropdown("model", list(PRESETS), model),
-        "dtype": dropdown("weights dtype", [d for d in BYTES_PER_PARAM if d != "tf32"], dtype),
+        "dtype": dropdown("weights dtype", [d for d in BYTES_PER_VALUE if d != "tf32"], dtype),
         "gpu": dropdown("GPU", gpu_options(), hardware.gpu(gpu).key),
         "batch": text_box("batch", str(batch)),
     }

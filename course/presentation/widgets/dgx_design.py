@@ -48,8 +48,8 @@ def _design_html(v: dict[str, Any]) -> str:
         f"{d.core_switches} core switches, <b>{d.racks} racks</b>. "
         f"Training takes <b>{d.training_seconds / units.DAY:,.1f} days</b> at "
         f"{d.mfu:.0%} MFU, drawing {units.fmt_watts(d.facility_power_watts)} at the facility; "
-        f"energy {d.energy_joules / units.KWH:,.0f} kWh = {units.fmt_usd(d.energy_cost_usd)}"
-        + (f"; systems {units.fmt_usd(d.hardware_cost_usd)}" if d.hardware_cost_usd else "")
+        f"energy {d.energy_joules / units.KWH:,.0f} kWh = {units.fmt_usd(d.electricity_usd)}"
+        + (f"; systems {units.fmt_usd(d.hardware_usd)}" if d.hardware_usd else "")
         + ".</p>"
     )
     return summary + d._repr_html_()
@@ -70,7 +70,7 @@ def dgx_design_calculator(
 ) -> Calculator:
     """Design a DGX cluster to train ``model`` on ``tokens`` in ``days``.
 
-    Defaults: seed 003's question 8 with GPT-3's data (175B parameters, 300B tokens; Brown et
+    Defaults: *AI Infrastructure*'s question 8 with GPT-3's data (175B parameters, 300B tokens; Brown et
     al. 2020), a 30-day deadline on DGX H100 at 40 % MFU in bf16, $0.10/kWh, the industry-average
     PUE.
     """

@@ -22,6 +22,7 @@ import ipywidgets as widgets
 
 from course.calculators import memory
 from course.facts import hardware, units
+from course.facts.dtypes import BYTES_PER_VALUE
 from course.facts.models import PRESETS, TransformerConfig
 from course.facts.report import Report
 from course.presentation.plots import PALETTE
@@ -42,7 +43,7 @@ GPUS_LABEL = "GPUs you have"
 #: Share of each GPU's memory the verdict counts as usable (CUDA context, fragmentation).
 USABLE_FRACTION = 0.9
 #: Inference: allowance for the activation workspace and allocator (a share of weights + KV
-#: cache). A rule of thumb, not a derivation; seed 000 uses 0.2.
+#: cache). A rule of thumb, not a derivation; *GPU Infrastructure & Computational Requirements* uses 0.2.
 INFERENCE_OVERHEAD = 0.1
 
 
@@ -146,7 +147,7 @@ def will_it_fit(
 ) -> Calculator:
     """Will a model fit? Controls for model, workload and GPUs; output: breakdown and verdict.
 
-    The defaults answer seed 003's practice question 3 (train a 7B model with Adam in mixed
+    The defaults answer *AI Infrastructure*'s practice question 3 (train a 7B model with Adam in mixed
     precision): 16 bytes/param of model states plus activations for one 2,048-token sequence,
     on one H100 SXM. ``params`` is used when ``model`` is ``"custom size"``. ``precision`` and
     ``optimizer`` apply to training, ``dtype`` to inference (greyed out otherwise).
@@ -161,7 +162,7 @@ def will_it_fit(
         "optimizer": dropdown("optimizer", list(memory.OPTIMIZERS), optimizer),
         "recompute": dropdown("activation recomputation", list(memory.RECOMPUTE), recompute),
         "dtype": dropdown(
-            "inference weights dtype", [d for d in memory.BYTES_PER_PARAM if d != "tf32"], dtype
+            "inference weights dtype", [d for d in BYTES_PER_VALUE if d != "tf32"], dtype
         ),  # fmt: skip
         "batch": text_box("batch", str(batch)),
         "seq_len": text_box(SEQ_LABEL, str(seq_len)),

@@ -15,8 +15,9 @@ import html
 import re
 from typing import Any
 
-from course.calculators import datacenter, memory
+from course.calculators import datacenter
 from course.facts import hardware, units
+from course.facts.dtypes import BYTES_PER_VALUE
 from course.facts.models import PRESETS
 from course.presentation.plots import PALETTE
 from course.presentation.widgets.base import Calculator, dropdown, parse_number, text_box
@@ -111,7 +112,7 @@ def mig_explorer(
     132 SMs, and none of them holds Llama-2-7B in bf16 (13.5 GB of weights).
     """
     gpus = [(hardware.GPUS[k].name, k) for k in hardware.MIG_PROFILES]
-    dtypes = [d for d in memory.BYTES_PER_PARAM if d not in ("tf32",)]
+    dtypes = [d for d in BYTES_PER_VALUE if d not in ("tf32",)]
     controls = {
         "gpu": dropdown("GPU", gpus, hardware.gpu(gpu).key),
         "instances": text_box("instances (e.g. 3g.40gb, 2 x 2g.20gb)", instances),
