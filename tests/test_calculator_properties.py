@@ -14,15 +14,17 @@ from hypothesis import strategies as st
 
 from course.calculators import (
     cloud,
+    cluster,
     compute,
-    datacenter,
     energy,
+    facility,
     finetune,
     inference,
     memory,
     offload,
     parallel,
     serving,
+    systems,
     techniques,
 )
 from course.claims import (
@@ -345,35 +347,35 @@ VALID: dict[str, tuple] = {
         "power_watts": 10_200, "usd_per_kwh": 0.1, "systems": 4, "utilization": 0.8, "pue": 1.3}),
     "energy.electricity_usd_per_hour": (energy.electricity_usd_per_hour,
                                         {"power_watts": 700, "usd_per_kwh": 0.1, "pue": 1.2}),
-    "datacenter.pod_annual_energy": (datacenter.pod_annual_energy, {
+    "facility.pod_annual_energy": (facility.pod_annual_energy, {
         "system": "dgx-h100", "usd_per_kwh": 0.1, "gpus": 32, "utilization": 1.0, "pue": 1.0}),
-    "datacenter.rack_check": (datacenter.rack_check, {
+    "facility.rack_check": (facility.rack_check, {
         "system": "dgx-h100", "systems": 4, "power_limit_watts": 40_000, "other_watts": 3000,
         "rack_units": 42, "other_rack_units": 4}),
-    "datacenter.cluster_for_model": (datacenter.cluster_for_model, {
+    "cluster.cluster_for_model": (cluster.cluster_for_model, {
         "config": SMALL, "system": "dgx-a100-640gb", "seq_len": 1024, "micro_batch": 1,
         "tokens": 1e10, "days": 1.0, "dtype": "bf16", "mfu": 0.4, "recompute": "selective",
         "sequence_parallel": True, "zero_stage": 1, "precision": "mixed", "optimizer": "adam",
         "usable_fraction": 0.9, "usd_per_kwh": 0.1, "pue": 1.2}),
-    "datacenter.dgx_from_parts": (datacenter.dgx_from_parts, {"system": "dgx-h100"}),
-    "datacenter.superpod": (datacenter.superpod, {
+    "systems.dgx_from_parts": (systems.dgx_from_parts, {"system": "dgx-h100"}),
+    "systems.superpod": (systems.superpod, {
         "sus": 4, "architecture": "dgx-superpod-h100", "watts_per_switch": 1000}),
-    "datacenter.mig_layout": (datacenter.mig_layout,
+    "systems.mig_layout": (systems.mig_layout,
                               {"gpu": "h100-sxm", "profiles": ["3g.40gb", "2g.20gb"]}),
-    "datacenter.mig_serving_fit": (datacenter.mig_serving_fit, {
+    "systems.mig_serving_fit": (systems.mig_serving_fit, {
         "model": CFG, "gpu": "h100-sxm", "dtype": "bf16", "seq_len": 1024, "batch": 2,
         "overhead_fraction": 0.1}),
-    "datacenter.power_levels": (datacenter.power_levels, {
+    "facility.power_levels": (facility.power_levels, {
         "system": "dgx-h100", "systems": 32, "systems_per_rack": 4,
         "other_watts_per_rack": 3000, "pue": 1.5}),
-    "datacenter.choose_gpu": (datacenter.choose_gpu, {
+    "systems.choose_gpu": (systems.choose_gpu, {
         "model": CFG, "workload": "serving", "dtype": "fp8", "gpu_a": "a100-80gb-sxm",
         "gpu_b": "h100-sxm", "usd_per_gpu_hour_a": 2.0, "usd_per_gpu_hour_b": 4.0, "batch": 4,
         "seq_len": 1024, "mfu": 0.4, "budget_usd": 1000}),
-    "datacenter.offload_decode_step": (datacenter.offload_decode_step, {
+    "offload.offload_decode_step": (offload.offload_decode_step, {
         "model": PRESETS["llama-2-70b"], "gpu": "gh200-96gb", "dtype": "bf16", "seq_len": 4096,
         "batch": 2, "usable_fraction": 0.9}),
-    "datacenter.dgx_design": (datacenter.dgx_design, {
+    "cluster.dgx_design": (cluster.dgx_design, {
         "config": SMALL, "tokens": 1e10, "days": 1.0, "system": "dgx-h100", "dtype": "bf16",
         "mfu": 0.4, "recompute": "selective", "seq_len": 1024, "pipeline_parallel": None,
         "systems_per_rack": 4, "usd_per_kwh": 0.1, "pue": 1.3, "usd_per_system": 4e5}),
@@ -462,7 +464,9 @@ def test_every_public_function_has_a_junk_input_case():
             memory,
             compute,
             parallel,
-            datacenter,
+            facility,
+            systems,
+            cluster,
             cloud,
             inference,
             energy,
@@ -522,7 +526,7 @@ def test_calculators_do_not_import_torch_and_import_fast():
     time is printed for the record, not asserted beyond a generous bound."""
     code = (
         "import sys, time; t = time.perf_counter(); "
-        "import course.calculators.memory, course.calculators.compute, course.calculators.parallel, course.calculators.datacenter, course.calculators.cloud, "
+        "import course.calculators.memory, course.calculators.compute, course.calculators.parallel, course.calculators.facility, course.calculators.systems, course.calculators.cluster, course.calculators.cloud, "
         "course.calculators.inference, course.calculators.energy, course.claims.gpu_infrastructure, course.facts.data.published_runs, "
         "course.calculators.serving, course.calculators.offload, course.calculators.finetune, course.calculators.techniques; "
         "dt = time.perf_counter() - t; "

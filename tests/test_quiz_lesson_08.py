@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from course.calculators import datacenter as dc
+from course.calculators import facility, offload, systems
 from course.facts.models import PRESETS
 from course.presentation.quiz import MultipleChoice, Numeric
 from course.presentation.quizzes import questions
@@ -22,16 +22,16 @@ def test_every_option_is_explained():
 
 def test_quiz_figures_match_the_calculators():
     qs = questions("08")
-    dgx = dc.dgx_from_parts("dgx-h100")
+    dgx = systems.dgx_from_parts("dgx-h100")
     assert dgx.dense_fp8_flop_per_s == pytest.approx(15.8e15, rel=0.005)  # question 1
-    assert dc.mig_layout("h100-sxm", ["1g.10gb"] * 7).sms_idle == 20  # question 2
-    serving = dc.choose_gpu(PRESETS["llama-2-7b"], workload="serving", usd_per_gpu_hour_a=1,
+    assert systems.mig_layout("h100-sxm", ["1g.10gb"] * 7).sms_idle == 20  # question 2
+    serving = systems.choose_gpu(PRESETS["llama-2-7b"], workload="serving", usd_per_gpu_hour_a=1,
                             usd_per_gpu_hour_b=1)  # fmt: skip
     assert serving.speedup == pytest.approx(1.64, abs=0.01)  # question 3
     numeric = next(q for q in qs if isinstance(q, Numeric))
-    levels = dc.power_levels("dgx-h100", 32, other_watts_per_rack=0, pue=1.58)
+    levels = facility.power_levels("dgx-h100", 32, other_watts_per_rack=0, pue=1.58)
     assert numeric.answer == pytest.approx(levels.facility_watts / 1e3)  # question 4
-    pcie = dc.offload_decode_step(PRESETS["llama-2-70b"], gpu="h100-sxm")
-    c2c = dc.offload_decode_step(PRESETS["llama-2-70b"], gpu="gh200-96gb")
+    pcie = offload.offload_decode_step(PRESETS["llama-2-70b"], gpu="h100-sxm")
+    c2c = offload.offload_decode_step(PRESETS["llama-2-70b"], gpu="gh200-96gb")
     ratio = c2c.link_bandwidth_bytes_per_s / pcie.link_bandwidth_bytes_per_s
     assert ratio == pytest.approx(7.1, abs=0.05)  # question 5

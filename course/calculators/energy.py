@@ -8,7 +8,7 @@
 - :func:`run_footprint`: the time, GPU-hours, rental, energy, electricity and CO2 of a training
   run of 6 (or 8) x params x tokens FLOPs at a given MFU.
 
-Every other calculator (datacenter, cloud, inference, widgets) calls these functions for a watt
+Every other calculator (facility, cluster, cloud, inference, widgets) calls these functions for a watt
 turned into joules or dollars. Checked in tests/test_cost.py against BLOOM (Luccioni et al. 2022)
 and Llama 2 (Touvron et al. 2023, Table 2) as recorded in ``course.facts.data.published_runs``.
 Layer 2: no torch. Lesson 05.
@@ -28,8 +28,6 @@ from course.facts.validate import MAX_GPUS
 
 #: Largest grid intensity accepted, gCO2eq/kWh (coal is ~1,000).
 MAX_GRID_G_PER_KWH = 2000.0
-#: Largest power accepted, watts (10 GW: more than any datacenter campus).
-MAX_WATTS = 1e10
 #: Largest number of systems (servers, racks) accepted.
 MAX_SYSTEMS = 10**7
 
@@ -38,17 +36,13 @@ def _grid(value: object) -> float:
     return validate.number("grid_g_per_kwh", value, minimum=0, maximum=MAX_GRID_G_PER_KWH)
 
 
-def _watts(name: str, value: object) -> float:
-    return validate.number(name, value, minimum=0, maximum=MAX_WATTS)
-
-
 def _joules(watts: float, seconds: float, pue: float) -> float:
     return watts * seconds * pue
 
 
 def energy_joules(power_watts: float, seconds: float, *, pue: float = 1.0) -> float:
     """Energy drawn at ``power_watts`` for ``seconds``, scaled to the facility by ``pue``."""
-    p = _watts("power_watts", power_watts)
+    p = validate.watts("power_watts", power_watts)
     t = validate.number("seconds", seconds, minimum=0, maximum=1e12)
     return _joules(p, t, validate.pue(pue))
 
@@ -86,7 +80,7 @@ def annual_electricity_usd(
     average fraction of that drawn over the year; ``pue`` (>= 1) adds the facility's cooling and
     losses. One DGX H100 at full draw and $0.10/kWh: 10.2 kW x 8,760 h x $0.10 = $8,935 a year.
     """
-    p = _watts("power_watts", power_watts)
+    p = validate.watts("power_watts", power_watts)
     n = validate.positive_int("systems", systems, maximum=MAX_SYSTEMS)
     util = validate.fraction("utilization", utilization, allow_zero=True)
     return electricity_usd(_joules(p * n * util, YEAR, validate.pue(pue)), usd_per_kwh)

@@ -542,6 +542,15 @@ def gpu(key_or_name: str) -> GPU:
     raise ValueError(f"gpu must be one of {', '.join(GPUS)}; got {key_or_name!r}")
 
 
+def system(key_or_system: str | System) -> System:
+    """Look up a GPU system (``"dgx-h100"``) by key; ValueError lists the choices."""
+    if isinstance(key_or_system, System):
+        return key_or_system
+    if isinstance(key_or_system, str) and key_or_system in SYSTEMS:
+        return SYSTEMS[key_or_system]
+    raise ValueError(f"system must be one of {', '.join(SYSTEMS)}; got {key_or_system!r}")
+
+
 __all__ = [
     "CPU",
     "CPUS",
@@ -562,6 +571,7 @@ __all__ = [
     "Interconnect",
     "System",
     "gpu",
+    "system",
     "FP32_CORES_PER_SM",
     "cuda_cores",
 ]

@@ -16,6 +16,8 @@ from numbers import Integral, Real
 MAX_GPUS = 10**8
 #: Largest power usage effectiveness accepted (1 is the IT load alone; old sites run near 2).
 MAX_PUE = 10.0
+#: Largest power accepted, watts (10 GW: more than any datacenter campus).
+MAX_WATTS = 1e10
 #: Largest electricity price accepted, USD per kWh (retail prices are 0.05-0.50).
 MAX_USD_PER_KWH = 1e3
 
@@ -95,3 +97,8 @@ def pue(value: object, name: str = "pue") -> float:
 def usd_per_kwh(value: object, name: str = "usd_per_kwh") -> float:
     """An electricity price in [0, MAX_USD_PER_KWH] USD per kWh."""
     return number(name, value, minimum=0, maximum=MAX_USD_PER_KWH)
+
+
+def watts(name: str, value: object) -> float:
+    """A power in [0, MAX_WATTS] watts."""
+    return number(name, value, minimum=0, maximum=MAX_WATTS)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from course.calculators import datacenter, energy, memory, parallel
+from course.calculators import energy, facility, memory, parallel
 from course.facts import hardware
 from course.facts.units import GB
 from course.presentation.quiz import MultipleChoice, Numeric, Question
@@ -26,7 +26,7 @@ _STATES_175B = memory.model_state_bytes(175e9, precision="mixed", optimizer="ada
 _GPUS_175B = math.ceil(_STATES_175B.total_bytes / _H100.memory_bytes)
 _DGX = hardware.SYSTEMS["dgx-h100"]
 _DGX_POWER_USD = energy.annual_electricity_usd(_DGX.max_power_watts, 0.10)
-_POD_4 = datacenter.pod_annual_energy("dgx-h100", usd_per_kwh=0.10, gpus=32)
+_POD_4 = facility.pod_annual_energy("dgx-h100", usd_per_kwh=0.10, gpus=32)
 
 _WRITTEN = (  # each multiple choice written with its right option first; placed below
     MultipleChoice(

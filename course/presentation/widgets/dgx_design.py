@@ -1,7 +1,7 @@
 """The DGX design calculator of lesson 08 (practice question 8): change the inputs, see it move.
 
 ``dgx_design_calculator()`` returns a :class:`course.presentation.widgets.base.Calculator` over
-:func:`course.calculators.datacenter.dgx_design`: a model, a token budget, a deadline in days, the DGX
+:func:`course.calculators.cluster.dgx_design`: a model, a token budget, a deadline in days, the DGX
 system, the compute dtype, the MFU you expect, activation recomputation, systems per rack,
 electricity price, PUE and (optionally) a price per system. The output is a one-paragraph
 summary (GPUs, systems, SUs, switches, racks, power, days, energy and cost) and the calculator's
@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from course.calculators import datacenter, memory
+from course.calculators import cluster, facility, memory
 from course.facts import hardware, units
 from course.facts.models import PRESETS
 from course.presentation.widgets.base import Calculator, dropdown, parse_number, text_box
@@ -28,7 +28,7 @@ def _whole(name: str, text: object) -> int:
 
 
 def _design_html(v: dict[str, Any]) -> str:
-    d = datacenter.dgx_design(
+    d = cluster.dgx_design(
         PRESETS[v["model"]],
         tokens=parse_number("training tokens", v["tokens"]),
         days=parse_number("deadline (days)", v["days"]),
@@ -65,7 +65,7 @@ def dgx_design_calculator(
     recompute: str = "selective",
     systems_per_rack: int = 4,
     usd_per_kwh: str = "0.10",
-    pue: str = str(datacenter.PUE_INDUSTRY_AVERAGE),
+    pue: str = str(facility.PUE_INDUSTRY_AVERAGE),
     usd_per_system: str = "0",
 ) -> Calculator:
     """Design a DGX cluster to train ``model`` on ``tokens`` in ``days``.

@@ -3,8 +3,8 @@
 ``mig_explorer()`` returns a :class:`course.presentation.widgets.base.Calculator`. Pick a GPU with a MIG
 table (``course.facts.hardware.mig_profiles``), type the instances ("3g.40gb, 2g.20gb, 1g.10gb" or
 "7 x 1g.10gb"), a model, its weights dtype and the context it serves. The output draws the 8
-memory slices with each instance where :func:`course.calculators.datacenter.mig_layout` placed it, the SMs
-used and left idle, and which instances hold the model (:func:`course.calculators.datacenter.mig_serving_fit`
+memory slices with each instance where :func:`course.calculators.systems.mig_layout` placed it, the SMs
+used and left idle, and which instances hold the model (:func:`course.calculators.systems.mig_serving_fit`
 for the memory). An invalid mix shows the layout calculator's reason in red. Layer 4: nothing is
 computed here.
 """
@@ -15,7 +15,7 @@ import html
 import re
 from typing import Any
 
-from course.calculators import datacenter
+from course.calculators import systems
 from course.facts import hardware, units
 from course.facts.dtypes import BYTES_PER_VALUE
 from course.facts.models import PRESETS
@@ -48,7 +48,7 @@ def parse_instances(text: object) -> list[str]:
     return names
 
 
-def _slices_html(layout: datacenter.MigLayout, table: dict) -> str:
+def _slices_html(layout: systems.MigLayout, table: dict) -> str:
     """The 8 memory slices as a row of cells, each instance coloured where it sits."""
     cells = ['<div style="flex:1;border:1px solid #999;height:26px;background:#eee"></div>'] * 8
     spans = []
@@ -72,12 +72,12 @@ def _slices_html(layout: datacenter.MigLayout, table: dict) -> str:
 def _mig_html(v: dict[str, Any]) -> str:
     card = hardware.gpu(v["gpu"])
     table = {p.name: p for p in hardware.mig_profiles(card.key)}
-    layout = datacenter.mig_layout(card.key, parse_instances(v["instances"]))
+    layout = systems.mig_layout(card.key, parse_instances(v["instances"]))
     seq_len = parse_number("context (tokens)", v["seq_len"])
     if seq_len != int(seq_len) or not 0 <= seq_len <= 2**20:
         raise ValueError(f"context (tokens) must be a whole number from 0 to 1,048,576, "
                          f"got {v['seq_len']!r}")  # fmt: skip
-    fit = datacenter.mig_serving_fit(PRESETS[v["model"]], gpu=card.key, dtype=v["dtype"],
+    fit = systems.mig_serving_fit(PRESETS[v["model"]], gpu=card.key, dtype=v["dtype"],
                                      seq_len=int(seq_len))  # fmt: skip
     need = fit.needed_bytes
     holds = [f"{name}@{start}" for name, start in layout.starts

@@ -7,12 +7,8 @@ import math
 import pytest
 
 from course.calculators import energy
-from course.calculators.datacenter import (
-    WATTS_PER_COOLING_TON,
-    cluster_for_model,
-    pod_annual_energy,
-    rack_check,
-)
+from course.calculators.cluster import cluster_for_model
+from course.calculators.facility import WATTS_PER_COOLING_TON, pod_annual_energy, rack_check
 from course.facts.hardware import SYSTEMS
 from course.facts.models import PRESETS
 from course.facts.units import DAY

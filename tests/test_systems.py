@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course.calculators import datacenter as dc
+from course.calculators import cluster, facility, offload, systems
 from course.facts.models import PRESETS
 from course.facts.units import DAY, GB
 
@@ -25,7 +25,7 @@ def test_dgx_h100_from_parts_matches_the_datasheet_and_facts():
     """DGX H100 datasheet: 32 PF FP8 (sparse); FACTS.md: 15.8 dense; TF32 7.9 sparse / 4.0 dense;
     FP16 16 PF is sparse (seed 003's "TF32 16 PF" is that). 8 x 400 Gb/s compute NICs, 4
     NVSwitch, 900 GB/s NVLink per GPU, 10.2 kW."""
-    d = dc.dgx_from_parts("dgx-h100")
+    d = systems.dgx_from_parts("dgx-h100")
     assert d.sparse_fp8_flop_per_s == pytest.approx(32e15, rel=0.02)
     assert d.dense_fp8_flop_per_s == pytest.approx(15.8e15, rel=0.005)
     assert d.sparse_tf32_flop_per_s == pytest.approx(7.9e15, rel=0.005)
@@ -39,7 +39,7 @@ def test_dgx_h100_from_parts_matches_the_datasheet_and_facts():
 
 def test_dgx_a100_has_no_fp8_and_seed_003s_5_pf_is_sparse():
     """FACTS.md: DGX A100 "FP16 5 PF / TF32 2.5 PF" are sparse; dense 2.5 PF FP16, 1.25 TF32."""
-    d = dc.dgx_from_parts("dgx-a100-640gb")
+    d = systems.dgx_from_parts("dgx-a100-640gb")
     assert d.dense_fp8_flop_per_s is None and d.sparse_fp8_flop_per_s is None
     assert d.sparse_bf16_flop_per_s == pytest.approx(5e15, rel=0.002)
     assert d.dense_bf16_flop_per_s == pytest.approx(2.5e15, rel=0.002)
@@ -59,7 +59,7 @@ RA_TABLE = [(2, 64, 512, 16, 8, 0), (4, 128, 1024, 32, 16, 0), (8, 256, 2048, 64
 @pytest.mark.parametrize(("sus", "nodes", "gpus", "leaf", "spine", "core"), RA_TABLE)
 def test_superpod_switch_counts_reproduce_the_reference_architecture(sus, nodes, gpus, leaf,
                                                                      spine, core):  # fmt: skip
-    pod = dc.superpod(sus)
+    pod = systems.superpod(sus)
     assert (pod.systems, pod.gpus) == (nodes, gpus)
     assert (pod.leaf_switches, pod.spine_switches, pod.core_switches) == (leaf, spine, core)
     assert pod.node_leaf_cables == pod.leaf_spine_cables == gpus
@@ -69,19 +69,19 @@ def test_superpod_switch_counts_reproduce_the_reference_architecture(sus, nodes,
 def test_seed_003s_exaflops_are_sparse_fp8():
     """Seed 003: "DGX H100 POD: 32 DGX, 1 exaFLOP FP8"; "SuperPOD 256 DGX: 8 exaFLOPS" (FACTS.md:
     sparse arithmetic). 256 x 3,958 TF = 1.01 EF sparse, 0.51 dense; 2,048 GPUs: 8.1 / 4.05."""
-    pod = dc.superpod(1)
+    pod = systems.superpod(1)
     assert pod.sparse_fp8_flop_per_s == pytest.approx(1.0e18, rel=0.02)
     assert pod.dense_fp8_flop_per_s == pytest.approx(0.5e18, rel=0.02)
     assert pod.systems_power_watts == 326_400  # seed 003: "32x DGX H100: 326 kW"
-    big = dc.superpod(8)
+    big = systems.superpod(8)
     assert big.systems == 256 and big.gpus == 2048
     assert big.sparse_fp8_flop_per_s == pytest.approx(8e18, rel=0.02)
     assert big.dense_fp8_flop_per_s == pytest.approx(4e18, rel=0.02)
 
 
 def test_switch_power_is_counted_only_when_given():
-    assert dc.superpod(1).switches_power_watts == 0
-    pod = dc.superpod(1, watts_per_switch=1000)
+    assert systems.superpod(1).switches_power_watts == 0
+    pod = systems.superpod(1, watts_per_switch=1000)
     assert pod.switches_power_watts == 12 * 1000
     assert pod.it_power_watts == 326_400 + 12_000
 
@@ -90,7 +90,7 @@ def test_switch_power_is_counted_only_when_given():
 @given(a=st.integers(1, 256), b=st.integers(1, 256))
 def test_more_sus_never_need_fewer_switches_or_less_power(a, b):
     small, big = sorted((a, b))
-    x, y = dc.superpod(small), dc.superpod(big)
+    x, y = systems.superpod(small), systems.superpod(big)
     assert x.leaf_switches <= y.leaf_switches and x.spine_switches <= y.spine_switches
     assert x.it_power_watts <= y.it_power_watts and x.gpus <= y.gpus
 
@@ -100,7 +100,7 @@ def test_more_sus_never_need_fewer_switches_or_less_power(a, b):
 
 def test_seven_1g_slices_leave_20_of_132_sms_idle_on_an_h100():
     """FACTS.md (reference run's nvidia-smi mig -lgip): 7 x 16 = 112 of 132 SMs."""
-    layout = dc.mig_layout("h100-sxm", ["1g.10gb"] * 7)
+    layout = systems.mig_layout("h100-sxm", ["1g.10gb"] * 7)
     assert (layout.sms_used, layout.sms_idle, layout.sms_total) == (112, 20, 132)
     assert layout.compute_slices_used == 7 and layout.memory_slices_used == 7
 
@@ -110,7 +110,7 @@ def test_seven_1g_slices_leave_20_of_132_sms_idle_on_an_h100():
                                  ["4g.40gb", "3g.40gb"], ["1g.20gb"] * 4,
                                  ["3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"]])  # fmt: skip
 def test_valid_h100_mixes_from_the_mig_user_guide_are_placed(mix):
-    layout = dc.mig_layout("h100-sxm", mix)
+    layout = systems.mig_layout("h100-sxm", mix)
     assert layout.instances == len(mix) and layout.compute_slices_used <= 7
     spans = []
     for name, start in layout.starts:
@@ -132,22 +132,22 @@ def test_valid_h100_mixes_from_the_mig_user_guide_are_placed(mix):
 ])  # fmt: skip
 def test_invalid_mixes_are_refused_with_the_reason(mix, match):
     with pytest.raises(ValueError, match=match):
-        dc.mig_layout("h100-sxm", mix)
+        systems.mig_layout("h100-sxm", mix)
 
 
 def test_a100_seven_slices_use_98_of_108_sms():
-    layout = dc.mig_layout("a100-40gb-sxm", ["1g.5gb"] * 7)
+    layout = systems.mig_layout("a100-40gb-sxm", ["1g.5gb"] * 7)
     assert (layout.sms_used, layout.sms_idle) == (98, 10)
 
 
 def test_which_serving_workloads_fit_a_slice():
     """Llama-2-7B bf16 weights are 13.5 GB: more than a 1g.10gb (9.75 GiB), fits 1g.20gb
     (19.62 GiB), of which an H100 holds 4. Llama-2-70B (140 GB) fits no slice of one H100."""
-    fit = dc.mig_serving_fit(PRESETS["llama-2-7b"], overhead_fraction=0)
+    fit = systems.mig_serving_fit(PRESETS["llama-2-7b"], overhead_fraction=0)
     assert fit.smallest_profile == "1g.20gb" and fit.instances_per_gpu == 4
     assert "1g.10gb" not in fit.fits_on
-    assert dc.mig_serving_fit(PRESETS["llama-2-70b"]).smallest_profile == "none"
-    small = dc.mig_serving_fit(PRESETS["gpt2"], seq_len=1024, batch=8)
+    assert systems.mig_serving_fit(PRESETS["llama-2-70b"]).smallest_profile == "none"
+    small = systems.mig_serving_fit(PRESETS["gpt2"], seq_len=1024, batch=8)
     assert small.smallest_profile == "1g.10gb" and small.instances_per_gpu == 7
 
 
@@ -156,7 +156,7 @@ def test_which_serving_workloads_fit_a_slice():
 
 def test_power_levels_gpu_server_rack_hall():
     """Seed 003's rack: 4 DGX H100 + 3 kW = 43.8 kW; 32 systems = 8 racks; IT x PUE."""
-    p = dc.power_levels("dgx-h100", 32, pue=1.5)
+    p = facility.power_levels("dgx-h100", 32, pue=1.5)
     assert p.gpu_watts == 700 and p.server_watts == 10_200
     assert p.gpu_share == pytest.approx(5600 / 10_200)
     assert p.rack_watts == 43_800 and p.racks == 8
@@ -167,25 +167,25 @@ def test_power_levels_gpu_server_rack_hall():
 
 def test_pue_constants_bracket_hyperscale_and_industry():
     """Uptime Institute surveys: 1.55 (2022), 1.57 (2021), 1.58 (2023); Google fleet: 1.10."""
-    assert 1.55 <= dc.PUE_INDUSTRY_AVERAGE <= 1.6 and dc.PUE_HYPERSCALE == 1.10
+    assert 1.55 <= facility.PUE_INDUSTRY_AVERAGE <= 1.6 and facility.PUE_HYPERSCALE == 1.10
     # DGX GB200 SuperPOD RA: 1.2 MW per SU of 8 racks -> 150 kW per rack, ~19x an average rack
-    assert dc.GB200_NVL72_SU_WATTS / dc.GB200_NVL72_RACKS_PER_SU == 150_000
+    assert facility.GB200_NVL72_SU_WATTS / facility.GB200_NVL72_RACKS_PER_SU == 150_000
 
 
 def test_question_10_at_utilisation_and_pue():
     """FACTS.md: $35,741 (4 systems) and $285,926 (32 systems) at full power, before PUE."""
-    four = dc.pod_annual_energy("dgx-h100", usd_per_kwh=0.10, gpus=32,
+    four = facility.pod_annual_energy("dgx-h100", usd_per_kwh=0.10, gpus=32,
                                          utilization=0.7, pue=1.58)  # fmt: skip
     assert four.cost_per_year_usd == pytest.approx(35_741.4 * 0.7 * 1.58, rel=1e-4)
-    pod = dc.pod_annual_energy("dgx-h100", usd_per_kwh=0.10, systems=32, pue=1.1)
+    pod = facility.pod_annual_energy("dgx-h100", usd_per_kwh=0.10, systems=32, pue=1.1)
     assert pod.cost_per_year_usd == pytest.approx(285_926.4 * 1.1, rel=1e-6)
 
 
 @FAST
 @given(n=st.integers(1, 500), more=st.integers(1, 500), pue=st.floats(1, 3))
 def test_more_systems_never_draw_less_power(n, more, pue):
-    a = dc.power_levels("dgx-h100", n, pue=pue)
-    b = dc.power_levels("dgx-h100", n + more, pue=pue)
+    a = facility.power_levels("dgx-h100", n, pue=pue)
+    b = facility.power_levels("dgx-h100", n + more, pue=pue)
     assert a.it_watts < b.it_watts and a.facility_watts < b.facility_watts
 
 
@@ -196,9 +196,9 @@ def test_training_speedup_is_the_dense_peak_ratio_and_fp8_falls_back_on_a100():
     """H100 SXM / A100: 989.4 / 312 = 3.17 in bf16; in fp8 the A100 computes in bf16:
     1,978.9 / 312 = 6.34 (FACTS.md: 'H100 FP8 dense vs A100 FP16 dense ~6.3x')."""
     cfg = PRESETS["llama-2-7b"]
-    bf16 = dc.choose_gpu(cfg, usd_per_gpu_hour_a=2.0, usd_per_gpu_hour_b=4.0)
+    bf16 = systems.choose_gpu(cfg, usd_per_gpu_hour_a=2.0, usd_per_gpu_hour_b=4.0)
     assert bf16.speedup == pytest.approx(989.4 / 312) and bf16.bound == "compute"
-    fp8 = dc.choose_gpu(cfg, dtype="fp8", usd_per_gpu_hour_a=2.0, usd_per_gpu_hour_b=4.0)
+    fp8 = systems.choose_gpu(cfg, dtype="fp8", usd_per_gpu_hour_a=2.0, usd_per_gpu_hour_b=4.0)
     assert (fp8.dtype_a, fp8.dtype_b) == ("bf16", "fp8")
     assert fp8.speedup == pytest.approx(6.34, abs=0.01)
     assert fp8.pick == "NVIDIA H100 SXM 80GB"  # 6.3x the speed at 2x the price
@@ -208,18 +208,20 @@ def test_serving_at_batch_1_is_the_bandwidth_ratio_and_price_decides():
     """Decoding at batch 1 is memory-bound: 3,350 / 2,039 = 1.64x. At 3x the price per hour
     the A100 is cheaper per token; at 1.5x the H100 is."""
     cfg = PRESETS["llama-2-7b"]
-    pricey = dc.choose_gpu(cfg, workload="serving", usd_per_gpu_hour_a=1, usd_per_gpu_hour_b=3)
+    pricey = systems.choose_gpu(cfg, workload="serving", usd_per_gpu_hour_a=1, usd_per_gpu_hour_b=3)
     assert pricey.speedup == pytest.approx(3350 / 2039) and pricey.bound == "memory"
     assert pricey.pick == "NVIDIA A100 80GB SXM" and "1.64x" in pricey.reason
-    cheap = dc.choose_gpu(cfg, workload="serving", usd_per_gpu_hour_a=1, usd_per_gpu_hour_b=1.5)
+    cheap = systems.choose_gpu(
+        cfg, workload="serving", usd_per_gpu_hour_a=1, usd_per_gpu_hour_b=1.5
+    )
     assert cheap.pick == "NVIDIA H100 SXM 80GB"
-    big_batch = dc.choose_gpu(cfg, workload="serving", batch=1024, usd_per_gpu_hour_a=1,
+    big_batch = systems.choose_gpu(cfg, workload="serving", batch=1024, usd_per_gpu_hour_a=1,
                               usd_per_gpu_hour_b=3)  # fmt: skip
     assert big_batch.bound == "compute" and big_batch.speedup == pytest.approx(989.4 / 312)
 
 
 def test_budget_buys_tokens_at_the_cost_per_token():
-    c = dc.choose_gpu(PRESETS["llama-2-7b"], usd_per_gpu_hour_a=2, usd_per_gpu_hour_b=4,
+    c = systems.choose_gpu(PRESETS["llama-2-7b"], usd_per_gpu_hour_a=2, usd_per_gpu_hour_b=4,
                       budget_usd=1000)  # fmt: skip
     assert c.million_tokens_for_budget_a == pytest.approx(1000 / c.usd_per_million_tokens_a)
     tokens_per_hour = 0.4 * 312e12 / (6 * PRESETS["llama-2-7b"].params) * 3600
@@ -231,15 +233,15 @@ def test_budget_buys_tokens_at_the_cost_per_token():
 
 def test_c2c_streams_offloaded_memory_7x_faster_than_pcie5():
     cfg = PRESETS["llama-2-70b"]
-    pcie = dc.offload_decode_step(cfg, gpu="h100-sxm")
-    c2c = dc.offload_decode_step(cfg, gpu="gh200-96gb")
+    pcie = offload.offload_decode_step(cfg, gpu="h100-sxm")
+    c2c = offload.offload_decode_step(cfg, gpu="gh200-96gb")
     assert pcie.link_bandwidth_bytes_per_s == pytest.approx(63e9)
     assert c2c.link_bandwidth_bytes_per_s == 450e9
     # same bytes over each link: 450 / 63 = 7.1x; GH200 also offloads less (96 GiB HBM)
     assert c2c.offloaded_bytes < pcie.offloaded_bytes
     assert pcie.link_seconds / c2c.link_seconds > 7.1
     assert c2c.host_memory_bytes == 480e9 and pcie.host_memory_bytes is None
-    fits = dc.offload_decode_step(PRESETS["llama-2-7b"], gpu="h100-sxm")
+    fits = offload.offload_decode_step(PRESETS["llama-2-7b"], gpu="h100-sxm")
     assert fits.offloaded_bytes == 0 and fits.link_seconds == 0
 
 
@@ -249,7 +251,7 @@ def test_c2c_streams_offloaded_memory_7x_faster_than_pcie5():
 def test_gpt3_on_1024_a100s_takes_34_days_as_megatron_reports():
     """Narayanan et al. 2021, sec. 5.1: GPT-3 175B, 300B tokens, 1,024 A100 GPUs at 140 TFLOP/s
     per GPU, 8 x params x tokens (full recomputation): 'about 34 days'."""
-    d = dc.dgx_design(PRESETS["gpt-3-175b"], tokens=300e9, gpus=1024, system="dgx-a100-640gb",
+    d = cluster.dgx_design(PRESETS["gpt-3-175b"], tokens=300e9, gpus=1024, system="dgx-a100-640gb",
                       mfu=140 / 312, recompute="full", pipeline_parallel=16)  # fmt: skip
     assert d.training_seconds / DAY == pytest.approx(34, abs=0.5)
     assert (d.tensor_parallel, d.pipeline_parallel, d.data_parallel) == (8, 16, 8)
@@ -259,35 +261,35 @@ def test_gpt3_on_1024_a100s_takes_34_days_as_megatron_reports():
 
 def test_gpt3_flops_match_brown_et_al_and_the_design_scales_to_a_deadline():
     """Brown et al. 2020, table D.1: GPT-3 175B used 3.14e23 FLOPs (6 x 174.6B x 300B)."""
-    d = dc.dgx_design(PRESETS["gpt-3-175b"], tokens=300e9, days=30)
+    d = cluster.dgx_design(PRESETS["gpt-3-175b"], tokens=300e9, days=30)
     assert d.flops == pytest.approx(3.14e23, rel=0.01)
     assert d.training_seconds <= 30 * DAY and d.tensor_parallel == 8
     assert d.systems == math.ceil(d.gpus / 8) and d.racks == math.ceil(d.systems / 4)
     assert d.it_power_watts == d.systems * 10_200
-    assert d.energy_joules == pytest.approx(d.it_power_watts * dc.PUE_INDUSTRY_AVERAGE
+    assert d.energy_joules == pytest.approx(d.it_power_watts * facility.PUE_INDUSTRY_AVERAGE
                                            * d.training_seconds)  # fmt: skip
-    faster = dc.dgx_design(PRESETS["gpt-3-175b"], tokens=300e9, days=10)
+    faster = cluster.dgx_design(PRESETS["gpt-3-175b"], tokens=300e9, days=10)
     assert faster.gpus > d.gpus and faster.sus >= d.sus
 
 
 def test_design_refuses_what_cannot_work():
     cfg = PRESETS["gpt-3-175b"]
     with pytest.raises(ValueError, match="exactly one of days and gpus"):
-        dc.dgx_design(cfg, tokens=300e9)
+        cluster.dgx_design(cfg, tokens=300e9)
     with pytest.raises(ValueError, match="multiple of tensor x pipeline"):
-        dc.dgx_design(cfg, tokens=300e9, gpus=1000)
+        cluster.dgx_design(cfg, tokens=300e9, gpus=1000)
     with pytest.raises(ValueError, match="does not fit"):
-        dc.dgx_design(cfg, tokens=300e9, days=30, pipeline_parallel=1)
+        cluster.dgx_design(cfg, tokens=300e9, days=30, pipeline_parallel=1)
     with pytest.raises(ValueError, match="divide"):
-        dc.dgx_design(cfg, tokens=300e9, days=30, pipeline_parallel=5)
+        cluster.dgx_design(cfg, tokens=300e9, days=30, pipeline_parallel=5)
 
 
 @settings(max_examples=20, deadline=None)
 @given(days=st.floats(5, 200), more=st.floats(1.01, 4))
 def test_a_longer_deadline_never_needs_more_gpus(days, more):
     cfg = PRESETS["gpt-3-175b"]
-    tight = dc.dgx_design(cfg, tokens=300e9, days=days)
-    loose = dc.dgx_design(cfg, tokens=300e9, days=days * more)
+    tight = cluster.dgx_design(cfg, tokens=300e9, days=days)
+    loose = cluster.dgx_design(cfg, tokens=300e9, days=days * more)
     assert loose.gpus <= tight.gpus and loose.it_power_watts <= tight.it_power_watts
     assert tight.training_seconds <= days * DAY * (1 + 1e-9)
 
@@ -297,7 +299,7 @@ def test_a_longer_deadline_never_needs_more_gpus(days, more):
                       min_size=1, max_size=7))  # fmt: skip
 def test_any_accepted_mix_fits_the_slices_and_never_idles_negative_sms(names):
     try:
-        layout = dc.mig_layout("h100-sxm", names)
+        layout = systems.mig_layout("h100-sxm", names)
     except ValueError:
         return
     assert 0 <= layout.sms_idle < 132 and layout.compute_slices_used <= 7
