@@ -154,3 +154,18 @@ def test_gpu_memory_and_l2_are_binary_as_the_hardware_has_them():
     for g in GPUS.values():  # the marketing name keeps NVIDIA's decimal-looking label
         # whole KiB, not MiB: a B200's L2 is 126.5 MiB (CUDA device query; hardware.SRC_B200)
         assert g.memory_bytes % GiB == 0 and g.l2_bytes % KiB == 0
+
+
+def test_gb200_nvl72_per_gpu_figures_match_the_b200_and_nvlink_5():
+    # NVIDIA GB200 NVL72 spec (2024): 576 TB/s HBM and 130 TB/s NVLink for 72 GPUs; B200 (DGX B200
+    # datasheet): 8 TB/s HBM and 1.8 TB/s NVLink 5 per GPU. The rack is one 72-GPU NVLink domain.
+    from course.facts.hardware import RACKS
+
+    rack, b200 = RACKS["gb200-nvl72"], GPUS["b200"]
+    assert rack.gpus == 72 and rack.cooling == "liquid"
+    assert rack.per_gpu_memory_bandwidth == pytest.approx(b200.memory_bandwidth)
+    assert rack.per_gpu_nvlink_bandwidth == pytest.approx(b200.nvlink_bandwidth, rel=0.01)
+    assert rack.dense_flops["fp8"] / rack.gpus == pytest.approx(5e15)
+    assert rack.dense_flops["fp8"] / rack.gpus >= b200.peak_flops("fp8")
+    assert rack.dense_flops["fp4"] == 2 * rack.dense_flops["fp8"] == 4 * rack.dense_flops["bf16"]
+    assert rack.average_watts == pytest.approx(150e3)

@@ -669,3 +669,58 @@ def anatomy(key: str) -> Anatomy:
 
 
 __all__ += ["ANATOMY", "Anatomy", "NVLINK_C2C", "anatomy"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Rack-scale systems: Blackwell's GB200 NVL72, the rack as the unit of design (lesson 08)
+# ---------------------------------------------------------------------------------------------
+
+SRC_GB200_NVL72 = (
+    "NVIDIA GB200 NVL72 product page and specification table (announced GTC, March 2024; read "
+    "2026): 36 Grace CPUs and 72 Blackwell GPUs in one liquid-cooled rack, one NVLink domain; "
+    "up to 13.4 TB HBM3e at 576 TB/s; 130 TB/s of NVLink; Tensor Core FP4 1,440, FP8/FP6 720, "
+    "INT8 720 (POPS), FP16/BF16 360, TF32 180 PFLOPS, all with sparsity (dense is half); "
+    "NVIDIA DGX SuperPOD GB200 reference architecture (2024): 1.2 MW for a scalable unit of 8 racks"
+)
+
+
+@dataclass(frozen=True)
+class Rack:
+    """A rack sold as one system, whose GPUs share one NVLink domain. SI units; totals per rack."""
+
+    key: str
+    name: str
+    gpu_architecture: str
+    gpus: int  # in one NVLink domain
+    cpus: int
+    memory_bytes: float  # HBM, all GPUs, decimal as NVIDIA states it ("up to 13.4 TB")
+    memory_bandwidth: float  # bytes/s, all GPUs
+    nvlink_bandwidth: float  # bytes/s, all GPUs, both directions
+    dense_flops: MappingProxyType  # dtype -> FLOP/s for the rack, without sparsity
+    average_watts: float  # facility planning figure per rack (an average over a scalable unit)
+    cooling: str
+    source: str
+    notes: str = ""
+
+    @property
+    def per_gpu_memory_bandwidth(self) -> float:
+        return self.memory_bandwidth / self.gpus
+
+    @property
+    def per_gpu_nvlink_bandwidth(self) -> float:
+        return self.nvlink_bandwidth / self.gpus
+
+
+RACKS: MappingProxyType = MappingProxyType({r.key: r for r in [
+    Rack("gb200-nvl72", "NVIDIA GB200 NVL72", gpu_architecture="Blackwell", gpus=72, cpus=36,
+         memory_bytes=13.4e12, memory_bandwidth=576e12, nvlink_bandwidth=130e12,
+         dense_flops=_frozen({"fp4": 720e15, "fp8": 360e15, "int8": 360e15, "fp16": 180e15,
+                              "bf16": 180e15, "tf32": 90e15}),
+         average_watts=1.2e6 / 8, cooling="liquid", source=SRC_GB200_NVL72,
+         notes="Dense = half of NVIDIA's sparse figures. 150 kW is the reference architecture's "
+               "1.2 MW per 8-rack scalable unit divided evenly (switches and cooling included), "
+               "not one rack's nameplate. Per GPU: 8 TB/s HBM and 1.8 TB/s NVLink, as the B200; "
+               "5 PFLOP/s dense FP8, above the HGX B200's 4.5 (GB200's GPUs may draw more power)."),
+]})  # fmt: skip
+
+__all__ += ["RACKS", "Rack"]
