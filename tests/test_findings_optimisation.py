@@ -56,6 +56,16 @@ def test_recomputation_branches():
     assert "missing" in f.recomputation([rec("full", 20, 1.3)])
 
 
+def test_recomputation_timed_once_is_not_judged_and_selective_slower_than_full_is_noise():
+    once = R(recompute="full", activations_bytes=20, step_seconds=1.3, iqr_seconds=0.0, repeats=1)
+    out = f.recomputation([rec("none", 100, 1.0), once])
+    assert "timed only once" in out and "more time" not in out
+    out = f.recomputation([rec("none", 100, 1.0), rec("selective", 80, 1.33), rec("full", 20, 1.1)])
+    assert "33% more time" in out and "Selective took longer than full" in out
+    out = f.recomputation([rec("none", 100, 1.0), rec("selective", 80, 1.05), rec("full", 20, 1.3)])
+    assert "Selective took longer" not in out
+
+
 def att(kind, s, peak, t, iqr=0.0):
     return R(kind=kind, seq_len=s, peak_bytes=peak, scores_bytes=peak / 2, median_seconds=t,
              iqr_seconds=iqr)  # fmt: skip

@@ -12,6 +12,8 @@ import pytest
 ROOT = Path(__file__).parents[1]
 GLOSSARY = ROOT / "notebooks" / "glossary.md"
 HEADING = re.compile(r"^### (.+?)\s*$", re.MULTILINE)
+#: The explicit anchor above each heading (JupyterLab's heading ids keep capitals: "Tensor-Core").
+ANCHOR_LINE = re.compile(r'^<a id="([^"]+)"></a>\n\n### (.+?)\s*$', re.MULTILINE)
 LINK = re.compile(r"glossary\.md#([A-Za-z0-9_-]+)")
 
 
@@ -22,7 +24,7 @@ def anchor(heading: str) -> str:
 
 def entries() -> dict[str, str]:
     """Heading -> body text of each glossary entry."""
-    text = GLOSSARY.read_text()
+    text = re.sub(r'^<a id="[^"]+"></a>\n', "", GLOSSARY.read_text(), flags=re.MULTILINE)
     parts = HEADING.split(text)
     return {parts[i]: parts[i + 1].strip() for i in range(1, len(parts), 2)}
 
@@ -31,6 +33,18 @@ def test_anchor_follows_githubs_rule():
     assert anchor("KV cache") == "kv-cache"
     assert anchor("FLOP and FLOP/s") == "flop-and-flops"
     assert anchor("AVX-512") == "avx-512"
+
+
+def test_every_entry_has_a_lower_case_anchor_that_jupyterlab_can_scroll_to():
+    # JupyterLab opens glossary.md#tensor-core in its Markdown preview and scrolls to the element
+    # with that id; its own heading ids are "Tensor-Core", so each entry carries its anchor.
+    text = GLOSSARY.read_text()
+    headings = HEADING.findall(text)
+    anchored = ANCHOR_LINE.findall(text)
+    assert [h for _, h in anchored] == headings, (
+        "put <a id=...></a> and a blank line above each ###"
+    )
+    assert all(a == anchor(h) for a, h in anchored)
 
 
 def test_entries_are_alphabetical_unique_and_short():

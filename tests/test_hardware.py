@@ -64,6 +64,19 @@ def test_h100_tensor_core_peak_matches_its_1830_mhz_tensor_clock():
     # 528 Tensor Cores at 1,830 MHz (the FP32 figure uses the 1,980 MHz boost clock).
     g = GPUS["h100-sxm"]
     assert g.tensor_cores * 512 * 2 * 1830e6 == pytest.approx(g.dense_flops["fp16"], rel=0.001)
+    assert g.tensor_core_clock_hz == 1830e6
+
+
+@pytest.mark.parametrize(("key", "per_clock"), [
+    ("v100-sxm2-32gb", 1024), ("a100-80gb-sxm", 2048), ("h100-sxm", 4096), ("h200-sxm", 4096),
+])  # fmt: skip
+def test_fp16_tensor_flops_per_sm_per_clock_double_each_generation(key, per_clock):
+    # Whitepapers: 8 Tensor Cores x 64 FMA per SM (Volta), 4 x 256 (Ampere), 4 x 512 (Hopper), so
+    # 1,024 / 2,048 / 4,096 FLOP per SM per clock. Hopper's at the 1,830 MHz Tensor Core clock its
+    # dense peak is quoted at; dividing by the 1,980 MHz boost clock gives a wrong 3,786.
+    assert GPUS[key].flops_per_clock_per_sm("fp16") == pytest.approx(per_clock, rel=0.003)
+    fp32 = GPUS[key].flops_per_clock_per_sm("fp32")  # one FMA per FP32 lane, at the boost clock
+    assert fp32 == pytest.approx(2 * GPUS[key].fp32_cores_per_sm, rel=0.02)
 
 
 def test_seed_003_h100_figures_are_the_sparse_ones():
@@ -141,3 +154,18 @@ def test_gpu_memory_and_l2_are_binary_as_the_hardware_has_them():
     for g in GPUS.values():  # the marketing name keeps NVIDIA's decimal-looking label
         # whole KiB, not MiB: a B200's L2 is 126.5 MiB (CUDA device query; hardware.SRC_B200)
         assert g.memory_bytes % GiB == 0 and g.l2_bytes % KiB == 0
+
+
+def test_gb200_nvl72_per_gpu_figures_match_the_b200_and_nvlink_5():
+    # NVIDIA GB200 NVL72 spec (2024): 576 TB/s HBM and 130 TB/s NVLink for 72 GPUs; B200 (DGX B200
+    # datasheet): 8 TB/s HBM and 1.8 TB/s NVLink 5 per GPU. The rack is one 72-GPU NVLink domain.
+    from course.facts.hardware import RACKS
+
+    rack, b200 = RACKS["gb200-nvl72"], GPUS["b200"]
+    assert rack.gpus == 72 and rack.cooling == "liquid"
+    assert rack.per_gpu_memory_bandwidth == pytest.approx(b200.memory_bandwidth)
+    assert rack.per_gpu_nvlink_bandwidth == pytest.approx(b200.nvlink_bandwidth, rel=0.01)
+    assert rack.dense_flops["fp8"] / rack.gpus == pytest.approx(5e15)
+    assert rack.dense_flops["fp8"] / rack.gpus >= b200.peak_flops("fp8")
+    assert rack.dense_flops["fp4"] == 2 * rack.dense_flops["fp8"] == 4 * rack.dense_flops["bf16"]
+    assert rack.average_watts == pytest.approx(150e3)

@@ -11,6 +11,25 @@ ROOT = Path(__file__).resolve().parents[1]
 FORBIDDEN = re.compile(r"\bseeds? \d{3}\b|\b\d{3}_[0-9a-f]{16}\.txt\b|FACTS\.md|shared/seeds", re.I)
 NOTEBOOKS = sorted(p for d in ("notebooks", "exercises") for p in (ROOT / d).glob("*.ipynb"))
 QUIZZES = sorted((ROOT / "course" / "presentation" / "quizzes").glob("lesson_*.py"))
+MARKDOWN_FILES = [ROOT / "README.md", ROOT / "notebooks" / "glossary.md"]
+#: A dollar amount: "$" then a digit, not escaped, not LaTeX such as "$2^{-M}$". Two of them in one
+#: Markdown cell are typeset as math by JupyterLab, the site and the slides ("$5 and $6" -> italics).
+CURRENCY = re.compile(r"(?<![\\$])\$(?=\d[\d,]*(?:\.\d+)?(?![\d^_{\\]))")
+
+
+def unescaped_currency(markdown: str) -> list[str]:
+    """Dollar amounts written as ``$12`` rather than ``\\$12`` outside code spans and fences."""
+    prose = re.sub(r"```.*?```|`[^`\n]*`", "", markdown, flags=re.S)
+    return [prose[max(0, m.start() - 30) : m.start() + 12] for m in CURRENCY.finditer(prose)]
+
+
+def markdown_outputs_of(path: Path) -> str:
+    cells = json.loads(path.read_text())["cells"]
+    return "\n".join(
+        "".join(o.get("data", {}).get("text/markdown", ""))
+        for c in cells
+        for o in c.get("outputs", [])
+    )
 
 
 def markdown_of(path: Path) -> str:
@@ -59,3 +78,32 @@ def test_no_public_name_of_the_package_says_seed():
             f"{info.name}.{n}" for n in getattr(module, "__all__", ()) if "seed" in n.lower()
         ]
     assert not offenders, offenders
+
+
+def test_the_currency_pattern_finds_amounts_and_spares_escapes_code_and_latex():
+    text = "costs $5,000 and \\$6, `$7` and $2^{-M}$ and $e = 0$, then ~$0.10/kWh"
+    hits = unescaped_currency(text)
+    assert len(hits) == 2 and "$5,000" in hits[0] and "$0.10/kWh" in hits[1]
+
+
+@pytest.mark.parametrize(
+    "path", NOTEBOOKS + MARKDOWN_FILES, ids=lambda p: f"{p.parent.name}/{p.name}"
+)
+def test_learner_markdown_escapes_every_dollar_amount(path):
+    text = (
+        path.read_text() if path.suffix == ".md" else markdown_of(path) + markdown_outputs_of(path)
+    )
+    found = unescaped_currency(text)
+    assert not found, f"{path.name}: write \\$ for a dollar amount (else it becomes math): {found}"
+
+
+@pytest.mark.parametrize("path", QUIZZES, ids=lambda p: p.stem)
+def test_quiz_html_keeps_mathjax_off_dollar_amounts(path):
+    from importlib import import_module
+
+    from course.presentation.quiz import NO_MATH, Quiz
+
+    questions = import_module(f"course.presentation.quizzes.{path.stem}").QUESTIONS
+    page = Quiz(*questions)._repr_html_()
+    for span in re.split(rf'<span class="{NO_MATH}">.*?</span>', page):
+        assert "$" not in span, f"{path.stem}: a dollar amount outside a no-math span: {span[:200]}"

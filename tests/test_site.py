@@ -126,3 +126,24 @@ def test_a_public_build_never_lands_where_the_answer_keys_are_and_back(tmp_path)
     (other / "todo.txt").write_text("mine")
     with pytest.raises(RuntimeError, match="not empty"):
         site._claim_folder(other, answer_keys=False)
+
+
+def test_site_config_reads_dollar_amounts_as_money_and_keeps_real_math():
+    # MyST's dollarmath with the site's settings (conf.py as written by site.stage).
+    from markdown_it.renderer import RendererHTML
+    from myst_parser.config.main import MdParserConfig
+    from myst_parser.parsers.mdit import create_md_parser
+
+    conf: dict = {}
+    exec(site.CONF, conf)  # noqa: S102 - our own configuration text
+    config = MdParserConfig(
+        enable_extensions=set(conf["myst_enable_extensions"]),
+        dmath_allow_digits=conf["myst_dmath_allow_digits"],
+        dmath_allow_space=conf["myst_dmath_allow_space"],
+    )
+    md = create_md_parser(config, RendererHTML)
+    money = "A purchase of $5,000 and $6 per hour."
+    assert "math" not in md.render(money)
+    assert "math" in md.render("The value $(-1)^s \\times 2^{e}$ of a float.")
+    default = create_md_parser(MdParserConfig(enable_extensions={"dollarmath"}), RendererHTML)
+    assert "math" in default.render(money)  # what the two settings prevent

@@ -155,12 +155,10 @@ PUE_HYPERSCALE = 1.10
 AVERAGE_RACK_WATTS = 8_000
 
 
-#: A liquid-cooled DGX GB200 NVL72 scalable unit (8 racks of 72 GPUs) needs a TDP of 1.2 MW
-#: (NVIDIA DGX SuperPOD GB200 reference architecture): 150 kW per rack.
-GB200_NVL72_SU_WATTS = 1.2e6
-
-
+#: A liquid-cooled DGX GB200 NVL72 scalable unit is 8 racks of 72 GPUs at 1.2 MW (NVIDIA DGX
+#: SuperPOD GB200 reference architecture); the registry holds the rack (150 kW on average).
 GB200_NVL72_RACKS_PER_SU = 8
+GB200_NVL72_SU_WATTS = hardware.RACKS["gb200-nvl72"].average_watts * GB200_NVL72_RACKS_PER_SU
 
 
 @dataclass(frozen=True)

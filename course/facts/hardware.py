@@ -6,7 +6,8 @@ Conventions, after ../shared/reference/FACTS.md:
 - SI base units: bytes, bytes/s (GB/s = 1e9 bytes/s), FLOP/s (integer "OPS" for int8 likewise),
   watts, hertz.
 - Memory and cache *capacities* are binary, as the hardware has them: an "80GB" H100 or A100 has
-  80 GiB = 80 x 2**30 bytes of HBM (nvidia-smi shows 81,559 MiB on an H100 80GB, the rest reserved),
+  80 GiB = 80 x 2**30 bytes of HBM fitted (nvidia-smi shows 81,559 MiB = 79.6 GiB on an H100 80GB and
+  torch 79.2 GiB, the rest reserved by the driver),
   and an "A100 40 MB" L2 has 40 MiB = 40,960 KiB (whitepapers give cache sizes in KB = KiB). The
   marketing name keeps NVIDIA's "80GB" (``name``); ``memory_bytes`` and ``l2_bytes`` are the binary
   bytes. Bandwidths stay decimal (3.35 TB/s = 3.35e12 bytes/s).
@@ -95,6 +96,9 @@ class GPU:
     host_link: str  # key in INTERCONNECTS
     source: str
     notes: str = ""
+    #: Clock at which the datasheet's Tensor Core peaks are quoted, where it differs from
+    #: ``boost_clock_hz`` (H100 SXM: 1,830 MHz, whitepaper); ``None``: the boost clock.
+    tensor_clock_hz: float | None = None
 
     def peak_flops(self, dtype: str, *, sparse: bool = False) -> float:
         """Peak FLOP/s for ``dtype`` (dense unless ``sparse``); ValueError if the GPU has none."""
@@ -108,6 +112,17 @@ class GPU:
     @property
     def fp32_cores_per_sm(self) -> int:
         return self.cuda_cores // self.sms
+
+    @property
+    def tensor_core_clock_hz(self) -> float:
+        """The clock the Tensor Core peaks are quoted at (``tensor_clock_hz``, else the boost clock)."""
+        return self.boost_clock_hz if self.tensor_clock_hz is None else self.tensor_clock_hz
+
+    def flops_per_clock_per_sm(self, dtype: str) -> float:
+        """Dense peak of ``dtype`` per SM per clock, at the clock the datasheet quotes it at:
+        the Tensor Core clock for Tensor Core dtypes, the boost clock for fp32/fp64 on CUDA cores."""
+        clock = self.boost_clock_hz if dtype in ("fp32", "fp64") else self.tensor_core_clock_hz
+        return self.peak_flops(dtype) / (self.sms * clock)
 
 
 @dataclass(frozen=True)
@@ -195,6 +210,7 @@ GPUS: MappingProxyType = MappingProxyType({g.key: g for g in [
          sms=132, cuda_cores=16896, tensor_cores=528, boost_clock_hz=1980e6, tdp_watts=700,
          l2_bytes=50 * MiB, l1_per_sm_bytes=256 * KiB, nvlink_bandwidth=900 * GB,
          host_link="pcie5", source=SRC_H100,
+         tensor_clock_hz=1830e6,
          notes="Tensor Core peaks correspond to a 1,830 MHz clock; FP32/FP64 to 1,980 MHz."),
     _gpu(key="h100-pcie", name="NVIDIA H100 PCIe 80GB", architecture="Hopper",
          form_factor="PCIe", launch_year=2022, memory_bytes=80 * GiB, memory_type="HBM2e",
@@ -213,6 +229,7 @@ GPUS: MappingProxyType = MappingProxyType({g.key: g for g in [
          sms=132, cuda_cores=16896, tensor_cores=528, boost_clock_hz=1980e6, tdp_watts=700,
          l2_bytes=50 * MiB, l1_per_sm_bytes=256 * KiB, nvlink_bandwidth=900 * GB,
          host_link="pcie5", source=SRC_H200,
+         tensor_clock_hz=1830e6,
          notes="The H100 SXM chip with more and faster memory: same compute peaks. Sold as "
                "141GB; nvidia-smi reports about 140 GiB usable, so 141 GiB is stored."),
     _gpu(key="l40s", name="NVIDIA L40S", architecture="Ada Lovelace",
@@ -662,3 +679,58 @@ def anatomy(key: str) -> Anatomy:
 
 
 __all__ += ["ANATOMY", "Anatomy", "NVLINK_C2C", "anatomy"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Rack-scale systems: Blackwell's GB200 NVL72, the rack as the unit of design (lesson 08)
+# ---------------------------------------------------------------------------------------------
+
+SRC_GB200_NVL72 = (
+    "NVIDIA GB200 NVL72 product page and specification table (announced GTC, March 2024; read "
+    "2026): 36 Grace CPUs and 72 Blackwell GPUs in one liquid-cooled rack, one NVLink domain; "
+    "up to 13.4 TB HBM3e at 576 TB/s; 130 TB/s of NVLink; Tensor Core FP4 1,440, FP8/FP6 720, "
+    "INT8 720 (POPS), FP16/BF16 360, TF32 180 PFLOPS, all with sparsity (dense is half); "
+    "NVIDIA DGX SuperPOD GB200 reference architecture (2024): 1.2 MW for a scalable unit of 8 racks"
+)
+
+
+@dataclass(frozen=True)
+class Rack:
+    """A rack sold as one system, whose GPUs share one NVLink domain. SI units; totals per rack."""
+
+    key: str
+    name: str
+    gpu_architecture: str
+    gpus: int  # in one NVLink domain
+    cpus: int
+    memory_bytes: float  # HBM, all GPUs, decimal as NVIDIA states it ("up to 13.4 TB")
+    memory_bandwidth: float  # bytes/s, all GPUs
+    nvlink_bandwidth: float  # bytes/s, all GPUs, both directions
+    dense_flops: MappingProxyType  # dtype -> FLOP/s for the rack, without sparsity
+    average_watts: float  # facility planning figure per rack (an average over a scalable unit)
+    cooling: str
+    source: str
+    notes: str = ""
+
+    @property
+    def per_gpu_memory_bandwidth(self) -> float:
+        return self.memory_bandwidth / self.gpus
+
+    @property
+    def per_gpu_nvlink_bandwidth(self) -> float:
+        return self.nvlink_bandwidth / self.gpus
+
+
+RACKS: MappingProxyType = MappingProxyType({r.key: r for r in [
+    Rack("gb200-nvl72", "NVIDIA GB200 NVL72", gpu_architecture="Blackwell", gpus=72, cpus=36,
+         memory_bytes=13.4e12, memory_bandwidth=576e12, nvlink_bandwidth=130e12,
+         dense_flops=_frozen({"fp4": 720e15, "fp8": 360e15, "int8": 360e15, "fp16": 180e15,
+                              "bf16": 180e15, "tf32": 90e15}),
+         average_watts=1.2e6 / 8, cooling="liquid", source=SRC_GB200_NVL72,
+         notes="Dense = half of NVIDIA's sparse figures. 150 kW is the reference architecture's "
+               "1.2 MW per 8-rack scalable unit divided evenly (switches and cooling included), "
+               "not one rack's nameplate. Per GPU: 8 TB/s HBM and 1.8 TB/s NVLink, as the B200; "
+               "5 PFLOP/s dense FP8, above the HGX B200's 4.5 (GB200's GPUs may draw more power)."),
+]})  # fmt: skip
+
+__all__ += ["RACKS", "Rack"]

@@ -163,6 +163,7 @@ class RecomputeRecord:
     peak_bytes: int  # MemTracker's total at the peak
     step_seconds: float  # forward + backward, median
     iqr_seconds: float
+    repeats: int = 0  # timed repeats behind the median (1: no spread is known; 0: not recorded)
 
 
 def estimated_activations(
@@ -226,7 +227,8 @@ def recompute_sweep(
             )
             est = estimated_activations(config, batch=batch, seq_len=seq_len, recompute=mode)
             sweep.records.append(RecomputeRecord(mode, m.activations_bytes, est, m.total_bytes,
-                                                 t.median_seconds, t.iqr_seconds))  # fmt: skip
+                                                 t.median_seconds, t.iqr_seconds,
+                                                 t.repeats))  # fmt: skip
             bar.update()
     sweep.elapsed_s = budget.elapsed
     return sweep

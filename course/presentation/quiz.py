@@ -114,13 +114,24 @@ _HOW_TO_ANSWER = (
 )
 
 
+#: Classes that MathJax 2 and 3 (JupyterLab, the Sphinx site) skip: "$" inside is text, not math.
+NO_MATH = "tex2jax_ignore mathjax_ignore"
+
+
+def _text(text: str) -> str:
+    """``text`` escaped for HTML; wrapped so that MathJax leaves it alone if it holds a ``$``
+    (two dollar amounts in one output would otherwise be typeset as math)."""
+    escaped = html.escape(text)
+    return f'<span class="{NO_MATH}">{escaped}</span>' if "$" in text else escaped
+
+
 def _feedback_html(feedback: Feedback) -> str:
     colour = "#007a3d" if feedback.correct else "#b00020"
-    return f'<div style="color:{colour}">{html.escape(feedback.message)}</div>'
+    return f'<div style="color:{colour}">{_text(feedback.message)}</div>'
 
 
 def _question_widget(number: int, q: Question) -> widgets.VBox:
-    title = widgets.HTML(f"<b>{number}. {html.escape(q.question)}</b>")
+    title = widgets.HTML(f"<b>{number}. {_text(q.question)}</b>")
     if isinstance(q, MultipleChoice):
         answer = widgets.RadioButtons(options=list(q.options), value=None, layout={"width": "auto"})
     else:
@@ -177,11 +188,11 @@ class Quiz:
         ]
         for q in self.questions:
             if isinstance(q, MultipleChoice):
-                items = "".join(f"<li>{html.escape(o)}</li>" for o in q.options)
+                items = "".join(f"<li>{_text(o)}</li>" for o in q.options)
                 detail = f'<ol type="a">{items}</ol>'
             else:
-                detail = f"<p>Answer in {html.escape(q.unit)}.</p>" if q.unit else ""
-            parts.append(f"<li>{html.escape(q.question)}{detail}</li>")
+                detail = f"<p>Answer in {_text(q.unit)}.</p>" if q.unit else ""
+            parts.append(f"<li>{_text(q.question)}{detail}</li>")
         return "".join(parts) + "</ol>"
 
     def _repr_mimebundle_(self, include=None, exclude=None):

@@ -44,6 +44,9 @@ extensions = ["myst_nb"]
 nb_execution_mode = "off"
 myst_heading_anchors = 3
 myst_enable_extensions = ["dollarmath"]
+# "$5 and $6" is money, not math: no inline math that touches a digit or opens/closes on a space.
+myst_dmath_allow_digits = False
+myst_dmath_allow_space = False
 nitpicky = True
 exclude_patterns = ["_build"]
 html_theme = "alabaster"

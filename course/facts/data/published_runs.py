@@ -4,8 +4,7 @@ These are *data*, not results: what the authors reported (GPU-hours, utilisation
 rental cost). Lesson 05 and tests/test_cost.py reproduce them with the calculators of
 ``course.calculators.compute``, ``course.calculators.inference`` and ``course.calculators.energy``; a lesson never retypes them.
 Only figures checked against the paper (or a copy quoting it) are here. Left out because they could
-not be checked: Chinchilla's FLOP count, BLOOM's token count, Llama 2's emissions per model size (only the 539 t total is here), Llama 3's table
-row by row (only its stated 38-43 % range), the PUE of each run.
+not be checked: Chinchilla's FLOP count, BLOOM's token count, the PUE of runs that do not state one.
 
 Units: SI base units as everywhere in ``course`` (FLOP/s, watts, joules, USD); GPU-hours are hours
 of one GPU; CO2 in kilograms of CO2-equivalent. ``None``: the source does not state it.
@@ -22,7 +21,8 @@ _KWH = 3.6e6
 
 LLAMA2 = (
     "Touvron et al. 2023, 'Llama 2: Open Foundation and Fine-Tuned Chat Models', sec. 2.2.1 and "
-    "Table 2 (CO2 emissions during pretraining), https://arxiv.org/abs/2307.09288"
+    "Table 2 (CO2 emissions during pretraining: GPU-hours, power per GPU, tCO2eq per size), "
+    "https://arxiv.org/abs/2307.09288"
 )
 PALM = (
     "Chowdhery et al. 2022, 'PaLM: Scaling Language Modeling with Pathways', sec. 4.1, Table 3 "
@@ -34,8 +34,9 @@ MEGATRON = (
     "GPU, 52 % of the 312 TFLOP/s peak), https://arxiv.org/abs/2104.04473"
 )
 LLAMA3 = (
-    "Llama Team, AI @ Meta 2024, 'The Llama 3 Herd of Models', sec. 3.3 and Table 4 (405B on "
-    "8,192-16,384 H100s: 380-430 TFLOP/s per GPU, BF16 MFU 38-43 %), "
+    "Llama Team, AI @ Meta 2024, 'The Llama 3 Herd of Models', sec. 3.3 and Table 4 (405B: "
+    "430 TFLOP/s per GPU, BF16 MFU 43 % on 8,192 H100s; 400 TFLOP/s, 41 % on 16,384; 380 TFLOP/s, "
+    "38 % on 16,384 at 131K context), "
     "https://arxiv.org/abs/2407.21783"
 )
 BLOOM = (
@@ -55,8 +56,9 @@ GPT3 = (
 )
 BERT = (
     "Devlin et al. 2019, 'BERT: Pre-training of Deep Bidirectional Transformers for Language "
-    "Understanding', appendix A.2 (batch of 256 sequences x 512 tokens for 1,000,000 steps; "
-    "BERT-base on 16 TPU chips for 4 days), https://arxiv.org/abs/1810.04805"
+    "Understanding', appendix A.2 (batch of 256 sequences for 1,000,000 steps, 90 % of them at "
+    "sequence length 128 and the rest at 512; BERT-base on 16 TPU chips for 4 days), "
+    "https://arxiv.org/abs/1810.04805"
 )
 CHINCHILLA = (
     "Hoffmann et al. 2022, 'Training Compute-Optimal Large Language Models', sec. 3-4 "
@@ -84,6 +86,7 @@ class PublishedRun:
     mfu_high: float | None = None  # the high end where a range is stated
     hfu: float | None = None  # hardware FLOPs utilisation as stated
     energy_joules: float | None = None
+    pue: float | None = None  # power usage effectiveness the paper's energy figure includes
     grid_g_per_kwh: float | None = None  # gCO2eq per kWh of the grid the paper used
     co2_kg: float | None = None
     usd_per_gpu_hour: float | None = None
@@ -95,21 +98,30 @@ RUNS: MappingProxyType = MappingProxyType({r.key: r for r in [
     PublishedRun("gpt-3", "GPT-3 175B", GPT3, params=175e9, tokens=300e9, flops=3.14e23,
                  gpu="V100"),
     PublishedRun("chinchilla", "Chinchilla 70B", CHINCHILLA, params=70e9, tokens=1.4e12),
-    PublishedRun("bert-base", "BERT-base (110M)", BERT, params=110e6, tokens=256 * 512 * 1_000_000,
+    PublishedRun("bert-base", "BERT-base (110M)", BERT, params=110e6,
+                 tokens=256 * (900_000 * 128 + 100_000 * 512),
                  gpu="Cloud TPU chips", n_gpus=16,
-                 notes="256 x 512 = 131,072 tokens per batch (the paper writes 128,000); 4 days."),
+                 notes="Batches of 256 sequences for 1M steps: 90 % of the steps at length 128, "
+                       "the last 10 % at 512 (about 42.6 B tokens; 256 x 512 x 1M = 131 B "
+                       "would count every step at 512). 4 days."),
     PublishedRun("llama-2-7b", "Llama 2 7B", LLAMA2, params=7e9, tokens=2e12, gpu="A100-80GB",
-                 gpu_hours=184_320),
+                 gpu_hours=184_320, watts_per_gpu=400, pue=1.1, grid_g_per_kwh=385,
+                 co2_kg=31.22e3),
     PublishedRun("llama-2-13b", "Llama 2 13B", LLAMA2, params=13e9, tokens=2e12,
-                 gpu="A100-80GB", gpu_hours=368_640),
+                 gpu="A100-80GB", gpu_hours=368_640, watts_per_gpu=400, pue=1.1,
+                 grid_g_per_kwh=385, co2_kg=62.44e3),
     PublishedRun("llama-2-34b", "Llama 2 34B", LLAMA2, params=34e9, tokens=2e12,
-                 gpu="A100-80GB", gpu_hours=1_038_336),
+                 gpu="A100-80GB", gpu_hours=1_038_336, watts_per_gpu=350, pue=1.1,
+                 grid_g_per_kwh=385, co2_kg=153.90e3),
     PublishedRun("llama-2-70b", "Llama 2 70B", LLAMA2, params=70e9, tokens=2e12,
-                 gpu="A100-80GB", gpu_hours=1_720_320),
+                 gpu="A100-80GB", gpu_hours=1_720_320, watts_per_gpu=400, pue=1.1,
+                 grid_g_per_kwh=385, co2_kg=291.42e3),
     PublishedRun("llama-2-all", "Llama 2, all four sizes", LLAMA2, gpu="A100-80GB",
-                 gpu_hours=3_311_616, co2_kg=539e3,
-                 notes="GPU power capped at 400 W (RSC) or 350 W (production cluster); the "
-                       "539 t counts GPU power only (no PUE, no manufacturing), 100 % offset."),
+                 gpu_hours=3_311_616, pue=1.1, grid_g_per_kwh=385, co2_kg=539.00e3,
+                 notes="Table 2's power column is the GPU's power cap (400 W, or 350 W for 34B) "
+                       "and its caption says it is adjusted for power usage effectiveness: every "
+                       "row reproduces as GPU-hours x watts x 1.1 x 0.385 kg/kWh. No "
+                       "manufacturing counted; 100 % offset."),
     PublishedRun("palm-540b", "PaLM 540B", PALM, params=540e9, tokens=780e9, gpu="TPU v4",
                  n_gpus=6144, mfu=0.462, hfu=0.578,
                  notes="HFU counts the rematerialised (recomputed) forward FLOPs; MFU does not."),
@@ -120,9 +132,15 @@ RUNS: MappingProxyType = MappingProxyType({r.key: r for r in [
                        "PaLM's terms. Without the recomputation (72 B s l h^2 (1 + s/6h + "
                        "V/12lh) instead of 96 B s l h^2 (1 + s/6h + V/16lh), l = 128, h = 25,600, "
                        "s = 2,048, V = 51,200) the same run is 0.75 x 52 % = 39 % MFU."),
-    PublishedRun("llama-3-405b", "Llama 3 405B", LLAMA3, params=405e9, tokens=15.6e12,
-                 gpu="H100", n_gpus=16384, flop_per_s_per_gpu=400e12, mfu=0.38, mfu_high=0.43,
-                 notes="380-430 TFLOP/s per GPU depending on GPUs (8K-16K) and context length."),
+    PublishedRun("llama-3-405b", "Llama 3 405B, 8K context", LLAMA3, params=405e9,
+                 tokens=15.6e12, gpu="H100", n_gpus=16384, flop_per_s_per_gpu=400e12, mfu=0.41,
+                 notes="Table 4, second row: 16,384 GPUs, sequences of 8,192 tokens."),
+    PublishedRun("llama-3-405b-8192-gpus", "Llama 3 405B, 8K context", LLAMA3, params=405e9,
+                 tokens=15.6e12, gpu="H100", n_gpus=8192, flop_per_s_per_gpu=430e12, mfu=0.43,
+                 notes="Table 4, first row: the 43 % was on half the GPUs."),
+    PublishedRun("llama-3-405b-131k-context", "Llama 3 405B, 131K context", LLAMA3,
+                 params=405e9, gpu="H100", n_gpus=16384, flop_per_s_per_gpu=380e12, mfu=0.38,
+                 notes="Table 4, third row: long-context training (context parallelism 16)."),
     PublishedRun("bloom-176b", "BLOOM 176B", BLOOM, params=176e9,
                  gpu="A100-80GB", gpu_hours=1_082_990, watts_per_gpu=400,
                  energy_joules=433_196 * _KWH, grid_g_per_kwh=57, co2_kg=24.7e3,

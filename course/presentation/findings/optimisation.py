@@ -66,13 +66,19 @@ def accumulation(records: Sequence[Any]) -> str:
 
 
 def recomputation(records: Sequence[Any]) -> str:
-    """Selective and full recomputation against none (``RecomputeRecord``s)."""
+    """Selective and full recomputation against none (``RecomputeRecord``s).
+
+    A mode timed only once (``repeats == 1``) has no spread, so its time is not judged; and since
+    full recomputation redoes more of the forward than selective, selective measured slower than
+    full is reported as noise, not as a result.
+    """
     by = {r.recompute: r for r in records}
     if "none" not in by or len(by) < 2:
         return (
             "The baseline or the recomputed runs are missing (the budget ran out): rerun the cell."
         )
     base = by["none"]
+    once = [m for m, r in by.items() if getattr(r, "repeats", 0) == 1]
     lines = []
     for mode in ("selective", "full"):
         if mode not in by:
@@ -82,7 +88,10 @@ def recomputation(records: Sequence[Any]) -> str:
         saved = 1 - r.activations_bytes / base.activations_bytes
         verdict = compare(base.step_seconds, base.iqr_seconds, r.step_seconds, r.iqr_seconds)
         cost = r.step_seconds / base.step_seconds - 1
-        if verdict == "noisy":
+        if {"none", mode} & set(once):
+            timing = ("it was timed only once (no spread to judge noise by), so its time is not "
+                      "judged: rerun with a larger budget")  # fmt: skip
+        elif verdict == "noisy":
             timing = "its time overhead could not be told apart from noise (rerun)"
         elif verdict == "slower":
             timing = f"it cost {cost:.0%} more time per step (the recomputed forward)"
@@ -95,6 +104,13 @@ def recomputation(records: Sequence[Any]) -> str:
             timing = "the time per step stayed within 10 % of the baseline"
         lines.append(f"- **{mode}**: activations {_b(base.activations_bytes)} -> "
                      f"{_b(r.activations_bytes)} ({saved:.0%} less); {timing}.")  # fmt: skip
+    sel, full = by.get("selective"), by.get("full")
+    if (sel is not None and full is not None and not {"selective", "full"} & set(once)
+            and compare(full.step_seconds, full.iqr_seconds, sel.step_seconds,
+                        sel.iqr_seconds) == "slower"):  # fmt: skip
+        lines.append("- Selective took longer than full, which recomputes strictly more of the "
+                     "forward pass: that is noise from other programs on the cores, not a result. "
+                     "Rerun when the machine is quieter.")  # fmt: skip
     return "\n".join(lines)
 
 

@@ -55,8 +55,10 @@ def training_mfu(record) -> str:
                 "model's matmuls are large enough to run near the matmul rate, and nothing here "
                 "waits on other chips.")  # fmt: skip
     elif m >= 0.2:
+        llama3 = published_runs.run("llama-3-405b").mfu
         body = (f" That is in the range of large, well-tuned runs (PaLM {100 * palm:.1f} %, Llama "
-                "3 405B 38-43 %): most of the step is matmul, and the rest (norms, softmax, "
+                f"3 405B {100 * llama3:.0f} % on 16,384 H100s): most of the step is matmul, "
+                "and the rest (norms, softmax, "
                 "the optimizer's elementwise update) costs a fraction of it.")  # fmt: skip
     else:
         body = (f" That is low, as for the H100 reference run's 1.36 B model ({100 * ref:.1f} %): "

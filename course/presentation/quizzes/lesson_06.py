@@ -50,7 +50,7 @@ QUESTIONS = (
         answer=20,
         unit="%",
         rel_tol=0.02,
-        explain="(p - 1) / (m + p - 1) = 3 / 15 = 20 %; m = 27 would bring it under 10 %.",
+        explain="(p - 1) / (m + p - 1) = 3 / 15 = 20 %; m = 27 gives exactly 10 % (3 / 30), m = 28 brings it under.",
     ),
     MultipleChoice(
         "Why do layouts keep tensor parallelism inside one node?",
@@ -65,8 +65,9 @@ QUESTIONS = (
             "nothing that would tie it to a node.",
             "NCCL runs collectives across nodes every day: data parallelism's gradient all-reduce "
             "spans whole clusters over InfiniBand.",
-            "Four activation all-reduces per layer and micro-batch: about the layer's compute time "
-            "on NVLink and roughly nine times that over one 400 Gb/s InfiniBand port.",
+            "Four activation all-reduces per layer and micro-batch: on NVLink about a sixth of the "
+            "layer's compute time, over one 400 Gb/s InfiniBand port nine times that, longer than "
+            "the compute itself.",
         ),
     ),
     MultipleChoice(

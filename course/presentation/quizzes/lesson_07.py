@@ -66,7 +66,7 @@ QUESTIONS = (
             "Compiling a training step with AdamW works; the optimizer is not what decides "
             "whether compile pays.",
             "Right: compile time is paid once; saved time per call x calls must exceed it "
-            "(the lesson prints the break-even number of calls).",
+            "(the lesson prints that number of calls when compiling was faster).",
             "fp32 inputs compile fine; fusion helps whatever the dtype when overhead dominates.",
         ),
     ),
