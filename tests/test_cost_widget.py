@@ -82,10 +82,15 @@ def test_bad_input_is_shown_in_red_with_the_controls_label(control, value, messa
     assert ERROR_COLOUR in calc.output.value and "Traceback" not in calc.output.value
 
 
-def test_inference_with_a_bare_parameter_count_asks_for_a_preset():
-    calc = how_long_and_how_much(mode="inference")
+def test_inference_offers_only_decoders_and_training_a_custom_size_too():
+    calc = how_long_and_how_much(mode="training")
     calc.controls["model"].value = CUSTOM
-    assert "preset model" in calc.error
+    calc.controls["mode"].value = "inference"  # a bare parameter count has no KV cache to serve
+    assert CUSTOM not in calc.controls["model"].options and calc.error is None
+    assert "bert-base" not in calc.controls["model"].options  # an encoder generates nothing
+    calc.controls["mode"].value = "training"
+    assert CUSTOM in calc.controls["model"].options
+    calc = how_long_and_how_much(mode="inference")
     calc.controls["efficiency"].value = "0"
     calc.controls["model"].value = "llama-2-7b"
     assert "efficiency (0-1) must be > 0" in calc.error

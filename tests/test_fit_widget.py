@@ -88,10 +88,10 @@ def test_grouped_query_attention_shrinks_the_kv_cache_fourfold():
 @pytest.mark.parametrize(
     ("control", "value", "message"),
     [
-        ("batch", "0", "batch must be an integer >= 1"),
-        ("batch", "four", "batch must be a number"),
+        ("batch", "0", "batch must be a whole number from 1 to"),
+        ("batch", "four", "batch must be a whole number"),
         ("seq_len", "1.5", "sequence length (tokens) must be a whole number"),
-        ("n_gpus", "0", "GPUs you have must be a whole number between 1"),
+        ("n_gpus", "0", "GPUs you have must be a whole number from 1 to 100,000"),
         ("params", "-1", "parameters (custom size) must be"),
     ],
 )

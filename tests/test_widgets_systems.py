@@ -46,10 +46,12 @@ def test_mig_explorer_refuses_an_invalid_mix_in_red():
 
 def test_mig_explorer_switches_gpu_and_profile_names():
     calc = mig_explorer()
-    calc.controls["gpu"].value = "a100-40gb-sxm"
-    assert calc.error and "at most 4 x 1g.10gb" in calc.error  # A100 40GB: 1g.10gb is 2 slices
-    calc.controls["instances"].value = "7 x 1g.5gb"
+    calc.controls["gpu"].value = "a100-40gb-sxm"  # 1g.10gb does not exist: its own smallest
+    assert calc.controls["instances"].value == "7 x 1g.5gb" and calc.error is None
     assert "98 of 108 SMs used, 10 idle" in repr(calc)
+    calc.controls["instances"].value = "7 x 2g.10gb"
+    assert calc.error and "at most 3 x 2g.10gb" in calc.error
+    calc.controls["instances"].value = "3 x 2g.10gb"
     calc.controls["seq_len"].value = "lots"
     assert calc.error and "context (tokens)" in calc.error
 
@@ -98,5 +100,6 @@ def test_dgx_design_shows_bad_inputs_in_red():
     assert calc.error and "pue" in calc.error.lower()
     calc.controls["pue"].value = "1.2"
     calc.controls["dtype"].value = "fp8"
-    calc.controls["system"].value = "dgx-a100-640gb"
-    assert calc.error and "fp8" in calc.error  # an A100 has no FP8
+    calc.controls["system"].value = "dgx-a100-640gb"  # an A100 has no FP8: the menu follows
+    assert "fp8" not in calc.controls["dtype"].options and calc.error is None
+    assert calc.result.gpus > 0
