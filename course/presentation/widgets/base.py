@@ -7,9 +7,11 @@ traceback: the calculator's ``ValueError`` message appears in red where the resu
 Nothing is printed, so under nbval (which has no widget manager) a cell that shows a calculator
 has only its deterministic text form as output.
 
-To add a widget: write a ``_something_html(values) -> str`` that calls the calculator and formats
-its result, and a builder that makes the controls and returns ``Calculator(title, controls, fn)``.
-Tests drive them by setting ``calc.controls[name].value`` and reading ``calc.output.value``.
+To add a widget: write ``something(values)`` that parses the controls (``parse_number``,
+``parse_whole``: label and allowed range) and calls one calculator, a ``_something_html(result,
+values) -> str`` that only formats its result, and a builder that makes the controls and returns
+``Calculator(title, controls, something, render=_something_html)``. Tests drive them by setting
+``calc.controls[name].value`` and reading ``calc.result`` (None while a message is shown).
 
 Error messages speak the learner's language: a calculator's ``ValueError`` names its parameter
 (``seq_len must be ...``); the Calculator replaces that name with the on-screen label of the
