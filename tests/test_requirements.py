@@ -68,6 +68,7 @@ def _sources(folders: tuple[str, ...]):
                         yield path, "\n".join(lines)
 
 
+@functools.cache
 def imported_modules(folders: tuple[str, ...]) -> dict[str, set[str]]:
     """Top-level module name -> files that import it (absolute imports only)."""
     found: dict[str, set[str]] = {}
