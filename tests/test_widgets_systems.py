@@ -4,8 +4,6 @@ Brown et al. 2020 and the DGX H100 User Guide, not from the widgets."""
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from course.presentation.widgets import dgx_design_calculator, mig_explorer
@@ -69,26 +67,20 @@ def test_parse_instances_rejects_empty_and_silly_counts():
             parse_instances(junk)
 
 
-def _number(text: str, label: str) -> float:
-    m = re.search(rf"{label}\s+([\d,.]+)", text)
-    assert m, f"no '{label}' in {text}"
-    return float(m.group(1).replace(",", ""))
-
-
 def test_dgx_design_defaults_and_a_tighter_deadline_moves_the_design():
     calc = dgx_design_calculator()
-    text = repr(calc)
+    d = calc.result
     assert calc.error is None
     flops = 6 * 174.6e9 * 300e9  # Brown et al. 2020: 3.14e23
-    assert "314.3 ZFLOP" in text and flops == pytest.approx(3.14e23, rel=0.01)
-    systems = _number(text, "systems")
-    gpus = _number(text, "gpus")
-    assert systems == -(-gpus // 8)
+    assert "314.3 ZFLOP" in repr(calc) and flops == pytest.approx(3.14e23, rel=0.01)
+    assert d.systems == -(-d.gpus // 8)
+    assert d.training_seconds <= 30 * 86_400  # the deadline is met
     calc.controls["days"].value = "10"
-    faster = repr(calc)
-    assert _number(faster, "gpus") > gpus and _number(faster, "racks") > _number(text, "racks")
+    faster = calc.result
+    assert faster.gpus > d.gpus and faster.racks > d.racks
+    assert faster.training_seconds <= 10 * 86_400
     calc.controls["system"].value = "dgx-a100-640gb"
-    assert _number(repr(calc), "gpus") > _number(faster, "gpus")  # 312 vs 989 TFLOP/s bf16
+    assert calc.result.gpus > faster.gpus  # 312 vs 989 TFLOP/s bf16
 
 
 def test_dgx_design_shows_bad_inputs_in_red():
