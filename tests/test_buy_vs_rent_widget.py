@@ -45,23 +45,32 @@ def test_low_utilisation_and_staff_make_renting_cheaper_and_the_bars_show_each_p
     assert months(text, "reserved") != "-"
 
 
-def test_choosing_an_instance_fills_in_its_recorded_price_or_asks_for_one():
+def test_choosing_an_instance_fills_in_the_price_of_as_many_gpus_as_are_bought():
     calc = buy_vs_rent_calculator()
     calc.controls["instance"].value = "lambda-8x-h100-sxm"
     assert calc.controls["on_demand"].value == "31.92"
     assert calc.error is None and "recorded 2026-09-20" in repr(calc)
-    calc.controls["instance"].value = "gcp-a3-highgpu-8g"  # no sourced price
-    assert calc.controls["on_demand"].value == ""
-    assert "on-demand $/h must be a number" in calc.error
-    calc.controls["on_demand"].value = "88"
-    assert calc.error is None and "no sourced price" in repr(calc)
+    one_gpu = cloud.instance("runpod-h100-sxm-secure")
+    assert one_gpu.gpus == 1
+    calc.controls["instance"].value = "runpod-h100-sxm-secure"  # 8 of them match one DGX H100
+    assert float(calc.controls["on_demand"].value) == pytest.approx(8 * one_gpu.usd_per_hour)
+    assert "Owning 8 GPUs against renting 8 x" in repr(calc)
+    assert calc.result.rented.gpus_rented == calc.result.rented.gpus_owned == 8
+    calc.controls["gpus"].value = "16"
+    assert float(calc.controls["on_demand"].value) == pytest.approx(16 * one_gpu.usd_per_hour)
+
+
+def test_the_menu_offers_only_instances_with_a_recorded_price():
+    options = [key for _, key in buy_vs_rent_calculator().controls["instance"].options]
+    assert "gcp-a3-highgpu-8g" not in options  # no sourced price
+    assert options and all(cloud.instance(k).usd_per_hour is not None for k in options)
 
 
 @pytest.mark.parametrize(
     ("control", "value", "message"),
     [
-        ("utilization", "0", "utilisation % must be > 0 and <= 100, got 0"),
-        ("utilization", "150", "utilisation % must be > 0 and <= 100"),
+        ("utilization", "0", "utilisation % must be >= 0.0001 and <= 100, got 0"),
+        ("utilization", "150", "utilisation % must be >= 0.0001 and <= 100"),
         ("pue", "0.5", "PUE must be >= 1"),
         ("purchase", "lots", "purchase $ must be a number"),
         ("years", "0", "lifetime (years) must be >= 0.01"),

@@ -285,6 +285,9 @@ VALID: dict[str, tuple] = {
         "config": SMALL, "gpu": "h100-sxm", "requests_per_s": 5.0, "prompt_tokens": 512,
         "output_tokens": 128, "batch": 8, "dtype": "bf16", "efficiency": 0.6,
         "usd_per_gpu_hour": 2.5}),
+    "inference.serving_footprint": (inference.serving_footprint, {
+        "s": inference.serving(SMALL, "h100-sxm", requests_per_s=5.0), "gpu": "h100-sxm",
+        "usd_per_kwh": 0.1, "pue": 1.2, "grid_g_per_kwh": 400}),
     "energy.energy_joules": (energy.energy_joules, {"power_watts": 700, "seconds": 3600,
                                                     "pue": 1.2}),
     "energy.gpu_hours_energy_joules": (energy.gpu_hours_energy_joules, {
@@ -387,6 +390,7 @@ VALID: dict[str, tuple] = {
         "power_watts": 10_200, "usd_per_kwh": 0.1, "pue": 1.4, "other_usd_per_month": 500}),
     "cloud.instance": (cloud.instance, {"key": "aws-p5.48xlarge"}),
     "cloud.instance_gpu": (cloud.instance_gpu, {"key": "aws-p5.48xlarge"}),
+    "cloud.rent_to_match": (cloud.rent_to_match, {"key": "runpod-h100-sxm-secure", "gpus": 8}),
     "cloud.instances_table": (cloud.instances_table, {"provider": "AWS"}),
     "cloud.price_history": (cloud.price_history, {"key": "aws-p5.48xlarge", "kind": "on-demand"}),
     "cloud.price_change_fraction": (cloud.price_change_fraction, {"key": "aws-p5.48xlarge"}),
@@ -435,6 +439,7 @@ VALID: dict[str, tuple] = {
         "params": 7e9, "dtype": "bf16", "link": "nvlink-c2c", "gpu": "h100-sxm"}),
     "finetune.lora_params": (finetune.lora_params, {
         "config": CFG, "rank": 8, "targets": ("q", "v")}),
+    "finetune.lora_targets": (finetune.lora_targets, {"config": CFG}),
     "finetune.lora_memory": (finetune.lora_memory, {
         "config": CFG, "rank": 8, "targets": ("q", "k", "v", "o"), "base_dtype": "int4",
         "batch": 1, "seq_len": 512, "recompute": "full"}),

@@ -3,8 +3,6 @@ figures are derived here from 6ND, the datasheet peak and TDP, and Llama 2's Tab
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from course.facts.data import published_runs
@@ -14,36 +12,29 @@ from course.presentation.widgets import ERROR_COLOUR, how_long_and_how_much
 from course.presentation.widgets.cost import CUSTOM
 
 
-def number_after(text: str, label: str) -> float:
-    match = re.search(rf"{re.escape(label)}\s+\$?([\d.,]+)", text)
-    assert match, f"no '{label}' in:\n{text}"
-    return float(match.group(1).replace(",", ""))
-
-
 def test_defaults_reproduce_llama2_7b_gpu_hours_within_3_percent():
     """Touvron et al. 2023, Table 2: 184,320 A100 GPU-hours for 7B on 2T tokens; at 40 % MFU the
     widget gives 6 x 6.74e9 x 2e12 / (312e12 x 0.4) / 3600 = 179,979."""
     calc = how_long_and_how_much()
-    text = repr(calc)
     assert calc.error is None
-    hours = number_after(text, "GPU-hours")
+    hours = calc.result.gpu_hours
     expected = 6 * PRESETS["llama-2-7b"].params * 2e12 / (312e12 * 0.4) / 3600
     assert hours == pytest.approx(expected, rel=1e-4)
     assert hours == pytest.approx(published_runs.run("llama-2-7b").gpu_hours, rel=0.03)
-    assert number_after(text, "energy (GPUs at TDP x PUE)") == pytest.approx(
-        hours * 400 * 1.1 / 1000, rel=1e-3
-    )
+    assert calc.result.energy_joules / 3.6e6 == pytest.approx(hours * 400 * 1.1 / 1000, rel=1e-9)
+    assert f"{hours:,.0f}" in repr(calc)  # and the page shows it
 
 
 def test_custom_size_and_more_gpus_shorten_the_wall_clock_not_the_gpu_hours():
     calc = how_long_and_how_much()
     calc.controls["model"].value = CUSTOM
     calc.controls["params"].value = "70e9"
-    before = repr(calc)
+    before = calc.result
     calc.controls["n_gpus"].value = "2,048"
-    after = repr(calc)
-    assert number_after(before, "GPU-hours") == number_after(after, "GPU-hours")
-    assert "days" in after and "70.00B-parameter" in after
+    after = calc.result
+    assert after.gpu_hours == pytest.approx(before.gpu_hours, rel=1e-12)
+    assert after.wall_clock_seconds == pytest.approx(before.wall_clock_seconds / 2, rel=1e-12)
+    assert "days" in repr(calc) and "70.00B-parameter" in repr(calc)
 
 
 def test_cost_bar_has_gpu_time_and_electricity_and_zero_prices_say_so():
@@ -60,9 +51,10 @@ def test_inference_mode_gives_gpus_and_cost_per_million_tokens():
     text = repr(calc)
     assert calc.error is None
     assert "GPUs needed" in text and "cost per 1M output tokens" in text
-    assert "replicas of 2" in text  # 140 GB of bf16 weights need two 80 GB GPUs
+    s = calc.result.serving
+    assert s.gpus_per_replica == 2  # 140 GB of bf16 weights (+ KV cache) need two 80 GB GPUs
     calc.controls["requests_per_s"].value = "100"
-    assert number_after(repr(calc), "GPUs needed") > number_after(text, "GPUs needed")
+    assert calc.result.serving.gpus > s.gpus
 
 
 @pytest.mark.parametrize(
@@ -82,10 +74,15 @@ def test_bad_input_is_shown_in_red_with_the_controls_label(control, value, messa
     assert ERROR_COLOUR in calc.output.value and "Traceback" not in calc.output.value
 
 
-def test_inference_with_a_bare_parameter_count_asks_for_a_preset():
-    calc = how_long_and_how_much(mode="inference")
+def test_inference_offers_only_decoders_and_training_a_custom_size_too():
+    calc = how_long_and_how_much(mode="training")
     calc.controls["model"].value = CUSTOM
-    assert "preset model" in calc.error
+    calc.controls["mode"].value = "inference"  # a bare parameter count has no KV cache to serve
+    assert CUSTOM not in calc.controls["model"].options and calc.error is None
+    assert "bert-base" not in calc.controls["model"].options  # an encoder generates nothing
+    calc.controls["mode"].value = "training"
+    assert CUSTOM in calc.controls["model"].options
+    calc = how_long_and_how_much(mode="inference")
     calc.controls["efficiency"].value = "0"
     calc.controls["model"].value = "llama-2-7b"
     assert "efficiency (0-1) must be > 0" in calc.error

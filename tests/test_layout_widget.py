@@ -38,7 +38,7 @@ def test_impossible_layouts_show_the_reason_with_on_screen_labels():
     calc.controls["gpus_per_node"].value = "8"
     calc.controls["nodes"].value = "8"
     calc.controls["microbatches"].value = "two"
-    assert "micro-batches per step must be a number" in calc.error
+    assert "micro-batches per step must be a whole number" in calc.error
     calc.controls["microbatches"].value = "2.5"
     assert "micro-batches per step must be a whole number" in calc.error
     calc.controls["microbatches"].value = "16"

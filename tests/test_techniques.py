@@ -74,4 +74,4 @@ def test_widget_ranks_and_shows_errors_with_its_labels():
     assert calc.error.startswith("sequence length (tokens) must be")
     calc.controls["seq_len"].value = "2,048"
     calc.controls["batch"].value = "two"
-    assert "batch must be a number" in calc.error
+    assert "batch must be a whole number" in calc.error

@@ -95,6 +95,37 @@ def instance(key: str) -> CloudInstance:
     return INSTANCES[key]
 
 
+@dataclass(frozen=True)
+class RentedMatch(Report):
+    """Instances of one type rented to match a number of owned GPUs, at the recorded price."""
+
+    _title = "Rented to match"
+    _formats = {"instance": "text", "instances": "number", "gpus_rented": "number",
+                "gpus_owned": "number", "as_of": "text"}  # fmt: skip
+
+    instance: str
+    gpus_owned: int
+    instances: int  # ceil(GPUs owned / GPUs per instance)
+    gpus_rented: int
+    on_demand_usd_per_hour: float | None  # all the instances together; None: no sourced price
+    as_of: str
+
+
+def rent_to_match(key: str, gpus: int) -> RentedMatch:
+    """How many ``key`` instances rent at least ``gpus`` GPUs, and their on-demand price per hour.
+
+    Buy-vs-rent compares the same hardware: one DGX H100 (8 GPUs) against one p5.48xlarge
+    (8 GPUs), or against eight 1-GPU instances.
+    """
+    inst = instance(key)
+    owned = validate.positive_int("gpus", gpus, maximum=compute.MAX_GPUS)
+    count = math.ceil(owned / inst.gpus)
+    price = None if inst.usd_per_hour is None else count * inst.usd_per_hour
+    return RentedMatch(instance=inst.name, gpus_owned=owned, instances=count,
+                       gpus_rented=count * inst.gpus, on_demand_usd_per_hour=price,
+                       as_of=inst.as_of)  # fmt: skip
+
+
 def _usd(name: str, value: object) -> float:
     return validate.number(name, value, minimum=0, maximum=MAX_USD)
 
@@ -558,6 +589,7 @@ __all__ = [
     "HOURS_PER_MONTH",
     "INSTANCES",
     "PRICE_KINDS",
+    "RentedMatch",
     "CloudInstance",
     "OwnVsRent",
     "ServingCost",
@@ -572,6 +604,7 @@ __all__ = [
     "own_vs_rent",
     "price_change_fraction",
     "price_history",
+    "rent_to_match",
     "serving_cost",
     "spot_training",
     "training_run_cost_on",

@@ -50,6 +50,13 @@ def _targets(targets: object, config: TransformerConfig) -> tuple[str, ...]:
     return tuple(out)
 
 
+def lora_targets(config: TransformerConfig) -> tuple[str, ...]:
+    """Every matrix of ``config``'s layers LoRA can adapt: :data:`LORA_TARGETS` less ``gate``
+    where the MLP is not gated (GPT-2, GPT-3, BERT have only ``up`` and ``down``)."""
+    c = checked_config(config)
+    return tuple(t for t in LORA_TARGETS if t != "gate" or c.gated_mlp)
+
+
 def _matrix_shape(config: TransformerConfig, target: str) -> tuple[int, int]:
     h, q, kv, f = (config.hidden, config.heads * config.head_dim,
                    config.kv_heads * config.head_dim, config.ffn_hidden)  # fmt: skip
@@ -184,6 +191,7 @@ __all__ = [
     "Accumulation",
     "FineTuneMemory",
     "LORA_TARGETS",
+    "lora_targets",
     "accumulation_steps",
     "lora_memory",
     "lora_params",

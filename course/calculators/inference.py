@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from course.calculators import cloud, compute
+from course.calculators import cloud, compute, energy
 from course.calculators.memory import kv_cache_bytes
 from course.facts import hardware, validate
 from course.facts.dtypes import BYTES_PER_VALUE
@@ -29,6 +29,11 @@ from course.facts.models import TransformerConfig, checked_config
 from course.facts.report import Report
 
 MAX_TOKENS = 10**8
+#: Share of each GPU's memory a serving replica may fill (CUDA context, allocator, workspace).
+USABLE_FRACTION = 0.9
+#: Longest time to a million output tokens :func:`serving_footprint` accepts (the 1e12 s limit
+#: of :func:`course.calculators.energy.energy_joules`, about 31,700 years).
+MAX_SERVING_SECONDS = 1e12
 
 
 def _efficiency(value: object) -> float:
@@ -157,7 +162,10 @@ class Serving(Report):
     gpu: str
     batch: int
     requests_per_s: float
-    gpus_per_replica: int  # enough to hold the weights (90 % of memory usable)
+    context_tokens: int  # prompt + output: the longest context a sequence reaches
+    weights_bytes: float
+    kv_cache_bytes: float  # the whole batch at its longest context
+    gpus_per_replica: int  # enough to hold weights + KV cache (90 % of memory usable)
     replica_busy_seconds: float  # GPU-replica time one request costs (prefill + its decode share)
     replicas: int
     gpus: int
@@ -181,14 +189,14 @@ def serving(
 ) -> Serving:
     """GPUs needed for ``requests_per_s`` and the cost per million generated tokens (estimate).
 
-    One replica (the fewest GPUs that hold the weights in 90 % of their memory) serves ``batch``
-    sequences at a time. A request costs it the prefill of its prompt plus ``output_tokens``
+    One replica (the fewest GPUs that hold the weights and the KV cache of ``batch`` sequences at
+    their longest context, prompt + output, in 90 % of their memory) serves ``batch`` sequences at
+    a time; prompt + output must fit in the model's context window. A request costs it the prefill of its prompt plus ``output_tokens``
     decode steps shared by the batch (context = prompt + half the output, on average):
     ``busy = prefill + output_tokens x step(batch) / batch``. Replicas = ceil(rate x busy).
     Cost per 1M output tokens = GPUs x price per GPU-hour / (output tokens per hour) x 1e6.
     A replica of several GPUs is assumed to split each pass evenly (tensor parallelism with free
-    communication). Leaves out queueing, uneven request lengths and the KV-cache memory limit on
-    ``batch`` (lesson 07).
+    communication). Leaves out queueing and uneven request lengths.
     """
     c, card = checked_config(config), hardware.gpu(gpu)
     rate = validate.number("requests_per_s", requests_per_s, minimum=0, maximum=1e9,
@@ -197,19 +205,31 @@ def serving(
     out = validate.positive_int("output_tokens", output_tokens, maximum=MAX_TOKENS)
     price = validate.number("usd_per_gpu_hour", usd_per_gpu_hour, minimum=0, maximum=1e6)
     d = _dtype(dtype)
+    if p + out > c.max_positions:
+        raise ValueError(f"prompt tokens + output tokens must be <= {c.max_positions:,} for "
+                         f"{c.name} (its context window), got {p:,} + {out:,} = {p + out:,}")  # fmt: skip
     first = prefill(c, p, card, dtype=d, efficiency=efficiency)
     step = decode(c, card, batch=batch, context_tokens=p + out // 2, dtype=d,
                   efficiency=efficiency)  # fmt: skip
-    per_replica = max(1, math.ceil(first.weights_bytes / (0.9 * card.memory_bytes)))
+    kv = kv_cache_bytes(c.layers, c.kv_heads, c.head_dim, p + out, batch=step.batch,
+                        bytes_per_value=BYTES_PER_VALUE[d])  # fmt: skip
+    per_replica = max(
+        1, math.ceil((first.weights_bytes + kv) / (USABLE_FRACTION * card.memory_bytes))
+    )
     busy = first.seconds / per_replica + out * step.step_seconds / per_replica / step.batch
     if not math.isfinite(rate * busy):
         raise ValueError(f"efficiency={efficiency!r} is too small to give a finite serving time")
+    if rate * busy * per_replica > compute.MAX_GPUS:
+        raise ValueError(f"efficiency is too small for {rate:,.6g} requests per second: serving "
+                         f"them needs {rate * busy * per_replica:.3g} GPUs, more than "
+                         f"{compute.MAX_GPUS:,}")  # fmt: skip
     replicas = max(1, math.ceil(rate * busy - 1e-9))
     gpus = replicas * per_replica
     tokens_per_s = rate * out
     cost = gpus * price
     return Serving(
-        gpu=card.name, batch=step.batch, requests_per_s=rate, gpus_per_replica=per_replica,
+        gpu=card.name, batch=step.batch, requests_per_s=rate, context_tokens=p + out,
+        weights_bytes=first.weights_bytes, kv_cache_bytes=kv, gpus_per_replica=per_replica,
         replica_busy_seconds=busy, replicas=replicas, gpus=gpus,
         output_tokens_per_s=tokens_per_s, time_to_first_token_seconds=first.seconds / per_replica,
         cost_per_hour_usd=cost,
@@ -217,4 +237,53 @@ def serving(
     )  # fmt: skip
 
 
-__all__ = ["Decode", "Prefill", "Serving", "decode", "prefill", "serving"]
+@dataclass(frozen=True)
+class ServingFootprint(Report):
+    """What a million output tokens cost a :class:`Serving` estimate: time, energy, money, CO2."""
+
+    _title = "Per million output tokens"
+
+    gpus: int
+    seconds: float  # the serving GPUs' time to generate a million output tokens
+    energy_joules: float  # the GPUs at TDP x PUE for that time
+    gpu_time_usd: float
+    electricity_usd: float
+    total_usd: float
+    co2_kg: float
+
+
+def serving_footprint(
+    s: Serving,
+    gpu: hardware.GPU | str,
+    *,
+    usd_per_kwh: float = 0.0,
+    pue: float = 1.0,
+    grid_g_per_kwh: float = 0.0,
+) -> ServingFootprint:
+    """Energy, electricity, CO2 and total cost per million output tokens of a serving estimate.
+
+    Time = 1e6 / output tokens per second; energy = GPUs x TDP x time x PUE
+    (:func:`course.calculators.energy.energy_joules`, whose limits apply); GPU time at the hourly
+    price of :func:`serving`. Renting includes the electricity: set ``usd_per_kwh`` only when you
+    own the GPUs.
+    """
+    if not isinstance(s, Serving):
+        raise ValueError(f"s must be a Serving estimate (see serving()), got {s!r}")
+    card = hardware.gpu(gpu)
+    seconds = 1e6 / s.output_tokens_per_s
+    if seconds > MAX_SERVING_SECONDS:
+        raise ValueError(f"requests per second x output tokens must reach a million output tokens "
+                         f"in {MAX_SERVING_SECONDS / 3.15576e7:,.0f} years; got "
+                         f"{s.output_tokens_per_s:.3g} tokens/s")  # fmt: skip
+    joules = energy.energy_joules(s.gpus * card.tdp_watts, seconds, pue=pue)
+    power_usd = energy.electricity_usd(joules, usd_per_kwh)
+    return ServingFootprint(
+        gpus=s.gpus, seconds=seconds, energy_joules=joules,
+        gpu_time_usd=s.usd_per_million_output_tokens, electricity_usd=power_usd,
+        total_usd=s.usd_per_million_output_tokens + power_usd,
+        co2_kg=energy.co2_kg(joules, grid_g_per_kwh),
+    )  # fmt: skip
+
+
+__all__ = ["Decode", "Prefill", "Serving", "ServingFootprint", "decode", "prefill", "serving",
+           "serving_footprint"]  # fmt: skip

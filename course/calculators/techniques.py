@@ -95,9 +95,9 @@ def _training_memory_rows(c: TransformerConfig, batch: int, seq_len: int) -> lis
     base = memory.training_memory(c, batch=batch, seq_len=seq_len)
     sel = memory.training_memory(c, batch=batch, seq_len=seq_len, recompute="selective")
     full = memory.training_memory(c, batch=batch, seq_len=seq_len, recompute="full")
-    lora = finetune.lora_memory(c, rank=16, targets=finetune.LORA_TARGETS, batch=batch,
+    lora = finetune.lora_memory(c, rank=16, targets=finetune.lora_targets(c), batch=batch,
                                 seq_len=seq_len)  # fmt: skip
-    qlora = finetune.lora_memory(c, rank=16, targets=finetune.LORA_TARGETS, base_dtype="int4",
+    qlora = finetune.lora_memory(c, rank=16, targets=finetune.lora_targets(c), base_dtype="int4",
                                  batch=batch, seq_len=seq_len)  # fmt: skip
     adam8 = memory.model_state_bytes(c.params, optimizer="adam_8bit")
     states = memory.model_state_bytes(c.params)
@@ -169,10 +169,11 @@ def _speed_rows(c: TransformerConfig, workload: str, gpu: hardware.GPU) -> list[
     ref = _reference_factors()
     measured = "measured: H100 SXM, reference run 2026-11-22"
     if workload == "training":
-        bf16 = gpu.peak_flops("bf16") / gpu.peak_flops("fp32")
+        half = "bf16" if "bf16" in gpu.dense_flops else "fp16"  # no bf16 before Ampere (V100)
+        ratio = gpu.peak_flops(half) / gpu.peak_flops("fp32")
         return [
-            Technique("bf16 mixed precision (Tensor Cores)", bf16,
-                      f"up to {bf16:.1f}x (peak ratio)", f"calculated: {gpu.name} datasheet peaks",
+            Technique(f"{half} mixed precision (Tensor Cores)", ratio,
+                      f"up to {ratio:.1f}x (peak ratio)", f"calculated: {gpu.name} datasheet peaks",
                       "loss scaling with fp16; bf16 needs none"),
             Technique("fused attention (scaled_dot_product_attention)", ref["fused_attention"],
                       f"{ref['fused_attention']:.1f}x per step at 2,048 tokens", measured,

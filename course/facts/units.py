@@ -115,7 +115,8 @@ def fmt_seconds(seconds: float) -> str:
     ]:
         if s < limit:
             return f"{seconds / scale:,.3g} {unit}" if s < 1 else f"{seconds / scale:,.1f} {unit}"
-    return f"{seconds / YEAR:,.1f} years"
+    years = seconds / YEAR
+    return f"{years:,.1f} years" if abs(years) < 1e6 else f"{years:.2e} years"
 
 
 def fmt_watts(watts: float, *, digits: int = 1) -> str:

@@ -13,7 +13,8 @@
 | ``techniques`` | ``technique_table()`` | 07 |
 
 A new widget is a new module here with a builder that returns a ``Calculator``, exported below.
-Tests drive them by setting ``calc.controls[name].value`` and reading ``calc.output.value``.
+Tests drive them by setting ``calc.controls[name].value`` and reading ``calc.result`` (the
+calculator's result; ``tests/test_widget_inputs.py`` drives every input of every widget).
 Layer 4 (presentation).
 """
 
@@ -23,6 +24,8 @@ from course.presentation.widgets.base import (
     error_html,
     friendly_message,
     parse_number,
+    parse_optional,
+    parse_percent,
     parse_whole,
 )
 from course.presentation.widgets.buy_vs_rent import buy_vs_rent_calculator
@@ -47,6 +50,8 @@ __all__ = [
     "layout_chooser",
     "mig_explorer",
     "parse_number",
+    "parse_optional",
+    "parse_percent",
     "parse_whole",
     "roofline_explorer",
     "technique_table",

@@ -7,9 +7,11 @@ traceback: the calculator's ``ValueError`` message appears in red where the resu
 Nothing is printed, so under nbval (which has no widget manager) a cell that shows a calculator
 has only its deterministic text form as output.
 
-To add a widget: write a ``_something_html(values) -> str`` that calls the calculator and formats
-its result, and a builder that makes the controls and returns ``Calculator(title, controls, fn)``.
-Tests drive them by setting ``calc.controls[name].value`` and reading ``calc.output.value``.
+To add a widget: write ``something(values)`` that parses the controls (``parse_number``,
+``parse_whole``: label and allowed range) and calls one calculator, a ``_something_html(result,
+values) -> str`` that only formats its result, and a builder that makes the controls and returns
+``Calculator(title, controls, something, render=_something_html)``. Tests drive them by setting
+``calc.controls[name].value`` and reading ``calc.result`` (None while a message is shown).
 
 Error messages speak the learner's language: a calculator's ``ValueError`` names its parameter
 (``seq_len must be ...``); the Calculator replaces that name with the on-screen label of the
@@ -30,7 +32,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from course.facts import hardware
+from course.facts import hardware, validate
 
 ERROR_COLOUR = "#b00020"
 
@@ -40,23 +42,82 @@ def error_html(message: str) -> str:
     return f'<div class="calc-error" style="color:{ERROR_COLOUR}">{html.escape(message)}</div>'
 
 
-def parse_number(name: str, text: object) -> float:
-    """A number typed into a text box: '2e12', '2,000', ' 1.5 ' all work; ValueError otherwise."""
+def parse_number(
+    label: str,
+    text: object,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    strict_min: bool = False,
+) -> float:
+    """A number typed into a text box: '2e12', '2,000', ' 1.5 ' all work; ValueError otherwise.
+
+    The message names the on-screen ``label`` and the allowed range (``inf``, ``nan`` and numbers
+    too large for a float are refused: :func:`course.facts.validate.number`).
+    """
     if isinstance(text, int | float) and not isinstance(text, bool):
-        return float(text)
-    cleaned = str(text).replace(",", "").replace("_", "").strip()
+        value = text
+    else:
+        cleaned = str(text).replace(",", "").replace("_", "").strip()
+        try:
+            value = float(cleaned)
+        except ValueError:
+            allowed = _allowed(minimum, maximum, strict_min)
+            raise ValueError(f"{label} must be a number{allowed} such as "
+                             f"{_example(minimum, maximum)}, got {text!r}") from None  # fmt: skip
+    return validate.number(label, value, minimum=minimum, maximum=maximum, strict_min=strict_min)
+
+
+def _allowed(minimum: float | None, maximum: float | None, strict_min: bool = False) -> str:
+    low = "" if minimum is None else (f"> {minimum:g}" if strict_min else f">= {minimum:g}")
+    high = "" if maximum is None else f"<= {maximum:g}"
+    parts = " and ".join(p for p in (low, high) if p)
+    return f" ({parts})" if parts else ""
+
+
+def _example(minimum: float | None, maximum: float | None) -> str:
+    if maximum is not None and maximum <= 1:
+        return "0.5"
+    return "2e12" if maximum is None or maximum >= 2e12 else f"{max(minimum or 0, 1):g}"
+
+
+def parse_whole(
+    label: str, text: object, *, minimum: int | None = None, maximum: int | None = None
+) -> int:
+    """A whole number typed into a text box ('2,048', '4') -> int; '2.5', 'four', 'inf' -> ValueError.
+
+    ``parse_whole("batch", "0", minimum=1, maximum=64)`` says
+    ``batch must be a whole number from 1 to 64, got '0'``.
+    """
+    if minimum is not None and maximum is not None:
+        allowed = f" from {minimum:,} to {maximum:,}"
+    elif minimum is not None:
+        allowed = f" >= {minimum:,}"
+    else:
+        allowed = "" if maximum is None else f" <= {maximum:,}"
+    message = f"{label} must be a whole number{allowed}, got {{}}"
     try:
-        return float(cleaned)
+        value = parse_number(label, text)
     except ValueError:
-        raise ValueError(f"{name} must be a number such as 2e12, got {text!r}") from None
-
-
-def parse_whole(name: str, text: object) -> int:
-    """A whole number typed into a text box ('2,048', '4') -> int; '2.5' or 'four' -> ValueError."""
-    value = parse_number(name, text)
-    if not math.isfinite(value) or value != int(value):
-        raise ValueError(f"{name} must be a whole number, got {text!r}")
+        raise ValueError(message.format(repr(text))) from None
+    message = message.format(str(text).strip())  # a number: shown with separators
+    too_low = minimum is not None and value < minimum
+    too_high = maximum is not None and value > maximum
+    if value != int(value) or too_low or too_high:
+        raise ValueError(message)
     return int(value)
+
+
+def parse_optional(label: str, text: object, **limits: Any) -> float | None:
+    """A number, or None when the box is left blank (an option the learner leaves out)."""
+    return None if str(text).strip() == "" else parse_number(label, text, **limits)
+
+
+def parse_percent(
+    label: str, text: object, *, allow_zero: bool = False, maximum: float = 100
+) -> float:
+    """A percentage typed in a box -> a fraction; the message speaks in percent, as on screen."""
+    return parse_number(label, text, minimum=0, maximum=maximum, strict_min=not allow_zero) / 100
 
 
 # A plain number in a message: not inside a word ("fp16", "A100", "2e12"), a quoted value ('2.5')
@@ -81,9 +142,12 @@ def friendly_message(message: str, labels: Mapping[str, str]) -> str:
     for name in sorted(labels, key=len, reverse=True):
         if already_labelled:
             break
-        if re.match(rf"{re.escape(name)} (must|is|has|['\"])", message):
+        if re.match(rf"{re.escape(name)}( (must|is|has|does|and|cannot)|=| ['\"])", message):
             message = labels[name] + message[len(name) :]
             break
+    for name in sorted(labels, key=len, reverse=True):  # code names further on, e.g. bytes_moved
+        if "_" in name:
+            message = re.sub(rf"\b{re.escape(name)}\b", labels[name], message)
     return _NUMBER.sub(_format_number, message)
 
 
@@ -96,14 +160,22 @@ def _plain(html_text: str) -> str:
 
 
 class Calculator:
-    """Controls + an HTML output, recomputed whenever a control changes."""
+    """Controls + an HTML output, recomputed whenever a control changes.
+
+    ``compute(values)`` parses the controls (``parse_number`` etc.) and calls the calculator; its
+    return value is kept as :attr:`result` (what tests check). ``render(result, values)`` turns it
+    into HTML. Without ``render``, ``compute`` returns the HTML itself (``result`` is then that
+    HTML).
+    """
 
     def __init__(
         self,
         title: str,
         controls: Mapping[str, widgets.ValueWidget],
-        compute_html: Callable[[dict[str, Any]], str],
+        compute: Callable[[dict[str, Any]], Any],
         labels: Mapping[str, str] | None = None,
+        *,
+        render: Callable[[Any, dict[str, Any]], str] | None = None,
     ):
         self.title = title
         self.controls = dict(controls)
@@ -115,7 +187,10 @@ class Calculator:
         }
         self.labels.update(labels or {})
         self.output = widgets.HTML()
-        self._compute_html = compute_html
+        #: The calculator's result for the values on screen; None while an error is shown.
+        self.result: Any = None
+        self._compute = compute
+        self._render = render
         for control in self.controls.values():
             control.observe(lambda _change: self.update(), names="value")
         self.update()
@@ -124,11 +199,26 @@ class Calculator:
         return {name: control.value for name, control in self.controls.items()}
 
     def update(self) -> None:
-        """Recompute the output; a ValueError's message is shown in red instead of a result."""
+        """Recompute the output; a ValueError's message is shown in red instead of a result.
+
+        Any other exception is a bug: the output says so (the previous result never stays on
+        screen) and the exception propagates, so tests see it.
+        """
+        self.result = None
+        values = self.values()
         try:
-            self.output.value = self._compute_html(self.values())
+            result = self._compute(values)
+            page = result if self._render is None else self._render(result, values)
         except ValueError as exc:
             self.output.value = error_html(friendly_message(str(exc), self.labels))
+            return
+        except Exception:
+            self.output.value = error_html(
+                "These values could not be computed (a bug in the course: please report it)."
+            )
+            raise
+        self.result = result
+        self.output.value = page
 
     @property
     def error(self) -> str | None:

@@ -17,75 +17,80 @@ Layer 4.
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 from typing import Any
 
 from course.calculators import cloud
 from course.facts import hardware, units
 from course.facts.data.cloud_instances import PURCHASE_USD_PER_GPU_AS_WRITTEN
 from course.presentation.plots import PALETTE
-from course.presentation.widgets.base import Calculator, dropdown, parse_number, text_box
+from course.presentation.widgets.base import (
+    Calculator,
+    dropdown,
+    parse_number,
+    parse_optional,
+    parse_percent,
+    parse_whole,
+    text_box,
+)
 
 PARTS = ("purchase", "electricity", "hosting", "staff", "rent")
-
-
-def _optional(name: str, text: object) -> float | None:
-    return None if str(text).strip() == "" else parse_number(name, text)
-
-
-def _percent(name: str, text: object, *, allow_zero: bool = False, maximum: float = 100) -> float:
-    """A percentage typed in a box -> a fraction; the error speaks in percent, as on screen."""
-    value = parse_number(name, text)
-    low = value >= 0 if allow_zero else value > 0
-    if not (low and value <= maximum):
-        bound = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{name} must be {bound} and <= {maximum:,g}, got {text}")
-    return value / 100
 
 
 #: Calculator parameter -> the label of its control, so an error names what the learner sees.
 LABELS = {
     "purchase_usd": "purchase $",
-    "on_demand_usd_per_hour": "on-demand $/h",
-    "reserved_usd_per_hour": "reserved $/h",
-    "spot_usd_per_hour": "spot $/h",
+    "on_demand_usd_per_hour": "on-demand $/h (all rented instances)",
+    "reserved_usd_per_hour": "reserved $/h (blank: none)",
+    "spot_usd_per_hour": "spot $/h (blank: none)",
     "lifetime_years": "lifetime (years)",
     "power_watts": "power (W)",
     "usd_per_kwh": "electricity $/kWh",
     "pue": "PUE",
     "hosting_usd_per_year": "hosting $/year",
     "staff_usd_per_year": "staff $/year",
+    "gpus": "GPUs bought",
 }
+_RATE = {"minimum": 0, "maximum": 1e6, "strict_min": True}  # cloud.own_vs_rent's limits
+_PER_YEAR = {"minimum": 0, "maximum": 1e10}
 
 
-def result(v: dict[str, Any]) -> cloud.OwnVsRent:
-    """The calculator's result for the widget's values ``v``; errors name the on-screen label."""
-    try:
-        return _result(v)
-    except ValueError as err:
-        message = str(err)
-        name = message.split(" ", 1)[0]
-        if name in LABELS:
-            message = LABELS[name] + message[len(name) :]
-        raise ValueError(message) from None
+@dataclass(frozen=True)
+class BuyVsRent:
+    """The widget's result: the TCO comparison and the rental it compares with."""
+
+    tco: cloud.OwnVsRent
+    rented: cloud.RentedMatch
 
 
-def _result(v: dict[str, Any]) -> cloud.OwnVsRent:
-    return cloud.own_vs_rent(
-        parse_number("purchase $", v["purchase"]),
-        parse_number("on-demand $/h", v["on_demand"]),
-        reserved_usd_per_hour=_optional("reserved $/h", v["reserved"]),
-        spot_usd_per_hour=_optional("spot $/h", v["spot"]),
-        spot_overhead_fraction=_percent(
+def result(v: dict[str, Any]) -> BuyVsRent:
+    """The calculators' result for the widget's values ``v``; errors name the on-screen labels."""
+    rented = cloud.rent_to_match(v["instance"], parse_whole(LABELS["gpus"], v["gpus"], minimum=1,
+                                                            maximum=100_000))  # fmt: skip
+    tco = cloud.own_vs_rent(
+        parse_number(LABELS["purchase_usd"], v["purchase"], minimum=0, maximum=cloud.MAX_USD),
+        parse_number(LABELS["on_demand_usd_per_hour"], v["on_demand"], **_RATE),
+        reserved_usd_per_hour=parse_optional(
+            LABELS["reserved_usd_per_hour"], v["reserved"], **_RATE
+        ),  # fmt: skip
+        spot_usd_per_hour=parse_optional(LABELS["spot_usd_per_hour"], v["spot"], **_RATE),
+        spot_overhead_fraction=parse_percent(
             "spot overhead %", v["spot_overhead"], allow_zero=True, maximum=1000
-        ),
-        lifetime_years=parse_number("lifetime (years)", v["years"]),
-        utilization=_percent("utilisation %", v["utilization"]),
-        power_watts=parse_number("power (W)", v["power"]),
-        usd_per_kwh=parse_number("electricity $/kWh", v["usd_per_kwh"]),
-        pue=parse_number("PUE", v["pue"]),
-        hosting_usd_per_year=parse_number("hosting $/year", v["hosting"]),
-        staff_usd_per_year=parse_number("staff $/year", v["staff"]),
+        ),  # fmt: skip
+        lifetime_years=parse_number(LABELS["lifetime_years"], v["years"], minimum=0.01, maximum=50),
+        utilization=parse_number(
+            "utilisation %", v["utilization"], minimum=100 * cloud.MIN_UTILIZATION, maximum=100
+        )
+        / 100,
+        power_watts=parse_number(LABELS["power_watts"], v["power"], minimum=0, maximum=1e10),
+        usd_per_kwh=parse_number(LABELS["usd_per_kwh"], v["usd_per_kwh"], minimum=0, maximum=1e3),
+        pue=parse_number(LABELS["pue"], v["pue"], minimum=1, maximum=10),
+        hosting_usd_per_year=parse_number(
+            LABELS["hosting_usd_per_year"], v["hosting"], **_PER_YEAR
+        ),  # fmt: skip
+        staff_usd_per_year=parse_number(LABELS["staff_usd_per_year"], v["staff"], **_PER_YEAR),
     )
+    return BuyVsRent(tco, rented)
 
 
 def _bars_html(r: cloud.OwnVsRent) -> str:
@@ -118,10 +123,9 @@ def _months(m: float | None) -> str:
     return "never" if m == float("inf") else f"{m:,.1f} months"
 
 
-def _html(v: dict[str, Any]) -> str:
-    r = result(v)
+def _html(answer: BuyVsRent, v: dict[str, Any]) -> str:
+    r, rented = answer.tco, answer.rented
     inst = cloud.instance(v["instance"])
-    when = "no sourced price" if inst.usd_per_hour is None else f"recorded {inst.as_of}"
     head = (
         f"<p>Over {r.lifetime_years:g} years at {100 * r.utilization:.0f} % utilisation "
         f"({r.hours_used:,.0f} hours used) the cheapest option is <b>{r.cheapest}</b>. "
@@ -129,14 +133,18 @@ def _html(v: dict[str, Any]) -> str:
         f"<p>Break-even against on-demand: <b>{_months(r.breakeven_months_on_demand)}</b>; "
         f"against reserved: {_months(r.breakeven_months_reserved)}; against spot: "
         f"{_months(r.breakeven_months_spot)}.</p>"
-        f"<p><i>Renting {html.escape(inst.name)} ({inst.provider}; on-demand price "
-        f"{html.escape(when)}).</i></p>"
+        f"<p><i>Owning {rented.gpus_owned:,} GPUs against renting {rented.instances:,} x "
+        f"{html.escape(inst.name)} ({inst.provider}, {inst.gpus} GPU{'s' if inst.gpus > 1 else ''} "
+        f"each: {rented.gpus_rented:,} GPUs; on-demand price recorded {html.escape(inst.as_of)}"
+        f").</i></p>"
     )
     return head + _bars_html(r) + r._repr_html_()
 
 
 def _instance_options() -> list[tuple[str, str]]:
-    return [(f"{i.provider} {i.name}", key) for key, i in cloud.INSTANCES.items()]
+    """Instances with a sourced on-demand price (the others have nothing to compare)."""
+    return [(f"{i.provider} {i.name} ({i.gpus} GPU{'s' if i.gpus > 1 else ''})", key)
+            for key, i in cloud.INSTANCES.items() if i.usd_per_hour is not None]  # fmt: skip
 
 
 def _purchase_as_written(gpu: str, gpus: int) -> float:
@@ -157,6 +165,7 @@ def buy_vs_rent_calculator(
     reserved: str = "",
     spot: str = "",
     spot_overhead: str = "10",
+    gpus: str | None = None,
 ) -> Calculator:
     """Buy vs rent: purchase and running costs against on-demand, reserved and spot rent.
 
@@ -171,20 +180,29 @@ def buy_vs_rent_calculator(
         purchase = f"{_purchase_as_written(dgx.gpu, dgx.gpus):,.0f}"
     if power is None:
         power = f"{dgx.max_power_watts:,.0f}"
-    recorded = cloud.instance(instance).usd_per_hour
+    if gpus is None:
+        gpus = str(dgx.gpus)
     instance_box = dropdown("instance rented instead", _instance_options(), instance)
-    on_demand_box = text_box("on-demand $/h", "" if recorded is None else f"{recorded:g}")
+    gpus_box = text_box(LABELS["gpus"], gpus)
+    on_demand_box = text_box(LABELS["on_demand_usd_per_hour"], "")
 
-    def follow_instance(change) -> None:  # fill in the recorded price of the chosen instance
-        price = cloud.instance(change["new"]).usd_per_hour
-        on_demand_box.value = "" if price is None else f"{price:g}"
+    def follow_instance(_change=None) -> None:  # the recorded price of enough instances
+        try:
+            owned = parse_whole(LABELS["gpus"], gpus_box.value, minimum=1, maximum=100_000)
+        except ValueError:
+            return  # the GPUs box shows its own message
+        price = cloud.rent_to_match(instance_box.value, owned).on_demand_usd_per_hour
+        on_demand_box.value = f"{price:.6g}"
 
+    follow_instance()
     instance_box.observe(follow_instance, names="value")
+    gpus_box.observe(follow_instance, names="value")
     controls = {
         "instance": instance_box,
+        "gpus": gpus_box,
         "on_demand": on_demand_box,
-        "reserved": text_box("reserved $/h (blank: none)", reserved),
-        "spot": text_box("spot $/h (blank: none)", spot),
+        "reserved": text_box(LABELS["reserved_usd_per_hour"], reserved),
+        "spot": text_box(LABELS["spot_usd_per_hour"], spot),
         "spot_overhead": text_box("spot overhead %", spot_overhead),
         "purchase": text_box("purchase $", purchase),
         "years": text_box("lifetime (years)", years),
@@ -195,7 +213,7 @@ def buy_vs_rent_calculator(
         "hosting": text_box("hosting $/year", hosting),
         "staff": text_box("staff $/year", staff),
     }
-    return Calculator("Buy vs rent", controls, _html)
+    return Calculator("Buy vs rent", controls, result, render=_html)
 
 
-__all__ = ["buy_vs_rent_calculator", "result"]
+__all__ = ["LABELS", "BuyVsRent", "buy_vs_rent_calculator", "result"]

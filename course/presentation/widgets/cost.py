@@ -18,21 +18,23 @@ and formats. Layer 4.
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 from typing import Any
 
 import ipywidgets as widgets
 
 from course.calculators import energy, inference
 from course.calculators.memory import params_of
-from course.facts import hardware, units, validate
+from course.facts import hardware, units
 from course.facts.models import PRESETS, TransformerConfig
-from course.facts.units import HOUR, KWH
+from course.facts.units import KWH
 from course.presentation.plots import PALETTE
 from course.presentation.widgets.base import (
     Calculator,
     dropdown,
     gpu_options,
     parse_number,
+    parse_whole,
     text_box,
 )
 
@@ -55,18 +57,36 @@ LIMITS: dict[str, tuple[str, float, float, bool]] = {
     "efficiency": ("efficiency (0-1)", 0, 1, True),
 }
 WHOLE = {"n_gpus", "prompt_tokens", "output_tokens", "batch"}
+#: Compute dtypes offered (where the GPU has them: no bf16 on a V100).
+DTYPES = ("bf16", "fp16", "fp8", "fp32")
 
 
 def _value(v: dict[str, Any], name: str) -> float | int:
     """The control ``name``'s value as a number, checked against its range (label in the error)."""
     label, low, high, strict = LIMITS[name]
-    x = validate.number(label, parse_number(label, v[name]), minimum=low, maximum=high,
-                        strict_min=strict)  # fmt: skip
     if name in WHOLE:
-        if x != int(x):
-            raise ValueError(f"{label} must be a whole number, got {v[name]!r}")
-        return int(x)
-    return x
+        return parse_whole(label, v[name], minimum=int(low), maximum=int(high))
+    return parse_number(label, v[name], minimum=low, maximum=high, strict_min=strict)
+
+
+@dataclass(frozen=True)
+class Inference:
+    """The inference mode's result: the serving estimate and its cost per million tokens."""
+
+    serving: inference.Serving
+    footprint: inference.ServingFootprint
+
+
+def _models(mode: str) -> list[str]:
+    """Training takes any preset or a bare parameter count; serving, a decoder (it generates)."""
+    if mode == "training":
+        return [*PRESETS, CUSTOM]
+    return [key for key, config in PRESETS.items() if config.causal]
+
+
+def dtypes_of(gpu: str) -> list[str]:
+    """Compute dtypes the GPU has a dense peak for, in the order the menu offers them."""
+    return [d for d in DTYPES if d in hardware.gpu(gpu).dense_flops]
 
 
 def _bar_html(parts: dict[str, float]) -> str:
@@ -100,15 +120,20 @@ def _model(v: dict[str, Any]) -> TransformerConfig | float:
     return PRESETS[v["model"]]
 
 
-def _training_html(v: dict[str, Any]) -> str:
+def _training(v: dict[str, Any]) -> energy.RunFootprint:
     model = _model(v)
     params = model.params if isinstance(model, TransformerConfig) else model
-    card = hardware.gpu(v["gpu"])
-    fp = energy.run_footprint(
-        params, _value(v, "tokens"), card, _value(v, "n_gpus"), mfu=_value(v, "mfu"),
-        usd_per_gpu_hour=_value(v, "usd_per_gpu_hour"), usd_per_kwh=_value(v, "usd_per_kwh"),
-        pue=_value(v, "pue"), grid_g_per_kwh=_value(v, "grid_g_per_kwh"),
+    return energy.run_footprint(
+        params, _value(v, "tokens"), hardware.gpu(v["gpu"]), _value(v, "n_gpus"),
+        mfu=_value(v, "mfu"), dtype=v["dtype"], usd_per_gpu_hour=_value(v, "usd_per_gpu_hour"),
+        usd_per_kwh=_value(v, "usd_per_kwh"), pue=_value(v, "pue"),
+        grid_g_per_kwh=_value(v, "grid_g_per_kwh"),
     )  # fmt: skip
+
+
+def _training_html(fp: energy.RunFootprint, v: dict[str, Any]) -> str:
+    model = _model(v)
+    card = hardware.gpu(v["gpu"])
     rows = [
         ("training FLOPs (6 x params x tokens)", units.fmt_flops(fp.flops)),
         ("wall-clock time", units.fmt_seconds(fp.wall_clock_seconds)),
@@ -134,7 +159,7 @@ def _name(model: TransformerConfig | float) -> str:
     return f"A {units.fmt_count(model)}-parameter model"
 
 
-def _inference_html(v: dict[str, Any]) -> str:
+def _inference(v: dict[str, Any]) -> Inference:
     model = _model(v)
     if not isinstance(model, TransformerConfig):
         raise ValueError("inference needs a preset model: its layers and heads set the KV cache "
@@ -143,31 +168,47 @@ def _inference_html(v: dict[str, Any]) -> str:
     s = inference.serving(
         model, card, requests_per_s=_value(v, "requests_per_s"),
         prompt_tokens=_value(v, "prompt_tokens"), output_tokens=_value(v, "output_tokens"),
-        batch=_value(v, "batch"), efficiency=_value(v, "efficiency"),
+        batch=_value(v, "batch"), dtype=v["dtype"], efficiency=_value(v, "efficiency"),
         usd_per_gpu_hour=_value(v, "usd_per_gpu_hour"),
     )  # fmt: skip
-    hours_per_million = 1e6 / s.output_tokens_per_s / HOUR
-    e = energy.energy_joules(
-        s.gpus * card.tdp_watts, hours_per_million * HOUR, pue=_value(v, "pue")
-    )
-    power_usd = energy.electricity_usd(e, _value(v, "usd_per_kwh"))
+    fp = inference.serving_footprint(s, card, usd_per_kwh=_value(v, "usd_per_kwh"),
+                                     pue=_value(v, "pue"),
+                                     grid_g_per_kwh=_value(v, "grid_g_per_kwh"))  # fmt: skip
+    return Inference(s, fp)
+
+
+def _inference_html(answer: Inference, v: dict[str, Any]) -> str:
+    s, fp = answer.serving, answer.footprint
+    model = _model(v)
+    card = hardware.gpu(v["gpu"])
     rows = [
         ("GPUs needed", f"{s.gpus:,} ({s.replicas:,} replicas of {s.gpus_per_replica})"),
+        (
+            f"memory per replica (weights + KV cache of {s.batch:,} x {s.context_tokens:,} tokens)",
+            units.fmt_bytes(s.weights_bytes + s.kv_cache_bytes),
+        ),
         ("time to first token", units.fmt_seconds(s.time_to_first_token_seconds)),
         ("output tokens per second", f"{s.output_tokens_per_s:,.0f}"),
         ("cost per hour (GPUs)", units.fmt_usd(s.cost_per_hour_usd)),
-        ("cost per 1M output tokens", units.fmt_usd(s.usd_per_million_output_tokens + power_usd)),
-        ("energy per 1M output tokens", f"{e / KWH:,.2f} kWh"),
-        ("CO2 per 1M output tokens", f"{energy.co2_kg(e, _value(v, 'grid_g_per_kwh')):,.2f} kg"),
+        ("cost per 1M output tokens", units.fmt_usd(fp.total_usd)),
+        ("energy per 1M output tokens", f"{fp.energy_joules / KWH:,.2f} kWh"),
+        ("CO2 per 1M output tokens", f"{fp.co2_kg:,.2f} kg"),
     ]
     intro = (f"<p>{html.escape(_name(model))} on {html.escape(card.name)}, batch {s.batch} per "
              f"replica, {_value(v, 'efficiency'):.0%} of the roofline.</p>")  # fmt: skip
-    parts = {"GPU time": s.usd_per_million_output_tokens, "electricity": power_usd}
+    parts = {"GPU time": fp.gpu_time_usd, "electricity": fp.electricity_usd}
     return intro + _rows_html(rows) + _bar_html(parts)
 
 
-def _cost_html(v: dict[str, Any]) -> str:
-    return _training_html(v) if v["mode"] == "training" else _inference_html(v)
+def answer(v: dict[str, Any]) -> energy.RunFootprint | Inference:
+    """The calculators' result for the widget's values ``v`` (errors name the on-screen labels)."""
+    return _training(v) if v["mode"] == "training" else _inference(v)
+
+
+def _cost_html(result: energy.RunFootprint | Inference, v: dict[str, Any]) -> str:
+    if isinstance(result, Inference):
+        return _inference_html(result, v)
+    return _training_html(result, v)
 
 
 def how_long_and_how_much(
@@ -187,6 +228,7 @@ def how_long_and_how_much(
     output_tokens: str = "256",
     batch: str = "16",
     efficiency: str = "0.6",
+    dtype: str = "bf16",
 ) -> Calculator:
     """How long and how much: training or inference, GPUs and prices -> time, cost, energy, CO2.
 
@@ -201,10 +243,15 @@ def how_long_and_how_much(
         "mode": widgets.ToggleButtons(
             options=["training", "inference"], value=mode, description="workload"
         ),  # fmt: skip
-        "model": dropdown("model", [*PRESETS, CUSTOM], model),
+        "model": dropdown(
+            "model", [*PRESETS, CUSTOM] if mode == "training" else list(PRESETS), model
+        ),  # fmt: skip
         "params": text_box(LIMITS["params"][0], params),
         "tokens": text_box(LIMITS["tokens"][0], tokens),
         "gpu": dropdown("GPU", gpu_options(), hardware.gpu(gpu).key),
+        "dtype": dropdown(
+            "compute dtype", dtypes_of(gpu), dtype if dtype in dtypes_of(gpu) else dtypes_of(gpu)[0]
+        ),  # fmt: skip
         "n_gpus": text_box(LIMITS["n_gpus"][0], n_gpus),
         "mfu": text_box(LIMITS["mfu"][0], mfu),
         "usd_per_gpu_hour": text_box(LIMITS["usd_per_gpu_hour"][0], usd_per_gpu_hour),
@@ -220,6 +267,21 @@ def how_long_and_how_much(
     training_only = ("tokens", "n_gpus", "mfu")
     inference_only = ("requests_per_s", "prompt_tokens", "output_tokens", "batch", "efficiency")
 
+    def follow_gpu(change) -> None:  # each GPU has its own list of dtypes
+        available = dtypes_of(change["new"])
+        keep = controls["dtype"].value if controls["dtype"].value in available else available[0]
+        controls["dtype"].options = available
+        controls["dtype"].value = keep
+
+    def follow_mode(change) -> None:  # serving needs a decoder's layers and heads (KV cache)
+        models = _models(change["new"])
+        keep = controls["model"].value if controls["model"].value in models else "llama-2-7b"
+        controls["model"].options = models
+        controls["model"].value = keep
+
+    controls["gpu"].observe(follow_gpu, names="value")
+    controls["mode"].observe(follow_mode, names="value")
+
     def grey_out(_change=None) -> None:  # only the controls the chosen mode uses stay active
         training = controls["mode"].value == "training"
         for name in training_only:
@@ -231,7 +293,15 @@ def how_long_and_how_much(
     for name in ("mode", "model"):
         controls[name].observe(grey_out, names="value")
     grey_out()
-    return Calculator("How long and how much", controls, _cost_html)
+    return Calculator("How long and how much", controls, answer, render=_cost_html)
 
 
-__all__ = ["CUSTOM", "LIMITS", "how_long_and_how_much"]
+__all__ = [
+    "CUSTOM",
+    "DTYPES",
+    "LIMITS",
+    "Inference",
+    "answer",
+    "dtypes_of",
+    "how_long_and_how_much",
+]

@@ -18,11 +18,18 @@ from course.presentation.widgets.base import (
     text_box,
 )
 
+#: Largest batch the box accepts (the calculator's limit).
+MAX_BATCH = 10**7
 
-def _decode_html(v: dict[str, Any]) -> str:
+
+def decode_step(v: dict[str, Any]) -> compute.DecodeStep:
+    """The calculator's result for the widget's values ``v`` (errors name the on-screen labels)."""
+    batch = parse_whole("batch", v["batch"], minimum=1, maximum=MAX_BATCH)  # '2.5' is refused
+    return compute.decode_step(PRESETS[v["model"]].params, v["dtype"], v["gpu"], batch)
+
+
+def _decode_html(step: compute.DecodeStep, v: dict[str, Any]) -> str:
     config = PRESETS[v["model"]]
-    batch = parse_whole("batch", v["batch"])  # a text box: '2.5' is refused, not read as 25
-    step = compute.decode_step(config.params, v["dtype"], v["gpu"], batch)
     card = hardware.gpu(v["gpu"])
     lines = (
         f"<p><b>{html.escape(config.name)}</b> ({units.fmt_count(config.params)} parameters) in "
@@ -58,4 +65,4 @@ def decode_speed_calculator(
         "gpu": dropdown("GPU", gpu_options(), hardware.gpu(gpu).key),
         "batch": text_box("batch", str(batch)),
     }
-    return Calculator("Decode-speed calculator", controls, _decode_html)
+    return Calculator("Decode-speed calculator", controls, decode_step, render=_decode_html)

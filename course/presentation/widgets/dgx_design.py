@@ -16,31 +16,43 @@ from typing import Any
 from course.calculators import cluster, facility, memory
 from course.facts import hardware, units
 from course.facts.models import PRESETS
-from course.presentation.widgets.base import Calculator, dropdown, parse_number, text_box
+from course.presentation.widgets.base import (
+    Calculator,
+    dropdown,
+    parse_number,
+    parse_whole,
+    text_box,
+)
 from course.presentation.widgets.mig import DECODERS
 
-
-def _whole(name: str, text: object) -> int:
-    value = parse_number(name, text)
-    if value != int(value):
-        raise ValueError(f"{name} must be a whole number, got {text!r}")
-    return int(value)
+#: Compute dtypes offered, where the system's GPU has them.
+DTYPES = ("bf16", "fp16", "fp8", "tf32")
 
 
-def _design_html(v: dict[str, Any]) -> str:
-    d = cluster.dgx_design(
+def design(v: dict[str, Any]) -> cluster.DgxDesign:
+    """The calculator's result for the widget's values ``v`` (errors name the on-screen labels)."""
+    return cluster.dgx_design(
         PRESETS[v["model"]],
-        tokens=parse_number("training tokens", v["tokens"]),
-        days=parse_number("deadline (days)", v["days"]),
+        tokens=parse_number(
+            "training tokens", v["tokens"], minimum=0, maximum=1e15, strict_min=True
+        ),  # fmt: skip
+        days=parse_number("deadline (days)", v["days"], minimum=0, maximum=36_500, strict_min=True),
         system=v["system"],
         dtype=v["dtype"],
-        mfu=parse_number("MFU", v["mfu"]),
+        mfu=parse_number("MFU", v["mfu"], minimum=0.001, maximum=1),
         recompute=v["recompute"],
-        systems_per_rack=_whole("systems per rack", v["systems_per_rack"]),
-        usd_per_kwh=parse_number("electricity ($/kWh)", v["usd_per_kwh"]),
-        pue=parse_number("PUE", v["pue"]),
-        usd_per_system=parse_number("price per system ($)", v["usd_per_system"]),
+        systems_per_rack=parse_whole(
+            "systems per rack", v["systems_per_rack"], minimum=1, maximum=64
+        ),  # fmt: skip
+        usd_per_kwh=parse_number("electricity ($/kWh)", v["usd_per_kwh"], minimum=0, maximum=1e3),
+        pue=parse_number("PUE", v["pue"], minimum=1, maximum=10),
+        usd_per_system=parse_number(
+            "price per system ($)", v["usd_per_system"], minimum=0, maximum=1e12
+        ),  # fmt: skip
     )
+
+
+def _design_html(d: cluster.DgxDesign, _v: dict[str, Any]) -> str:
     summary = (
         f"<p><b>{d.gpus:,} GPUs</b> in <b>{d.systems:,} {html.escape(d.system)}</b> "
         f"({d.sus} SU of 32; layout {d.tensor_parallel} tensor x {d.pipeline_parallel} pipeline "
@@ -53,6 +65,12 @@ def _design_html(v: dict[str, Any]) -> str:
         + ".</p>"
     )
     return summary + d._repr_html_()
+
+
+def _dtypes(system: str) -> list[str]:
+    """The compute dtypes the system's GPU has a dense peak for (no fp8 on an A100)."""
+    card = hardware.gpu(hardware.SYSTEMS[system].gpu)
+    return [d for d in DTYPES if d in card.dense_flops]
 
 
 def dgx_design_calculator(
@@ -74,15 +92,23 @@ def dgx_design_calculator(
     al. 2020), a 30-day deadline on DGX H100 at 40 % MFU in bf16, $0.10/kWh, the industry-average
     PUE.
     """
-    dtypes = ["bf16", "fp16", "fp8", "tf32"]
+    system_box = dropdown("DGX system", [(s.name, k) for k, s in hardware.SYSTEMS.items()], system)
+    dtype_box = dropdown("compute dtype", _dtypes(system),
+                         dtype if dtype in _dtypes(system) else _dtypes(system)[0])  # fmt: skip
+
+    def follow_system(change) -> None:  # each system's GPU has its own list of dtypes
+        available = _dtypes(change["new"])
+        keep = dtype_box.value if dtype_box.value in available else available[0]
+        dtype_box.options = available
+        dtype_box.value = keep
+
+    system_box.observe(follow_system, names="value")
     controls = {
         "model": dropdown("model", DECODERS, model),
         "tokens": text_box("training tokens", tokens),
         "days": text_box("deadline (days)", days),
-        "system": dropdown(
-            "DGX system", [(s.name, k) for k, s in hardware.SYSTEMS.items()], system
-        ),  # fmt: skip
-        "dtype": dropdown("compute dtype", dtypes, dtype),
+        "system": system_box,
+        "dtype": dtype_box,
         "mfu": text_box("MFU", mfu),
         "recompute": dropdown("activation recomputation", list(memory.RECOMPUTE), recompute),
         "systems_per_rack": text_box("systems per rack", str(systems_per_rack)),
@@ -90,7 +116,7 @@ def dgx_design_calculator(
         "pue": text_box("PUE", pue),
         "usd_per_system": text_box("price per system ($)", usd_per_system),
     }
-    return Calculator("Design a DGX cluster", controls, _design_html)
+    return Calculator("Design a DGX cluster", controls, design, render=_design_html)
 
 
-__all__ = ["dgx_design_calculator"]
+__all__ = ["DTYPES", "dgx_design_calculator", "design"]

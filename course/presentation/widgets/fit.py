@@ -16,6 +16,7 @@ per GPU. Layer 4.
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 from typing import Any
 
 import ipywidgets as widgets
@@ -45,24 +46,25 @@ USABLE_FRACTION = 0.9
 #: Inference: allowance for the activation workspace and allocator (a share of weights + KV
 #: cache). A rule of thumb, not a derivation; *GPU Infrastructure & Computational Requirements* uses 0.2.
 INFERENCE_OVERHEAD = 0.1
+#: Largest batch and (for a bare parameter count) sequence length: the memory calculator's.
+MAX_BATCH = memory.MAX_BATCH
+MAX_SEQ_LEN = memory.MAX_SEQ_LEN
 
 
 def _model(v: dict[str, Any]) -> TransformerConfig | float:
     if v["model"] == CUSTOM:
-        return memory.params_of("parameters", parse_number(PARAMS_LABEL, v["params"]))
+        return parse_number(PARAMS_LABEL, v["params"], minimum=0, maximum=memory.MAX_COUNT,
+                            strict_min=True)  # fmt: skip
     return PRESETS[v["model"]]
 
 
 def breakdown(v: dict[str, Any]) -> tuple[dict[str, float], Report, list[str]]:
     """(label -> bytes, the calculator's result, notes) for the widget's values ``v``."""
     model = _model(v)
-    batch, seq_len = parse_whole("batch", v["batch"]), parse_whole(SEQ_LABEL, v["seq_len"])
+    batch = parse_whole("batch", v["batch"], minimum=1, maximum=MAX_BATCH)
+    longest = model.max_positions if isinstance(model, TransformerConfig) else MAX_SEQ_LEN
+    seq_len = parse_whole(SEQ_LABEL, v["seq_len"], minimum=1, maximum=longest)
     notes = []
-    if isinstance(model, TransformerConfig) and seq_len > model.max_positions:
-        raise ValueError(
-            f"{SEQ_LABEL} must be <= {model.max_positions:,} for {model.name} (its context window), "
-            f"got {seq_len:,}"
-        )
     if not isinstance(model, TransformerConfig):
         notes.append("A bare parameter count has no architecture: activations and the KV cache "
                      "are not counted (pick a preset to include them).")  # fmt: skip
@@ -109,17 +111,37 @@ def _bar_html(parts: dict[str, float], capacity: float) -> str:
     )
 
 
-def _fit_html(v: dict[str, Any]) -> str:
+@dataclass(frozen=True)
+class FitAnswer:
+    """The widget's result: the memory calculator's report and the GPUs it says are needed."""
+
+    report: Report
+    parts: dict[str, float]  # the report's bytes, grouped as the bar shows them
+    notes: tuple[str, ...]
+    seq_len: int
+    gpus_needed: int  # course.calculators.memory.gpus_needed
+    gpus_have: int
+    usable_fraction: float
+    fits: bool
+
+
+def answer(v: dict[str, Any]) -> FitAnswer:
+    """The calculators' result for the widget's values ``v`` (errors name the on-screen labels)."""
     parts, result, notes = breakdown(v)
+    have = parse_whole(GPUS_LABEL, v["n_gpus"], minimum=1, maximum=100_000)
+    need = memory.gpus_needed(result.total_bytes, v["gpu"], usable_fraction=USABLE_FRACTION)
+    seq_len = parse_whole(SEQ_LABEL, v["seq_len"])
+    return FitAnswer(result, parts, tuple(notes), seq_len, need, have, USABLE_FRACTION,
+                     need <= have)  # fmt: skip
+
+
+def _fit_html(a: FitAnswer, v: dict[str, Any]) -> str:
+    parts, result, notes, need, have = a.parts, a.report, a.notes, a.gpus_needed, a.gpus_have
     card = hardware.gpu(v["gpu"])
-    have = parse_whole(GPUS_LABEL, v["n_gpus"])
-    if have < 1 or have > 100_000:
-        raise ValueError(f"{GPUS_LABEL} must be a whole number between 1 and 100,000, got {have}")
     total = result.total_bytes
-    need = memory.gpus_needed(total, card, usable_fraction=USABLE_FRACTION)
     capacity = have * card.memory_bytes * USABLE_FRACTION
     share = f"{100 * total / capacity:.0f} % of the usable memory"
-    if need <= have:
+    if a.fits:
         verdict = (f'<p style="color:#007a3d"><b>Fits</b> on {have} x {html.escape(card.name)}: '
                    f"{units.fmt_bytes(total)}, {share}.</p>")  # fmt: skip
     else:
@@ -177,12 +199,27 @@ def will_it_fit(
         controls["dtype"].disabled = training
         controls["params"].disabled = controls["model"].value != CUSTOM
 
+    def follow_model(
+        change,
+    ) -> None:  # a sequence longer than the model's window becomes its window
+        config = PRESETS.get(change["new"])
+        try:
+            too_long = config is not None and parse_whole(SEQ_LABEL, controls["seq_len"].value) > (
+                config.max_positions
+            )
+        except ValueError:
+            too_long = False
+        if too_long:
+            controls["seq_len"].value = str(config.max_positions)
+
+    controls["model"].observe(follow_model, names="value")
     for name in ("mode", "model"):
         controls[name].observe(grey_out, names="value")
     grey_out()
     # the calculators name these "parameters" and "recompute"; the learner sees the labels
     labels = {"parameters": PARAMS_LABEL, "recompute": controls["recompute"].description}
-    return Calculator("Will it fit?", controls, _fit_html, labels=labels)
+    return Calculator("Will it fit?", controls, answer, labels=labels, render=_fit_html)
 
 
-__all__ = ["CUSTOM", "INFERENCE_OVERHEAD", "USABLE_FRACTION", "breakdown", "will_it_fit"]
+__all__ = ["CUSTOM", "INFERENCE_OVERHEAD", "USABLE_FRACTION", "FitAnswer", "answer", "breakdown",
+           "will_it_fit"]  # fmt: skip

@@ -7,13 +7,15 @@ time split into compute, bubble and each kind of communication, and shows the ca
 Impossible layouts (the degrees do not multiply to the GPUs, tensor parallelism across nodes, more
 stages than layers, heads not divisible) show the reason in red.
 
-Every number comes from :func:`course.calculators.parallel.layout_step`; nothing is computed here. Layer 4.
+Every number comes from :func:`course.calculators.parallel.layout_step`; nothing is computed here.
+The GPU menu lists the GPUs with a bf16 peak (the step is timed at it: no V100); choosing a model
+keeps the sequence length within its context window and tensor parallelism a divisor of its heads
+(data parallelism takes up the difference). Layer 4.
 """
 
 from __future__ import annotations
 
 import html
-import math
 from typing import Any
 
 from course.calculators import memory, parallel
@@ -24,8 +26,8 @@ from course.presentation.widgets.base import (
     ERROR_COLOUR,
     Calculator,
     dropdown,
-    gpu_options,
     parse_number,
+    parse_whole,
     text_box,
 )
 
@@ -42,15 +44,14 @@ LABELS = {
     "compute_hfu": "HFU while computing",
     "virtual_stages": "virtual stages per GPU",
 }
-_WHOLE = ("gpus_per_node", "nodes", "data_parallel", "tensor_parallel", "pipeline_parallel",
-          "micro_batch", "microbatches", "seq_len", "virtual_stages")  # fmt: skip
+#: Lowest HFU the box accepts (0.1 %): below it a step takes longer than anyone can read.
+MIN_HFU = 0.001
 
 
-def _whole(name: str, text: object) -> int:
-    value = parse_number(LABELS[name], text)
-    if not math.isfinite(value) or value != int(value):
-        raise ValueError(f"{LABELS[name]} must be a whole number, got {text!r}")
-    return int(value)
+#: Largest value each whole-number box accepts (the calculator's own limits).
+_MAXIMA = {"gpus_per_node": 1024, "nodes": parallel.MAX_GPUS, "data_parallel": parallel.MAX_GPUS,
+           "tensor_parallel": parallel.MAX_GPUS, "pipeline_parallel": parallel.MAX_GPUS,
+           "micro_batch": memory.MAX_BATCH, "microbatches": 10**6, "virtual_stages": 1024}  # fmt: skip
 
 
 def _relabel(message: str) -> str:
@@ -61,13 +62,37 @@ def _relabel(message: str) -> str:
 
 def layout_of(v: dict[str, Any]) -> parallel.LayoutStep:
     """The calculator's result for the widget's values ``v`` (ValueError with on-screen labels)."""
+    config = PRESETS[v["model"]]
+    kwargs = {name: parse_whole(LABELS[name], v[name], minimum=1, maximum=_MAXIMA[name])
+              for name in _MAXIMA}  # fmt: skip
+    kwargs["seq_len"] = parse_whole(LABELS["seq_len"], v["seq_len"], minimum=1,
+                                    maximum=config.max_positions)  # fmt: skip
+    kwargs["compute_hfu"] = parse_number(LABELS["compute_hfu"], v["compute_hfu"], minimum=MIN_HFU,
+                                         maximum=1)  # fmt: skip
     try:
-        kwargs = {name: _whole(name, v[name]) for name in _WHOLE}
-        kwargs["compute_hfu"] = parse_number(LABELS["compute_hfu"], v["compute_hfu"])
-        return parallel.layout_step(PRESETS[v["model"]], gpu=v["gpu"], zero_stage=v["zero_stage"],
+        return parallel.layout_step(config, gpu=v["gpu"], zero_stage=v["zero_stage"],
                                     recompute=v["recompute"], **kwargs)  # fmt: skip
     except ValueError as exc:
         raise ValueError(_relabel(str(exc))) from None
+
+
+def adapt_to_model(controls: dict, model: str) -> None:
+    """Keep the other controls valid for ``model``: the context window bounds the sequence
+    length, and tensor parallelism must divide the heads (data parallelism takes up the rest)."""
+    config = PRESETS[model]
+    try:
+        seq_len = parse_whole(LABELS["seq_len"], controls["seq_len"].value)
+        if seq_len > config.max_positions:
+            controls["seq_len"].value = str(config.max_positions)
+        t = parse_whole(LABELS["tensor_parallel"], controls["tensor_parallel"].value)
+        d = parse_whole(LABELS["data_parallel"], controls["data_parallel"].value)
+    except ValueError:
+        return  # a bad value in a box: its own message says so
+    if t < 1 or config.heads % t == 0:
+        return
+    new_t = max(k for k in range(1, t + 1) if config.heads % k == 0 and t % k == 0)
+    controls["data_parallel"].value = str(d * (t // new_t))
+    controls["tensor_parallel"].value = str(new_t)
 
 
 def _time_bar(r: parallel.LayoutStep) -> str:
@@ -89,8 +114,7 @@ def _time_bar(r: parallel.LayoutStep) -> str:
             f'{" &nbsp; ".join(legend)}</div>')  # fmt: skip
 
 
-def _layout_html(v: dict[str, Any]) -> str:
-    r = layout_of(v)
+def _layout_html(r: parallel.LayoutStep, _v: dict[str, Any]) -> str:
     share = f"{100 * r.memory_per_gpu_bytes / r.gpu_memory_bytes:.0f} %"
     if r.fits == "yes":
         verdict = (f'<p style="color:#007a3d"><b>Fits</b>: the busiest GPU needs '
@@ -134,7 +158,8 @@ def layout_chooser(
     """
     controls = {
         "model": dropdown("model", [k for k, c in PRESETS.items() if c.lm_head], model),
-        "gpu": dropdown("GPU", gpu_options(), hardware.gpu(gpu).key),
+        "gpu": dropdown("GPU", [(g.name, k) for k, g in hardware.GPUS.items()
+                                if "bf16" in g.dense_flops], hardware.gpu(gpu).key),
         **{name: text_box(LABELS[name], str(value)) for name, value in (
             ("gpus_per_node", gpus_per_node), ("nodes", nodes), ("data_parallel", data_parallel),
             ("tensor_parallel", tensor_parallel), ("pipeline_parallel", pipeline_parallel))},
@@ -144,7 +169,8 @@ def layout_chooser(
             ("virtual_stages", virtual_stages), ("compute_hfu", compute_hfu))},
         "recompute": dropdown("activation recomputation", list(memory.RECOMPUTE), recompute),
     }  # fmt: skip
-    return Calculator("Choose a parallel layout", controls, _layout_html)
+    controls["model"].observe(lambda change: adapt_to_model(controls, change["new"]), names="value")
+    return Calculator("Choose a parallel layout", controls, layout_of, render=_layout_html)
 
 
-__all__ = ["LABELS", "layout_chooser", "layout_of"]
+__all__ = ["LABELS", "MIN_HFU", "adapt_to_model", "layout_chooser", "layout_of"]

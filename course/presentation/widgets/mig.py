@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from course.calculators import systems
@@ -20,11 +21,13 @@ from course.facts import hardware, units
 from course.facts.dtypes import BYTES_PER_VALUE
 from course.facts.models import PRESETS
 from course.presentation.plots import PALETTE
-from course.presentation.widgets.base import Calculator, dropdown, parse_number, text_box
+from course.presentation.widgets.base import Calculator, dropdown, parse_whole, text_box
 
-_COUNT_FIRST = re.compile(r"^(\d+)\s*[x×*]\s*(\S+)$")
-_COUNT_LAST = re.compile(r"^(\S+)\s*[x×*]\s*(\d+)$")
+_COUNT_FIRST = re.compile(r"^(\d{1,6})\s*[x×*]\s*(\S+)$")
+_COUNT_LAST = re.compile(r"^(\S+)\s*[x×*]\s*(\d{1,6})$")
 DECODERS = [key for key, cfg in PRESETS.items() if cfg.causal]
+SEQ_LABEL = "context (tokens)"
+INSTANCES_LABEL = "instances (e.g. 3g.40gb, 2 x 2g.20gb)"
 
 
 def parse_instances(text: object) -> list[str]:
@@ -39,12 +42,13 @@ def parse_instances(text: object) -> list[str]:
             a, b = m.groups()
             count, name = (int(a), b) if a.isdigit() else (int(b), a)
             if not 1 <= count <= 7:
-                raise ValueError(f"instances: a count must be 1 to 7, got {count} in {part!r}")
+                raise ValueError(f"{INSTANCES_LABEL}: a count must be 1 to 7, got {count} in "
+                                 f"{part!r}")  # fmt: skip
             names += [name] * count
         else:
             names.append(part)
     if not names:
-        raise ValueError("instances must name at least one MIG profile, e.g. '3g.40gb, 2g.20gb'")
+        raise ValueError(f"{INSTANCES_LABEL} must name at least one MIG profile, got {text!r}")
     return names
 
 
@@ -69,25 +73,45 @@ def _slices_html(layout: systems.MigLayout, table: dict) -> str:
             '<div style="font-size:90%">memory slices 0-7, left to right (grey: free)</div>')  # fmt: skip
 
 
-def _mig_html(v: dict[str, Any]) -> str:
+@dataclass(frozen=True)
+class MigAnswer:
+    """The MIG explorer's result: the calculators' layout and serving fit, and which instances
+    of the layout are profiles the fit says hold the model."""
+
+    layout: systems.MigLayout
+    fit: systems.MigServingFit
+    seq_len: int
+    holding: tuple[str, ...]  # "profile@start" of each placed instance that holds the model
+
+
+def answer(v: dict[str, Any]) -> MigAnswer:
+    """The calculators' result for the widget's values ``v`` (errors name the on-screen labels)."""
+    card = hardware.gpu(v["gpu"])
+    try:
+        layout = systems.mig_layout(card.key, parse_instances(v["instances"]))
+    except ValueError as exc:
+        message = str(exc)
+        if not message.startswith(INSTANCES_LABEL):
+            message = f"{INSTANCES_LABEL}: {message}"
+        raise ValueError(message) from None
+    config = PRESETS[v["model"]]
+    seq_len = parse_whole(SEQ_LABEL, v["seq_len"], minimum=0, maximum=config.max_positions)
+    fit = systems.mig_serving_fit(config, gpu=card.key, dtype=v["dtype"], seq_len=seq_len)
+    fitting = set(fit.fits_on.split(", "))
+    holding = tuple(f"{name}@{start}" for name, start in layout.starts if name in fitting)
+    return MigAnswer(layout, fit, seq_len, holding)
+
+
+def _mig_html(a: MigAnswer, v: dict[str, Any]) -> str:
     card = hardware.gpu(v["gpu"])
     table = {p.name: p for p in hardware.mig_profiles(card.key)}
-    layout = systems.mig_layout(card.key, parse_instances(v["instances"]))
-    seq_len = parse_number("context (tokens)", v["seq_len"])
-    if seq_len != int(seq_len) or not 0 <= seq_len <= 2**20:
-        raise ValueError(f"context (tokens) must be a whole number from 0 to 1,048,576, "
-                         f"got {v['seq_len']!r}")  # fmt: skip
-    fit = systems.mig_serving_fit(PRESETS[v["model"]], gpu=card.key, dtype=v["dtype"],
-                                     seq_len=int(seq_len))  # fmt: skip
-    need = fit.needed_bytes
-    holds = [f"{name}@{start}" for name, start in layout.starts
-             if table[name].memory_bytes >= need]  # fmt: skip
+    layout, fit, holds = a.layout, a.fit, a.holding
     summary = (f"<p><b>{layout.instances} instances</b> on one {html.escape(card.name)}: "
                f"{layout.sms_used} of {layout.sms_total} SMs used, <b>{layout.sms_idle} idle</b> "
                f"({layout.idle_sm_fraction:.0%}); {layout.compute_slices_used} of 7 compute "
                f"slices, {layout.memory_slices_used} of 8 memory slices.</p>")  # fmt: skip
     verdict = (f"<p>{html.escape(v['model'])} in {html.escape(v['dtype'])} with a "
-               f"{int(seq_len):,}-token context needs {units.fmt_bytes(need)} "
+               f"{a.seq_len:,}-token context needs {units.fmt_bytes(fit.needed_bytes)} "
                "(weights + KV cache + 10 %): ")  # fmt: skip
     if holds:
         verdict += f"fits on {len(holds)} of these instances ({', '.join(holds)}).</p>"
@@ -97,6 +121,12 @@ def _mig_html(v: dict[str, Any]) -> str:
                 + (f" ({fit.instances_per_gpu} per GPU)" if fit.instances_per_gpu else "")
                 + ".</p>")  # fmt: skip
     return summary + _slices_html(layout, table) + verdict + layout._repr_html_()
+
+
+def fill_gpu(gpu: str) -> str:
+    """The default mix for ``gpu``: as many of its smallest profile as one GPU holds."""
+    smallest = hardware.mig_profiles(hardware.gpu(gpu).key)[0]
+    return f"{smallest.instances} x {smallest.name}"
 
 
 def mig_explorer(
@@ -113,14 +143,38 @@ def mig_explorer(
     """
     gpus = [(hardware.GPUS[k].name, k) for k in hardware.MIG_PROFILES]
     dtypes = [d for d in BYTES_PER_VALUE if d not in ("tf32",)]
+    gpu_box = dropdown("GPU", gpus, hardware.gpu(gpu).key)
+    instances_box = text_box(INSTANCES_LABEL, instances)
+    instances_box.layout.width = "32em"  # room for a mix of seven instances
+
+    def follow_gpu(change) -> None:  # a mix that does not exist on the new GPU becomes its default
+        try:
+            systems.mig_layout(change["new"], parse_instances(instances_box.value))
+        except ValueError:
+            instances_box.value = fill_gpu(change["new"])
+
+    gpu_box.observe(follow_gpu, names="value")
+    model_box = dropdown("model to serve", DECODERS, model)
+    seq_box = text_box(SEQ_LABEL, str(seq_len))
+
+    def follow_model(change) -> None:  # a context longer than the model's window becomes its window
+        longest = PRESETS[change["new"]].max_positions
+        try:
+            too_long = parse_whole(SEQ_LABEL, seq_box.value) > longest
+        except ValueError:
+            too_long = False
+        if too_long:
+            seq_box.value = str(longest)
+
+    model_box.observe(follow_model, names="value")
     controls = {
-        "gpu": dropdown("GPU", gpus, hardware.gpu(gpu).key),
-        "instances": text_box("instances (e.g. 3g.40gb, 2 x 2g.20gb)", instances),
-        "model": dropdown("model to serve", DECODERS, model),
+        "gpu": gpu_box,
+        "instances": instances_box,
+        "model": model_box,
         "dtype": dropdown("weights dtype", dtypes, dtype),
-        "seq_len": text_box("context (tokens)", str(seq_len)),
+        "seq_len": seq_box,
     }
-    return Calculator("MIG explorer", controls, _mig_html)
+    return Calculator("MIG explorer", controls, answer, render=_mig_html)
 
 
-__all__ = ["DECODERS", "mig_explorer", "parse_instances"]
+__all__ = ["DECODERS", "MigAnswer", "answer", "fill_gpu", "mig_explorer", "parse_instances"]

@@ -16,12 +16,19 @@ from course.presentation.widgets.base import (
 )
 
 
-def _roofline_html(v: dict[str, Any]) -> str:
+def roofline(v: dict[str, Any]) -> compute.Roofline:
+    """The calculator's result for the widget's values ``v`` (errors name the on-screen labels)."""
+    card = hardware.gpu(v["gpu"])
+    flops = parse_number("FLOPs", v["flops"], minimum=0, maximum=compute.MAX_FLOPS)
+    moved = parse_number("bytes moved", v["bytes_moved"], minimum=0,
+                         maximum=compute.MAX_BYTES_MOVED)  # fmt: skip
+    return compute.roofline_seconds(flops, moved, card.peak_flops(v["dtype"]),
+                                    card.memory_bandwidth)  # fmt: skip
+
+
+def _roofline_html(result: compute.Roofline, v: dict[str, Any]) -> str:
     card = hardware.gpu(v["gpu"])
     peak = card.peak_flops(v["dtype"])
-    flops = parse_number("FLOPs", v["flops"])
-    moved = parse_number("bytes moved", v["bytes_moved"])
-    result = compute.roofline_seconds(flops, moved, peak, card.memory_bandwidth)
     utilisation = result.attainable_flop_per_s / peak
     summary = (
         f"<p>On the {html.escape(card.name)} ({v['dtype']} dense peak "
@@ -62,4 +69,4 @@ def roofline_explorer(
         "flops": text_box("FLOPs", flops),
         "bytes_moved": text_box("bytes moved", bytes_moved),
     }
-    return Calculator("Roofline explorer", controls, _roofline_html)
+    return Calculator("Roofline explorer", controls, roofline, render=_roofline_html)

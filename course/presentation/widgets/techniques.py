@@ -9,18 +9,17 @@ this module only wires it to controls. Lesson 07. Layer 4.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
-from course.calculators.techniques import CONSTRAINTS, WORKLOADS, rank_techniques
+from course.calculators.techniques import CONSTRAINTS, WORKLOADS, Ranking, rank_techniques
 from course.facts import hardware
 from course.facts.models import PRESETS
 from course.presentation.widgets.base import (
     Calculator,
     dropdown,
     gpu_options,
-    parse_number,
+    parse_whole,
     text_box,
 )
 
@@ -28,26 +27,19 @@ from course.presentation.widgets.base import (
 LABELS = {"batch": "batch", "seq_len": "sequence length (tokens)"}
 
 
-def _whole(name: str, text: object) -> int:
-    value = parse_number(name, text)
-    if not math.isfinite(value) or value != int(value):
-        raise ValueError(f"{name} must be a whole number, got {text!r}")
-    return int(value)
+#: Batch and sequence-length limits of :func:`course.calculators.techniques.rank_techniques`.
+MAX_BATCH = 4096
+MIN_SEQ_LEN = 16
 
 
-def _html(v: dict[str, Any], measured: Mapping[str, float] | None) -> str:
-    batch = _whole(LABELS["batch"], v["batch"])
-    seq_len = _whole(LABELS["seq_len"], v["seq_len"])
-    try:
-        ranking = rank_techniques(PRESETS[v["model"]], workload=v["workload"],
-                                  constraint=v["constraint"], gpu=v["gpu"], batch=batch,
-                                  seq_len=seq_len, measured=measured)  # fmt: skip
-    except ValueError as exc:
-        message = str(exc)
-        for name, label in LABELS.items():
-            message = message.replace(name, label, 1) if message.startswith(name) else message
-        raise ValueError(message) from None
-    return ranking._repr_html_()
+def ranking(v: dict[str, Any], measured: Mapping[str, float] | None = None) -> Ranking:
+    """The calculator's ranking for the widget's values ``v`` (errors name the on-screen labels)."""
+    config = PRESETS[v["model"]]
+    batch = parse_whole(LABELS["batch"], v["batch"], minimum=1, maximum=MAX_BATCH)
+    seq_len = parse_whole(LABELS["seq_len"], v["seq_len"], minimum=MIN_SEQ_LEN,
+                          maximum=config.max_positions)  # fmt: skip
+    return rank_techniques(config, workload=v["workload"], constraint=v["constraint"],
+                           gpu=v["gpu"], batch=batch, seq_len=seq_len, measured=measured)  # fmt: skip
 
 
 def technique_table(
@@ -71,8 +63,21 @@ def technique_table(
         "batch": text_box(LABELS["batch"], str(batch)),
         "seq_len": text_box(LABELS["seq_len"], str(seq_len)),
     }
-    return Calculator("Which technique? Ranked for your model",
-                      controls, lambda v: _html(v, measured))  # fmt: skip
+
+    def follow_model(
+        change,
+    ) -> None:  # a sequence longer than the model's window becomes its window
+        longest = PRESETS[change["new"]].max_positions
+        try:
+            too_long = parse_whole(LABELS["seq_len"], controls["seq_len"].value) > longest
+        except ValueError:
+            too_long = False
+        if too_long:
+            controls["seq_len"].value = str(longest)
+
+    controls["model"].observe(follow_model, names="value")
+    return Calculator("Which technique? Ranked for your model", controls,
+                      lambda v: ranking(v, measured), render=lambda r, _v: r._repr_html_())  # fmt: skip
 
 
-__all__ = ["technique_table"]
+__all__ = ["ranking", "technique_table"]

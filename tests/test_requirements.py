@@ -1,0 +1,133 @@
+"""Dependencies say what the code uses (issue "Dependencies say what the code uses").
+
+Every third-party module imported in ``course/``, ``notebooks/`` and ``solutions/`` (and, as
+development dependencies, ``tests/``) comes from a distribution declared in ``requirements.in``;
+every declared distribution is imported somewhere or is a tool the Makefile or CI runs (listed
+below with its use). Import names are mapped to distributions by the installed metadata
+(``importlib.metadata.packages_distributions``: ``yaml`` -> PyYAML, ``PIL`` -> pillow).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import json
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = ("course", "notebooks", "solutions")
+DEV = ("tests",)
+FIRST_PARTY = {"course", "conftest", "grading_cases", "leaks"}
+#: Declared distributions that nothing imports: tools run by make, pytest or the site build.
+TOOLS = {
+    "jupyterlab": "`make lab` opens the course in it",
+    "nbval": "`make notebooks` checks the stored outputs (pytest plugin)",
+    "pytest-xdist": "`pytest -n`",
+    "pytest-timeout": "per-test time limits in the grader's checks",
+    "ruff": "`make lint`",
+    "import-linter": "`make lint` runs `lint-imports` on the layers",
+    "sphinx": "`make site`",
+    "myst-nb": "`make site` renders the notebooks",
+    "setuptools": "the build backend of `pip install -e .` (pyproject.toml)",
+    "playwright": "tests/test_browser.py drives JupyterLab (imported there)",
+}
+#: Declared for work on another branch, with where its import will be.
+PLANNED = {"triton": "lesson 11's kernels (its notebook and solution are on the lesson's branch)"}
+
+
+def _declared() -> set[str]:
+    names = set()
+    for line in (ROOT / "requirements.in").read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line and not line.startswith("-"):
+            names.add(canonicalize_name(Requirement(line).name))
+    return names
+
+
+def _sources(folders: tuple[str, ...]):
+    for folder in folders:
+        for path in sorted((ROOT / folder).rglob("*")):
+            if path.suffix == ".py":
+                yield path, path.read_text(encoding="utf-8")
+            elif path.suffix == ".ipynb":
+                cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+                for cell in cells:
+                    if cell["cell_type"] == "code":
+                        source = "".join(cell["source"])
+                        lines = [
+                            ln
+                            for ln in source.splitlines()
+                            if not ln.lstrip().startswith(("%", "!"))
+                        ]
+                        yield path, "\n".join(lines)
+
+
+@functools.cache
+def imported_modules(folders: tuple[str, ...]) -> dict[str, set[str]]:
+    """Top-level module name -> files that import it (absolute imports only)."""
+    found: dict[str, set[str]] = {}
+    for path, source in _sources(folders):
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:  # a cell with shell syntax ast cannot read; nbval runs it
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                if (path.parent / f"{name.split('.')[0]}.py").exists():
+                    continue  # a module beside the file (the sandbox's sandbox_init, tests' helpers)
+                found.setdefault(name.split(".")[0], set()).add(str(path.relative_to(ROOT)))
+    return found
+
+
+def third_party(modules: dict[str, set[str]]) -> dict[str, set[str]]:
+    return {m: files for m, files in modules.items()
+            if m not in sys.stdlib_module_names and m not in FIRST_PARTY}  # fmt: skip
+
+
+@functools.cache
+def _packages_distributions() -> dict[str, list[str]]:
+    return metadata.packages_distributions()
+
+
+def distributions_of(module: str) -> set[str]:
+    return {canonicalize_name(d) for d in _packages_distributions().get(module, [])}
+
+
+@pytest.mark.parametrize("folders", [SHIPPED, SHIPPED + DEV], ids=["course", "with-tests"])
+def test_every_third_party_import_is_declared(folders):
+    declared = _declared()
+    missing = {}
+    for module, files in third_party(imported_modules(folders)).items():
+        dists = distributions_of(module)
+        if not dists & declared:
+            missing[module] = (sorted(dists) or ["not installed"], sorted(files)[:3])
+    assert not missing, f"imported but not declared in requirements.in: {missing}"
+
+
+def test_every_declared_requirement_is_imported_or_a_listed_tool():
+    imported = set()
+    for module in third_party(imported_modules(SHIPPED + DEV)):
+        imported |= distributions_of(module)
+    unused = _declared() - imported - set(TOOLS) - set(PLANNED)
+    assert not unused, f"declared in requirements.in but never imported nor a tool: {unused}"
+    stale_tools = set(TOOLS) & imported - {"playwright"}
+    assert not stale_tools, f"listed as tools but imported (drop them from TOOLS): {stale_tools}"
+
+
+def test_the_scan_sees_imports_in_modules_and_notebooks():
+    found = imported_modules(SHIPPED)
+    assert "course/calculators/memory.py" not in found.get("torch", set())  # layers: no torch
+    assert any(f.endswith(".ipynb") for f in found["course"])  # notebook cells are read
+    assert distributions_of("yaml") == {"pyyaml"}  # import name -> distribution name
