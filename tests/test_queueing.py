@@ -108,3 +108,34 @@ def test_wait_grows_with_load(lam, s, c):
     assert 0 <= lo.wait_probability <= 1
     if lo.utilisation < 1:  # Little's law holds inside the model
         assert lo.mean_in_system == pytest.approx(lam * lo.mean_time_in_system_seconds)
+
+
+def test_route_hand_case():
+    # A long request (10 s) then three short ones (1 s each), 2 replicas of 1 slot.
+    arrivals, services = [0, 0.5, 1.6, 2.7], [10, 1, 1, 1]
+    rr = queueing.route(arrivals, services, replicas=2, policy="round-robin")
+    lor = queueing.route(arrivals, services, replicas=2, policy="least-outstanding")
+    # round-robin sends request 2 behind the 10 s one: it waits 10 - 1.6 = 8.4 s
+    assert rr.mean_wait_seconds == pytest.approx(8.4 / 4)
+    # least-outstanding sends both late short ones to the idle replica: no wait at all
+    assert lor.mean_wait_seconds == 0
+
+
+def test_route_equal_services_agree():
+    arrivals = [i * 0.3 for i in range(50)]
+    a = queueing.route(arrivals, [1.0] * 50, replicas=3, slots=2, policy="round-robin")
+    b = queueing.route(arrivals, [1.0] * 50, replicas=3, slots=2, policy="least-outstanding")
+    assert a.mean_wait_seconds == b.mean_wait_seconds == 0
+
+
+def test_route_one_replica_is_the_mmc_simulation():
+    rng = random.Random(3)
+    t, arr, svc = 0.0, [], []
+    for _ in range(20_000):
+        t += rng.expovariate(3.0)
+        arr.append(t)
+        svc.append(rng.expovariate(1.0))
+    r = queueing.route(arr, svc, replicas=1, slots=4, policy="round-robin")
+    assert r.mean_wait_seconds == pytest.approx(
+        queueing.mmc(3.0, 1.0, 4).mean_wait_seconds, rel=0.2
+    )
