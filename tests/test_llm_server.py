@@ -108,10 +108,10 @@ def test_client_errors_free_the_requests_and_the_port(model):
 
 
 def test_an_exception_in_the_caller_still_stops_the_server(model):
-    with pytest.raises(RuntimeError, match="boom"):
-        with llm_server.running_server(llm_server.Engine(model)) as srv:
-            port = srv.port
-            raise RuntimeError("boom")
+    engine = llm_server.Engine(model)
+    with pytest.raises(RuntimeError, match="boom"), llm_server.running_server(engine) as srv:
+        port = srv.port
+        raise RuntimeError("boom")
     assert _closed(port) and _server_threads() == []
 
 
