@@ -28,7 +28,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from course.calculators import serving
+from course.calculators import queueing, serving
 from course.calculators.queueing import percentile
 from course.facts import validate
 from course.measure.llm_server import POLICIES, Engine, running_server
@@ -64,7 +64,10 @@ async def _request(host: str, port: int, prompt: list[int], max_tokens: int,
                    abort_after: int | None = None) -> tuple[list[float], str]:  # fmt: skip
     """Send one request; return the arrival time of each token (perf_counter) and an error."""
     stamps: list[float] = []
-    reader, writer = await asyncio.open_connection(host, port)
+    if host.startswith("unix:"):  # the server fell back to a Unix socket (no loopback)
+        reader, writer = await asyncio.open_unix_connection(host[5:])
+    else:
+        reader, writer = await asyncio.open_connection(host, port)
     try:
         body = json.dumps({"prompt": prompt, "max_tokens": max_tokens}).encode()
         writer.write(b"POST /generate HTTP/1.1\r\nHost: " + host.encode()
@@ -351,4 +354,37 @@ def serving_run(
     return run
 
 
-__all__ = ["LoadPoint", "RequestRecord", "ServingRun", "run_load", "serving_run", "summarise"]
+def routing_replay(run: ServingRun, *, replicas: int = 2, utilisation: float = 0.8,
+                   requests: int = 2000, seed: int = 0) -> tuple:  # fmt: skip
+    """Round-robin vs least-outstanding over ``replicas`` copies of the measured server, replayed
+    with :func:`course.calculators.queueing.route`: Poisson arrivals at ``utilisation`` of their
+    slots, each request's service time drawn (seeded) from the end-to-end times measured at the
+    lowest load of the sweep (little queueing there). A model fed with measurements, not live
+    servers: two servers on two shared cores would measure the cores, not the routing."""
+    keys = sorted((k for k in run.records if k.startswith("continuous@")),
+                  key=lambda k: float(k.split("@")[1]))  # fmt: skip
+    services = [r.e2e_seconds for r in run.records[keys[0]] if r.ok] if keys else []
+    services = services or run.service_seconds
+    if not services:
+        raise ValueError("run holds no measured service time")
+    rng = random.Random(seed)
+    mean = sum(services) / len(services)
+    rate = utilisation * replicas * run.max_batch / mean
+    t, arrivals, drawn = 0.0, [], []
+    for _ in range(validate.positive_int("requests", requests, maximum=10**6)):
+        t += rng.expovariate(rate)
+        arrivals.append(t)
+        drawn.append(rng.choice(services))
+    return tuple(queueing.route(arrivals, drawn, replicas=replicas, slots=run.max_batch,
+                                policy=p) for p in queueing.ROUTING)  # fmt: skip
+
+
+__all__ = [
+    "LoadPoint",
+    "RequestRecord",
+    "ServingRun",
+    "routing_replay",
+    "run_load",
+    "serving_run",
+    "summarise",
+]
