@@ -257,7 +257,7 @@ def _capacity(records: Sequence[RequestRecord], max_batch: int) -> float:
 
 
 def _sweep(srv, engine: Engine, vocab: int, bar, left, *, fractions, n: int, seed: int,
-           max_batch: int, prompt: float, output: float) -> ServingRun:  # fmt: skip
+           max_batch: int, prompt: float, output: float, reserve_s) -> ServingRun:  # fmt: skip
     solo = _mix(6, 0.0, seed, prompt, output)
     unloaded = []
     for i, r in enumerate(solo):  # one at a time: no queue
@@ -278,14 +278,17 @@ def _sweep(srv, engine: Engine, vocab: int, bar, left, *, fractions, n: int, see
                      ttft_slo_seconds=5 * ttft0, tpot_slo_seconds=3 * tpot0,
                      service_seconds=[r.e2e_seconds for r in ok])  # fmt: skip
     run.records["burst"] = recs
+    top = max(fractions)
+    reserve = reserve_s(cap)
     for k, f in enumerate(fractions):
         rate = f * cap
-        need = n / rate + 2
-        if need > left():
+        count = max(12, round(n * f / top))  # every point lasts about as long as the busiest
+        need = count / rate + 2
+        if need > left() - reserve:
             run.skipped.append(f"offered {f:.0%} of capacity: would not fit the budget")
         else:
             since = len(engine.stats.steps)
-            recs = run_load(srv.host, srv.port, _mix(n, rate, seed + 10 + k, prompt, output),
+            recs = run_load(srv.host, srv.port, _mix(count, rate, seed + 10 + k, prompt, output),
                             vocab=vocab, budget_s=need * 3)  # fmt: skip
             run.records[f"continuous@{f:g}"] = recs
             run.sweep.append(summarise(recs, policy="continuous", offered_per_s=rate,
@@ -315,7 +318,9 @@ def serving_run(
     2. Capacity: a burst of ``4 x max_batch`` requests at once; the rate of its completions while
        the batch is full is the saturated throughput (requests/s).
     3. The sweep: Poisson arrivals at each ``fraction`` of that capacity, ``requests_per_point``
-       each. The SLO for goodput is 5x the unloaded TTFT and 3x the unloaded TPOT.
+       at the highest load and proportionally fewer (at least 12) below it, so every point lasts
+       about as long; the time the batching comparison needs is kept back from the sweep. The
+       SLO for goodput is 5x the unloaded TTFT and 3x the unloaded TPOT.
     4. Static vs continuous batching at ``batching_fraction`` of capacity, each on its own server,
        interleaved ``batching_repeats`` times with the same requests.
 
@@ -331,7 +336,8 @@ def serving_run(
         with running_server(engine) as srv:
             run = _sweep(srv, engine, vocab, bar, left, fractions=fractions, n=n, seed=seed,
                          max_batch=max_batch, prompt=mean_prompt_tokens,
-                         output=mean_output_tokens)  # fmt: skip
+                         output=mean_output_tokens,
+                         reserve_s=lambda cap: batching_repeats * 2 * (n / (batching_fraction * cap) + 2))  # fmt: skip
         rate = batching_fraction * run.capacity_per_s
         mix = _mix(n, rate, seed + 99, mean_prompt_tokens, mean_output_tokens)
         for rep in range(batching_repeats):
