@@ -1,0 +1,307 @@
+"""Queueing: latency percentiles, Little's law and the M/M/c (Erlang C) queue.
+
+Why a server's latency explodes near saturation. Requests arrive at rate ``lambda`` (per second)
+and each holds one of ``c`` identical servers for a service time of mean ``S`` seconds; the
+*utilisation* is ``rho = lambda S / c``.
+
+- :func:`latency_summary`: p50/p90/p99 of a sample, linear interpolation between order statistics
+  (numpy's default ``percentile`` method, the one vLLM's ``benchmark_serving`` reports).
+- :func:`littles_law`: ``L = lambda W`` (Little 1961, "A proof for the queuing formula L = lambda
+  W", Operations Research 9(3)): the mean number in a stable system equals the arrival rate times
+  the mean time each spends in it, whatever the distributions.
+- :func:`mmc`: Poisson arrivals, exponential service, ``c`` servers. The probability that an
+  arrival waits is Erlang's C formula; the wait, given that it waits, is exponential with rate
+  ``c/S - lambda``, so ``P(W > t) = C exp(-(c/S - lambda) t)`` and every percentile of the wait
+  has a closed form (Kleinrock 1975, *Queueing Systems* vol. 1, sec. 3.5; Gross & Harris,
+  *Fundamentals of Queueing Theory*, sec. 2.3). As ``rho -> 1`` the mean wait grows like
+  ``1 / (1 - rho)``: the knee of every load curve.
+- :func:`servers_for_wait`: the fewest servers whose wait percentile meets a target.
+
+Layer 2: standard library only.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from course.calculators.serving import _percentile
+from course.facts import validate
+from course.facts.report import Report
+
+#: Most servers an M/M/c model accepts (a fleet of 100,000 GPU slots).
+MAX_SERVERS = 100_000
+#: Longest sample :func:`latency_summary` accepts.
+MAX_SAMPLES = 10**7
+
+
+def _sample(name: str, values: object) -> list[float]:
+    if not isinstance(values, Sequence) or isinstance(values, str | bytes) or not values:
+        raise ValueError(f"{name} must be a non-empty sequence of numbers, got {values!r}")
+    if len(values) > MAX_SAMPLES:
+        raise ValueError(f"{name} must hold at most {MAX_SAMPLES:,} values, got {len(values):,}")
+    return [validate.number(name, v, minimum=0) for v in values]
+
+
+def percentile(values_seconds: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile (0-100) of a sample, numpy's default linear interpolation."""
+    xs = _sample("values_seconds", values_seconds)
+    return _percentile(xs, validate.number("q", q, minimum=0, maximum=100))
+
+
+@dataclass(frozen=True)
+class LatencySummary(Report):
+    """Count, mean and percentiles of a latency sample."""
+
+    _title = "Latency percentiles"
+    _formats = MappingProxyType({"count": "number"})
+
+    count: int
+    mean_seconds: float
+    p50_seconds: float
+    p90_seconds: float
+    p99_seconds: float
+    max_seconds: float
+
+
+def latency_summary(values_seconds: Sequence[float]) -> LatencySummary:
+    """Mean, p50, p90, p99 and max of a latency sample (seconds)."""
+    xs = _sample("values_seconds", values_seconds)
+    return LatencySummary(
+        count=len(xs), mean_seconds=sum(xs) / len(xs), p50_seconds=_percentile(xs, 50),
+        p90_seconds=_percentile(xs, 90), p99_seconds=_percentile(xs, 99), max_seconds=max(xs),
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class LittlesLaw(Report):
+    """``in_system = arrivals_per_second x time_in_system_seconds``, solved for the missing one."""
+
+    _title = "Little's law"
+    _formats = MappingProxyType({"arrivals_per_second": "number", "in_system": "number"})
+
+    arrivals_per_second: float
+    time_in_system_seconds: float
+    in_system: float  # mean number of requests inside (queued + being served)
+
+
+def littles_law(
+    *,
+    arrivals_per_second: float | None = None,
+    time_in_system_seconds: float | None = None,
+    in_system: float | None = None,
+) -> LittlesLaw:
+    """Give exactly two of the three; the third is ``L = lambda W`` solved for it.
+
+    Example: a server that completes 4 requests/s, each inside for 2.5 s on average, holds 10
+    requests at once on average, so it needs 10 batch slots (or a queue) to keep up.
+    """
+    given = {k: v for k, v in (("arrivals_per_second", arrivals_per_second),
+                               ("time_in_system_seconds", time_in_system_seconds),
+                               ("in_system", in_system)) if v is not None}  # fmt: skip
+    if len(given) != 2:
+        raise ValueError("littles_law needs exactly two of arrivals_per_second, "
+                         f"time_in_system_seconds, in_system; got {sorted(given) or 'none'}")  # fmt: skip
+    vals = {k: validate.number(k, v, minimum=0, maximum=1e12) for k, v in given.items()}
+    lam = vals.get("arrivals_per_second")
+    w = vals.get("time_in_system_seconds")
+    n = vals.get("in_system")
+    if n is None:
+        n = lam * w
+    elif w is None:
+        if lam == 0:
+            raise ValueError("arrivals_per_second must be > 0 to solve for time_in_system_seconds")
+        w = n / lam
+    else:
+        if w == 0:
+            raise ValueError("time_in_system_seconds must be > 0 to solve for arrivals_per_second")
+        lam = n / w
+    return LittlesLaw(arrivals_per_second=lam, time_in_system_seconds=w, in_system=n)
+
+
+def erlang_c(servers: int, offered_erlangs: float) -> float:
+    """Probability that an arrival must wait in an M/M/c queue (Erlang's C formula).
+
+    ``offered_erlangs`` = arrival rate x mean service time (``A = lambda S``). Computed through
+    the Erlang B recurrence ``B(0) = 1, B(k) = A B(k-1) / (k + A B(k-1))`` and
+    ``C = c B / (c - A (1 - B))``, which stays finite for thousands of servers. 1 when ``A >= c``
+    (the queue grows without bound).
+    """
+    c = validate.positive_int("servers", servers, maximum=MAX_SERVERS)
+    a = validate.number("offered_erlangs", offered_erlangs, minimum=0, maximum=1e9)
+    if a >= c:
+        return 1.0
+    b = 1.0
+    for k in range(1, c + 1):
+        b = a * b / (k + a * b)
+    return c * b / (c - a * (1 - b))
+
+
+@dataclass(frozen=True)
+class MMc(Report):
+    """An M/M/c queue at one load: utilisation, chance of waiting, wait and time in system."""
+
+    _title = "M/M/c queue"
+    _formats = MappingProxyType({
+        "servers": "number", "arrivals_per_second": "number", "utilisation": "percent",
+        "wait_probability": "percent", "mean_in_system": "number",
+    })  # fmt: skip
+
+    servers: int
+    arrivals_per_second: float
+    service_seconds: float  # mean time a request holds a server
+    utilisation: float  # lambda S / c; >= 1 means the queue grows without bound
+    wait_probability: float  # Erlang C
+    mean_wait_seconds: float  # in the queue, before service (inf when unstable)
+    p50_wait_seconds: float
+    p99_wait_seconds: float
+    mean_time_in_system_seconds: float  # wait + service
+    mean_in_system: float  # Little's law: lambda x time in system
+
+    def wait_quantile_seconds(self, q: float) -> float:
+        """The ``q``-quantile (0 < q < 1) of the wait: ``ln(C / (1 - q)) / (c/S - lambda)``, 0 if
+        fewer than a fraction ``1 - q`` of arrivals wait at all."""
+        p = validate.number("q", q, minimum=0, maximum=1, strict_min=True)
+        if p >= 1 or self.utilisation >= 1:
+            return math.inf
+        if self.wait_probability <= 1 - p:
+            return 0.0
+        drain = self.servers / self.service_seconds - self.arrivals_per_second
+        return math.log(self.wait_probability / (1 - p)) / drain
+
+
+def mmc(arrivals_per_second: float, service_seconds: float, servers: int = 1) -> MMc:
+    """The M/M/c queue with Poisson arrivals at ``arrivals_per_second``, exponential service of
+    mean ``service_seconds`` and ``servers`` servers.
+
+    Mean wait ``Wq = C S / (c (1 - rho))``; for one server (M/M/1) this is ``rho S / (1 - rho)``
+    and ``C = rho``. Waits are ``inf`` when ``rho >= 1``.
+    """
+    lam = validate.number("arrivals_per_second", arrivals_per_second, minimum=0, maximum=1e9)
+    s = validate.number("service_seconds", service_seconds, minimum=0, maximum=1e6,
+                        strict_min=True)  # fmt: skip
+    c = validate.positive_int("servers", servers, maximum=MAX_SERVERS)
+    rho = lam * s / c
+    if rho >= 1:
+        inf = math.inf
+        return MMc(servers=c, arrivals_per_second=lam, service_seconds=s, utilisation=rho,
+                   wait_probability=1.0, mean_wait_seconds=inf, p50_wait_seconds=inf,
+                   p99_wait_seconds=inf, mean_time_in_system_seconds=inf,
+                   mean_in_system=inf)  # fmt: skip
+    pw = erlang_c(c, lam * s)
+    wq = pw * s / (c * (1 - rho))
+    draft = MMc(servers=c, arrivals_per_second=lam, service_seconds=s, utilisation=rho,
+                wait_probability=pw, mean_wait_seconds=wq, p50_wait_seconds=0.0,
+                p99_wait_seconds=0.0, mean_time_in_system_seconds=wq + s,
+                mean_in_system=lam * (wq + s))  # fmt: skip
+    return MMc(**{**draft.__dict__, "p50_wait_seconds": draft.wait_quantile_seconds(0.5),
+                  "p99_wait_seconds": draft.wait_quantile_seconds(0.99)})  # fmt: skip
+
+
+def servers_for_wait(
+    arrivals_per_second: float,
+    service_seconds: float,
+    wait_slo_seconds: float,
+    *,
+    quantile: float = 0.99,
+) -> int:
+    """The fewest servers ``c`` whose ``quantile`` of the M/M/c wait is at most ``wait_slo_seconds``."""
+    lam = validate.number("arrivals_per_second", arrivals_per_second, minimum=0, maximum=1e9)
+    s = validate.number("service_seconds", service_seconds, minimum=0, maximum=1e6,
+                        strict_min=True)  # fmt: skip
+    slo = validate.number("wait_slo_seconds", wait_slo_seconds, minimum=0, maximum=1e6)
+    q = validate.number("quantile", quantile, minimum=0, maximum=1, strict_min=True)
+    if q >= 1:
+        raise ValueError(f"quantile must be < 1 (a 100 % percentile of an exponential wait is "
+                         f"infinite), got {quantile!r}")  # fmt: skip
+    c = max(1, math.floor(lam * s) + 1)  # the fewest that are stable
+    while c <= MAX_SERVERS:
+        if mmc(lam, s, c).wait_quantile_seconds(q) <= slo:
+            return c
+        c += 1
+    raise ValueError(f"arrivals_per_second: {lam:g}/s needs more than {MAX_SERVERS:,} servers")
+
+
+ROUTING = ("round-robin", "least-outstanding")
+
+
+@dataclass(frozen=True)
+class Routing(Report):
+    """Waits of requests spread over replicas by one routing policy (a replayed simulation)."""
+
+    _title = "Load balancing"
+    _formats = MappingProxyType({"policy": "text", "replicas": "number", "requests": "number"})
+
+    policy: str
+    replicas: int
+    requests: int
+    mean_wait_seconds: float
+    p50_wait_seconds: float
+    p99_wait_seconds: float
+    p99_time_in_system_seconds: float
+
+
+def route(
+    arrival_seconds: Sequence[float],
+    service_seconds: Sequence[float],
+    *,
+    replicas: int = 2,
+    slots: int = 1,
+    policy: str = "least-outstanding",
+) -> Routing:
+    """Replay arrivals (their times and each one's service time) on ``replicas`` replicas of
+    ``slots`` first-come-first-served servers each, routed by ``policy``:
+
+    - ``"round-robin"``: request ``i`` goes to replica ``i mod replicas``, blind to load;
+    - ``"least-outstanding"``: to the replica with the fewest requests in it (queued or
+      in service) at that moment, ties to the lowest index.
+
+    With equal service times the two agree; with long and short requests mixed (LLM answers),
+    round-robin keeps sending to a replica stuck behind long ones.
+    """
+    arrivals = _sample("arrival_seconds", arrival_seconds)
+    services = _sample("service_seconds", service_seconds)
+    if len(arrivals) != len(services):
+        raise ValueError(f"service_seconds must have one value per arrival ({len(arrivals)}), got "
+                         f"{len(services)}")  # fmt: skip
+    n_rep = validate.positive_int("replicas", replicas, maximum=1000)
+    k = validate.positive_int("slots", slots, maximum=10_000)
+    mode = validate.choice("policy", policy, ROUTING)
+    free = [[0.0] * k for _ in range(n_rep)]  # when each slot of each replica is next free
+    ends: list[list[float]] = [[] for _ in range(n_rep)]  # completion times sent to each replica
+    waits, totals = [], []
+    order = sorted(range(len(arrivals)), key=lambda i: (arrivals[i], i))
+    for j, i in enumerate(order):
+        t = arrivals[i]
+        if mode == "round-robin":
+            r = j % n_rep
+        else:
+            r = min(range(n_rep), key=lambda x: (sum(1 for e in ends[x] if e > t), x))
+        slot = min(range(k), key=lambda x: free[r][x])
+        start = max(t, free[r][slot])
+        free[r][slot] = start + services[i]
+        ends[r] = [e for e in ends[r] if e > t] + [start + services[i]]
+        waits.append(start - t)
+        totals.append(start - t + services[i])
+    return Routing(policy=mode, replicas=n_rep, requests=len(waits),
+                   mean_wait_seconds=sum(waits) / len(waits), p50_wait_seconds=_percentile(waits, 50),
+                   p99_wait_seconds=_percentile(waits, 99),
+                   p99_time_in_system_seconds=_percentile(totals, 99))  # fmt: skip
+
+
+__all__ = [
+    "LatencySummary",
+    "ROUTING",
+    "Routing",
+    "route",
+    "LittlesLaw",
+    "MMc",
+    "erlang_c",
+    "latency_summary",
+    "littles_law",
+    "mmc",
+    "percentile",
+    "servers_for_wait",
+]

@@ -1,0 +1,80 @@
+"""Lesson 13's figures, in the course style (:mod:`course.presentation.plots`): a load curve and a
+day of traffic on a fixed and an autoscaled fleet. Kept apart from ``plots.py`` only to keep that
+shared module small; same palette, same conventions. Layer 4.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from course.presentation.plots import PALETTE, _rows
+
+
+def load_curve(points: Iterable[Any], *, knee: float | None = None,
+               predicted: Callable[[float, float], float] | None = None,
+               title: str = "One server under rising load"):  # fmt: skip
+    """Three panels against the offered load: throughput, TTFT (p50, p99) and ITL (p50, p99).
+
+    ``predicted(rate, quantile)`` (optional) draws a model's TTFT beside the measured one; ``knee``
+    marks the offered load where p99 TTFT left its low-load level.
+    """
+    from matplotlib import pyplot as plt
+
+    rows = sorted(_rows(points), key=lambda r: r["offered_per_s"])
+    x = [r["offered_per_s"] for r in rows]
+    fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
+    a, b, c = axes
+    a.plot(x, x, ls=":", color="grey", label="offered = served")
+    a.plot(x, [r["requests_per_s"] for r in rows], "o-", color=PALETTE[0], label="completed")
+    a.plot(x, [r.get("goodput_per_s", math.nan) for r in rows], "s--", color=PALETTE[2],
+           label="goodput (met the SLO)")  # fmt: skip
+    a.set(xlabel="offered load (requests/s)", ylabel="requests/s", title="Throughput")
+    for q, style, colour in ((50, "o-", PALETTE[0]), (99, "^-", PALETTE[3])):
+        b.plot(x, [r[f"ttft_p{q}_seconds"] * 1e3 for r in rows], style, color=colour,
+               label=f"p{q} measured")  # fmt: skip
+        c.plot(x, [r[f"itl_p{q}_seconds"] * 1e3 for r in rows], style, color=colour,
+               label=f"p{q}")  # fmt: skip
+        if predicted is not None:
+            dense = [x[0] + (x[-1] - x[0]) * i / 60 for i in range(61)]
+            ys = [predicted(v, q / 100) * 1e3 for v in dense]
+            b.plot(dense, [y if math.isfinite(y) else math.nan for y in ys], ls="--",
+                   color=colour, alpha=0.6, label=f"p{q} M/M/c model")  # fmt: skip
+    b.set(xlabel="offered load (requests/s)", ylabel="ms", yscale="log",
+          title="Time to first token")  # fmt: skip
+    c.set(xlabel="offered load (requests/s)", ylabel="ms", title="Inter-token latency")
+    for ax in axes:
+        if knee is not None and math.isfinite(knee):
+            ax.axvline(knee, color="grey", lw=1, ls="-.")
+        ax.legend(fontsize=8)
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def day_fleet(rates_per_s: Sequence[float], results: Sequence[Any], *, step_seconds: float,
+              requests_per_s_per_replica: float, title: str = "A day of traffic"):  # fmt: skip
+    """The day's request rate (left axis) and the ready replicas of each policy (right axis)."""
+    from matplotlib import pyplot as plt
+
+    hours = [(i + 0.5) * step_seconds / 3600 for i in range(len(rates_per_s))]
+    fig, ax = plt.subplots(figsize=(9, 3.8))
+    ax.plot(hours, rates_per_s, color="grey", label="requests/s (left)")
+    ax.set(xlabel="hour of the day", ylabel="requests/s", title=title, xlim=(0, 24))
+    right = ax.twinx()
+    for i, r in enumerate(results):
+        policy = r.policy if hasattr(r, "policy") else r["policy"]
+        ready = r.ready_replicas if hasattr(r, "ready_replicas") else r["ready_replicas"]
+        right.step(hours, ready, where="mid", color=PALETTE[i], label=f"{policy} replicas (right)")
+    need = [math.ceil(v / requests_per_s_per_replica) for v in rates_per_s]
+    right.step(hours, need, where="mid", color=PALETTE[3], ls=":", label="needed for the SLO")
+    right.set_ylabel("replicas ready")
+    lines = ax.get_legend_handles_labels()
+    more = right.get_legend_handles_labels()
+    ax.legend(lines[0] + more[0], lines[1] + more[1], fontsize=8, loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+__all__ = ["day_fleet", "load_curve"]

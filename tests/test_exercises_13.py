@@ -1,0 +1,80 @@
+"""Exercise set 13's learner checks: the calculated questions accept the solution and give the hint
+written for each known wrong answer; the measured knee (Q8) is judged by relation, so a knee that
+contradicts the learner's own curve fails whatever the machine. (Full grading of every set, the
+solution to full marks and a blank to 0, is in tests/test_exercises.py.)"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+import pytest
+
+from course.publishing.grading import authoring, spec
+from course.publishing.grading.learner import Grader
+
+SET = "13_serving_at_scale"
+
+
+@pytest.fixture(scope="module")
+def namespace() -> dict:
+    ns: dict = {}
+    solution = authoring.SOLUTIONS_DIR / f"{SET}.ipynb"
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        for cell in spec.read(solution).run_cells:
+            if "serving_run" in cell["source"]:
+                continue  # Q8 is measured: judged below with curves of known shape
+            exec(compile(cell["source"], solution.name, "exec"), ns)
+    return ns
+
+
+@pytest.fixture
+def grader(monkeypatch):
+    monkeypatch.delenv("COURSE_GRADING", raising=False)
+    return Grader(SET)
+
+
+@pytest.mark.parametrize("question", [f"q{i}" for i in range(1, 8)])
+def test_the_solution_passes_each_calculated_question(namespace, grader, question):
+    report = grader.check(question, dict(namespace))
+    assert bool(report), repr(report)
+
+
+@pytest.mark.parametrize(
+    ("question", "name", "change", "hint"),
+    [
+        ("q1", "p50_s", lambda ns: sum(ns["sample"]) / len(ns["sample"]), "that is the mean"),
+        ("q2", "in_system", lambda ns: 12 / 2.5, "multiplies the rate"),
+        ("q3", "utilisation", lambda ns: 7.0, "divide by the number of slots"),
+        ("q4", "gpus", lambda ns: ns["replicas"], "more than one 80 GB GPU"),
+        ("q5", "usd_at_40", lambda ns: 0.4 * ns["usd_full"], "idle hours are paid too"),
+        ("q7", "auto_gpu_hours", lambda ns: ns["auto_gpu_hours"] / 2, "GPU-hours count GPUs"),
+    ],
+)
+def test_known_wrong_answers_get_their_hint(namespace, grader, question, name, change, hint):
+    ns = dict(namespace)
+    ns[name] = change(ns)
+    text = repr(grader.check(question, ns))
+    assert f"{name}: not right yet" in text and hint in text
+
+
+CURVE = {"offered": [2.0, 5.0, 8.0, 12.0], "p99_ttft": [0.05, 0.08, 0.4, 1.5]}
+
+
+@pytest.mark.parametrize(
+    ("values", "ok"),
+    [
+        ({**CURVE, "knee_per_s": 8.0}, True),  # the first load past 3 x 0.05 s
+        ({**CURVE, "knee_per_s": 12.0}, False),  # a later load: 8/s already passed
+        ({**CURVE, "knee_per_s": 5.0}, False),  # 0.08 s is not 3 x 0.05 s
+        ({**CURVE, "knee_per_s": 0.0}, False),  # claims no knee where there is one
+        ({**CURVE, "knee_per_s": 7.0}, False),  # not a measured load
+        ({"offered": [2.0, 5.0, 8.0], "p99_ttft": [0.05, 0.06, 0.1], "knee_per_s": 0.0}, True),
+        ({"offered": [2.0, 5.0, 8.0], "p99_ttft": [5.0, 8.0, 40.0], "knee_per_s": 8.0}, True),
+        ({"offered": [2.0, 5.0, 8.0], "p99_ttft": [50.0, 80.0, 400.0], "knee_per_s": 8.0}, False),
+        ({"offered": [8.0, 5.0, 2.0], "p99_ttft": [0.4, 0.08, 0.05], "knee_per_s": 8.0}, False),
+        ({"offered": [2.0, 5.0], "p99_ttft": [0.05, 0.4], "knee_per_s": 5.0}, False),
+    ],
+)
+def test_the_measured_knee_is_judged_by_relation(grader, values, ok):
+    assert bool(grader.check("q8", dict(values))) is ok

@@ -1,0 +1,144 @@
+"""The lesson-13 server: paged decoding is exact, memory matches lesson 07's calculator, and the
+server and load generator leave no thread or port behind, also after client errors."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import socket
+import threading
+
+import pytest
+import torch
+
+from course.calculators import serving
+from course.measure import llm_server, loadgen
+from course.measure.serving import serve_model
+
+CFG = llm_server.MODEL_CONFIG
+
+
+@pytest.fixture(scope="module")
+def model():
+    return serve_model(CFG)
+
+
+def _closed(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(1)
+        return s.connect_ex(("127.0.0.1", port)) != 0
+
+
+def _server_threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith(("llm-server", "loadgen"))]
+
+
+def test_paged_decoding_equals_the_plain_model(model):
+    cache = llm_server.PagedKVCache(CFG, 32, block_tokens=4)
+    dec = llm_server.PagedDecoder(model, cache)
+    g = torch.Generator().manual_seed(0)
+    prompts = [torch.randint(0, CFG.vocab, (n,), generator=g).tolist() for n in (9, 3, 1)]
+    seqs = [p + [dec.prefill(i, p)] for i, p in enumerate(prompts)]
+    for _ in range(7):  # sequences of different lengths share every step
+        for s, t in zip(seqs, dec.decode([0, 1, 2], [s[-1] for s in seqs]), strict=True):
+            s.append(t)
+    with torch.inference_mode():
+        for p, s in zip(prompts, seqs, strict=True):
+            ref = model(torch.tensor([s[:-1]]))[0].argmax(-1).tolist()
+            assert ref[len(p) - 1 :] == s[len(p) :]
+    assert CFG.kv_heads < CFG.heads  # grouped-query attention is exercised
+
+
+def test_peak_blocks_match_lesson_07s_paged_calculator(model):
+    mix = [serving.Request(p, o) for p, o in ((5, 7), (16, 1), (1, 30), (9, 9))]
+    bt = 8
+    cache = llm_server.PagedKVCache(CFG, 64, block_tokens=bt)
+    dec = llm_server.PagedDecoder(model, cache)
+    last = {i: dec.prefill(i, [1] * r.prompt_tokens) for i, r in enumerate(mix)}
+    for _ in range(max(r.output_tokens for r in mix)):  # feed every answer token back in
+        live = [i for i, r in enumerate(mix) if cache.lengths[i] < r.tokens]
+        for i, t in zip(live, dec.decode(live, [last[i] for i in live]), strict=True):
+            last[i] = t
+    alloc = serving.kv_allocation(mix, kv_bytes_per_token=1, policy="paged", block_tokens=bt,
+                                  max_seq_len=64)  # fmt: skip
+    assert cache.peak_blocks * bt == alloc.reserved_bytes
+    for i in range(len(mix)):
+        cache.release(i)
+    assert cache.used_blocks == 0
+
+
+def _mix(n, rate=200.0, seed=0):
+    return serving.request_mix(n, mean_prompt_tokens=6, mean_output_tokens=6, max_seq_len=40,
+                               arrivals_per_second=rate, seed=seed)  # fmt: skip
+
+
+@pytest.mark.parametrize("policy", llm_server.POLICIES)
+def test_server_serves_every_token_and_leaves_nothing(model, policy):
+    engine = llm_server.Engine(model, policy=policy, max_batch=4, num_blocks=64)
+    mix = _mix(10)
+    with llm_server.running_server(engine) as srv:
+        port = srv.port
+        assert not _closed(port)
+        recs = loadgen.run_load(srv.host, port, mix, vocab=CFG.vocab, budget_s=60)
+    assert [r.received_tokens for r in recs] == [r.output_tokens for r in mix]
+    assert all(r.ok and 0 < r.ttft_seconds <= r.e2e_seconds for r in recs)
+    assert all(len(r.itl_seconds) == r.received_tokens - 1 for r in recs)
+    assert engine.stats.completed == 10 and engine.cache.used_blocks == 0
+    assert _closed(port) and _server_threads() == []
+
+
+def test_client_errors_free_the_requests_and_the_port(model):
+    engine = llm_server.Engine(model, max_batch=4, num_blocks=64)
+    mix = serving.request_mix(8, mean_prompt_tokens=6, mean_output_tokens=20, max_seq_len=60,
+                              arrivals_per_second=100, seed=1)  # fmt: skip
+    with llm_server.running_server(engine) as srv:
+        port = srv.port
+        recs = loadgen.run_load(srv.host, port, mix, vocab=CFG.vocab, budget_s=60, abort_every=2)
+        aborted = [r for r in recs if r.error == "aborted by the client"]
+        assert len(aborted) == 4 and all(not r.ok for r in aborted)
+        # a malformed request gets a 400 and the server keeps serving
+        bad = asyncio.run(loadgen._request(srv.host, port, [], 3))
+        assert "400" in bad[1]
+        for _ in range(100):  # the engine notices the hang-ups within a few steps
+            if engine.cache.used_blocks == 0 and not engine.running:
+                break
+            threading.Event().wait(0.05)
+        assert engine.cache.used_blocks == 0 and engine.stats.cancelled >= 1
+    assert _closed(port) and _server_threads() == []
+
+
+def test_an_exception_in_the_caller_still_stops_the_server(model):
+    engine = llm_server.Engine(model)
+    with pytest.raises(RuntimeError, match="boom"), llm_server.running_server(engine) as srv:
+        port = srv.port
+        raise RuntimeError("boom")
+    assert _closed(port) and _server_threads() == []
+
+
+def test_time_budget_cancels_what_is_left(model):
+    engine = llm_server.Engine(model, max_batch=1, num_blocks=64)
+    mix = serving.request_mix(30, mean_prompt_tokens=6, mean_output_tokens=30, max_seq_len=120,
+                              arrivals_per_second=0, seed=2)  # fmt: skip
+    with llm_server.running_server(engine) as srv:
+        port = srv.port
+        recs = loadgen.run_load(srv.host, port, mix, vocab=CFG.vocab, budget_s=0.5)
+    assert len(recs) < 30 or any(not r.ok for r in recs)
+    assert _closed(port) and _server_threads() == []
+
+
+def _rec(i, ttft, gaps, err=""):
+    n = len(gaps) + 1 if not err else 0
+    return loadgen.RequestRecord(i, 4, len(gaps) + 1, n, i * 0.1, ttft, ttft + sum(gaps),
+                                 tuple(gaps), err)  # fmt: skip
+
+
+def test_summarise_synthetic_records():
+    recs = [_rec(i, 0.01 * (i + 1), [0.02] * 4) for i in range(10)] + [_rec(10, math.nan, [], "x")]
+    p = loadgen.summarise(recs, policy="continuous", offered_per_s=5, mean_batch=2,
+                          ttft_slo_seconds=0.05, tpot_slo_seconds=0.03)  # fmt: skip
+    assert p.sent == 11 and p.completed == 10
+    assert p.ttft_p50_seconds == pytest.approx(0.055)
+    assert p.itl_p99_seconds == pytest.approx(0.02) and p.tpot_p50_seconds == pytest.approx(0.02)
+    duration = 0.9 + 0.1 + 0.08 - 0.0  # last send + its e2e
+    assert p.requests_per_s == pytest.approx(10 / duration)
+    assert p.goodput_per_s == pytest.approx(5 / duration)  # TTFT <= 50 ms: the first five
