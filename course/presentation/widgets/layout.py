@@ -158,8 +158,7 @@ def layout_chooser(
     """
     controls = {
         "model": dropdown("model", [k for k, c in PRESETS.items() if c.lm_head], model),
-        "gpu": dropdown("GPU", [(g.name, k) for k, g in hardware.GPUS.items()
-                                if "bf16" in g.dense_flops], hardware.gpu(gpu).key),
+        "gpu": dropdown("GPU", [(g.name, k) for k, g in hardware.GPUS.items()], hardware.gpu(gpu).key),
         **{name: text_box(LABELS[name], str(value)) for name, value in (
             ("gpus_per_node", gpus_per_node), ("nodes", nodes), ("data_parallel", data_parallel),
             ("tensor_parallel", tensor_parallel), ("pipeline_parallel", pipeline_parallel))},
