@@ -84,6 +84,13 @@ def available() -> bool:
     return bool(_STATE.get("ok"))
 
 
+def modules() -> tuple[Any, Any]:
+    """``(triton, triton.language)`` for writing a kernel in a notebook, or ``(None, None)``."""
+    if not available():
+        return None, None
+    return _STATE["triton"], _STATE["tl"]
+
+
 def device() -> str:
     setup()
     return _STATE.get("device", "cpu")
@@ -235,5 +242,5 @@ def check_all(seed: int = 0) -> list[KernelCheck]:
     ]
 
 
-__all__ = ["KernelCheck", "available", "check", "check_all", "matmul", "rmsnorm",
+__all__ = ["KernelCheck", "available", "check", "check_all", "matmul", "modules", "rmsnorm",
            "rmsnorm_torch", "row_max", "setup", "vector_add"]  # fmt: skip
