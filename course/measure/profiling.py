@@ -70,11 +70,13 @@ def _step_fn(model, optimizer, config: TransformerConfig, batch: int, seq_len: i
     computed the slow way ("python": one tensor op and one ``float()`` per element) or in one
     torch call ("torch")."""
     step = {"i": 0}
+    device = next(model.parameters()).device
 
     def run() -> None:
         step["i"] += 1
         with record_function("data"):
             inputs, targets = _tokens(config, batch, seq_len, seed=step["i"])
+            inputs, targets = inputs.to(device), targets.to(device)
         with record_function("forward"):
             logits = model(inputs)
             loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))

@@ -238,7 +238,7 @@ def check_all(seed: int = 0) -> list[KernelCheck]:
         check("vector add", vector_add(x, y), x + y, 1e-6),
         check("rmsnorm (fused)", rmsnorm(m, w), rmsnorm_torch(m, w), 1e-4),
         check("row max", row_max(m), m.max(dim=1).values, 0.0),
-        check("matmul (tiled)", matmul(a, b), a @ b, 1e-2),  # tf32 tensor cores on a GPU
+        check("matmul (tiled)", matmul(a, b), a @ b, 5e-2),  # tf32 tensor cores on a GPU
     ]
 
 
