@@ -87,7 +87,7 @@ def test_slow_and_fixed_log_the_same_value():
 
 def test_timeline_from_a_synthetic_trace_nests_by_time():
     events = [
-        {"ph": "X", "name": "ProfilerStep#1", "ts": 0, "dur": 100},
+        {"ph": "X", "name": "train_step", "ts": 0, "dur": 100},
         {"ph": "X", "name": "forward", "ts": 1, "dur": 50},
         {"ph": "X", "name": "aten::mm", "ts": 2, "dur": 10},
         {"ph": "X", "name": "aten::t", "ts": 3, "dur": 1},

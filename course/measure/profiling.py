@@ -38,6 +38,8 @@ from course.facts.models import TransformerConfig
 from course.measure.training import TINY_CONFIG, _model, _tokens
 
 PHASES = ("data", "forward", "backward", "logging", "optimizer")
+#: The ``record_function`` label around each profiled step (the timeline shows the last one).
+STEP = "train_step"
 
 
 @dataclass(frozen=True)
@@ -110,7 +112,7 @@ def _read_trace(path: Path) -> list[dict[str, Any]]:
     return data["traceEvents"] if isinstance(data, dict) else data
 
 
-def timeline_from_trace(events: list[dict[str, Any]], phase: str = "ProfilerStep") -> list[dict]:
+def timeline_from_trace(events: list[dict[str, Any]], phase: str = "train_step") -> list[dict]:
     """Top-level CPU events inside the last step: name, start and duration (us), nesting depth.
 
     Depth 0 is the ``record_function`` phases; depth 1 the operators they call directly.
@@ -184,7 +186,8 @@ def profile_training_step(
         profile(activities=activities, record_shapes=memory, profile_memory=memory) as prof,
     ):
         for _ in range(n):
-            run()
+            with record_function(STEP):
+                run()
             if device == "cuda":
                 torch.cuda.synchronize()
             prof.step()
@@ -196,7 +199,7 @@ def profile_training_step(
         prof.export_chrome_trace(str(trace_path))
     if export:  # key_averages builds the event tree: exact self times, slow for many events
         key = "self_device_time_total" if device == "cuda" else "self_cpu_time_total"
-        averages = [a for a in prof.key_averages() if a.key not in PHASES
+        averages = [a for a in prof.key_averages() if a.key not in (*PHASES, STEP)
                     and not a.key.startswith("ProfilerStep")]  # fmt: skip
         averages.sort(key=lambda a: getattr(a, key, 0.0), reverse=True)
         top_ops = [OpStat(a.key, a.count, getattr(a, key, 0.0), a.cpu_time_total)
@@ -217,7 +220,7 @@ def _raw_stats(prof, top: int, steps: int) -> tuple[list[OpStat], dict[str, floa
     for e in prof.profiler.kineto_results.events():
         calls[e.name()] += 1
         total_ns[e.name()] += e.duration_ns()
-    names = [k for k in calls if k not in PHASES and not k.startswith("ProfilerStep")]
+    names = [k for k in calls if k not in (*PHASES, STEP) and not k.startswith("ProfilerStep")]
     names.sort(key=lambda k: total_ns[k], reverse=True)
     ops = [OpStat(k, calls[k], math.nan, total_ns[k] / 1e3) for k in names[:top]]
     return ops, {k: total_ns[k] / 1e3 / max(calls[k], 1) for k in PHASES if k in calls}
