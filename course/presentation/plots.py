@@ -740,7 +740,7 @@ def memory_timeline(points: Sequence[Mapping], *, ax=None,
     rows = _rows(points)
     ax = _axes(ax)
     ax.step([r["time_us"] / 1e3 for r in rows], [r["allocated_bytes"] for r in rows], where="post")
-    _bytes_axis(ax.yaxis)
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: units.fmt_bytes(v, digits=2)))
     ax.set_xlabel("milliseconds since profiling began")
     ax.set_ylabel("allocated")
     ax.set_title(title)
