@@ -105,3 +105,10 @@ def test_home_page_and_a_lesson_render_a_heading_and_a_plot_in_chromium(built):
         plot.scroll_into_view_if_needed()
         assert plot.evaluate("img => img.complete && img.naturalWidth > 100")
         browser.close()
+
+
+def test_the_sidebar_puts_lessons_after_10_under_part_two():
+    index = site._index("README", answer_keys=False)
+    part_two = index[index.index(":caption: Part II: Going deeper") :]
+    assert "notebooks/11_inside_the_gpu" in part_two.split("```")[0]
+    assert "notebooks/11_inside_the_gpu" not in index[: index.index("Part II")]
