@@ -147,3 +147,10 @@ def test_site_config_reads_dollar_amounts_as_money_and_keeps_real_math():
     assert "math" in md.render("The value $(-1)^s \\times 2^{e}$ of a float.")
     default = create_md_parser(MdParserConfig(enable_extensions={"dollarmath"}), RendererHTML)
     assert "math" in default.render(money)  # what the two settings prevent
+
+
+def test_the_sidebar_puts_lessons_after_10_under_part_two():
+    index = site._index("README", answer_keys=False)
+    part_two = index[index.index(":caption: Part II: Going deeper") :]
+    assert "notebooks/11_inside_the_gpu" in part_two.split("```")[0]
+    assert "notebooks/11_inside_the_gpu" not in index[: index.index("Part II")]

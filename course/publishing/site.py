@@ -89,18 +89,37 @@ def _static_notebook(src: Path, dst: Path) -> None:
     nbformat.write(nb, dst)
 
 
+#: Lessons 00-10 are Part I (the readings); later lessons are Part II, "Going deeper" (README).
+LAST_OF_PART_ONE = 10
+
+
 def _index(readme: str, answer_keys: bool) -> str:
     """The home page: the README plus the (hidden) tables of contents that order the sidebar."""
+    part_one = [p for p in lessons() if int(p.stem[:2]) <= LAST_OF_PART_ONE]
+    part_two = [p for p in lessons() if int(p.stem[:2]) > LAST_OF_PART_ONE]
     toc = [
         "",
         "```{toctree}",
         ":hidden:",
         ":caption: Lessons",
         "",
-        *[f"notebooks/{p.stem}" for p in lessons()],
+        *[f"notebooks/{p.stem}" for p in part_one],
         "notebooks/glossary",
         "```",
         "",
+        *(
+            [
+                "```{toctree}",
+                ":hidden:",
+                ":caption: Part II: Going deeper",
+                "",
+                *[f"notebooks/{p.stem}" for p in part_two],
+                "```",
+                "",
+            ]
+            if part_two
+            else []
+        ),  # fmt: skip
         "```{toctree}",
         ":hidden:",
         ":caption: Instructors",

@@ -11,6 +11,7 @@
 | ``dgx_design`` | ``dgx_design_calculator()`` | 08 |
 | ``buy_vs_rent`` | ``buy_vs_rent_calculator()`` | 09 |
 | ``techniques`` | ``technique_table()`` | 07 |
+| ``occupancy`` | ``occupancy_calculator()`` | 11 |
 
 A new widget is a new module here with a builder that returns a ``Calculator``, exported below.
 Tests drive them by setting ``calc.controls[name].value`` and reading ``calc.result`` (the
@@ -35,6 +36,7 @@ from course.presentation.widgets.dgx_design import dgx_design_calculator
 from course.presentation.widgets.fit import will_it_fit
 from course.presentation.widgets.layout import layout_chooser
 from course.presentation.widgets.mig import mig_explorer
+from course.presentation.widgets.occupancy import occupancy_calculator
 from course.presentation.widgets.roofline import roofline_explorer
 from course.presentation.widgets.techniques import technique_table
 
@@ -49,6 +51,7 @@ __all__ = [
     "how_long_and_how_much",
     "layout_chooser",
     "mig_explorer",
+    "occupancy_calculator",
     "parse_number",
     "parse_optional",
     "parse_percent",

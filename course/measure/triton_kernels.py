@@ -1,0 +1,246 @@
+"""GPU kernels written in Triton, run on this CPU by Triton's interpreter (lesson 11).
+
+Triton is the language PyTorch's compiler (``torch.compile``/Inductor) emits for GPUs. A Triton
+kernel is written for one *program* (a block of the grid): ``tl.program_id(0)`` says which, and
+``tl.arange`` gives the lanes of a block. With ``TRITON_INTERPRET=1`` set **before triton is
+imported**, Triton runs the same source on CPU tensors with numpy, one program after another (so
+it checks correctness, never speed); on a CUDA GPU the source compiles to native code unchanged.
+:func:`setup` sets the variable (unless a GPU is present) and imports triton; on macOS or wherever
+triton is missing, :func:`available` is False and the lesson says so and skips these cells.
+
+Kernels, each with a torch reference and a checker:
+
+- :func:`vector_add`: the grid, the program id, the mask for the last partial block;
+- :func:`rmsnorm`: one read and one write of each row (fused), against the unfused torch version
+  whose intermediates go back to memory (``course.calculators.kernel_traffic`` counts both);
+- :func:`matmul`: a tiled ``tl.dot`` matmul (``kernel_traffic.tiled_matmul_traffic`` counts what
+  one tile size moves per FLOP: blocking for reuse).
+- :func:`row_max`: a reduction per row (exercise set 11's kernel).
+
+Layer 3: torch (and triton, imported lazily).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import platform
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from course.facts import validate
+
+_STATE: dict[str, Any] = {}
+
+
+def setup(device: str | None = None) -> str:
+    """Import triton for ``device`` ("cuda" if present, else "cpu" under the interpreter).
+
+    Returns a one-line status. ``TRITON_INTERPRET=1`` must be in the environment before triton's
+    first import; if triton was already imported without it on a machine with no GPU, say so.
+    """
+    if "ok" in _STATE:
+        return _STATE["status"]
+    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    if device == "cpu":
+        os.environ["TRITON_INTERPRET"] = "1"
+        _forget_compiled_triton()
+    try:
+        triton = importlib.import_module("triton")
+        tl = importlib.import_module("triton.language")
+    except Exception as err:  # noqa: BLE001 (no wheel for this OS, a broken install)
+        _STATE.update(ok=False, status=(
+            f"triton is not available here ({platform.system()}: {type(err).__name__}); the "
+            "kernels below are skipped (triton ships Linux wheels only)"))  # fmt: skip
+        return _STATE["status"]
+    interpreted = os.environ.get("TRITON_INTERPRET") == "1"
+    _STATE.update(ok=True, triton=triton, tl=tl, device=device, interpreted=interpreted)
+    mode = "interpreter on the CPU" if interpreted else f"compiled for {device}"
+    _STATE["status"] = f"triton {triton.__version__}: {mode}"
+    _build_kernels()
+    return _STATE["status"]
+
+
+def _forget_compiled_triton() -> None:
+    """Drop a triton imported before ``TRITON_INTERPRET`` was set (torch's memory tools import
+    ``torch._inductor``, which imports triton): its standard library's ``@triton.jit`` helpers
+    (the combine functions of ``tl.sum`` and ``tl.max``) were built for compilation and refuse to
+    run in the interpreter. The next import builds them again for the interpreter; torch keeps
+    its own reference to the first import."""
+    standard = sys.modules.get("triton.language.standard")
+    if standard is None or type(getattr(standard, "_sum_combine", None)).__name__ != "JITFunction":
+        return
+    for name in [m for m in sys.modules if m == "triton" or m.startswith("triton.")]:
+        if not name.startswith("triton._C"):  # native extensions load once per process
+            del sys.modules[name]
+
+
+def available() -> bool:
+    """True when :func:`setup` imported triton."""
+    setup()
+    return bool(_STATE.get("ok"))
+
+
+def modules() -> tuple[Any, Any]:
+    """``(triton, triton.language)`` for writing a kernel in a notebook, or ``(None, None)``."""
+    if not available():
+        return None, None
+    return _STATE["triton"], _STATE["tl"]
+
+
+def device() -> str:
+    setup()
+    return _STATE.get("device", "cpu")
+
+
+def _build_kernels() -> None:
+    triton, tl = _STATE["triton"], _STATE["tl"]
+
+    @triton.jit
+    def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        pid = tl.program_id(axis=0)  # which block of the grid this program is
+        offsets = pid * BLOCK + tl.arange(0, BLOCK)  # its BLOCK lanes
+        mask = offsets < n  # the last block may hang over the end
+        x = tl.load(x_ptr + offsets, mask=mask)
+        y = tl.load(y_ptr + offsets, mask=mask)
+        tl.store(out_ptr + offsets, x + y, mask=mask)
+
+    @triton.jit
+    def rmsnorm_kernel(x_ptr, w_ptr, out_ptr, cols, eps, BLOCK: tl.constexpr):
+        row = tl.program_id(0)  # one program per row
+        offs = tl.arange(0, BLOCK)
+        mask = offs < cols
+        x = tl.load(x_ptr + row * cols + offs, mask=mask, other=0.0)  # the one read
+        w = tl.load(w_ptr + offs, mask=mask, other=0.0)
+        rms = tl.sqrt(tl.sum(x * x, axis=0) / cols + eps)
+        tl.store(out_ptr + row * cols + offs, x / rms * w, mask=mask)  # the one write
+
+    @triton.jit
+    def row_max_kernel(x_ptr, out_ptr, cols, BLOCK: tl.constexpr):
+        row = tl.program_id(0)
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + row * cols + offs, mask=offs < cols, other=-float("inf"))
+        tl.store(out_ptr + row, tl.max(x, axis=0))
+
+    @triton.jit
+    def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                      BK: tl.constexpr, K_TILES: tl.constexpr):  # fmt: skip
+        pid_m = tl.program_id(0)
+        pid_n = tl.program_id(1)
+        rm = pid_m * BM + tl.arange(0, BM)
+        rn = pid_n * BN + tl.arange(0, BN)
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for kt in range(K_TILES):  # walk K one tile at a time; each tile is reused BM or BN times
+            rk = kt * BK + tl.arange(0, BK)
+            a = tl.load(a_ptr + rm[:, None] * K + rk[None, :],
+                        mask=(rm[:, None] < M) & (rk[None, :] < K), other=0.0)  # fmt: skip
+            b = tl.load(b_ptr + rk[:, None] * N + rn[None, :],
+                        mask=(rk[:, None] < K) & (rn[None, :] < N), other=0.0)  # fmt: skip
+            acc += tl.dot(a, b)
+        tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc,
+                 mask=(rm[:, None] < M) & (rn[None, :] < N))  # fmt: skip
+
+    _STATE.update(add=add_kernel, rmsnorm=rmsnorm_kernel, row_max=row_max_kernel,
+                  matmul=matmul_kernel)  # fmt: skip
+
+
+def _need() -> None:
+    if not available():
+        raise RuntimeError(_STATE["status"])
+
+
+def _next_pow2(n: int) -> int:
+    return 1 << (max(1, n) - 1).bit_length()
+
+
+def vector_add(x: torch.Tensor, y: torch.Tensor, block: int = 128) -> torch.Tensor:
+    """``x + y`` by a Triton kernel: ``ceil(n / block)`` programs of ``block`` lanes each."""
+    _need()
+    validate.positive_int("block", block, maximum=2**16)
+    out = torch.empty_like(x)
+    n = x.numel()
+    grid = (-(-n // block),)
+    _STATE["add"][grid](x, y, out, n, BLOCK=block)
+    return out
+
+
+def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
+    """RMSNorm of each row of a 2-D ``x`` in one fused kernel (one program per row)."""
+    _need()
+    rows, cols = x.shape
+    out = torch.empty_like(x)
+    _STATE["rmsnorm"][(rows,)](x, weight, out, cols, eps, BLOCK=_next_pow2(cols))
+    return out
+
+
+def rmsnorm_torch(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
+    """The unfused reference: four torch ops, each reading and writing a full tensor."""
+    squares = x * x
+    mean = squares.mean(dim=-1, keepdim=True)
+    normed = x / torch.sqrt(mean + eps)
+    return normed * weight
+
+
+def row_max(x: torch.Tensor) -> torch.Tensor:
+    """The maximum of each row of a 2-D tensor (one program per row)."""
+    _need()
+    rows, cols = x.shape
+    out = torch.empty(rows, dtype=x.dtype, device=x.device)
+    _STATE["row_max"][(rows,)](x, out, cols, BLOCK=_next_pow2(cols))
+    return out
+
+
+def matmul(a: torch.Tensor, b: torch.Tensor, block: int = 16) -> torch.Tensor:
+    """``a @ b`` (float32) with square ``block`` x ``block`` tiles (``block`` >= 16 for tl.dot)."""
+    _need()
+    validate.positive_int("block", block, minimum=16, maximum=256)
+    m, k = a.shape
+    n = b.shape[1]
+    c = torch.empty(m, n, dtype=torch.float32, device=a.device)
+    grid = (-(-m // block), -(-n // block))
+    _STATE["matmul"][grid](a, b, c, m, n, k, BM=block, BN=block, BK=block,
+                           K_TILES=-(-k // block))  # fmt: skip
+    return c
+
+
+@dataclass(frozen=True)
+class KernelCheck:
+    """A Triton kernel's result against torch's: largest absolute difference and whether it passes."""
+
+    kernel: str
+    shape: str
+    max_abs_error: float
+    tolerance: float
+    matches: bool
+    mode: str  # "interpreter (CPU)" or "compiled (cuda)"
+
+
+def check(name: str, triton_out: torch.Tensor, torch_out: torch.Tensor, tol: float) -> KernelCheck:
+    """Compare a kernel's output with torch's reference."""
+    err = (triton_out.float() - torch_out.float()).abs().max().item()
+    mode = "interpreter (CPU)" if _STATE.get("interpreted") else f"compiled ({device()})"
+    return KernelCheck(name, "x".join(map(str, torch_out.shape)), err, tol, err <= tol, mode)
+
+
+def check_all(seed: int = 0) -> list[KernelCheck]:
+    """Run each kernel on random inputs (odd sizes, so masks matter) and compare with torch."""
+    _need()
+    dev = device()
+    g = torch.Generator().manual_seed(seed)
+    x, y = (torch.randn(1000, generator=g).to(dev) for _ in range(2))
+    m = torch.randn(37, 300, generator=g).to(dev)
+    w = torch.randn(300, generator=g).to(dev)
+    a, b = torch.randn(70, 50, generator=g).to(dev), torch.randn(50, 40, generator=g).to(dev)
+    return [
+        check("vector add", vector_add(x, y), x + y, 1e-6),
+        check("rmsnorm (fused)", rmsnorm(m, w), rmsnorm_torch(m, w), 1e-4),
+        check("row max", row_max(m), m.max(dim=1).values, 0.0),
+        check("matmul (tiled)", matmul(a, b), a @ b, 5e-2),  # tf32 tensor cores on a GPU
+    ]
+
+
+__all__ = ["KernelCheck", "available", "check", "check_all", "matmul", "modules", "rmsnorm",
+           "rmsnorm_torch", "row_max", "setup", "vector_add"]  # fmt: skip
