@@ -38,7 +38,7 @@ TOOLS = {
     "playwright": "tests/test_browser.py drives JupyterLab (imported there)",
 }
 #: Declared for work on another branch, with where its import will be.
-PLANNED = {"triton": "lesson 11's kernels (its notebook and solution are on the lesson's branch)"}
+PLANNED: dict[str, str] = {}  # declared ahead of the code that imports them: none now
 
 
 def _declared() -> set[str]:
