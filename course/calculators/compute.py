@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from course.calculators.memory import BYTES_PER_PARAM, MAX_COUNT, params_of
 from course.facts import hardware, validate
-from course.facts.models import TransformerConfig, matmul_params_per_layer
+from course.facts.models import TransformerConfig, active_matmul_params
 from course.facts.report import Report
 from course.facts.units import HOUR, KWH
 
@@ -100,7 +100,7 @@ def forward_flops_per_token(
     """
     c = _config(config)
     attention = attention_flops_per_token(c, seq_len, causal=causal)
-    dense = 2.0 * c.layers * matmul_params_per_layer(c)
+    dense = 2.0 * active_matmul_params(c)  # a mixture of experts: its active experts only
     head = 2.0 * c.hidden * c.vocab if c.lm_head else 0.0
     pooler = 2.0 * c.hidden * c.hidden / seq_len if c.pooler else 0.0
     return dense + head + attention + pooler

@@ -9,12 +9,14 @@ topic (``course/presentation/findings/<topic>.py``). Layer 4 (presentation): no 
 Modules: ``matmul`` (libraries, dtypes, alignment, share of a peak), ``threads`` (thread scaling),
 ``overhead`` (fixed per-call costs, crossovers), ``caches`` (bandwidth per memory level),
 ``batching`` (batching curve, decoding against its floor), ``precision`` (autocast and quantised
-inference speed), ``utilisation`` (a training step's MFU, FLOP counter against formula). Lessons call them as ``findings.matmul.dtype_speed(records, ...)``.
+inference speed), ``utilisation`` (a training step's MFU, FLOP counter against formula), ``checkpointing``
+(async saves, disk against a parallel filesystem, the cost of a restart). Lessons call them as ``findings.matmul.dtype_speed(records, ...)``.
 """
 
 from course.presentation.findings import (
     batching,
     caches,
+    checkpointing,
     matmul,
     overhead,
     precision,
@@ -22,4 +24,13 @@ from course.presentation.findings import (
     utilisation,
 )
 
-__all__ = ["batching", "caches", "matmul", "overhead", "precision", "threads", "utilisation"]
+__all__ = [
+    "batching",
+    "caches",
+    "checkpointing",
+    "matmul",
+    "overhead",
+    "precision",
+    "threads",
+    "utilisation",
+]
