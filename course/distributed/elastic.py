@@ -98,9 +98,38 @@ def train_script(steps: int, every: int, ckpt_dir: str, log: str, fail_step: int
         _log(log, event="done", attempt=attempt, step=steps)
 
 
-def main(argv: list[str] | None = None) -> None:
-    from course.distributed.launch import process_group
+@contextlib.contextmanager
+def attempt_group():
+    """The default process group of this restart attempt, its store keys under a prefix of their own.
 
+    torchrun's agent keeps one TCP store for every attempt (``TORCH_DISABLE_SHARE_RDZV_TCP_STORE``
+    unset), so after a restart a rank can read the address the previous attempt's rank 0
+    published and fail with "connection refused" before the new rank 0 overwrites it. Prefixing
+    the keys with ``TORCHELASTIC_RESTART_COUNT`` keeps the attempts apart.
+    """
+    import datetime
+
+    import torch
+    import torch.distributed as dist
+
+    from course.distributed.launch import PG_TIMEOUT_S, backend
+
+    name = backend()
+    if name == "nccl":
+        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+    timeout = datetime.timedelta(seconds=PG_TIMEOUT_S)
+    store, rank, world = next(dist.rendezvous("env://", timeout=timeout))
+    attempt = os.environ.get("TORCHELASTIC_RESTART_COUNT", "0")
+    prefixed = dist.PrefixStore(f"course-attempt-{attempt}", store)
+    dist.init_process_group(name, store=prefixed, rank=rank, world_size=world, timeout=timeout)
+    try:
+        yield
+        dist.barrier()
+    finally:
+        dist.destroy_process_group()
+
+
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--every", type=int, default=3)
@@ -112,7 +141,7 @@ def main(argv: list[str] | None = None) -> None:
     ckpt = a.ckpt_dir or os.path.join(os.getcwd(), "elastic-checkpoints")
     os.makedirs(ckpt, exist_ok=True)
     log = a.events_file or os.path.join(ckpt, "events.jsonl")
-    with process_group():
+    with attempt_group():
         train_script(a.steps, a.every, ckpt, log, a.fail_step, a.fail_rank)
 
 
