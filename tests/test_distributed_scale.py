@@ -38,8 +38,8 @@ def runs():
     return out
 
 
-def _ring_causal():
-    return ring_attention.ring_demo(causal=True, seq_len=48)
+def _three_ranks():
+    return ring_attention.ring_demo(causal=True), moe.moe_demo()
 
 
 def test_ring_attention_equals_full_attention(runs):
@@ -49,13 +49,17 @@ def test_ring_attention_equals_full_attention(runs):
     assert all(r["ring_demo"]["steps"] == 2 for r in runs)
 
 
-def test_ring_attention_causal_on_three_ranks():
-    res = launch(_ring_causal, 3, timeout_s=120)
-    q, k, v = ring_attention.qkv(seq_len=48)
+def test_ring_attention_causal_and_moe_on_three_ranks():
+    """The defaults scale with the world size (32 tokens and 2 experts per rank)."""
+    ring, experts = zip(*launch(_three_ranks, 3, timeout_s=180), strict=True)
+    q, k, v = ring_attention.qkv(seq_len=96)
     full = ring_attention.full_attention(q, k, v, causal=True)
-    torch.testing.assert_close(torch.cat([r["out"] for r in res], dim=-2), full, atol=1e-5,
-                               rtol=1e-5)  # fmt: skip
-    assert [r["steps"] for r in res] == [1, 2, 3]  # rank r attends blocks 0..r only
+    got = torch.cat([r["out"] for r in ring], dim=-2)
+    torch.testing.assert_close(got, full, atol=1e-5, rtol=1e-5)
+    assert [r["steps"] for r in ring] == [1, 2, 3]  # rank r attends blocks 0..r only
+    ref = moe.moe_reference(moe.tokens(96), moe.moe_weights(experts=6))
+    got = torch.cat([r["out"] for r in experts])
+    torch.testing.assert_close(got, ref, atol=1e-5, rtol=1e-5)
 
 
 def test_ring_attention_memory_matches_the_calculator(runs):

@@ -97,11 +97,17 @@ def moe_layer(x: torch.Tensor, w: dict, k: int = 2) -> dict:
             "combine_bytes": (sum(r_split) - r_split[r]) * row_bytes}  # fmt: skip
 
 
-def moe_demo(experts: int = 4, k: int = 2, n_tokens: int = 64, hidden: int = 32, ffn: int = 64,
-             seed: int = 0) -> dict:  # fmt: skip
+def moe_demo(experts: int | None = None, k: int = 2, n_tokens: int | None = None, hidden: int = 32,
+             ffn: int = 64, seed: int = 0) -> dict:  # fmt: skip
     """Run :func:`moe_layer` on this rank's share of ``n_tokens`` seeded tokens; compare with the
-    single-process layer on the same tokens; count tokens per expert over all ranks."""
+    single-process layer on the same tokens; count tokens per expert over all ranks.
+
+    Defaults scale with the world size, so the demo runs on any number of ranks: 2 experts and 32
+    tokens per rank (4 experts and 64 tokens on 2 ranks).
+    """
     r, p = dist.get_rank(), dist.get_world_size()
+    experts = 2 * p if experts is None else experts
+    n_tokens = 32 * p if n_tokens is None else n_tokens
     if n_tokens % p:
         raise ValueError(f"n_tokens must be divisible by the {p} ranks, got {n_tokens}")
     dev = device()

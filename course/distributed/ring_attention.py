@@ -93,14 +93,16 @@ def ring_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *,
     return {"out": out, "lse": lse, "steps": steps, "sent_bytes": sent, "peak_block_bytes": held}
 
 
-def ring_demo(batch: int = 1, heads: int = 4, seq_len: int = 64, head_dim: int = 16,
+def ring_demo(batch: int = 1, heads: int = 4, seq_len: int | None = None, head_dim: int = 16,
               causal: bool = False, seed: int = 0) -> dict:  # fmt: skip
     """Ring attention on this rank's block of a seeded sequence, against full attention.
 
     Every rank builds the same full q, k, v (``seed``) and keeps its block; the result carries the
     rank's output block and the largest difference from the same rows of full attention.
+    ``seq_len`` defaults to 32 tokens per rank (64 on 2 ranks), so any world size divides it.
     """
     r, p = dist.get_rank(), dist.get_world_size()
+    seq_len = 32 * p if seq_len is None else seq_len
     if seq_len % p:
         raise ValueError(f"seq_len must be divisible by the {p} ranks, got {seq_len}")
     dev = device()
