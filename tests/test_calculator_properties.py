@@ -16,13 +16,16 @@ from course.calculators import (
     cloud,
     cluster,
     compute,
+    context,
     energy,
     facility,
     finetune,
     inference,
     memory,
+    moe,
     offload,
     parallel,
+    reliability,
     serving,
     systems,
     techniques,
@@ -186,6 +189,7 @@ def test_energy_cost_is_linear_in_systems_and_pue(watts, price, pue, n):
 # ---------------------------------------------------------------------------------------------
 
 CFG = PRESETS["llama-2-7b"]
+MOE = models.MOE_PRESETS["mixtral-8x7b"]
 SMALL = PRESETS["gpt2"]
 MIX = serving.request_mix(12, max_seq_len=512, arrivals_per_second=1.0, seed=2)
 
@@ -201,7 +205,45 @@ VALID: dict[str, tuple] = {
         "vocab": 100, "max_positions": 32, "gated_mlp": True, "tied_embeddings": False,
         "norm": "rmsnorm", "bias": False, "positions": "rope", "norm_placement": "pre",
         "token_types": 0, "causal": True, "lm_head": True, "pooler": False,
-        "activation": "silu", "norm_eps": 1e-5, "source": "test"}),
+        "activation": "silu", "norm_eps": 1e-5, "experts": 4, "experts_per_token": 2,
+        "shared_experts": 1, "expert_ffn_hidden": 32, "dense_layers": 1, "source": "test"}),
+    "models.active_param_count": (models.active_param_count, {"config": MOE}),
+    "models.active_matmul_params": (models.active_matmul_params, {"config": MOE}),
+    "reliability.job_mtbf_seconds": (reliability.job_mtbf_seconds,
+                                     {"components": 16_384, "component_mtbf_seconds": 1.8e8}),
+    "reliability.component_mtbf_seconds": (reliability.component_mtbf_seconds, {
+        "interruptions": 419, "window_seconds": 4.67e6, "components": 16_384}),
+    "reliability.expected_interruptions": (reliability.expected_interruptions,
+                                           {"run_seconds": 4.67e6, "mtbf_seconds": 11_000}),
+    "reliability.probability_no_failure": (reliability.probability_no_failure,
+                                           {"run_seconds": 3600, "mtbf_seconds": 11_000}),
+    "reliability.young_interval_seconds": (reliability.young_interval_seconds,
+                                           {"checkpoint_seconds": 30, "mtbf_seconds": 11_000}),
+    "reliability.daly_interval_seconds": (reliability.daly_interval_seconds,
+                                          {"checkpoint_seconds": 30, "mtbf_seconds": 11_000}),
+    "reliability.expected_wall_clock_seconds": (reliability.expected_wall_clock_seconds, {
+        "solve_seconds": 3.6e5, "interval_seconds": 900, "checkpoint_seconds": 30,
+        "mtbf_seconds": 11_000, "restart_seconds": 300}),
+    "reliability.goodput_fraction": (reliability.goodput_fraction, {
+        "interval_seconds": 900, "checkpoint_seconds": 30, "mtbf_seconds": 11_000,
+        "restart_seconds": 300}),
+    "reliability.failure_plan": (reliability.failure_plan, {
+        "work_seconds": 2.6e6, "components": 16_384, "component_mtbf_seconds": 1.8e8,
+        "checkpoint_seconds": 30, "restart_seconds": 300, "interval_seconds": 900,
+        "deadline_seconds": 3e6}),
+    "reliability.checkpoint_bytes": (reliability.checkpoint_bytes, {
+        "params": 7e9, "ranks": 8, "precision": "mixed", "optimizer": "adam",
+        "rng_bytes_per_rank": 5056, "dataloader_bytes_per_rank": 8,
+        "bandwidth_bytes_per_s": 1e9}),
+    "reliability.write_seconds": (reliability.write_seconds,
+                                  {"total_bytes": 1e11, "bandwidth_bytes_per_s": 1e9}),
+    "moe.moe_account": (moe.moe_account, {"config": MOE, "seq_len": 128, "dtype": "bf16"}),
+    "moe.all_to_all_bytes": (moe.all_to_all_bytes, {
+        "tokens_per_rank": 4096, "hidden": 4096, "experts_per_token": 2, "ranks": 8,
+        "moe_layers": 32, "bytes_per_value": 2, "training": True}),
+    "context.ring_attention_bytes": (context.ring_attention_bytes, {
+        "seq_len": 8192, "ranks": 8, "heads": 32, "head_dim": 128, "kv_heads": 8, "batch": 1,
+        "bytes_per_value": 2, "materialize_scores": True}),
     "memory.weights_bytes": (memory.weights_bytes, {"params": 7e9, "dtype": "bf16"}),
     "memory.model_state_bytes": (memory.model_state_bytes,
                                  {"params": 7e9, "precision": "mixed", "optimizer": "adam"}),
@@ -482,6 +524,9 @@ def test_every_public_function_has_a_junk_input_case():
             ai_infrastructure,
             computation_requirements,
             silicon_to_tensors,
+            reliability,
+            moe,
+            context,
         )  # fmt: skip
         for name in mod.__all__
         if inspect.isfunction(getattr(mod, name))
@@ -533,7 +578,8 @@ def test_calculators_do_not_import_torch_and_import_fast():
         "import sys, time; t = time.perf_counter(); "
         "import course.calculators.memory, course.calculators.compute, course.calculators.parallel, course.calculators.facility, course.calculators.systems, course.calculators.cluster, course.calculators.cloud, "
         "course.calculators.inference, course.calculators.energy, course.claims.gpu_infrastructure, course.facts.data.published_runs, "
-        "course.calculators.serving, course.calculators.offload, course.calculators.finetune, course.calculators.techniques; "
+        "course.calculators.serving, course.calculators.offload, course.calculators.finetune, course.calculators.techniques, "
+        "course.calculators.reliability, course.calculators.moe, course.calculators.context; "
         "dt = time.perf_counter() - t; "
         "assert 'torch' not in sys.modules, 'torch was imported'; "
         "assert 'numpy' not in sys.modules, 'numpy was imported'; print(f'{dt:.4f}')"

@@ -24,7 +24,7 @@ import math
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from course.calculators import compute, energy
+from course.calculators import compute, energy, reliability
 from course.facts import hardware, validate
 from course.facts.data import cloud_instances as cloud_data
 from course.facts.report import Report
@@ -465,66 +465,12 @@ def serving_cost(
 # ---------------------------------------------------------------------------------------------
 
 
-def _checkpoint_args(checkpoint_seconds: object, mtbf_seconds: object) -> tuple[float, float]:
-    delta = validate.number("checkpoint_seconds", checkpoint_seconds, minimum=0, maximum=1e7,
-                            strict_min=True)  # fmt: skip
-    mtbf = validate.number("mtbf_seconds", mtbf_seconds, minimum=1, maximum=1e10)
-    return delta, mtbf
-
-
-def young_interval_seconds(checkpoint_seconds: float, mtbf_seconds: float) -> float:
-    """Young (1974): compute time between checkpoints sqrt(2 x checkpoint time x MTBF).
-
-    J. W. Young, "A first order approximation to the optimum checkpoint interval", CACM 17(9),
-    1974. A 5-minute checkpoint and a preemption every 24 h on average: sqrt(2 x 300 x 86,400) =
-    7,200 s = 2 h.
-    """
-    delta, mtbf = _checkpoint_args(checkpoint_seconds, mtbf_seconds)
-    return math.sqrt(2 * delta * mtbf)
-
-
-def daly_interval_seconds(checkpoint_seconds: float, mtbf_seconds: float) -> float:
-    """Daly (2006) higher-order optimum: sqrt(2dM) [1 + (1/3) sqrt(d/2M) + (d/2M)/9] - d for
-    d < 2M, else M (d = checkpoint time, M = mean time between failures).
-
-    J. T. Daly, "A higher order estimate of the optimum checkpoint interval for restart dumps",
-    Future Generation Computer Systems 22 (2006) 303-312. Close to Young's when d << M. With
-    d = 5 min: M = 24 h -> 117 min, 6 h -> 57 min, 15 min -> 9.1 min (the paper's Figs. 3-5).
-    """
-    delta, mtbf = _checkpoint_args(checkpoint_seconds, mtbf_seconds)
-    if delta >= 2 * mtbf:
-        return mtbf
-    x = delta / (2 * mtbf)
-    return math.sqrt(2 * delta * mtbf) * (1 + math.sqrt(x) / 3 + x / 9) - delta
-
-
-def expected_wall_clock_seconds(
-    solve_seconds: float,
-    interval_seconds: float,
-    checkpoint_seconds: float,
-    mtbf_seconds: float,
-    *,
-    restart_seconds: float = 0.0,
-) -> float:
-    """Daly's (2006) expected wall clock of a job of ``solve_seconds`` of work, checkpointed every
-    ``interval_seconds`` of work, with exponentially distributed failures (preemptions):
-
-        T = M e^(R/M) (e^((tau + d)/M) - 1) T_s / tau
-
-    (M = MTBF, R = restart time, d = checkpoint time, tau = interval, T_s = solve time). ValueError
-    when (tau + d + R) / M is so large that the job effectively never finishes.
-    """
-    solve = validate.number("solve_seconds", solve_seconds, minimum=0, maximum=1e12,
-                            strict_min=True)  # fmt: skip
-    tau = validate.number("interval_seconds", interval_seconds, minimum=0, maximum=1e12,
-                          strict_min=True)  # fmt: skip
-    delta, mtbf = _checkpoint_args(checkpoint_seconds, mtbf_seconds)
-    restart = validate.number("restart_seconds", restart_seconds, minimum=0, maximum=1e7)
-    exponent = (tau + delta + restart) / mtbf
-    if exponent > 50:
-        raise ValueError(f"interval_seconds + checkpoint_seconds + restart_seconds must be under "
-                         f"50 x mtbf_seconds (the job would never finish), got {exponent:.3g} x")  # fmt: skip
-    return mtbf * math.exp(restart / mtbf) * math.expm1((tau + delta) / mtbf) * solve / tau
+# Young (1974) and Daly (2006) live in course.calculators.reliability (lesson 12); lesson 09 uses
+# them from here for spot capacity, where a preemption plays the part of a failure.
+_checkpoint_args = reliability._checkpoint_args
+young_interval_seconds = reliability.young_interval_seconds
+daly_interval_seconds = reliability.daly_interval_seconds
+expected_wall_clock_seconds = reliability.expected_wall_clock_seconds
 
 
 @dataclass(frozen=True)

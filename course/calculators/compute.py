@@ -21,7 +21,11 @@ from dataclasses import dataclass
 from course.calculators.memory import MAX_COUNT, params_of
 from course.facts import hardware, validate
 from course.facts.dtypes import BYTES_PER_VALUE
-from course.facts.models import TransformerConfig, checked_config, matmul_params_per_layer
+from course.facts.models import (
+    TransformerConfig,
+    active_matmul_params,
+    checked_config,
+)
 from course.facts.report import Report
 from course.facts.validate import MAX_GPUS
 
@@ -93,7 +97,7 @@ def forward_flops_per_token(
     """
     c = checked_config(config)
     attention = attention_flops_per_token(c, seq_len, causal=causal)
-    dense = 2.0 * c.layers * matmul_params_per_layer(c)
+    dense = 2.0 * active_matmul_params(c)  # a mixture of experts: its active experts only
     head = 2.0 * c.hidden * c.vocab if c.lm_head else 0.0
     pooler = 2.0 * c.hidden * c.hidden / seq_len if c.pooler else 0.0
     return dense + head + attention + pooler

@@ -10,6 +10,11 @@
   :mod:`~course.distributed.pipeline`, and :mod:`~course.distributed.training` (one training run
   that 1 process, DDP, FSDP2, TP and PP reproduce step for step). Each runs at 1, 2, 3, 4 or 8
   processes: batches and pipeline stages scale with the world size.
+  Lesson 12 adds :mod:`~course.distributed.checkpoint` (``torch.save`` against DCP, async saves,
+  resharding), :mod:`~course.distributed.elastic` (a script killed and restarted by torchrun's
+  elastic agent: ``torchrun --max-restarts 1``), :mod:`~course.distributed.moe` (expert parallelism
+  with ``all_to_all_single``) and :mod:`~course.distributed.ring_attention` (context parallelism
+  with ``isend``/``irecv``).
 
 Layer 3 (measurement): imports torch. The calculators the demos are held against are in
 :mod:`course.calculators.parallel` (layer 2).

@@ -62,6 +62,11 @@ class TransformerConfig:
     pooler: bool = False
     activation: Literal["silu", "gelu"] = "silu"
     norm_eps: float = 1e-5
+    experts: int = 1  # routed experts per MoE layer (1: a dense MLP)
+    experts_per_token: int = 1  # routed experts each token uses (top-k)
+    shared_experts: int = 0  # experts every token uses as well (DeepSeek)
+    expert_ffn_hidden: int = 0  # FFN size of one expert (0: ffn_hidden)
+    dense_layers: int = 0  # first layers with a dense MLP of ffn_hidden (DeepSeek-V3: 3)
     source: str = ""
 
     def __post_init__(self) -> None:
@@ -90,6 +95,12 @@ class TransformerConfig:
         validate.choice("norm_placement", self.norm_placement, ("pre", "post"))
         validate.choice("activation", self.activation, ("silu", "gelu"))
         validate.number("norm_eps", self.norm_eps, minimum=0, maximum=1, strict_min=True)
+        validate.positive_int("experts", self.experts, maximum=100_000)
+        validate.positive_int("experts_per_token", self.experts_per_token, maximum=self.experts)
+        validate.positive_int("shared_experts", self.shared_experts, minimum=0, maximum=1000)
+        validate.positive_int("expert_ffn_hidden", self.expert_ffn_hidden, minimum=0,
+                              maximum=10**7)  # fmt: skip
+        validate.positive_int("dense_layers", self.dense_layers, minimum=0, maximum=self.layers)
         if self.tied_embeddings and not self.lm_head:
             raise ValueError("tied_embeddings=True needs lm_head=True (there is nothing to tie)")
         if not isinstance(self.source, str):
@@ -109,6 +120,21 @@ class TransformerConfig:
     def non_embedding_params(self) -> int:
         """Parameters outside the vocabulary and position tables (see :func:`param_breakdown`)."""
         return param_breakdown(self).non_embedding_params
+
+    @property
+    def is_moe(self) -> bool:
+        """True for a mixture of experts (more than one routed expert, or shared experts)."""
+        return self.experts > 1 or self.shared_experts > 0
+
+    @property
+    def moe_layers(self) -> int:
+        """Layers whose MLP is a mixture of experts (0 for a dense model)."""
+        return self.layers - self.dense_layers if self.is_moe else 0
+
+    @property
+    def active_params(self) -> int:
+        """Parameters one token uses (see :func:`active_param_count`)."""
+        return active_param_count(self)
 
     def replace(self, **changes: object) -> TransformerConfig:
         """A copy with some fields changed (``cfg.replace(layers=2)``), validated again."""
@@ -157,10 +183,12 @@ def param_breakdown(config: TransformerConfig) -> ParamBreakdown:
     attention = h * q_out + 2 * h * kv_out + q_out * h
     if c.bias:
         attention += q_out + 2 * kv_out + h
-    if c.gated_mlp:
-        mlp = 3 * h * c.ffn_hidden + (2 * c.ffn_hidden + h if c.bias else 0)
+    mlp = _mlp_params(c, c.ffn_hidden)
+    if c.is_moe:  # dense layers first, then MoE layers: experts + shared experts + router
+        per_moe = (c.experts + c.shared_experts) * _mlp_params(c, _expert_ffn(c)) + h * c.experts
+        mlp_total = c.dense_layers * mlp + c.moe_layers * per_moe
     else:
-        mlp = 2 * h * c.ffn_hidden + (c.ffn_hidden + h if c.bias else 0)
+        mlp_total = c.layers * mlp
 
     embedding = c.vocab * h + c.token_types * h
     if c.positions == "learned":
@@ -168,17 +196,58 @@ def param_breakdown(config: TransformerConfig) -> ParamBreakdown:
     norms = c.layers * 2 * norm + norm  # two per layer; plus the final or the embedding norm
     lm_head = c.vocab * h if c.lm_head and not c.tied_embeddings else 0
     pooler = h * h + h if c.pooler else 0
-    total = embedding + c.layers * (attention + mlp) + norms + lm_head + pooler
+    total = embedding + c.layers * attention + mlp_total + norms + lm_head + pooler
     return ParamBreakdown(
         embedding_params=embedding,
         attention_params=c.layers * attention,
-        mlp_params=c.layers * mlp,
+        mlp_params=mlp_total,
         norm_params=norms,
         lm_head_params=lm_head,
         pooler_params=pooler,
         total_params=total,
         non_embedding_params=total - embedding - lm_head,
     )
+
+
+def _mlp_params(c: TransformerConfig, ffn: int) -> int:
+    if c.gated_mlp:
+        return 3 * c.hidden * ffn + (2 * ffn + c.hidden if c.bias else 0)
+    return 2 * c.hidden * ffn + (ffn + c.hidden if c.bias else 0)
+
+
+def _expert_ffn(c: TransformerConfig) -> int:
+    return c.expert_ffn_hidden or c.ffn_hidden
+
+
+def active_param_count(config: TransformerConfig) -> int:
+    """Parameters a token passes through: a mixture of experts counts only the
+    ``experts_per_token`` routed experts (and the shared ones) of each MoE layer, plus the router;
+    a dense model's is :func:`param_count`. The embedding table and LM head are counted, as Mixtral
+    does (46.7B total, 12.9B active; Jiang et al. 2024, sec. 2.1).
+    """
+    c = checked_config(config)
+    total = param_count(c)
+    if not c.is_moe:
+        return total
+    idle = c.experts - c.experts_per_token
+    return total - c.moe_layers * idle * _mlp_params(c, _expert_ffn(c))
+
+
+def active_matmul_params(config: TransformerConfig) -> int:
+    """Weights of all layers that multiply each token (no biases, norms or embeddings): for a
+    dense model ``layers x`` :func:`matmul_params_per_layer`; a mixture of experts counts its
+    active experts and its router. Each contributes 2 forward FLOPs per token.
+    """
+    c = checked_config(config)
+    if not c.is_moe:
+        return c.layers * matmul_params_per_layer(c)
+    h, hd = c.hidden, c.head_dim
+    attention = 2 * h * c.heads * hd + 2 * h * c.kv_heads * hd
+    per = 3 if c.gated_mlp else 2
+    dense = c.dense_layers * per * h * c.ffn_hidden
+    moe = c.moe_layers * ((c.experts_per_token + c.shared_experts) * per * h * _expert_ffn(c)
+                          + h * c.experts)  # fmt: skip
+    return c.layers * attention + dense + moe
 
 
 def param_count(config: TransformerConfig) -> int:
@@ -194,7 +263,8 @@ def non_embedding_param_count(config: TransformerConfig) -> int:
 def matmul_params_per_layer(config: TransformerConfig) -> int:
     """Weights of one layer that take part in matrix multiplies (no biases, no norms).
 
-    Each contributes 2 FLOPs (a multiply and an add) per token in the forward pass.
+    Each contributes 2 FLOPs (a multiply and an add) per token in the forward pass. Dense layers
+    only: for a mixture of experts use :func:`active_matmul_params`.
     """
     c = checked_config(config)
     h, hd = c.hidden, c.head_dim
@@ -266,6 +336,31 @@ PRESETS: MappingProxyType = MappingProxyType({c.name: c for c in [
 ]})  # fmt: skip
 
 
+_MIXTRAL = (
+    "Jiang et al. 2024, 'Mixtral of Experts', sec. 2 and Table 1 (8 experts, top-2; "
+    "46.7B total, 12.9B active parameters); released config.json of "
+    "mistralai/Mixtral-8x7B-v0.1"
+)
+_DEEPSEEK = (
+    "DeepSeek-AI 2024, 'DeepSeek-V3 Technical Report', sec. 2.1 and 4.2 (61 layers, "
+    "hidden 7,168, 3 dense layers of FFN 18,432, then 1 shared + 256 routed experts of "
+    "2,048, 8 routed per token; 671B total, 37B active); released config.json of "
+    "deepseek-ai/DeepSeek-V3. Multi-head latent attention (MLA) is stood in for by "
+    "plain attention of the same width (128 heads of 56): it counts 0.2 % more in all "
+    "and 4-5 % more active, see tests/test_models_moe.py"
+)
+
+#: Mixtures of experts, kept apart from :data:`PRESETS` (``course.measure.torchmodels`` builds
+#: dense models only). Counted by :func:`param_count` and :func:`active_param_count`.
+MOE_PRESETS: MappingProxyType = MappingProxyType({c.name: c for c in [
+    _llama("mixtral-8x7b", _MIXTRAL, layers=32, hidden=4096, heads=32, kv_heads=8,
+           ffn_hidden=14336, vocab=32000, max_positions=32768, experts=8, experts_per_token=2),
+    _llama("deepseek-v3", _DEEPSEEK, layers=61, hidden=7168, heads=128, kv_heads=128,
+           ffn_hidden=18432, vocab=129280, max_positions=163840, experts=256,
+           experts_per_token=8, shared_experts=1, expert_ffn_hidden=2048, dense_layers=3),
+]})  # fmt: skip
+
+
 def preset(key: str) -> TransformerConfig:
     """Look up a preset by key (``"llama-2-7b"``); ValueError lists the choices."""
     if not isinstance(key, str) or key not in PRESETS:
@@ -274,9 +369,12 @@ def preset(key: str) -> TransformerConfig:
 
 
 __all__ = [
+    "MOE_PRESETS",
     "PRESETS",
     "ParamBreakdown",
     "TransformerConfig",
+    "active_matmul_params",
+    "active_param_count",
     "checked_config",
     "matmul_params_per_layer",
     "non_embedding_param_count",

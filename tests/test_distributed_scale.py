@@ -1,0 +1,166 @@
+"""Lesson 12's demos equal their single-process versions: resharded checkpoints to the byte, a
+restarted elastic run to an uninterrupted one, expert parallelism and ring attention to the
+single-process layers; and none leaves a process or a listening port behind."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import psutil
+import pytest
+import torch
+
+from course.calculators import context
+from course.calculators import moe as moe_calc
+from course.distributed import checkpoint, elastic, moe, ring_attention
+from course.distributed.launch import launch, launch_named
+
+
+def _children() -> set[int]:
+    return {p.pid for p in psutil.Process().children(recursive=True)
+            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+            and "resource_tracker" not in " ".join(p.cmdline())}  # fmt: skip
+
+
+def _listening() -> set:
+    pids = _children() | {os.getpid()}
+    return {c.laddr for c in psutil.net_connections("tcp") if c.pid in pids
+            and c.status == psutil.CONN_LISTEN}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def runs():
+    before = _children()
+    out = launch_named([moe.moe_demo, ring_attention.ring_demo], 2, timeout_s=180)
+    assert _children() <= before
+    return out
+
+
+def _three_ranks():
+    return ring_attention.ring_demo(causal=True), moe.moe_demo()
+
+
+def test_ring_attention_equals_full_attention(runs):
+    full = ring_attention.full_attention(*ring_attention.qkv())
+    got = torch.cat([r["ring_demo"]["out"] for r in runs], dim=-2)
+    torch.testing.assert_close(got, full, atol=1e-5, rtol=1e-5)
+    assert all(r["ring_demo"]["steps"] == 2 for r in runs)
+
+
+def test_ring_attention_causal_and_moe_on_three_ranks():
+    """The defaults scale with the world size (32 tokens and 2 experts per rank)."""
+    ring, experts = zip(*launch(_three_ranks, 3, timeout_s=180), strict=True)
+    q, k, v = ring_attention.qkv(seq_len=96)
+    full = ring_attention.full_attention(q, k, v, causal=True)
+    got = torch.cat([r["out"] for r in ring], dim=-2)
+    torch.testing.assert_close(got, full, atol=1e-5, rtol=1e-5)
+    assert [r["steps"] for r in ring] == [1, 2, 3]  # rank r attends blocks 0..r only
+    ref = moe.moe_reference(moe.tokens(96), moe.moe_weights(experts=6))
+    got = torch.cat([r["out"] for r in experts])
+    torch.testing.assert_close(got, ref, atol=1e-5, rtol=1e-5)
+
+
+def test_ring_attention_memory_matches_the_calculator(runs):
+    """The demo's largest set of tensors held at once is what the calculator counts (fp32)."""
+    r = runs[0]["ring_demo"]
+    est = context.ring_attention_bytes(64, 2, heads=4, head_dim=16, bytes_per_value=4)
+    assert r["peak_block_bytes"] == est.total_bytes
+    assert r["sent_bytes"] == est.kv_in_flight_bytes  # one K/V block sent per step, 1 step
+
+
+def test_moe_equals_the_single_process_layer(runs):
+    w = moe.moe_weights()
+    ref = moe.moe_reference(moe.tokens(), w)
+    got = torch.cat([r["moe_demo"]["out"] for r in runs])
+    torch.testing.assert_close(got, ref, atol=1e-5, rtol=1e-5)
+
+
+def test_moe_counts_tokens_and_bytes(runs):
+    r0 = runs[0]["moe_demo"]
+    assert sum(r0["tokens_per_expert"]) == 64 * 2  # every token to k = 2 experts
+    assert (
+        sum(r["moe_demo"]["send_counts"][r["moe_demo"]["rank"]] for r in runs)
+        + sum(r["moe_demo"]["dispatch_bytes"] for r in runs) / (32 * 4)
+        == 128
+    )
+    # what one rank sends off-rank is what the other receives back: dispatch bytes = combine bytes
+    assert runs[0]["moe_demo"]["dispatch_bytes"] == runs[1]["moe_demo"]["combine_bytes"]
+    uniform = moe_calc.all_to_all_bytes(32, 32, experts_per_token=2, ranks=2, bytes_per_value=4)
+    measured = sum(r["moe_demo"]["dispatch_bytes"] for r in runs) / 2
+    assert 0.5 * uniform.dispatch_bytes < measured < 1.5 * uniform.dispatch_bytes
+
+
+def _save(root):
+    return checkpoint.save_both(root)
+
+
+def _load(path):
+    return checkpoint.load_sharded(path)
+
+
+def test_checkpoint_reshards_2_to_1_to_2_equal_to_the_byte(tmp_path):
+    saved = launch(_save, 2, args=(str(tmp_path),), timeout_s=180)
+    files = saved[0]["dcp_files"]
+    assert ".metadata" in files and sum(f.endswith(".distcp") for f in files) == 2
+    full = torch.load(tmp_path / "full.pt", weights_only=False)
+    one = checkpoint.load_on_one(str(tmp_path / "dcp"))  # 2 ranks -> 1 process
+    assert checkpoint.states_equal(one, full) == []
+    checkpoint.save_on_one(one, str(tmp_path / "from_one"))  # 1 process -> 2 ranks
+    back = launch(_load, 2, args=(str(tmp_path / "from_one"),), timeout_s=180)
+    for state in back:
+        assert checkpoint.states_equal(state, full) == []
+    assert (
+        checkpoint.states_equal(
+            one,
+            checkpoint.load_on_one(
+                str(tmp_path / "dcp"),
+            ),
+        )
+        == []
+    )
+
+
+def test_states_equal_sees_one_changed_byte():
+    a = {"model": {"w": torch.ones(3)}, "optim": {"state": {"w": {"step": torch.tensor(2.0)}}}}
+    b = {"model": {"w": torch.ones(3)}, "optim": {"state": {"w": {"step": torch.tensor(2.0)}}}}
+    assert checkpoint.states_equal(a, b) == []
+    b["model"]["w"][1] = torch.nextafter(torch.tensor(1.0), torch.tensor(2.0))
+    assert checkpoint.states_equal(a, b) == ["state.model.w"]
+
+
+def test_elastic_restart_ends_where_an_uninterrupted_run_ends(tmp_path):
+    before, ports = _children(), _listening()
+    clean = elastic.run_torchrun(tmp_path / "clean", steps=6, every=2, timeout_s=240)
+    failed = elastic.run_torchrun(tmp_path / "failed", steps=6, every=2, fail_step=3,
+                                  timeout_s=240)  # fmt: skip
+    assert clean["returncode"] == 0, clean["output"]
+    assert failed["returncode"] == 0, failed["output"]
+    a = torch.load(clean["final"], weights_only=False)
+    b = torch.load(failed["final"], weights_only=False)
+    assert checkpoint.states_equal(a, b) == []
+    tl = elastic.timeline(failed["events"])
+    assert [s[1] for s in tl["starts"]] and len(tl["starts"]) == 2  # the agent restarted once
+    assert tl["failures"][0][0] == 3 and tl["resumes"][0][0] == 2  # resumed from step 2's ckpt
+    assert tl["lost_steps"] == [2]  # step 2 ran before the failure and again after
+    assert elastic.timeline(clean["events"])["failures"] == []
+    assert _children() <= before and _listening() <= ports
+
+
+def test_timeline_rejects_an_empty_log():
+    with pytest.raises(ValueError, match="events"):
+        elastic.timeline([])
+
+
+@pytest.mark.parametrize("demo", ["moe", "ring_attention", "checkpoint"])
+def test_each_demo_runs_as_a_torchrun_script(demo, tmp_path):
+    before = _children()
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
+           "--rdzv-backend=c10d", "--rdzv-endpoint=127.0.0.1:0", "-m", f"course.distributed.{demo}"]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=180, cwd=tmp_path,
+                          env={**os.environ, "OMP_NUM_THREADS": "1",
+                               "COURSE_CHECKPOINT_DIR": str(tmp_path)})  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "== " in done.stdout
+    assert _children() <= before
