@@ -82,6 +82,14 @@ def imported_modules(folders: tuple[str, ...]) -> dict[str, set[str]]:
                 names = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
                 names = [node.module]
+            elif (  # importlib.import_module("triton"): a lazy import counts as one
+                isinstance(node, ast.Call)
+                and getattr(node.func, "attr", getattr(node.func, "id", None)) == "import_module"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)
+            ):
+                names = [node.args[0].value]
             else:
                 continue
             for name in names:

@@ -100,8 +100,6 @@ class RentedMatch(Report):
     """Instances of one type rented to match a number of owned GPUs, at the recorded price."""
 
     _title = "Rented to match"
-    _formats = {"instance": "text", "instances": "number", "gpus_rented": "number",
-                "gpus_owned": "number", "as_of": "text"}  # fmt: skip
 
     instance: str
     gpus_owned: int

@@ -31,7 +31,6 @@ class WarpAccess(Report):
     """The memory traffic of one warp-wide load: what the threads use and what moves."""
 
     _title = "One warp's memory request"
-    _formats = {"sectors": "number", "lines": "number", "threads": "number"}
 
     threads: int
     element_bytes: int

@@ -22,7 +22,7 @@ class RingAttentionMemory(Report):
     """One attention layer's forward tensors on one rank of a ring."""
 
     _title = "Ring attention memory per rank (one layer)"
-    _formats = {"ranks": "number", "block_tokens": "number"}
+    _formats = {"block_tokens": "number"}
 
     ranks: int
     block_tokens: int  # seq_len / ranks

@@ -49,7 +49,6 @@ class Branch(Report):
     """One warp through ``if cond: then (then_cost) else: else (else_cost)``."""
 
     _title = "One warp through a branch"
-    _formats = {"efficiency": "percent", "slowdown": "number"}
 
     lanes_then: int
     lanes_else: int

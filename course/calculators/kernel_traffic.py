@@ -21,7 +21,6 @@ class FusionBytes(Report):
     """RMSNorm's memory traffic, fused and unfused."""
 
     _title = "RMSNorm: bytes to and from memory"
-    _formats = {"ratio": "number"}
 
     matrix_rows: int
     matrix_cols: int
@@ -50,7 +49,6 @@ class TileTraffic(Report):
     """A tiled matmul's loads and stores per FLOP."""
 
     _title = "Tiled matmul traffic"
-    _formats = {"bytes_per_flop": "number"}
 
     block: int
     flops: int

@@ -28,7 +28,6 @@ class MoEAccount(Report):
     """What a mixture of experts stores against what one token uses."""
 
     _title = "Mixture of experts: total and active"
-    _formats = {"active_fraction": "percent", "experts": "number", "experts_per_token": "number"}
 
     experts: int
     experts_per_token: int
@@ -65,7 +64,6 @@ class AllToAll(Report):
     """The tokens an expert-parallel MoE layer sends between ranks (one rank's share)."""
 
     _title = "All-to-all traffic of expert parallelism (per rank)"
-    _formats = {"off_rank_fraction": "percent", "exchanges": "number"}
 
     dispatch_bytes: float  # one layer, forward: tokens to their experts on other ranks
     combine_bytes: float  # one layer, forward: expert outputs back

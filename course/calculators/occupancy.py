@@ -41,7 +41,6 @@ class Occupancy(Report):
     """Blocks and warps of one kernel configuration resident on one SM."""
 
     _title = "Occupancy of one SM"
-    _formats = {"blocks_limit_by_smem": "number", "occupancy_fraction": "percent"}
 
     compute_capability: str
     threads_per_block: int

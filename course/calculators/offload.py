@@ -154,7 +154,6 @@ class OffloadStep(Report):
     """One decoding step when what does not fit in GPU memory lives in CPU memory."""
 
     _title = "Decoding with CPU offload"
-    _formats = {"fits_host": "text"}
 
     gpu: str
     model: str

@@ -592,10 +592,7 @@ class LayoutStep(Report):
     """One training step of a DP x TP x PP layout: memory of the busiest GPU and where time goes."""
 
     _title = "Training layout: one step"
-    _formats = {"layout": "text", "fits": "text", "n_gpus": "number", "global_batch": "number",
-                "gpu": "text", "dtype": "text", "intra_node_link": "text",
-                "inter_node_link": "text", "notes": "text", "mfu": "percent",
-                "hfu": "percent"}  # fmt: skip
+    _formats = {"mfu": "percent", "hfu": "percent"}
 
     layout: str
     gpu: str

@@ -161,8 +161,6 @@ class FailurePlan(Report):
     """A synchronous job on many parts: its failures, its checkpoint interval and its goodput."""
 
     _title = "Failures and checkpoints of a training job"
-    _formats = {"expected_interruptions": "number", "deadline_met": "text",
-                "components": "number"}  # fmt: skip
 
     components: int
     job_mtbf_seconds: float

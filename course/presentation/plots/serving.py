@@ -9,7 +9,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from course.presentation.plots import PALETTE, _rows
+from course.presentation.plots.style import PALETTE, _rows
 
 
 def load_curve(points: Iterable[Any], *, knee: float | None = None,

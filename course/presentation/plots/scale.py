@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter
 
-from course.presentation.plots import PALETTE, _axes
+from course.presentation.plots.style import PALETTE, _axes
 
 
 def goodput_vs_interval(curves: Mapping[str, tuple[Sequence[float], Sequence[float]]], *,
