@@ -568,32 +568,6 @@ def system(key_or_system: str | System) -> System:
     raise ValueError(f"system must be one of {', '.join(SYSTEMS)}; got {key_or_system!r}")
 
 
-__all__ = [
-    "CPU",
-    "CPUS",
-    "MIG_COMPUTE_SLICES",
-    "MIG_MEMORY_SLICES",
-    "MIG_PROFILES",
-    "MigProfile",
-    "SUPERPODS",
-    "SYSTEM_FABRICS",
-    "SuperPodArchitecture",
-    "SystemFabric",
-    "mig_profiles",
-    "DTYPES",
-    "GPU",
-    "GPUS",
-    "INTERCONNECTS",
-    "SYSTEMS",
-    "Interconnect",
-    "System",
-    "gpu",
-    "system",
-    "FP32_CORES_PER_SM",
-    "cuda_cores",
-]
-
-
 # ---------------------------------------------------------------------------------------------
 # The inside of a GPU: what the anatomy and memory-pyramid diagrams of course/presentation/diagrams.py draw
 # (lessons 00-02). A separate table so that the rows above stay as they are; each row adds what a
@@ -678,9 +652,6 @@ def anatomy(key: str) -> Anatomy:
     return ANATOMY[key]
 
 
-__all__ += ["ANATOMY", "Anatomy", "NVLINK_C2C", "anatomy"]
-
-
 # ---------------------------------------------------------------------------------------------
 # Rack-scale systems: Blackwell's GB200 NVL72, the rack as the unit of design (lesson 08)
 # ---------------------------------------------------------------------------------------------
@@ -733,4 +704,34 @@ RACKS: MappingProxyType = MappingProxyType({r.key: r for r in [
                "5 PFLOP/s dense FP8, above the HGX B200's 4.5 (GB200's GPUs may draw more power)."),
 ]})  # fmt: skip
 
-__all__ += ["RACKS", "Rack"]
+
+__all__ = [
+    "ANATOMY",
+    "Anatomy",
+    "anatomy",
+    "CPU",
+    "CPUS",
+    "cuda_cores",
+    "DTYPES",
+    "FP32_CORES_PER_SM",
+    "GPU",
+    "gpu",
+    "GPUS",
+    "Interconnect",
+    "INTERCONNECTS",
+    "MIG_COMPUTE_SLICES",
+    "MIG_MEMORY_SLICES",
+    "MIG_PROFILES",
+    "mig_profiles",
+    "MigProfile",
+    "NVLINK_C2C",
+    "Rack",
+    "RACKS",
+    "SuperPodArchitecture",
+    "SUPERPODS",
+    "System",
+    "system",
+    "SYSTEM_FABRICS",
+    "SystemFabric",
+    "SYSTEMS",
+]
