@@ -135,6 +135,8 @@ def test_compile_branches():
     assert "pays for itself after about 200,000 calls" in out
     assert "*slower*" in out and "no gain" in out and "Rerun" in out
     assert "no call was timed" in f.compile_speedup(R(compile_seconds=10.0, records=[]))
+    failed = R(compile_seconds=1.0, records=[], failure="the path contains a space")
+    assert f.compile_speedup(failed) == "torch.compile did not run here: the path contains a space."
 
 
 def ft(method, n, mem, t, iqr=0.0):

@@ -5,6 +5,7 @@ formed, budgets respected. Speeds are never asserted."""
 from __future__ import annotations
 
 import math
+import os
 
 import pytest
 import torch
@@ -161,6 +162,10 @@ def test_batch_sweep_records():
 def test_compile_overhead_reports_compile_time_and_matching_calls():
     # one small compiled function: tens of seconds cold, a few warm (torch's on-disk cache)
     result = serving.compile_overhead(batches=(2, 64), hidden=16)
+    if " " in os.path.dirname(torch.__file__):  # Inductor's C++ build does not quote its paths
+        assert result.failure and "space" in result.failure and not result.records
+        return
+    assert result.failure is None
     assert result.compile_seconds > 0 and [r.batch for r in result.records] == [2, 64]
     for r in result.records:
         assert r.speedup == pytest.approx(r.eager_seconds / r.compiled_seconds)

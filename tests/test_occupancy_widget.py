@@ -24,7 +24,7 @@ def test_best_practices_case_through_the_widget():
 
 @pytest.mark.parametrize(
     "name, value, label",
-    [("threads", "", "threads per block must be a number"),
+    [("threads", "", "threads per block must be a whole number"),
      ("threads", "nan", "threads per block must be a whole number"),
      ("registers", "inf", "registers per thread must be a whole number"),
      ("threads", "1e30", "threads per block must be an integer"),

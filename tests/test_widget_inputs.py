@@ -244,6 +244,19 @@ def _techniques(calc: Calculator, where: str) -> None:
     assert calc.result.rows, f"{where}: no technique listed"
 
 
+def _occupancy(calc: Calculator, where: str) -> None:
+    """Resident warps within the SM's limit, blocks the minimum of the four limits."""
+    r = calc.result
+    assert 0 < r.resident_warps <= r.max_warps, where
+    assert r.resident_blocks == min(
+        r.blocks_limit_by_blocks,
+        r.blocks_limit_by_warps,
+        r.blocks_limit_by_registers,
+        r.blocks_limit_by_smem,
+    ), where
+    assert r.occupancy_fraction == r.resident_warps / r.max_warps, where
+
+
 CONSTRAINTS: dict[str, Callable[[Calculator, str], None]] = {
     "roofline_explorer": _roofline,
     "decode_speed_calculator": _decode,
@@ -254,6 +267,7 @@ CONSTRAINTS: dict[str, Callable[[Calculator, str], None]] = {
     "dgx_design_calculator": _dgx,
     "buy_vs_rent_calculator": _buy_vs_rent,
     "technique_table": _techniques,
+    "occupancy_calculator": _occupancy,
 }
 
 

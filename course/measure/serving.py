@@ -20,6 +20,7 @@ once per step like real decoding does. Layer 3 (torch). Used by lesson 07.
 from __future__ import annotations
 
 import copy
+import os
 import time
 from dataclasses import dataclass
 
@@ -229,6 +230,7 @@ class CompileResult:
     compile_seconds: float
     records: list[CompileRecord]
     backend: str
+    failure: str | None = None  # why nothing compiled (the lesson prints it), else None
 
 
 class SmallMLP(nn.Module):
@@ -260,7 +262,10 @@ def compile_overhead(
     x0 = torch.randn(batches[0], hidden)
     with torch.no_grad():
         start = time.perf_counter()
-        compiled(x0)
+        try:
+            compiled(x0)
+        except torch._dynamo.exc.BackendCompilerFailed as exc:
+            return CompileResult(time.perf_counter() - start, [], "inductor", _compile_failure(exc))
         compile_s = time.perf_counter() - start
         records = []
         for b in batches:
@@ -273,6 +278,17 @@ def compile_overhead(
                                          e.median_seconds / c.median_seconds,
                                          e.iqr_seconds, c.iqr_seconds))  # fmt: skip
     return CompileResult(compile_s, records, "inductor")
+
+
+def _compile_failure(exc: Exception) -> str:
+    """One line on why Inductor could not build its C++ here."""
+    where = os.path.dirname(torch.__file__)
+    if " " in where:
+        return (f"Inductor's C++ build passes torch's folder ({where}) to the compiler unquoted, "
+                "and that path contains a space: install the course in a path without spaces to "
+                "measure torch.compile")  # fmt: skip
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return f"Inductor could not build its C++ code here ({first[:200]})"
 
 
 __all__ = [

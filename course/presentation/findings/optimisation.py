@@ -196,6 +196,8 @@ def batching(records: Sequence[Any]) -> str:
 
 def compile_speedup(result: Any) -> str:
     """``torch.compile``'s compile time and per-call speed-up (a ``CompileResult``)."""
+    if getattr(result, "failure", None):
+        return f"torch.compile did not run here: {result.failure}."
     if not result.records:
         return f"Compiled in {_t(result.compile_seconds)}, but no call was timed: rerun."
     lines = [f"Compiling took **{_t(result.compile_seconds)}** (paid once, on the first call)."]

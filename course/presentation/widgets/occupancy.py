@@ -20,11 +20,15 @@ LABELS = {
 }
 
 
-def _occupancy_html(v: dict[str, Any]) -> str:
+def occupancy_of(v: dict[str, Any]) -> occ.Occupancy:
+    """The calculator's result for the widget's values ``v`` (errors name the on-screen labels)."""
     threads = parse_whole("threads per block", v["threads"])
     regs = parse_whole("registers per thread", v["registers"])
     smem = parse_whole("shared memory per block (bytes)", v["shared_memory"])
-    r = occ.occupancy(threads, regs, smem, compute_capability=v["cc"])
+    return occ.occupancy(threads, regs, smem, compute_capability=v["cc"])
+
+
+def _occupancy_html(r: occ.Occupancy, v: dict[str, Any]) -> str:
     lim = cuda_limits.limits(v["cc"])
     limits = {
         "blocks per SM": r.blocks_limit_by_blocks,
@@ -60,4 +64,5 @@ def occupancy_calculator(cc: str = "9.0", threads: str = "256", registers: str =
         "registers": text_box("registers per thread", registers),
         "shared_memory": text_box("shared memory per block (bytes)", shared_memory),
     }
-    return Calculator("Occupancy of one SM", controls, _occupancy_html, labels=LABELS)
+    return Calculator("Occupancy of one SM", controls, occupancy_of, labels=LABELS,
+                      render=_occupancy_html)  # fmt: skip
