@@ -147,3 +147,20 @@ def test_a_grader_failure_on_one_file_is_a_row_not_the_end_of_the_run(monkeypatc
     assert len(rows) == 3
     assert "error" in rows[1] and "No space left on device" in rows[1]
     assert rows[2].startswith("00_units_and_memory-b.ipynb,00_units_and_memory")
+
+
+def test_a_blank_answer_runs_for_tuple_targets_and_statements_over_several_lines():
+    """The learner's blank must run: ``a, b = ...`` cannot unpack, and a marked continuation line
+    left behind is an IndentationError (exercise sets 12 and 13 had both)."""
+    from course.publishing.grading.spec import _strip_solution
+
+    learner = _strip_solution(
+        "plan = failure_plan(3, checkpoint_seconds=10,  # SOLUTION\n"
+        "                    restart_seconds=60)  # SOLUTION\n"
+        "replicas, gpus = plan.replicas, plan.gpus  # SOLUTION\n"
+        "replicas, gpus"
+    )
+    assert learner == "plan = ...\nreplicas, gpus = ..., ...\nreplicas, gpus"
+    namespace: dict = {}
+    exec(learner, namespace)  # noqa: S102 - the blank the learner receives runs
+    assert namespace["replicas"] is Ellipsis

@@ -201,12 +201,35 @@ def _question(text: str, where: str) -> Question:
     return qs
 
 
+def _bracket_depth(line: str) -> int:
+    """Brackets a line opens minus those it closes (strings and the comment left out)."""
+    code = re.sub(r"('[^']*'|\"[^\"]*\")", "", line.split("#", 1)[0])
+    return sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
+
+
+def _blank(line: str) -> str:
+    """``name = ...`` for a ``# SOLUTION`` line; ``a, b = ..., ...`` for a tuple target, so the
+    learner's blank notebook runs."""
+    indent = line[: len(line) - len(line.lstrip())]
+    m = re.match(r"\s*([\w.\[\]'\", ]+?)\s*(?::[^=]+)?=(?!=)", line)
+    if not m:
+        return f"{indent}..."
+    target = m.group(1).strip().rstrip(",")
+    names = [n for n in target.split(",") if n.strip()] if "[" not in target else [target]
+    return f"{indent}{target} = {', '.join(['...'] * len(names))}"
+
+
 def _strip_solution(source: str) -> str:
-    """The learner's version of a solution code cell."""
+    """The learner's version of a solution code cell. A ``# SOLUTION`` statement that spans lines
+    (each marked) becomes one blank; its continuation lines disappear."""
     out: list[str] = []
     skipping = prompt = False
+    depth = 0  # brackets left open by the last ``# SOLUTION`` line
     for line in source.splitlines():
         stripped = line.strip()
+        if depth > 0:  # a continuation of a blanked statement
+            depth = max(0, depth + _bracket_depth(line))
+            continue
         if skipping:
             if stripped == "# END SOLUTION":
                 skipping = False
@@ -226,9 +249,8 @@ def _strip_solution(source: str) -> str:
             prompt = True
             continue
         if stripped.endswith("# SOLUTION"):
-            indent = line[: len(line) - len(line.lstrip())]
-            m = re.match(r"\s*([\w.\[\]'\", ]+?)\s*(?::[^=]+)?=(?!=)", line)
-            out.append(f"{indent}{m.group(1)} = ..." if m else f"{indent}...")
+            out.append(_blank(line))
+            depth = max(0, _bracket_depth(line))
             continue
         out.append(line)
     if skipping or prompt:
