@@ -139,3 +139,12 @@ def test_route_one_replica_is_the_mmc_simulation():
     assert r.mean_wait_seconds == pytest.approx(
         queueing.mmc(3.0, 1.0, 4).mean_wait_seconds, rel=0.2
     )
+
+
+def test_a_load_a_rounding_error_below_capacity_waits_forever_instead_of_dividing_by_zero():
+    """Offered load equal to the measured capacity: rho rounds to 0.9999999999999999 while
+    c/S - lambda rounds to 0 (lesson 13 hit this on a CI run)."""
+    capacity, slots = 42.376670724727354, 14
+    q = queueing.mmc(capacity, slots / capacity, slots)
+    assert q.utilisation < 1
+    assert q.p99_wait_seconds == math.inf and q.wait_quantile_seconds(0.5) == math.inf

@@ -169,6 +169,8 @@ class MMc(Report):
         if self.wait_probability <= 1 - p:
             return 0.0
         drain = self.servers / self.service_seconds - self.arrivals_per_second
+        if drain <= 0:  # utilisation a rounding error below 1: the queue does not drain
+            return math.inf
         return math.log(self.wait_probability / (1 - p)) / drain
 
 
