@@ -42,6 +42,7 @@ def test_fmt_flop_rate_and_bandwidth():
         (90, "1.5 min"),
         (7200, "2.0 h"),
         (3 * 86400, "3.0 days"),
+        (0.0, "0 s"),
     ],
 )
 def test_fmt_seconds_uses_a_readable_unit(seconds, text):

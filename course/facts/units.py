@@ -101,6 +101,8 @@ def fmt_flop_rate(flop_per_s: float, *, digits: int = 1) -> str:
 
 def fmt_seconds(seconds: float) -> str:
     """A duration for display, from nanoseconds to years, in the most readable unit."""
+    if seconds == 0:
+        return "0 s"  # no wait at all, not "0 ns"
     if not math.isfinite(seconds):
         return f"{seconds} s"
     s = abs(seconds)
