@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 
 import matplotlib
 import numpy as np
@@ -50,6 +51,15 @@ def test_time_call_runs_warmup_before_measuring():
     calls = []
     timing.time_call(lambda: calls.append(1), warmup=3, min_run_time=0.001)
     assert len(calls) > 3  # 3 warm-up calls, then the measured ones
+
+
+def test_a_call_slower_than_the_run_time_is_timed_three_times_so_its_spread_is_real():
+    """One run has an IQR of 0, which would let any difference beat "noise" in the findings
+    (lesson 07 printed a spread of "0 ns" for a 310 ms attention pass timed once)."""
+    calls = []
+    t = timing.time_call(lambda: (calls.append(1), time.sleep(0.01)), warmup=0, min_run_time=0.001)
+    assert t.repeats >= timing.MIN_REPEATS and len(calls) >= timing.MIN_REPEATS
+    assert t.iqr_seconds > 0 and t.min_seconds <= t.median_seconds <= t.max_seconds
 
 
 @pytest.mark.parametrize("device", ["gpu", "tpu:0", 3])

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import torch
 
 from course.facts import validate
+from course.measure import timing
 
 BITS = (8, 4)
 
@@ -295,8 +296,6 @@ def benchmark_variants(
     """Size, forward time (``torch.utils.benchmark`` with ``threads`` CPU threads, default torch's
     current setting) and output error of each model in ``variants`` on input ``x``; the first entry
     is the reference. Each model gets ``x`` cast to the dtype of its first floating-point tensor."""
-    from torch.utils import benchmark
-
     if not variants:
         raise ValueError("variants must name at least one model")
     validate.positive("min_run_time", min_run_time)
@@ -311,16 +310,13 @@ def benchmark_variants(
         inp = x.to(dtype)
         with torch.inference_mode():
             y = model(inp).float()
-            timer = benchmark.Timer(
-                "model(inp)",
-                globals={"model": model, "inp": inp},
-                num_threads=torch.get_num_threads(),
-            )
-            m = timer.blocked_autorange(min_run_time=min_run_time)
+            t = timing.time_call(lambda: model(inp), threads=threads, min_run_time=min_run_time)  # noqa: B023
         reference = y if reference is None else reference
         error = float((y - reference).norm() / reference.norm())
         records.append(
-            VariantRecord(name, x.shape[0], serialized_bytes(model), m.median, m.iqr, error)
+            VariantRecord(
+                name, x.shape[0], serialized_bytes(model), t.median_seconds, t.iqr_seconds, error
+            )
         )
     return records
 

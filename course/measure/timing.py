@@ -60,6 +60,11 @@ def check_device(device: str) -> str:
     return device
 
 
+#: Fewest timed runs of one call: below three, an interquartile range says nothing (one run has
+#: a spread of 0, which would let any difference beat "noise" in the findings).
+MIN_REPEATS = 3
+
+
 @dataclass(frozen=True)
 class Timing:
     """Seconds per call of one timed function: median and spread over ``repeats`` measurements.
@@ -105,8 +110,9 @@ def time_call(
     ``threads`` sets torch's intra-op threads during the measurement (default: torch's current
     setting; note that ``torch.utils.benchmark.Timer`` alone would default to 1). ``min_run_time``
     is the least time, in seconds, spent in the measured repeats; a call that itself takes longer
-    is timed at least once after the warm-up. The clock is read through
-    ``torch.utils.benchmark``'s timer, which synchronises CUDA/MPS before each reading.
+    is timed :data:`MIN_REPEATS` times after the warm-up, so its spread is measured, not 0 by
+    default. The clock is read through ``torch.utils.benchmark``'s timer, which synchronises
+    CUDA/MPS before each reading.
     """
     check_device(device)
     n_threads = torch.get_num_threads() if threads is None else threads
@@ -121,12 +127,16 @@ def time_call(
         synchronize(device)
         timer = benchmark.Timer("fn()", globals={"fn": fn}, num_threads=n_threads)
         measurement = timer.blocked_autorange(min_run_time=run_time)
+        runs = [measurement]
+        while sum(len(m.times) for m in runs) < MIN_REPEATS:  # a slow call: run it again
+            runs.append(timer.timeit(measurement.number_per_run))
+        (measurement,) = benchmark.Measurement.merge(runs)
     finally:
         torch.set_num_threads(previous)
     times = list(measurement.times)
     return Timing(
         median_seconds=float(measurement.median),
-        iqr_seconds=float(measurement.iqr) if len(times) > 1 else 0.0,
+        iqr_seconds=float(measurement.iqr),
         min_seconds=min(times),
         max_seconds=max(times),
         repeats=len(times),
