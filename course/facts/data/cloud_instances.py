@@ -74,7 +74,9 @@ AWS_LIST_2026 = (
     "AWS Price List (EC2 on-demand, Linux, us-east-1), https://aws.amazon.com/ec2/pricing/"
     "on-demand/; read 2026-11-09 as transcribed in datareceipts/data-receipts "
     "109-gpu-pricing/hyperscalers.json, https://raw.githubusercontent.com/datareceipts/"
-    "data-receipts/main/109-gpu-pricing/hyperscalers.json"
+    "data-receipts/main/109-gpu-pricing/hyperscalers.json (that file could not be opened on "
+    "2026-11-24 and no second dated copy was found: unverified beyond its consistency with "
+    "AWS's announced cut, which a test checks)"
 )
 AWS_P5EN_2026 = (
     "AWS Price List as returned by `dstack offer -b aws --instance-type p5en.48xlarge` on "
