@@ -50,9 +50,9 @@ def test_choosing_an_instance_fills_in_the_price_of_as_many_gpus_as_are_bought()
     calc.controls["instance"].value = "lambda-8x-h100-sxm"
     assert calc.controls["on_demand"].value == "31.92"
     assert calc.error is None and "recorded 2026-09-20" in repr(calc)
-    one_gpu = cloud.instance("runpod-h100-sxm-secure")
+    one_gpu = cloud.instance("runpod-h100-sxm")
     assert one_gpu.gpus == 1
-    calc.controls["instance"].value = "runpod-h100-sxm-secure"  # 8 of them match one DGX H100
+    calc.controls["instance"].value = "runpod-h100-sxm"  # 8 of them match one DGX H100
     assert float(calc.controls["on_demand"].value) == pytest.approx(8 * one_gpu.usd_per_hour)
     assert "Owning 8 GPUs against renting 8 x" in repr(calc)
     assert calc.result.rented.gpus_rented == calc.result.rented.gpus_owned == 8

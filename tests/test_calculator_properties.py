@@ -432,7 +432,7 @@ VALID: dict[str, tuple] = {
         "power_watts": 10_200, "usd_per_kwh": 0.1, "pue": 1.4, "other_usd_per_month": 500}),
     "cloud.instance": (cloud.instance, {"key": "aws-p5.48xlarge"}),
     "cloud.instance_gpu": (cloud.instance_gpu, {"key": "aws-p5.48xlarge"}),
-    "cloud.rent_to_match": (cloud.rent_to_match, {"key": "runpod-h100-sxm-secure", "gpus": 8}),
+    "cloud.rent_to_match": (cloud.rent_to_match, {"key": "runpod-h100-sxm", "gpus": 8}),
     "cloud.instances_table": (cloud.instances_table, {"provider": "AWS"}),
     "cloud.price_history": (cloud.price_history, {"key": "aws-p5.48xlarge", "kind": "on-demand"}),
     "cloud.price_change_fraction": (cloud.price_change_fraction, {"key": "aws-p5.48xlarge"}),

@@ -85,6 +85,35 @@ def test_recorded_cuts_are_within_what_aws_announced_in_june_2025():
         cloud.price_change_fraction("azure-nd96isr-h100-v5")
 
 
+def test_resourced_small_cloud_and_azure_prices_issue_19():
+    """Issue 19 asked for Lambda, RunPod, GCP a3-ultragpu and Azure ND96asr_v4 to be re-sourced or
+    dropped (checked 2026-11-24).
+
+    - Lambda: api-evangelist/lambda-labs plans/lambda-labs-plans-pricing.yml at commit 1929382e
+      (generated 2026-09-20 from https://lambda.ai/instances): 8x H100 SXM $3.99 and 8x A100 SXM
+      80 GB $2.79 per GPU-hour.
+    - Azure: skypilot-org/skypilot-catalog catalogs/v6/azure/vms.csv at commit 098741e7, eastus:
+      Standard_ND96asr_v4 27.197 and Standard_ND96isr_H100_v5 98.32 USD/h, the figures the
+      datareceipts transcription gives per GPU ($3.3996 and $12.29 x 8).
+    - RunPod: tugot17/gpu-price-tracker data/summary/H100_80GB_SXM5.jsonl at commit 00118715,
+      record of 2025-11-01T14:09Z, by_provider runpod min 2.69 (mean 2.70) per GPU-hour.
+    - GCP a3-ultragpu-8g: no checkable source, so no price (and no spot price) is recorded.
+    """
+    lam_h100, lam_a100 = instance("lambda-8x-h100-sxm"), instance("lambda-8x-a100-80gb-sxm")
+    assert (lam_h100.usd_per_gpu_hour, lam_a100.usd_per_gpu_hour) == pytest.approx((3.99, 2.79))
+    assert lam_h100.as_of == lam_a100.as_of == "2026-09-20" and "1929382e" in lam_h100.source
+    nd = instance("azure-nd96asr-v4")
+    assert nd.usd_per_hour == pytest.approx(27.197, abs=5e-4)  # 8 x 3.3996 = 27.1968
+    assert instance("azure-nd96isr-h100-v5").usd_per_hour == pytest.approx(98.32)
+    assert "098741e7" in nd.source
+    runpod = instance("runpod-h100-sxm")
+    assert (runpod.gpus, runpod.usd_per_hour, runpod.as_of) == (1, 2.69, "2025-11-01")
+    assert "00118715" in runpod.source
+    assert {i.key for i in INSTANCES.values() if i.provider == "RunPod"} == {"runpod-h100-sxm"}
+    assert instance("gcp-a3-ultragpu-8g").usd_per_hour is None
+    assert not any(q.instance == "gcp-a3-ultragpu-8g" and q.usd_per_hour for q in data.PRICE_QUOTES)
+
+
 def test_azure_nd_a100_v4_has_40gb_gpus_and_ndm_has_80gb():
     """FACTS.md: seed 003's "ND A100 v4 = 8x A100 80GB" is wrong; NDm A100 v4 is the 80 GB one."""
     nd, ndm = instance("azure-nd96asr-v4"), instance("azure-nd96amsr-a100-v4")
@@ -226,7 +255,7 @@ def test_cost_per_million_tokens_by_hand_and_from_the_roofline():
     half = cloud.serving_cost("aws-p5.48xlarge", 7e9, batch=1, efficiency=0.5)
     assert half.usd_per_million_tokens == pytest.approx(2 * r.usd_per_million_tokens)
     with pytest.raises(ValueError, match="do not fit"):
-        cloud.serving_cost("runpod-h100-sxm-secure", 70e9)
+        cloud.serving_cost("runpod-h100-sxm", 70e9)
 
 
 # --------------------------------------------------------------------------------------------

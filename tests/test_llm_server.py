@@ -142,3 +142,12 @@ def test_summarise_synthetic_records():
     duration = 0.9 + 0.1 + 0.08 - 0.0  # last send + its e2e
     assert p.requests_per_s == pytest.approx(10 / duration)
     assert p.goodput_per_s == pytest.approx(5 / duration)  # TTFT <= 50 ms: the first five
+
+
+def test_the_course_load_generator_computes_tpot_as_the_sources_do():
+    """Issue 19: course.measure.loadgen's TPOT on a hand record: e2e 1.0 s, TTFT 0.1 s, 10 tokens ->
+    (1.0 - 0.1) / 9 = 0.1 s, the per-request formula of vLLM, GenAI-Perf (its ITL) and LoadGen."""
+    r = loadgen.RequestRecord(rid=0, prompt_tokens=5, output_tokens=10, received_tokens=10,
+                              sent_seconds=0.0, ttft_seconds=0.1, e2e_seconds=1.0,
+                              itl_seconds=(0.1,) * 9)  # fmt: skip
+    assert r.tpot_seconds == pytest.approx(0.1)

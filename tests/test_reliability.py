@@ -37,15 +37,22 @@ def test_llama3_job_mtbf_is_about_three_hours():
 
 
 def test_a_per_gpu_rate_from_opt_predicts_llama3s_count_within_a_factor_of_two():
-    """Two independent logs: OPT-175B's >= 35 hardware restarts in ~2 months on 992 A100s give a
-    per-GPU MTBF that predicts Llama 3's 419 in 54 days on 16,384 H100s to within 2x (OPT's
-    count is a floor, so the prediction may be low)."""
+    """Two independent logs: OPT-175B's >= 35 manual hardware restarts in ~2 months on 992 A100s
+    give a per-GPU MTBF that predicts Llama 3's 419 in 54 days on 16,384 H100s to within 2x.
+    OPT's count is a floor: with the paper's own estimate of 70+ automatic restarts added (Zhang
+    et al. 2022, sec. 2.5, checked 2026-11-24), the same arithmetic predicts about 3.7x Llama 3's
+    count, so the agreement holds for the manual restarts only."""
     opt = FAILURE_LOGS["opt-175b"]
-    per_gpu = reliability.component_mtbf_seconds(opt.unexpected, opt.window_seconds, opt.gpus)
-    predicted = reliability.expected_interruptions(
-        LLAMA3.window_seconds, reliability.job_mtbf_seconds(LLAMA3.gpus, per_gpu)
-    )
-    assert 419 / 2 < predicted < 419 * 2
+    assert opt.unexpected == 35 and "70+ automatic restarts" in opt.note
+
+    def predicted(failures: int) -> float:
+        per_gpu = reliability.component_mtbf_seconds(failures, opt.window_seconds, opt.gpus)
+        return reliability.expected_interruptions(
+            LLAMA3.window_seconds, reliability.job_mtbf_seconds(LLAMA3.gpus, per_gpu)
+        )
+
+    assert 419 / 2 < predicted(opt.unexpected) < 419 * 2
+    assert predicted(35 + 70) / 419 == pytest.approx(3.73, abs=0.01)
 
 
 def test_llama3_goodput_above_90_percent_is_consistent_with_daly():

@@ -53,8 +53,8 @@ def test_serving_refuses_an_efficiency_that_needs_more_gpus_than_exist():
 
 
 def test_rent_to_match_rents_as_many_gpus_as_are_bought():
-    one = cloud.instance("runpod-h100-sxm-secure")
-    r = cloud.rent_to_match("runpod-h100-sxm-secure", 8)
+    one = cloud.instance("runpod-h100-sxm")
+    r = cloud.rent_to_match("runpod-h100-sxm", 8)
     assert (r.instances, r.gpus_rented) == (8, 8)
     assert r.on_demand_usd_per_hour == pytest.approx(8 * one.usd_per_hour)
     p5 = cloud.rent_to_match("aws-p5.48xlarge", 12)  # 8 GPUs each: two instances

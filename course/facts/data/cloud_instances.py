@@ -12,11 +12,14 @@ Three tables:
   price was found, the quote is ``None`` with the reason.
 - :data:`PRICE_ANNOUNCEMENTS`: announced price changes, with the instances they cover.
 
-Prices from the providers' price lists (AWS Price List, Azure Retail Prices API, Google Cloud
-Billing Catalog API) were read through public third-party transcriptions that name the list, the
-region and the date; those transcriptions are cited beside the primary list so the row can be
-checked. *AI Infrastructure*'s Azure and GCP prices ("~$30", "~$90", "~$35", "~$110"/hour) have no source and
-are not here.
+Prices from the providers' price lists (AWS Price List, Azure Retail Prices API) were read through
+public third-party transcriptions that name the list, the region and the date; those transcriptions
+are cited beside the primary list so the row can be checked, with the commit where one was opened.
+Re-checked on 2026-11-24 (issue 19): Lambda's two prices against the transcription's file at a named
+commit; Azure's against a second, independent machine-read of the Azure Retail Prices API (SkyPilot's
+catalog); RunPod's and GCP's A3 Ultra prices could not be traced to a source that could be opened, so
+they were dropped (RunPod's replaced by a dated, named snapshot). *AI Infrastructure*'s Azure and GCP
+prices ("~$30", "~$90", "~$35", "~$110"/hour) have no source and are not here.
 
 Layer 1: standard library only. Used by ``course.calculators.cloud`` (lesson 09).
 """
@@ -71,7 +74,9 @@ AWS_LIST_2026 = (
     "AWS Price List (EC2 on-demand, Linux, us-east-1), https://aws.amazon.com/ec2/pricing/"
     "on-demand/; read 2026-11-09 as transcribed in datareceipts/data-receipts "
     "109-gpu-pricing/hyperscalers.json, https://raw.githubusercontent.com/datareceipts/"
-    "data-receipts/main/109-gpu-pricing/hyperscalers.json"
+    "data-receipts/main/109-gpu-pricing/hyperscalers.json (that file could not be opened on "
+    "2026-11-24 and no second dated copy was found: unverified beyond its consistency with "
+    "AWS's announced cut, which a test checks)"
 )
 AWS_P5EN_2026 = (
     "AWS Price List as returned by `dstack offer -b aws --instance-type p5en.48xlarge` on "
@@ -86,17 +91,16 @@ AZURE_LIST_2026 = (
     "Azure Retail Prices API (Virtual Machines, Linux, pay-as-you-go, eastus), "
     "https://prices.azure.com/api/retail/prices; read 2026-11-09 as transcribed in "
     "datareceipts/data-receipts 109-gpu-pricing (hyperscalers.json, compare.json), "
-    "https://raw.githubusercontent.com/datareceipts/data-receipts/main/109-gpu-pricing/"
+    "https://raw.githubusercontent.com/datareceipts/data-receipts/main/109-gpu-pricing/ "
+    "(that file could not be opened on 2026-11-24); the same eastus prices (ND96asr_v4 27.197, "
+    "ND96isr_H100_v5 98.32 USD/h) are in SkyPilot's catalog, a machine-read of the same API: "
+    "skypilot-org/skypilot-catalog catalogs/v6/azure/vms.csv at commit "
+    "098741e70562f65d7af1cceb81e33b284f742604 (commit date not available here), "
+    "https://github.com/skypilot-org/skypilot-catalog"
 )
 AZURE_ND_DOCS = (
     "Microsoft Learn, 'ND family VM size series' (ND_A100_v4, NDm_A100_v4, ND_H100_v5), "
     "https://learn.microsoft.com/azure/virtual-machines/sizes/gpu-accelerated/nd-family"
-)
-GCP_CATALOG_2026 = (
-    "Google Cloud Billing Catalog API (Compute Engine SKUs: GPU + vCPU + memory), "
-    "https://cloud.google.com/billing/v1/how-tos/catalog-api; read 2026-10-13 as transcribed "
-    "in the dataset tanod/cloud-gpu-list-prices, https://huggingface.co/datasets/tanod/"
-    "cloud-gpu-list-prices"
 )
 GCP_MACHINES = (
     "Google Cloud, 'Accelerator-optimized machine family', https://cloud.google.com/compute/"
@@ -104,16 +108,24 @@ GCP_MACHINES = (
 )
 LAMBDA_2026 = (
     "Lambda, GPU instances price list, https://lambda.ai/instances; read 2026-09-20 as "
-    "transcribed in api-evangelist/lambda-labs plans/lambda-labs-plans-pricing.yml, "
-    "https://raw.githubusercontent.com/api-evangelist/lambda-labs/refs/heads/main/plans/"
-    "lambda-labs-plans-pricing.yml"
+    "transcribed in api-evangelist/lambda-labs plans/lambda-labs-plans-pricing.yml at commit "
+    "1929382e7f9b4777d980aec12b6fc9e04e6718cb (generated 2026-09-20; 'every price_text was found "
+    "verbatim in the fetched page text'; per GPU-hour, 8x H100 SXM $3.99, 8x A100 SXM 80 GB "
+    "$2.79), https://github.com/api-evangelist/lambda-labs/blob/"
+    "1929382e7f9b4777d980aec12b6fc9e04e6718cb/plans/lambda-labs-plans-pricing.yml"
 )
-RUNPOD_2026 = (
-    "RunPod, pricing page, https://www.runpod.io/pricing; read 2026-11-09 as transcribed in "
-    "datareceipts/data-receipts 109-gpu-pricing/vendors.json, https://raw.githubusercontent.com/"
-    "datareceipts/data-receipts/main/109-gpu-pricing/vendors.json"
+RUNPOD_2025 = (
+    "RunPod's H100 SXM5 on-demand offers as listed by Prime Intellect's GPU marketplace API, "
+    "snapshot of 2025-11-01T14:09Z recorded by tugot17/gpu-price-tracker "
+    "data/summary/H100_80GB_SXM5.jsonl at commit 00118715b4bf22166871877419d0cb374cfe2572 "
+    "(by_provider runpod: 10 offers, lowest $2.69 and mean $2.70 per GPU-hour; RunPod's tier, "
+    "Secure or Community Cloud, not stated), https://github.com/tugot17/gpu-price-tracker"
 )
 NO_SOURCE = "no primary or list-derived price found while writing this table (2026-11-23)"
+NOT_CHECKABLE = (
+    "no primary or list-derived price that could be checked (2026-11-24): the transcription cited "
+    "before could not be opened and no other dated copy of the list was found"
+)
 
 
 INSTANCE_TYPES: tuple[InstanceType, ...] = (
@@ -144,11 +156,10 @@ INSTANCE_TYPES: tuple[InstanceType, ...] = (
                  "not stated for on-demand instances", LAMBDA_2026),
     InstanceType("lambda-8x-a100-80gb-sxm", "Lambda", "8x NVIDIA A100 SXM 80 GB",
                  "a100-80gb-sxm", 8, "not stated for on-demand instances", LAMBDA_2026),
-    InstanceType("runpod-h100-sxm-community", "RunPod", "H100 SXM (Community Cloud)",
-                 "h100-sxm", 1, "not stated", RUNPOD_2026,
-                 "Third-party hosts through RunPod's marketplace; no datacentre SLA."),
-    InstanceType("runpod-h100-sxm-secure", "RunPod", "H100 SXM (Secure Cloud)", "h100-sxm", 1,
-                 "not stated", RUNPOD_2026, "RunPod-operated datacentres."),
+    InstanceType("runpod-h100-sxm", "RunPod", "H100 SXM (1 GPU)", "h100-sxm", 1,
+                 "not stated", "RunPod, pricing page, https://www.runpod.io/pricing",
+                 "Sold as Secure Cloud (RunPod's datacentres) and Community Cloud (third-party "
+                 "hosts); the recorded price does not say which."),
 )  # fmt: skip
 
 
@@ -179,19 +190,16 @@ PRICE_QUOTES: tuple[PriceQuote, ...] = (
     # GCP: per-GPU share of the whole machine (GPU + vCPU + memory SKUs) x 8.
     PriceQuote("gcp-a2-ultragpu-8g", "on-demand", None, "2026-11-23", "us-central1", NO_SOURCE),
     PriceQuote("gcp-a3-highgpu-8g", "on-demand", None, "2026-11-23", "us-central1", NO_SOURCE),
-    PriceQuote("gcp-a3-ultragpu-8g", "on-demand", 83.492, "2026-10-13", "us-central1",
-               GCP_CATALOG_2026, "$10.4365 per GPU-hour x 8"),
-    PriceQuote("gcp-a3-ultragpu-8g", "spot", 50.0856, "2026-10-13", "us-central1",
-               GCP_CATALOG_2026, "$6.2607 per GPU-hour x 8"),
+    PriceQuote("gcp-a3-ultragpu-8g", "on-demand", None, "2026-11-24", "us-central1",
+               NOT_CHECKABLE, "the on-demand and spot prices recorded before (from the dataset "
+               "tanod/cloud-gpu-list-prices, 2026-10-13) were dropped"),
     # Smaller GPU clouds: per-GPU list price x GPUs.
     PriceQuote("lambda-8x-h100-sxm", "on-demand", 31.92, "2026-09-20", "US", LAMBDA_2026,
                "$3.99 per GPU-hour x 8"),
     PriceQuote("lambda-8x-a100-80gb-sxm", "on-demand", 22.32, "2026-09-20", "US", LAMBDA_2026,
                "$2.79 per GPU-hour x 8"),
-    PriceQuote("runpod-h100-sxm-community", "on-demand", 2.69, "2026-11-09", "varies",
-               RUNPOD_2026),
-    PriceQuote("runpod-h100-sxm-secure", "on-demand", 3.99, "2026-11-09", "varies",
-               RUNPOD_2026),
+    PriceQuote("runpod-h100-sxm", "on-demand", 2.69, "2025-11-01", "varies", RUNPOD_2025,
+               "lowest of RunPod's 10 listed offers (mean $2.70)"),
 )  # fmt: skip
 
 
