@@ -711,6 +711,9 @@ def layout_step(
 
     The result's ``mfu`` and ``hfu`` are the whole step's: model FLOPs and hardware FLOPs over
     (step time x GPUs x peak). Megatron-LM reports the second (its FLOPs count the recomputation).
+    Korthikanti et al. 2022's HFU (their eq. 8, Table 5) adds 12 B L s^2 h for selective
+    recomputation, three times the recomputed attention forward their appendix A lists; ``hfu``
+    here counts it once, so it reads lower than theirs by that much.
     """
     from course.calculators.compute import attention_flops_per_token, training_flops_with_attention
     from course.facts.hardware import gpu as lookup_gpu
