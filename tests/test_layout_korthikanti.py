@@ -80,7 +80,9 @@ def test_model_flops_over_table_5_time_give_its_mfu(name):
     assert model / (present * n * PEAK) == pytest.approx(mfu, rel=5e-3)
     # Table 5's HFU follows eq. (8): model FLOPs x (1 + s/3h + v/12hL) / (1 + s/6h + v/12hL)
     h, L = cfg.hidden, cfg.layers
-    eq8_over_eq7 = (1 + S / (3 * h) + VOCAB / (12 * h * L)) / (1 + S / (6 * h) + VOCAB / (12 * h * L))
+    eq8_over_eq7 = (1 + S / (3 * h) + VOCAB / (12 * h * L)) / (
+        1 + S / (6 * h) + VOCAB / (12 * h * L)
+    )
     assert mfu * eq8_over_eq7 == pytest.approx(hfu, abs=1.5e-3)  # the table rounds to 0.1 %
     # the recomputed attention forward counted once (appendix A's 4 B s^2 h per layer)
     once = model + attention_flops_per_token(cfg, S) * batch * S
