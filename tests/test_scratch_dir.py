@@ -30,3 +30,22 @@ def test_a_scratch_dir_exists_while_its_process_runs(tmp_path, monkeypatch):
     assert d.is_dir() and d.parent == tmp_path and d.name.startswith("course-lesson12-")
     with pytest.raises(ValueError, match="prefix"):
         scratch_dir("a/b")
+
+
+def test_a_killed_runs_folder_is_deleted_by_the_next_run(tmp_path, monkeypatch):
+    """SIGKILL (or a kernel stopped for being slow to shut down) runs no clean-up: the next
+    scratch_dir of the same prefix deletes folders whose process is gone, and only those."""
+    import os
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, timeout=60).stdout.strip()  # fmt: skip
+    left = tmp_path / f"course-lesson12-{dead}-abc123"
+    (left / "dcp").mkdir(parents=True)
+    mine = tmp_path / f"course-lesson12-{os.getpid()}-xyz789"  # this process: alive
+    other = tmp_path / f"course-trace-{dead}-abc123"  # another prefix: not this call's
+    mine.mkdir(), other.mkdir()
+    new = scratch_dir("course-lesson12-")
+    assert new.name.startswith(f"course-lesson12-{os.getpid()}-")
+    assert not left.exists() and mine.is_dir() and other.is_dir() and new.is_dir()

@@ -69,14 +69,35 @@ def write_bandwidth(directory: str | None = None, *, size_bytes: int = 64 * MiB,
 
 
 def scratch_dir(prefix: str = "course-") -> Path:
-    """A new temporary folder (``prefix`` + random letters), deleted with everything in it when
-    this Python process exits normally: a notebook's kernel shut down or restarted, a script or
-    test run ending. (A process killed with SIGKILL runs no clean-up; its folder stays.)"""
-    if not isinstance(prefix, str) or os.sep in prefix:
+    """A new temporary folder, ``prefix`` + this process's id + random letters, deleted with
+    everything in it when this process exits normally (a script or test run ending, a notebook's
+    kernel shut down in time).
+
+    A process that is killed (SIGKILL, or a kernel that jupyter stops with SIGTERM because it was
+    slow to shut down) runs no clean-up, so each call also deletes the folders of the same
+    ``prefix`` whose process no longer exists: at most one run's folder is ever left behind.
+    """
+    if not isinstance(prefix, str) or not prefix or os.sep in prefix:
         raise ValueError(f"prefix must be a file-name prefix without {os.sep!r}, got {prefix!r}")
-    path = Path(tempfile.mkdtemp(prefix=prefix))
+    _reap(prefix)
+    path = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-"))
     atexit.register(shutil.rmtree, path, ignore_errors=True)
     return path
+
+
+def _reap(prefix: str) -> None:
+    """Delete this user's ``prefix<pid>-*`` folders whose process has exited."""
+    root = Path(tempfile.gettempdir())
+    for old in root.glob(f"{prefix}*-*"):
+        pid = old.name[len(prefix) :].split("-", 1)[0]
+        if not pid.isdigit() or not old.is_dir() or old.stat().st_uid != os.getuid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:  # gone (a live process of another user raises PermissionError)
+            shutil.rmtree(old, ignore_errors=True)
+        except (PermissionError, OverflowError):
+            continue
 
 
 __all__ = ["CHUNK_BYTES", "DiskWrite", "scratch_dir", "write_bandwidth"]
