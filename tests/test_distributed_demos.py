@@ -225,9 +225,10 @@ def test_pipeline_and_sharding_reject_bad_arguments():
 # training.py's script runs the same workers as tests/test_distributed_training.py's launch; it is
 # left out here to keep the suite's time down (each torchrun start imports torch twice)
 @pytest.mark.parametrize("demo", ["collectives", "ddp", "fsdp", "tensor_parallel", "pipeline"])
-def test_each_demo_runs_as_a_torchrun_script(demo):
+def test_each_demo_runs_as_a_torchrun_script(demo, tmp_path):
     before = {p.pid for p in psutil.Process().children(recursive=True)}
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+           f"--log-dir={tmp_path}",  # torchrun's default leaves a torchelastic_* folder in /tmp
            "-m", f"course.distributed.{demo}"]  # fmt: skip
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=180,
                           env={**__import__("os").environ, "OMP_NUM_THREADS": "1"})  # fmt: skip

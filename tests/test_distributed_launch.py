@@ -218,3 +218,61 @@ def test_a_worker_that_no_rank_can_import_is_refused_with_the_reason(monkeypatch
         L.launch(notebook_main.cell_worker, 2)
     with pytest.raises(ValueError, match="lambda or a nested function"):
         L.launch(lambda: 1, 2)
+
+
+def test_torchrun_and_its_workers_die_with_the_process_that_started_it():
+    """What :func:`course.distributed.elastic.run_torchrun` does from a notebook: torchrun started
+    with :func:`L.popen_dying_with_parent`, each worker tied to torchrun as
+    :func:`L.process_group` ties it (the workers here only sleep: no torch to import)."""
+    import select
+    import signal
+    import subprocess
+    import sys
+
+    worker = (
+        "import os, time; from course.distributed.launch import _die_with_parent; "
+        "_die_with_parent(os.getppid()); print('ready', flush=True); time.sleep(600)"
+    )
+    code = ("import sys, time; from course.distributed.launch import popen_dying_with_parent; "
+            "popen_dying_with_parent([sys.executable, '-m', 'torch.distributed.run', "
+            "'--nproc-per-node=2', '--rdzv-backend=c10d', '--rdzv-endpoint=127.0.0.1:0', "
+            f"'--no-python', sys.executable, '-c', {worker!r}]); time.sleep(600)")  # fmt: skip
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                              env={**os.environ, "OMP_NUM_THREADS": "1"})  # fmt: skip
+    try:
+        out, deadline = b"", time.monotonic() + 120
+        while out.count(b"ready") < 2 and time.monotonic() < deadline and parent.poll() is None:
+            if select.select([parent.stdout], [], [], 1)[0]:
+                out += os.read(parent.stdout.fileno(), 1024)
+        assert out.count(b"ready") == 2, "the workers did not start"  # both tied to torchrun
+        tree = psutil.Process(parent.pid).children(recursive=True)
+        assert len(tree) == 3, tree  # torchrun and its 2 workers
+    finally:
+        parent.send_signal(signal.SIGKILL)  # as a killed Jupyter kernel: no clean-up runs
+        parent.wait()
+    gone, alive = psutil.wait_procs(tree, timeout=15)
+    alive = [p for p in alive if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+    for p in alive:  # leave nothing behind, even when failing
+        p.kill()
+    assert not alive, f"outlived their parent: {alive}"
+
+
+def test_each_restart_attempt_sees_none_of_the_previous_attempts_keys(monkeypatch):
+    """torchrun's agent store outlives a failed attempt: what its rank 0 published (its address)
+    must not be read by the next attempt (every demo under ``--max-restarts`` failed with
+    "connection refused" before :func:`L.attempt_store`; the real restart is
+    tests/test_distributed_scale.py's elastic run, through the same :func:`L.process_group`)."""
+    import torch.distributed as dist
+
+    shared = dist.HashStore()
+    monkeypatch.setenv("TORCHELASTIC_USE_AGENT_STORE", "True")
+    monkeypatch.setenv(L.ATTEMPT_ENV, "0")
+    L.attempt_store(shared).set("rank0-address", "127.0.0.1:40000")
+    monkeypatch.setenv(L.ATTEMPT_ENV, "1")
+    again = L.attempt_store(shared)
+    assert not again.check(["rank0-address"])
+    again.set("rank0-address", "127.0.0.1:40001")
+    monkeypatch.setenv(L.ATTEMPT_ENV, "0")
+    assert L.attempt_store(shared).get("rank0-address") == b"127.0.0.1:40000"
+    monkeypatch.delenv("TORCHELASTIC_USE_AGENT_STORE")  # a store of its own per attempt
+    assert L.attempt_store(shared) is shared

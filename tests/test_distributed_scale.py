@@ -130,8 +130,9 @@ def test_states_equal_sees_one_changed_byte():
     assert checkpoint.states_equal(a, b) == ["state.model.w"]
 
 
-def test_elastic_restart_ends_where_an_uninterrupted_run_ends(tmp_path):
+def test_elastic_restart_ends_where_an_uninterrupted_run_ends(tmp_path, monkeypatch):
     before, ports = _children(), _listening()
+    scratch = _own_temp_dir(tmp_path, monkeypatch)
     clean = elastic.run_torchrun(tmp_path / "clean", steps=6, every=2, timeout_s=240)
     failed = elastic.run_torchrun(tmp_path / "failed", steps=6, every=2, fail_step=3,
                                   timeout_s=240)  # fmt: skip
@@ -146,6 +147,7 @@ def test_elastic_restart_ends_where_an_uninterrupted_run_ends(tmp_path):
     assert tl["lost_steps"] == [2]  # step 2 ran before the failure and again after
     assert elastic.timeline(clean["events"])["failures"] == []
     assert _children() <= before and _listening() <= ports
+    assert _left_in(scratch) == []  # torchrun's logs went to the run's folder, not /tmp
 
 
 def test_timeline_rejects_an_empty_log():
@@ -153,14 +155,35 @@ def test_timeline_rejects_an_empty_log():
         elastic.timeline([])
 
 
+def _own_temp_dir(tmp_path, monkeypatch):
+    """An empty temporary directory for this test and every process it starts (``TMPDIR``): what
+    is left in it afterwards was left by the code under test, not by a neighbour on the machine."""
+    import tempfile
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    return scratch
+
+
+def _left_in(scratch) -> list:
+    # torch's compiled-kernel cache (torchinductor_<user>) is one shared folder, reused by every run
+    return [p.name for p in scratch.iterdir() if not p.name.startswith("torchinductor_")]
+
+
 @pytest.mark.parametrize("demo", ["moe", "ring_attention", "checkpoint"])
-def test_each_demo_runs_as_a_torchrun_script(demo, tmp_path):
-    before = _children()
+def test_each_demo_runs_as_a_torchrun_script(demo, tmp_path, monkeypatch):
+    before, scratch = _children(), _own_temp_dir(tmp_path, monkeypatch)
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
-           "--rdzv-backend=c10d", "--rdzv-endpoint=127.0.0.1:0", "-m", f"course.distributed.{demo}"]  # fmt: skip
+           "--rdzv-backend=c10d", "--rdzv-endpoint=127.0.0.1:0", f"--log-dir={tmp_path / 'logs'}",
+           "-m", f"course.distributed.{demo}"]  # fmt: skip
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=180, cwd=tmp_path,
-                          env={**os.environ, "OMP_NUM_THREADS": "1",
-                               "COURSE_CHECKPOINT_DIR": str(tmp_path)})  # fmt: skip
+                          env={**os.environ, "OMP_NUM_THREADS": "1"})  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     assert "== " in done.stdout
     assert _children() <= before
+    assert _left_in(scratch) == []  # no temporary file or folder left behind
+    if demo == "checkpoint":  # one folder for both ranks, where the learner ran it
+        dcp_files = {f.name for f in (tmp_path / "course-checkpoints" / "dcp").iterdir()}
+        assert {"__0_0.distcp", "__1_0.distcp", ".metadata"} <= dcp_files, dcp_files

@@ -14,7 +14,8 @@
 State saved: the model, Adam's states (step, m, v) and the step counter and RNG state a restart
 needs (:func:`course.calculators.reliability.checkpoint_bytes` counts the same).
 
-Run: ``torchrun --nproc-per-node 2 -m course.distributed.checkpoint``. Layer 3.
+Run: ``torchrun --nproc-per-node 2 -m course.distributed.checkpoint`` (it writes to
+``./course-checkpoints``, or to ``$COURSE_CHECKPOINT_DIR``). Layer 3.
 """
 
 from __future__ import annotations
@@ -224,11 +225,14 @@ def states_equal(a: dict, b: dict) -> list[str]:
 
 
 def main() -> None:
-    import tempfile
-
     from course.distributed._script import run_script
 
-    root = os.environ.get("COURSE_CHECKPOINT_DIR") or tempfile.mkdtemp(prefix="course-ckpt-")
+    # one folder for every rank (DCP writes each rank's files beside the others'), kept: a learner
+    # looks at what was written; on several nodes it must be storage that every node sees
+    root = os.environ.get("COURSE_CHECKPOINT_DIR") or os.path.join(
+        os.getcwd(), "course-checkpoints"
+    )
+    os.makedirs(root, exist_ok=True)
 
     def worker():
         saved = save_both(root)

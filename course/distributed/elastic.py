@@ -32,7 +32,7 @@ import sys
 import time
 from pathlib import Path
 
-from course.distributed.launch import free_port
+from course.distributed.launch import free_port, popen_dying_with_parent, process_group
 
 #: Seconds the agent's processes get to stop after SIGTERM before they are killed.
 GRACE_S = 5.0
@@ -98,35 +98,9 @@ def train_script(steps: int, every: int, ckpt_dir: str, log: str, fail_step: int
         _log(log, event="done", attempt=attempt, step=steps)
 
 
-@contextlib.contextmanager
-def attempt_group():
-    """The default process group of this restart attempt, its store keys under a prefix of their own.
-
-    torchrun's agent keeps one TCP store for every attempt (``TORCH_DISABLE_SHARE_RDZV_TCP_STORE``
-    unset), so after a restart a rank can read the address the previous attempt's rank 0
-    published and fail with "connection refused" before the new rank 0 overwrites it. Prefixing
-    the keys with ``TORCHELASTIC_RESTART_COUNT`` keeps the attempts apart.
-    """
-    import datetime
-
-    import torch
-    import torch.distributed as dist
-
-    from course.distributed.launch import PG_TIMEOUT_S, backend
-
-    name = backend()
-    if name == "nccl":
-        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
-    timeout = datetime.timedelta(seconds=PG_TIMEOUT_S)
-    store, rank, world = next(dist.rendezvous("env://", timeout=timeout))
-    attempt = os.environ.get("TORCHELASTIC_RESTART_COUNT", "0")
-    prefixed = dist.PrefixStore(f"course-attempt-{attempt}", store)
-    dist.init_process_group(name, store=prefixed, rank=rank, world_size=world, timeout=timeout)
-    try:
-        yield
-        dist.barrier()
-    finally:
-        dist.destroy_process_group()
+#: The process group of each restart attempt: the shared one, restart-safe (its store keys are
+#: kept apart per attempt, see :func:`course.distributed.launch.attempt_store`).
+attempt_group = process_group
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -177,7 +151,9 @@ def run_torchrun(workdir: str | os.PathLike, *, nprocs: int = 2, steps: int = 10
     """Run the elastic script under ``torchrun`` (a subprocess) in ``workdir``; return its events.
 
     The rendezvous listens on 127.0.0.1 at a free port. ``timeout_s`` bounds the whole run; on
-    timeout, or if the caller is interrupted, the agent and every worker are stopped. Returns
+    timeout, or if the caller is interrupted, the agent and every worker are stopped; if the
+    caller is killed (a Jupyter kernel restarted), Linux kills torchrun with it and each worker
+    with torchrun (``PR_SET_PDEATHSIG``; tests/test_distributed_launch.py). Returns
     ``{"returncode", "events", "final", "command", "output"}`` (``final``: the path of the final
     state, or None if the run did not finish).
     """
@@ -187,6 +163,7 @@ def run_torchrun(workdir: str | os.PathLike, *, nprocs: int = 2, steps: int = 10
     cmd = [sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={nprocs}",
            "--nnodes=1", f"--max-restarts={max_restarts}", "--monitor-interval=0.2",
            "--rdzv-backend=c10d", f"--rdzv-endpoint=127.0.0.1:{free_port()}",
+           f"--log-dir={work / 'torchrun-logs'}",  # not a torchelastic_* folder left in /tmp
            "-m", "course.distributed.elastic", f"--steps={steps}", f"--every={every}",
            f"--ckpt-dir={work}", f"--events-file={log}", f"--fail-rank={fail_rank}"]  # fmt: skip
     if fail_step is not None:
@@ -194,8 +171,8 @@ def run_torchrun(workdir: str | os.PathLike, *, nprocs: int = 2, steps: int = 10
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
     out_path = work / "torchrun.out"
     with open(out_path, "w") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env,
-                                start_new_session=True)  # fmt: skip
+        proc = popen_dying_with_parent(cmd, stdout=out, stderr=subprocess.STDOUT, env=env,
+                                       start_new_session=True)  # fmt: skip
         try:
             proc.wait(timeout_s)
         except subprocess.TimeoutExpired:

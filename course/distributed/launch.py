@@ -149,7 +149,10 @@ def world_size() -> int:
 def process_group(backend_name: str | None = None):
     """Initialise the default process group from torchrun's environment; destroy it on exit.
 
-    Used by every demo's ``main()`` (under ``torchrun``) and by :func:`launch`'s workers.
+    Used by every demo's ``main()`` (under ``torchrun``) and by :func:`launch`'s workers. Under
+    torchrun each worker dies with its agent (``PR_SET_PDEATHSIG``) and each restart attempt
+    keeps its keys apart in the agent's store (:func:`attempt_store`), so every demo survives
+    ``--max-restarts``.
     """
     import torch
     import torch.distributed as dist
@@ -162,6 +165,11 @@ def process_group(backend_name: str | None = None):
         dist.init_process_group(name, timeout=timeout, store=_loopback_store(timeout),
                                 rank=int(os.environ["RANK"]),
                                 world_size=int(os.environ["WORLD_SIZE"]))  # fmt: skip
+    elif ATTEMPT_ENV in os.environ:  # under torchrun's elastic agent
+        _die_with_parent(os.getppid())  # the agent: a SIGKILLed torchrun leaves no worker
+        store, rank, world = next(dist.rendezvous("env://", timeout=timeout))
+        dist.init_process_group(name, timeout=timeout, store=attempt_store(store), rank=rank,
+                                world_size=world)  # fmt: skip
     else:
         dist.init_process_group(name, timeout=timeout)
     try:
@@ -169,6 +177,49 @@ def process_group(backend_name: str | None = None):
         dist.barrier()  # only on success: a rank that raised must not wait for the others
     finally:
         dist.destroy_process_group()
+
+
+#: What torchrun's agent sets in each worker: 0 on the first attempt, 1 after the first restart...
+ATTEMPT_ENV = "TORCHELASTIC_RESTART_COUNT"
+
+
+def attempt_store(store):
+    """``store`` with this restart attempt's keys under a prefix of their own.
+
+    torchrun's agent keeps one TCP store for every attempt (``TORCHELASTIC_USE_AGENT_STORE`` =
+    True in the workers; ``TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1`` for torchrun turns it off), so
+    after a restart (``--max-restarts``) a rank can read the address the previous attempt's rank 0
+    published and fail with "connection refused" before the new rank 0 overwrites it (every demo
+    did, with torch 2.13). Prefixing the keys with ``TORCHELASTIC_RESTART_COUNT`` keeps the
+    attempts apart. On several nodes an agent whose own workers were still healthy restarts them
+    without counting an attempt, so the counts can differ between nodes: there, start torchrun
+    with ``TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1`` (each attempt then has a store of its own, and
+    no prefix is added).
+    """
+    import torch.distributed as dist
+
+    if os.environ.get("TORCHELASTIC_USE_AGENT_STORE") != "True":
+        return store
+    return dist.PrefixStore(f"course-attempt-{os.environ.get(ATTEMPT_ENV, '0')}", store)
+
+
+def popen_dying_with_parent(cmd: Sequence[str], **kwargs):
+    """``subprocess.Popen(cmd, **kwargs)`` whose process Linux SIGKILLs when this one dies.
+
+    For a launcher started from a notebook (torchrun): a killed kernel takes it along, and its
+    workers, which :func:`process_group` ties to it the same way, follow. (Linux only; Linux sends
+    the signal when the *thread* that started the process ends: start it from the main thread.)
+    """
+    import subprocess
+
+    if sys.platform.startswith("linux"):
+        kwargs["preexec_fn"] = _set_pdeathsig
+    return subprocess.Popen(list(cmd), **kwargs)
+
+
+def _set_pdeathsig() -> None:
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
 
 
 def _loopback_store(timeout: datetime.timedelta):
@@ -193,9 +244,7 @@ def _die_with_parent(parent_pid: int) -> None:
     """Ask Linux to SIGKILL this process when its parent dies; exit now if it already has."""
     if not sys.platform.startswith("linux"):
         return
-    with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    _set_pdeathsig()
     if os.getppid() != parent_pid:  # the parent died before prctl took effect
         os._exit(1)
 
@@ -382,6 +431,8 @@ __all__ = [
     "loopback_available",
     "port_is_free",
     "process_group",
+    "attempt_store",
+    "popen_dying_with_parent",
     "rank",
     "usable_cores",
     "world_size",

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import math
 import statistics
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -35,6 +34,7 @@ from torch.profiler import ProfilerActivity, profile, record_function
 
 from course.facts import validate
 from course.facts.models import TransformerConfig
+from course.measure.storage import scratch_dir
 from course.measure.training import TINY_CONFIG, _model, _tokens
 
 PHASES = ("data", "forward", "backward", "logging", "optimizer")
@@ -167,8 +167,9 @@ def profile_training_step(
 ) -> StepProfile:
     """Profile ``steps`` training steps (after one warm-up) and write a Chrome trace.
 
-    ``trace_dir``: where the trace goes (default: a fresh temporary directory). On CUDA the GPU
-    activity is recorded too and ``top_ops`` is sorted by self CUDA time. ``export=False``
+    ``trace_dir``: where the trace goes (default: a fresh temporary directory, deleted when the
+    process exits). On CUDA the GPU activity is recorded too and ``top_ops`` is sorted by self
+    CUDA time. ``export=False``
     writes no trace (so no timeline or memory timeline): quicker for a step with many tiny ops.
     ``memory`` records
     shapes and allocations (the memory timeline); ``threads`` sets torch's intra-op threads while
@@ -193,7 +194,7 @@ def profile_training_step(
             prof.step()
     trace_path = None
     if export:
-        out_dir = Path(trace_dir or tempfile.mkdtemp(prefix="course-trace-"))
+        out_dir = Path(trace_dir) if trace_dir else scratch_dir("course-trace-")
         out_dir.mkdir(parents=True, exist_ok=True)
         trace_path = out_dir / "training_step.trace.json"
         prof.export_chrome_trace(str(trace_path))

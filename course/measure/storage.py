@@ -4,20 +4,24 @@
 time includes reaching the device, not only the page cache), deletes it, and repeats; it returns
 one record per repeat and the median. A checkpoint write is this kind of traffic: large,
 sequential, written once. Lesson 12 sets it beside a parallel filesystem's sourced figure
-(:mod:`course.facts.data.reliability`). Layer 3 (standard library only; no torch needed).
+(:mod:`course.facts.data.reliability`). :func:`scratch_dir` gives a lesson (or a profiler trace)
+a temporary folder that goes away when the Python process ends. Layer 3 (standard library only;
+no torch needed).
 """
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import statistics
 import tempfile
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from course.facts import validate
 from course.facts.units import MiB
-from course.measure.timing import progress
 
 CHUNK_BYTES = 4 * MiB
 
@@ -37,6 +41,8 @@ def write_bandwidth(directory: str | None = None, *, size_bytes: int = 64 * MiB,
                     show_progress: bool | None = None) -> DiskWrite:  # fmt: skip
     """Median bandwidth of ``repeats`` synced sequential writes of ``size_bytes`` in ``directory``
     (default: the system's temporary directory). The file is removed after each repeat."""
+    from course.measure.timing import progress  # imports torch: not needed by scratch_dir
+
     size = validate.positive_int("size_bytes", size_bytes, minimum=CHUNK_BYTES, maximum=2**34)
     n = validate.positive_int("repeats", repeats, maximum=20)
     where = directory or tempfile.gettempdir()
@@ -62,4 +68,36 @@ def write_bandwidth(directory: str | None = None, *, size_bytes: int = 64 * MiB,
                      spread_fraction=(max(seconds) - min(seconds)) / med, directory=where)  # fmt: skip
 
 
-__all__ = ["CHUNK_BYTES", "DiskWrite", "write_bandwidth"]
+def scratch_dir(prefix: str = "course-") -> Path:
+    """A new temporary folder, ``prefix`` + this process's id + random letters, deleted with
+    everything in it when this process exits normally (a script or test run ending, a notebook's
+    kernel shut down in time).
+
+    A process that is killed (SIGKILL, or a kernel that jupyter stops with SIGTERM because it was
+    slow to shut down) runs no clean-up, so each call also deletes the folders of the same
+    ``prefix`` whose process no longer exists: at most one run's folder is ever left behind.
+    """
+    if not isinstance(prefix, str) or not prefix or os.sep in prefix:
+        raise ValueError(f"prefix must be a file-name prefix without {os.sep!r}, got {prefix!r}")
+    _reap(prefix)
+    path = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-"))
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
+
+
+def _reap(prefix: str) -> None:
+    """Delete this user's ``prefix<pid>-*`` folders whose process has exited."""
+    root = Path(tempfile.gettempdir())
+    for old in root.glob(f"{prefix}*-*"):
+        pid = old.name[len(prefix) :].split("-", 1)[0]
+        if not pid.isdigit() or not old.is_dir() or old.stat().st_uid != os.getuid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:  # gone (a live process of another user raises PermissionError)
+            shutil.rmtree(old, ignore_errors=True)
+        except (PermissionError, OverflowError):
+            continue
+
+
+__all__ = ["CHUNK_BYTES", "DiskWrite", "scratch_dir", "write_bandwidth"]
