@@ -9,7 +9,9 @@ and UTS namespaces (or as far as the platform allows). It
    namespace only (:data:`BUILD_AT`): read-only binds of the system's program folders
    (:data:`SYSTEM`), a few files of ``/etc`` (:data:`ETC`), harmless devices, and what Python needs
    (the interpreter, the environment, the ``course`` package) at their usual paths; a private,
-   size-limited ``/tmp`` and ``/dev/shm``; the submission's folder at ``/tmp/submission``. Nothing
+   size-limited ``/tmp`` and ``/dev/shm``; the submission's folder at ``/tmp/submission``, a tmpfs of
+   its own (:data:`FOLDER_BYTES`, :data:`FOLDER_INODES`) holding a copy of the grader's request,
+   whose results are copied back to the grader's folder when the run ends (:func:`copy_out`). Nothing
    else of the host is there: not ``/var``, ``/home``, ``/mnt``, the rest of ``/etc``, the checkout,
    the submissions folder or the output, wherever they live;
 2. mounts a fresh ``/proc`` for the new PID namespace, switches to the new root (``pivot_root``),

@@ -7,11 +7,17 @@ builds the allow-listed root the way ``sandbox_init`` does (the folder of sandbo
 ``/.sandboxes``) and imports the modules to preload. Then, for each request line on stdin (``{"id", "dir", "env", "limits"}``) it forks a
 *holder*, which takes new PID, mount, network, IPC and UTS namespaces and forks their PID 1; PID 1
 dies with the holder (``PR_SET_PDEATHSIG``), mounts a fresh ``/tmp`` holding only its own folder at
-``/tmp/submission`` (and, read-only, kept paths that live under ``/tmp``), unmounts ``/.sandboxes``,
+``/tmp/submission`` (and, read-only, kept paths that live under ``/tmp``), unmounts ``/.sandboxes``
+and ``/.work``,
 mounts a fresh ``/dev/shm`` and ``/proc``, and forks the worker: its own session, every inherited file descriptor closed,
 output to ``output.txt``, resource limits, user ``nobody``, no new privileges, then the runner
 (``runner.main``) in that already-warm interpreter. Replies on stdout: ``{"id", "pid"}`` (the holder:
 kill it and the whole namespace dies) and, when it ends, ``{"id", "status"}``.
+
+Each sandbox's folder is a size-limited tmpfs the factory mounts under ``/.work`` before forking the
+holder (the grader's request copied in); when the holder ends, the factory copies the results and the
+capped output back to the grader's folder in ``/.sandboxes`` and drops the tmpfs. What a submission
+writes never reaches the grader's disk, and each folder is a filesystem of its own.
 """
 
 from __future__ import annotations
