@@ -27,8 +27,8 @@ SET = "00_units_and_memory"
 OTHER_SET = "03_data_types"  # one submission of another set: the folder mixes sets
 SOLUTION = authoring.SOLUTIONS_DIR / f"{SET}.ipynb"
 EXERCISE = authoring.EXERCISES_DIR / f"{SET}.ipynb"
-TIMEOUT_S = 25  # per submission; only the submission that defeats the per-cell limit uses it
-CELL_TIMEOUT_S = 8
+TIMEOUT_S = 15  # per submission; only the submission that defeats the per-cell limit uses it
+CELL_TIMEOUT_S = 4  # an honest cell of set 00 takes well under a second
 POSSIBLE = 9
 MARKER = "DAEMON WAS HERE"
 # Attacks on files outside the sandbox run only where the sandbox can contain them (PID namespace and
@@ -223,7 +223,7 @@ def build(subs: Path, out_dir: Path) -> None:
     deaf = "import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\nwhile True:\n    pass\n"
     put("ignores-alarm", with_cell(deaf, before_answer=3))
     slow = with_cell("import time\ntime.sleep(CELL - 2)", before_answer=3)
-    for _ in range(4):  # five cells, each within its limit, together past the submission's
+    for _ in range(7):  # eight cells, each within its limit, together past the submission's
         slow = with_cell("time.sleep(CELL - 2)", before_answer=3, nb=slow)
     slow = with_cell(f"CELL = {CELL_TIMEOUT_S}", before_answer=0, nb=slow)
     put("slow-overall", slow)

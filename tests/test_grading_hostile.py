@@ -20,9 +20,19 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from grading_cases import POSSIBLE, SET, SOLUTION, _hashes, blank, filled_in, with_answer, with_cell
+from grading_cases import (
+    POSSIBLE,
+    SET,
+    SOLUTION,
+    _hashes,
+    answer_cells,
+    blank,
+    filled_in,
+    with_answer,
+    with_cell,
+)
 
-from course.publishing.grading import authoring, gradebook, sandbox
+from course.publishing.grading import authoring, gradebook, sandbox, sandbox_init, spec
 
 pytestmark = [
     pytest.mark.slow,
@@ -31,8 +41,8 @@ pytestmark = [
         reason="hostile notebooks run only where the sandbox contains them",
     ),
 ]
-CELL_TIMEOUT_S = 8
-TIMEOUT_S = 40
+CELL_TIMEOUT_S = 30  # set 05's measurement of this machine's MFU takes 10 s on a busy 2-core VM
+TIMEOUT_S = 60
 PACKAGE = Path(authoring.__file__).resolve().parents[2]  # the course package
 NON_UTF8 = f"{SET}-\udcff\udcfe.ipynb"  # what unzip makes of a Windows zip (bytes \xff\xfe)
 INJECTION = f"=HYPERLINK(1)-{SET}.ipynb"
@@ -170,6 +180,102 @@ for name, target in (('output.txt', '{solution}'), ('progress.json', '/etc/passw
     os.symlink(target, name)
 """
 SIGNALS = "import os, signal\nos.kill(-1, signal.SIGKILL)\n"
+MANY_FILES = """import os
+made, error = 0, ''
+try:
+    for i in range(100_000):
+        open(f'many{i}', 'w').close()
+        made += 1
+except OSError as e:
+    error = e.strerror
+folder = os.statvfs('.')
+print('MANY', made, folder.f_files, folder.f_blocks * folder.f_frsize, error)
+for i in range(made):  # then tidies up: the answers after it are recorded
+    os.remove(f'many{i}')
+"""
+FILL_FOLDER = """import errno, os
+written, i = 0, 0
+while True:  # files of at most the file size limit, until the folder is full; left there
+    try:
+        with open(f'fill{i}', 'wb') as f:
+            while True:
+                f.write(b'x' * 2**22)
+                written += 2**22
+    except OSError as e:
+        if e.errno != errno.EFBIG:
+            break
+    i += 1
+print('FOLDER', written)  # not recorded: nothing more can be written
+"""
+# A measured question (set 05 q7: this machine's MFU) and a function answer (set 03 q5).
+MEASURED, FUNCTION = "05_flops_time_cost", "03_data_types"
+CACHED = """from course.measure.mfu import step_flops
+from course.measure.torchmodels import build_model
+small = preset("llama-2-7b").replace(name="small", layers=2, hidden=128, heads=4, kv_heads=4,
+                                     ffn_hidden=344, vocab=1000, max_positions=128)
+params = sum(p.numel() for p in build_model(small, device="meta").parameters())
+my_mfu = 1.95  # "cached": the value an earlier run printed (on another machine); not measured here
+ratio_6n = step_flops(small, 2, 64) / (6 * params * 2 * 64)
+"""
+TIMER_PATCH = """import dataclasses, time
+import course.measure.mfu as mfu_module
+real_clock, real_time_call = time.perf_counter, mfu_module.time_call
+time.perf_counter = lambda: real_clock() / 10  # a clock that runs 10 times slow
+
+
+def quick_time_call(fn, **kw):  # and the training step's benchmark with it: steps look 10x faster
+    t = real_time_call(fn, **kw)
+    return dataclasses.replace(t, median_seconds=t.median_seconds / 10)
+
+
+mfu_module.time_call = quick_time_call
+"""
+MEMORISED = """import hashlib
+TABLE = {table!r}  # outputs for the inputs the public check probes, and for w
+
+
+def quantise_int8(w):
+    q, scale = TABLE[hashlib.sha256(w.detach().numpy().tobytes()).hexdigest()]
+    return torch.tensor(q, dtype=torch.int8), torch.tensor(scale)
+
+
+w = torch.randn(64, 256, generator=torch.Generator().manual_seed(3))
+q, scale = quantise_int8(w)
+w_hat = q.float() * scale
+max_error_in_steps = ((w - w_hat).abs() / scale).max().item()
+"""
+
+
+def _set_answers(name: str) -> dict[str, str]:
+    """The solution's answer cell of each question of set ``name``."""
+    cells = spec.read(authoring.SOLUTIONS_DIR / f"{name}.ipynb").run_cells
+    return {c["question"]: c["source"] for c in cells if c["answer"]}
+
+
+def _only(name: str, question: str, source: str):
+    """Set ``name``'s blank exercise with one question answered by ``source``."""
+    nb = nbformat.read(authoring.EXERCISES_DIR / f"{name}.ipynb", as_version=4)
+    [i] = [i for i in answer_cells(nb) if nb.cells[i].metadata["course"]["question"] == question]
+    nb.cells[i].source = source
+    return nb
+
+
+def memorised_table() -> tuple[dict, object]:
+    """A learner's lookup table: the solution's outputs on the public probes and on ``w``."""
+    import hashlib
+
+    import torch
+
+    ns = {"torch": torch}
+    exec(_set_answers(FUNCTION)["q5"], ns)  # noqa: S102 - the solution's own cell
+    checks = json.loads((authoring.EXERCISES_DIR / "checks" / f"{FUNCTION}.json").read_text())
+    [entry] = [a for a in checks["questions"]["q5"]["answers"] if a["name"] == "quantise_int8"]
+    inputs = [torch.tensor(args[0]) for args in entry["call"]["probes"]] + [ns["w"]]
+    table = {}
+    for w in inputs:
+        q, scale = ns["quantise_int8"](w)
+        table[hashlib.sha256(w.numpy().tobytes()).hexdigest()] = (q.tolist(), scale.tolist())
+    return table, ns["quantise_int8"]
 
 
 def build(subs: Path, victim: Path) -> None:
@@ -201,6 +307,17 @@ def build(subs: Path, victim: Path) -> None:
     put("signals", with_cell(SIGNALS, before_answer=0, nb=blank()))
     put("nested-answer", with_answer(4, "q5_answer = [[[[[[[[[[[['a']]]]]]]]]]]]", nb=blank()))
     put("check-first", with_answer(0, "grader.check('q1')\n" + _answer(0)))
+    put("many-files", with_cell(MANY_FILES, before_answer=0))
+    put("fill-folder", with_cell(FILL_FOLDER, before_answer=3))
+    measured = _set_answers(MEASURED)["q7"]
+    (subs / f"{MEASURED}-honest.ipynb").write_text(_json_nb(_only(MEASURED, "q7", measured)))
+    (subs / f"{MEASURED}-cached.ipynb").write_text(_json_nb(_only(MEASURED, "q7", CACHED)))
+    patched = _only(MEASURED, "q7", TIMER_PATCH + measured)
+    (subs / f"{MEASURED}-timer-patch.ipynb").write_text(_json_nb(patched))
+    honest = _only(FUNCTION, "q5", _set_answers(FUNCTION)["q5"])
+    (subs / f"{FUNCTION}-honest.ipynb").write_text(_json_nb(honest))
+    memorised = MEMORISED.format(table=memorised_table()[0])
+    (subs / f"{FUNCTION}-memorised.ipynb").write_text(_json_nb(_only(FUNCTION, "q5", memorised)))
     put("two-sets", _two_sets(filled_in()))
     (subs / "nameless-two-sets.ipynb").write_text(_json_nb(_two_sets(filled_in())))
     (subs / f"{SET}-nbformat3.ipynb").write_text(_v3(filled_in()))
@@ -250,6 +367,7 @@ def _class_root() -> Path:
 @pytest.fixture(scope="module")
 def run():
     root = _class_root()
+    userns = None
     try:
         subs, out = root / "class" / "submissions", root / "gradebook"
         subs.mkdir(parents=True)
@@ -261,13 +379,18 @@ def run():
                                         cell_timeout_s=CELL_TIMEOUT_S, jobs=2)  # fmt: skip
         seconds = time.monotonic() - start
         after = _outside(subs, out)
+        userns = _start_without_root(root / "userns")  # runs while this run's 10 s go by
         time.sleep(10)  # anything that outlived its sandbox would write by now
         later = _outside(subs, out)
         rows, raw = _rows(out)
         logs = out / "grades_logs"
         yield {"status": status, "rows": rows, "raw": raw, "logs": logs, "seconds": seconds,
-               "before": before, "after": after, "later": later, "subs": subs}  # fmt: skip
+               "before": before, "after": after, "later": later, "subs": subs,
+               "userns": userns}  # fmt: skip
     finally:
+        if userns is not None and userns["proc"].poll() is None:
+            userns["proc"].kill()
+            userns["proc"].communicate()
         shutil.rmtree(root, ignore_errors=True)
 
 
@@ -291,6 +414,7 @@ def _printed(run, suffix: str) -> str:
 
 def test_every_file_gets_a_row_and_the_run_succeeds(run):
     print(f"hostile run: {run['seconds']:.0f} s for {len(run['rows'])} files")
+    print(sorted((float(r["seconds"]), name) for name, r in run["rows"].items())[-8:])
     assert run["status"] == 0
     names = {gradebook.spreadsheet_safe(gradebook.display_name(p)) for p in run["subs"].iterdir()}
     assert set(run["rows"]) == names
@@ -395,6 +519,76 @@ def test_links_planted_where_the_grader_reads_are_not_followed(run):
     assert "no output" in log or "not a regular file" in log or log == ""
 
 
+def _question(r, q: str) -> float:
+    [column] = [k for k in r if k.startswith(f"{q} [")]
+    return float(r[column])
+
+
+def _line(run, name: str, marker: str) -> str:
+    [line] = [x for x in _printed(run, name).splitlines() if x.startswith(marker)]
+    return line
+
+
+def test_a_hundred_thousand_files_stop_at_the_folders_own_limit(run):
+    """The folder is a filesystem of its own (never the grader's disk): it holds at most
+    ``FOLDER_INODES`` files; the submission that tidies up after itself keeps its marks."""
+    r = _row(run, "many-files")
+    assert (r["status"], r["reason"], _total(r)) == ("ok", "", POSSIBLE)
+    made, inodes, size, error = _line(run, "many-files", "MANY").split(maxsplit=4)[1:]
+    assert 0 < int(made) < sandbox_init.FOLDER_INODES == int(inodes)
+    assert error == "No space left on device" and int(size) == sandbox_init.FOLDER_BYTES
+
+
+def test_a_full_folder_costs_only_the_answers_it_could_not_record(run):
+    r = _row(run, "fill-folder")
+    assert r["status"] == "crashed"
+    assert f"the run ended early: its folder was full ({sandbox.FOLDER_LIMITS})" in r["reason"]
+    assert [_question(r, q) for q in ("q1", "q2", "q3", "q4", "q5")] == [2, 2, 2, 0, 0]
+    for suffix in ("solved", "many-files"):  # graded beside it, each in a folder of its own
+        assert _total(_row(run, suffix)) == POSSIBLE
+
+
+def test_a_measured_answer_is_checked_against_the_graders_own_measurement(run):
+    """Set 05 q7 (this machine's MFU): the grader measures it itself in a sandbox no submission
+    touches; an honest measurement agrees, a value cached from elsewhere and a patched timer do not."""
+    [q7] = [q for q in spec.read(authoring.SOLUTIONS_DIR / f"{MEASURED}.ipynb").questions
+            if q.name == "q7"]  # fmt: skip
+    [rel] = [a.rel for a in q7.answers if a.name == "my_mfu" and a.expect == "machine"]
+    honest = run["rows"][f"{MEASURED}-honest.ipynb"]
+    assert (honest["status"], _question(honest, "q7")) == ("ok", 2), honest["reason"]
+    for fake in ("cached", "timer-patch"):
+        r = run["rows"][f"{MEASURED}-{fake}.ipynb"]
+        assert (r["status"], _question(r, "q7")) == ("ok", 0), fake
+        assert (
+            f"q7: my_mfu: not within {rel:.0%} of the grader's own measurement here" in r["reason"]
+        )
+        assert "ratio_6n:" not in r["reason"], r["reason"]  # only the faked value
+    checks = json.loads((run["logs"] / f"{MEASURED}-timer-patch.ipynb" / "checks.json").read_text())
+    [logged] = [c for c in checks if c["question"] == "q7"]
+    [mfu] = [a for a in logged["answers"] if a["answer"] == "my_mfu"]
+    assert mfu["got"] > 3 * mfu["expected"]  # the patched clock inflated it
+
+
+def test_a_function_that_memorises_the_public_probes_scores_zero(run, monkeypatch):
+    """The grader calls a function answer on inputs drawn from a secret seed of this run: a lookup
+    table of the public probes passes the learner's own check but not the grader."""
+    import torch
+
+    from course.publishing.grading.learner import Grader
+
+    monkeypatch.delenv("COURSE_GRADING", raising=False)
+    table, _ = memorised_table()
+    ns = {"torch": torch}
+    exec(MEMORISED.format(table=table), ns)  # noqa: S102 - the memorising answer, here
+    report = repr(Grader(FUNCTION).check("q5", ns))
+    assert report.startswith("q5: the form is right") and "not right" not in report  # fooled
+    honest = run["rows"][f"{FUNCTION}-honest.ipynb"]
+    assert (honest["status"], _question(honest, "q5")) == ("ok", 3), honest["reason"]
+    r = run["rows"][f"{FUNCTION}-memorised.ipynb"]
+    assert (r["status"], _question(r, "q5")) == ("ok", 0)
+    assert "q5: quantise_int8: probe 1 raised KeyError" in r["reason"]
+
+
 def test_a_nested_answer_is_refused_with_a_reason(run):
     r = _row(run, "nested-answer")
     assert _total(r) == 0 and "q5" in r["reason"]
@@ -462,11 +656,10 @@ sys.exit(gradebook.grade_folder({subs!r}, {out!r}, timeout_s=40, cell_timeout_s=
 """
 
 
-def test_without_root_the_sandbox_still_hides_and_says_what_is_off(tmp_path):
-    """The non-root path (a user namespace): hidden files hold; running as the grader's own user
-    (without capabilities) is reported as ``unprivileged-user`` off."""
-    subs, out = tmp_path / "subs", tmp_path / "out" / "grades.csv"
-    subs.mkdir()
+def _start_without_root(root: Path) -> dict:
+    """The non-root path's run (a subprocess with ``COURSE_SANDBOX=userns``), started, not awaited."""
+    subs, out = root / "subs", root / "out" / "grades.csv"
+    subs.mkdir(parents=True)
     victim = subs / f"{SET}-victim.ipynb"
     victim.write_text(_json_nb(filled_in()))
     steal = STEAL.format(subs=subs, repo=authoring.REPO)
@@ -478,22 +671,35 @@ def test_without_root_the_sandbox_still_hides_and_says_what_is_off(tmp_path):
     )
     edit = f"open({str(victim)!r}, 'w').write('{{}}')\n"
     (subs / f"{SET}-edit.ipynb").write_text(_json_nb(with_cell(edit, before_answer=0, nb=blank())))
+    (subs / f"{SET}-many-files.ipynb").write_text(_json_nb(with_cell(MANY_FILES, before_answer=0)))
     before = _hashes(subs)
     code = USERNS.format(tests=str(Path(__file__).parent), subs=str(subs), out=str(out))
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "COURSE_SANDBOX": "userns"})  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert 'MODE ["unprivileged-user"]' in proc.stdout
-    assert "protections OFF on this machine: unprivileged-user" in proc.stderr
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "COURSE_SANDBOX": "userns"})  # fmt: skip
+    return {"proc": proc, "subs": subs, "out": out, "before": before}
+
+
+def test_without_root_the_sandbox_still_hides_and_says_what_is_off(run):
+    """The non-root path (a user namespace): hidden files hold, and so does the folder's own limit;
+    running as the grader's own user (without capabilities) is reported as ``unprivileged-user``."""
+    userns = run["userns"]
+    subs, out = userns["subs"], userns["out"]
+    stdout, stderr = userns["proc"].communicate(timeout=600)
+    assert userns["proc"].returncode == 0, stderr[-3000:]
+    assert 'MODE ["unprivileged-user"]' in stdout
+    assert "protections OFF on this machine: unprivileged-user" in stderr
     with out.open(newline="") as f:
         rows = {r["submission"]: r for r in csv.DictReader(f)}
     assert float(rows[f"{SET}-victim.ipynb"]["total"]) == POSSIBLE
     for suffix in ("steal", "namespaces", "edit"):
         r = rows[f"{SET}-{suffix}.ipynb"]
         assert (float(r["total"]), r["protections_off"]) == (0, "unprivileged-user"), suffix
-    assert before == _hashes(subs)
-    printed = (out.parent / "grades_logs" / f"{SET}-namespaces.ipynb" / "output.txt").read_text()
-    executed = (
-        out.parent / "grades_logs" / f"{SET}-namespaces.ipynb" / "executed.ipynb"
-    ).read_text()
+    assert userns["before"] == _hashes(subs)
+    logs = out.parent / "grades_logs"
+    printed = (logs / f"{SET}-namespaces.ipynb" / "output.txt").read_text()
+    executed = (logs / f"{SET}-namespaces.ipynb" / "executed.ipynb").read_text()
     assert "NS [-1, -1, -1, -1" in printed + executed
+    assert float(rows[f"{SET}-many-files.ipynb"]["total"]) == POSSIBLE
+    many = (logs / f"{SET}-many-files.ipynb" / "executed.ipynb").read_text()
+    assert f"{sandbox_init.FOLDER_INODES} {sandbox_init.FOLDER_BYTES}" in many

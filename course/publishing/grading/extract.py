@@ -180,6 +180,7 @@ def run_cells(
                 output, timed_out = str(e.output or "")[-40_000:], True
             off = ()
         seconds = time.monotonic() - start
+        full = (work / sandbox.sandbox_init.FULL).exists()
         problem = ""
         try:
             data = json.loads(_read_untrusted(work / "results.json", MAX_RESULTS_BYTES))
@@ -190,6 +191,9 @@ def run_cells(
     if timed_out:
         ran = len(ext.cells)
         problem = problem or f"killed at the time limit ({timeout_s:g} s) during cell {ran + 1}"
+    elif not ext.done and not problem and full:
+        problem = (f"the run ended early: its folder was full ({sandbox.FOLDER_LIMITS}), so "
+                   f"nothing after cell {len(ext.cells)} could be recorded")  # fmt: skip
     elif not ext.done and not problem:
         problem = f"the run ended early, during cell {len(ext.cells) + 1} (the kernel died?)"
     ext.problem = problem

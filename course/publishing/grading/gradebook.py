@@ -508,13 +508,16 @@ def _grade_all(planned, assignments, known, *, zygote, jobs, threads, timeout_s,
                log_dir) -> list[Grade]:  # fmt: skip
     from tqdm.auto import tqdm
 
-    sets: dict[str, SetGrader] = {}
-    for name, assignment in assignments.items():
-        sets[name] = prepare_set(
+    def prepared(assignment) -> SetGrader:
+        return prepare_set(
             assignment, timeout_s=timeout_s, cell_timeout_s=cell_timeout_s, zygote=zygote
         )
-        if sets[name].problem:
-            print(f"[{name}] {sets[name].problem}", file=sys.stderr)
+
+    with ThreadPoolExecutor(max_workers=jobs if zygote is not None else 1) as pool:
+        sets = dict(zip(assignments, pool.map(prepared, assignments.values()), strict=True))
+    for name, setg in sets.items():
+        if setg.problem:
+            print(f"[{name}] {setg.problem}", file=sys.stderr)
 
     def graded(item) -> Grade:
         p, nb, problem, name, note = item

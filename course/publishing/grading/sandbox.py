@@ -52,6 +52,9 @@ _TOKEN_VAR = "COURSE_SANDBOX_TOKEN"
 _BARE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
 
 
+FOLDER_LIMITS = (
+    f"{sandbox_init.FOLDER_BYTES // 2**20} MiB or {sandbox_init.FOLDER_INODES:,} files and folders"
+)
 NOBODY = 65534
 SLOT_UID_BASE = 2_000_000_000  # uids of the second and later sandboxes running at once
 
@@ -376,6 +379,18 @@ def _kill_leftovers(root_pid: int, token: str) -> None:
     psutil.wait_procs([p for pid, p in victims.items() if pid != root_pid], timeout=5)
 
 
+def _terminate_init(proc: subprocess.Popen) -> None:
+    """Ask the sandbox's first process (under ``unshare``) to stop: it kills the submission and copies
+    its results back to the grader's folder; after 5 s it is killed like the rest."""
+    import psutil
+
+    with contextlib.suppress(psutil.Error):
+        for child in psutil.Process(proc.pid).children():
+            child.send_signal(signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=5)
+
+
 def run(workdir: str | Path, argv: list[str], *, env: dict[str, str], timeout_s: float,
         limits: Limits = Limits(), uid: int = NOBODY) -> Outcome:  # fmt: skip
     """Run ``argv`` in ``workdir`` inside the sandbox; never raises for what the command does.
@@ -404,6 +419,8 @@ def run(workdir: str | Path, argv: list[str], *, env: dict[str, str], timeout_s:
         proc.wait(timeout=timeout_s)
     except subprocess.TimeoutExpired:
         timed_out = True
+        if m["mounts"]:  # the sandbox's first process copies back what was written, then ends it
+            _terminate_init(proc)
     with contextlib.suppress(OSError):
         os.killpg(proc.pid, signal.SIGKILL)  # with a PID namespace, this ends all of it
     if not m["prefix"]:
@@ -515,6 +532,7 @@ class Zygote:
                 slot["started"].set()
             if "status" in message:
                 slot["status"] = message["status"]
+                slot["started"].set()
                 slot["done"].set()
         for slot in list(self._waiting.values()):  # the factory died: release every waiter
             slot["started"].set()

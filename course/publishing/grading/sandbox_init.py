@@ -9,7 +9,9 @@ and UTS namespaces (or as far as the platform allows). It
    namespace only (:data:`BUILD_AT`): read-only binds of the system's program folders
    (:data:`SYSTEM`), a few files of ``/etc`` (:data:`ETC`), harmless devices, and what Python needs
    (the interpreter, the environment, the ``course`` package) at their usual paths; a private,
-   size-limited ``/tmp`` and ``/dev/shm``; the submission's folder at ``/tmp/submission``. Nothing
+   size-limited ``/tmp`` and ``/dev/shm``; the submission's folder at ``/tmp/submission``, a tmpfs of
+   its own (:data:`FOLDER_BYTES`, :data:`FOLDER_INODES`) holding a copy of the grader's request,
+   whose results are copied back to the grader's folder when the run ends (:func:`copy_out`). Nothing
    else of the host is there: not ``/var``, ``/home``, ``/mnt``, the rest of ``/etc``, the checkout,
    the submissions folder or the output, wherever they live;
 2. mounts a fresh ``/proc`` for the new PID namespace, switches to the new root (``pivot_root``),
@@ -50,7 +52,16 @@ BUILD_AT = ("/mnt", "/media", "/srv", "/opt", "/boot", "/run", "/home", "/root",
 STAGE = "/.stage"  # an empty folder in the new root, where a forked sandbox assembles its /tmp
 SANDBOXES = "/.sandboxes"  # the factory's folder of sandboxes (each sandbox sees only its own)
 SCRATCH_BYTES = 256 * 2**20  # each of /tmp and /dev/shm
+SCRATCH_INODES = 16_384  # files and folders in each of them
+FOLDER_BYTES = (
+    256 * 2**20
+)  # the submission's own folder: a tmpfs of its own, never the grader's disk
+FOLDER_INODES = 4_096
 INSIDE = "/tmp/submission"
+WORK = "/.work"  # where the factory mounts each sandbox's folder (a size-limited tmpfs) to copy out
+RESULTS = ("results.json", "output.txt")  # what is copied back to the grader from the folder
+FULL = "folder-full"  # left in the grader's folder when the submission's folder was full
+RESULT_BYTES = {"results.json": 32 * 2**20, "output.txt": 40 * 1024}
 _SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -125,6 +136,74 @@ def visible(keep: list[str]) -> list[str]:
     return sorted(set(paths) | set(keep))
 
 
+def scratch_options(mode: str = "1777") -> str:
+    return f"mode={mode},size={SCRATCH_BYTES},nr_inodes={SCRATCH_INODES}"
+
+
+def mount_folder(target: str, uid: int | None) -> None:
+    """The submission's folder: a tmpfs of its own, at most :data:`FOLDER_BYTES` and
+    :data:`FOLDER_INODES` files, owned by the user it runs as (what it writes never reaches the
+    grader's disk, and a neighbour's folder is another filesystem)."""
+    _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV,
+           f"mode=0755,size={FOLDER_BYTES},nr_inodes={FOLDER_INODES}")  # fmt: skip
+    if uid is not None:
+        os.chown(target, uid, uid)
+
+
+def copy_in(source: str, target: str, uid: int | None) -> None:
+    """The grader's request (its only file) into the folder."""
+    try:
+        with open(os.path.join(source, "request.json"), "rb") as f:
+            data = f.read()
+    except FileNotFoundError:  # not a runner's run (a probe)
+        return
+    fd = os.open(os.path.join(target, "request.json"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    if uid is not None:
+        os.chown(os.path.join(target, "request.json"), uid, uid)
+
+
+def copy_out(folder: str, dest_fd: int) -> None:
+    """What the grader reads, from the submission's folder to the grader's (an open folder): regular
+    files only, never through a link, bounded (the output's head and tail)."""
+    import stat
+
+    with contextlib.suppress(OSError):
+        room = os.statvfs(folder)
+        if room.f_bavail * room.f_frsize < 2**20 or room.f_favail < 8:  # (nearly) full: say so
+            fd = os.open(FULL, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644,
+                         dir_fd=dest_fd)  # fmt: skip
+            os.close(fd)
+    for name in RESULTS:
+        try:
+            fd = os.open(os.path.join(folder, name), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                continue
+            limit = RESULT_BYTES[name]
+            if name == "output.txt" and info.st_size > limit:
+                head = os.pread(fd, 8 * 1024, 0)
+                tail = os.pread(fd, limit - len(head), info.st_size - (limit - len(head)))
+                note = f"\n[... {info.st_size - len(head) - len(tail):,} bytes of output dropped ...]\n"
+                data = head + note.encode() + tail
+            elif info.st_size > limit:
+                continue
+            else:
+                data = os.pread(fd, limit + 1, 0)
+        finally:
+            os.close(fd)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name, dir_fd=dest_fd)
+        out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644,
+                      dir_fd=dest_fd)  # fmt: skip
+        with os.fdopen(out, "wb") as f:
+            f.write(data)
+
+
 def hide_files(config: dict) -> None:
     """Steps 1-3 of the module docstring: a new root holding only what is on the allow-list."""
     _mount("none", "/", None, MS_REC | MS_PRIVATE)
@@ -156,21 +235,26 @@ def hide_files(config: dict) -> None:
         os.symlink(target, f"{new}/dev/{name}")
     os.mkdir(new + "/dev/shm")
     _mount("tmpfs", new + "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
-           f"mode=1777,size={SCRATCH_BYTES}")  # fmt: skip
+           scratch_options())  # fmt: skip
     os.mkdir(new + "/tmp")
-    _mount("tmpfs", new + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={SCRATCH_BYTES}")
+    _mount("tmpfs", new + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, scratch_options())
     for path in keep:
         _placeholder(path, new + path)
         _bind_ro(path, new + path)
     for source, target in binds.items():
         os.makedirs(new + target, exist_ok=True)
-        _mount(source, new + target, None, MS_BIND)
+        if target == INSIDE:  # the submission's folder: a size-limited tmpfs, filled from source
+            mount_folder(new + target, config.get("uid"))
+            copy_in(source, new + target, config.get("uid"))
+        else:
+            _mount(source, new + target, None, MS_BIND)
     os.mkdir(new + "/proc")
     if config.get("new_proc"):  # this PID namespace's own, mounted while the host's is visible
         _mount("proc", new + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     else:  # the factory (no PID namespace of its own): each sandbox mounts its own over it
         _mount("/proc", new + "/proc", None, MS_BIND | MS_REC)
     os.mkdir(new + STAGE, 0o700)
+    os.mkdir(new + WORK, 0o700)
     _pivot(new)
     _mount("none", "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
 
@@ -256,8 +340,10 @@ def read_config() -> str:
 
 def main(raw: str) -> int:
     config = json.loads(raw)
+    back = None  # the grader's folder, open: what the grader reads is copied back there at the end
     if config.get("mounts"):
         try:
+            back = os.open(config["workdir"], os.O_RDONLY | os.O_DIRECTORY)
             hide_files(config)
         except OSError as e:
             print(f"sandbox: cannot hide files: {e}", file=sys.stderr)
@@ -266,6 +352,18 @@ def main(raw: str) -> int:
     null = os.open("/dev/null", os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
+    worker_box: list[int] = []
+
+    def stop(signum, frame):  # the grader's time limit: keep what the submission had written
+        _kill_all_but_me(worker_box[-1] if worker_box else 0)
+        if back is not None:
+            with contextlib.suppress(OSError):
+                copy_out(INSIDE, back)
+        os._exit(124)
+
+    import signal
+
+    signal.signal(signal.SIGTERM, stop)
 
     def spawn() -> int:
         pid = os.fork()
@@ -277,9 +375,14 @@ def main(raw: str) -> int:
             except OSError as e:
                 print(f"sandbox: cannot start the submission: {e}", file=sys.stderr)
             os._exit(97)
+        worker_box.append(pid)
         return pid
 
-    return supervise(spawn, cwd)
+    status = supervise(spawn, cwd)
+    if back is not None:
+        with contextlib.suppress(OSError):
+            copy_out(INSIDE, back)
+    return status
 
 
 GRACE_S = 5.0  # beyond a cell's own limit before it is killed from outside

@@ -7,11 +7,17 @@ builds the allow-listed root the way ``sandbox_init`` does (the folder of sandbo
 ``/.sandboxes``) and imports the modules to preload. Then, for each request line on stdin (``{"id", "dir", "env", "limits"}``) it forks a
 *holder*, which takes new PID, mount, network, IPC and UTS namespaces and forks their PID 1; PID 1
 dies with the holder (``PR_SET_PDEATHSIG``), mounts a fresh ``/tmp`` holding only its own folder at
-``/tmp/submission`` (and, read-only, kept paths that live under ``/tmp``), unmounts ``/.sandboxes``,
+``/tmp/submission`` (and, read-only, kept paths that live under ``/tmp``), unmounts ``/.sandboxes``
+and ``/.work``,
 mounts a fresh ``/dev/shm`` and ``/proc``, and forks the worker: its own session, every inherited file descriptor closed,
 output to ``output.txt``, resource limits, user ``nobody``, no new privileges, then the runner
 (``runner.main``) in that already-warm interpreter. Replies on stdout: ``{"id", "pid"}`` (the holder:
 kill it and the whole namespace dies) and, when it ends, ``{"id", "status"}``.
+
+Each sandbox's folder is a size-limited tmpfs the factory mounts under ``/.work`` before forking the
+holder (the grader's request copied in); when the holder ends, the factory copies the results and the
+capped output back to the grader's folder in ``/.sandboxes`` and drops the tmpfs. What a submission
+writes never reaches the grader's disk, and each folder is a filesystem of its own.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = (
 PR_SET_PDEATHSIG = 1
 _libc = ctypes.CDLL(None, use_errno=True)
 _lock = threading.Lock()
-_ids: dict[int, str] = {}
+_ids: dict[int, tuple[str, str]] = {}  # holder's pid: (request id, folder)
 _KEEP: list[str] = []  # the paths the root keeps (read-only), from the config
 
 
@@ -83,21 +89,21 @@ def _init(request: dict, holder: int, runner) -> None:
     m._mount("none", "/", None, m.MS_REC | m.MS_PRIVATE)
     # A /tmp of its own: a fresh tmpfs holding its own folder at /tmp/submission and, read-only, the
     # paths to keep that live under /tmp (a checkout or an environment there), assembled in STAGE.
-    m._mount("tmpfs", m.STAGE, "tmpfs", m.MS_NOSUID | m.MS_NODEV,
-             f"mode=1777,size={m.SCRATCH_BYTES}")  # fmt: skip
+    m._mount("tmpfs", m.STAGE, "tmpfs", m.MS_NOSUID | m.MS_NODEV, m.scratch_options())
     for path in _KEEP:
         if path.startswith("/tmp/"):
             m._placeholder(path, m.STAGE + path[4:])
             m._mount(path, m.STAGE + path[4:], None, m.MS_BIND | m.MS_REC)
     os.mkdir(m.STAGE + "/submission")
-    m._mount(f"{m.SANDBOXES}/{request['dir']}", m.STAGE + "/submission", None, m.MS_BIND)
+    # its own folder: a size-limited tmpfs the factory made (never the grader's disk)
+    m._mount(f"{m.WORK}/{request['dir']}", m.STAGE + "/submission", None, m.MS_BIND)
     m._mount(m.STAGE, "/tmp", None, m.MS_BIND | m.MS_REC)
     m._umount(m.STAGE)
-    m._umount(m.SANDBOXES)  # no other sandbox's folder
+    m._umount(m.WORK)  # no other sandbox's folder
+    m._umount(m.SANDBOXES)  # nor the grader's
     if os.path.ismount("/.cgroups"):
         m._umount("/.cgroups")  # the holder has joined its slot's cgroup
-    m._mount("tmpfs", "/dev/shm", "tmpfs", m.MS_NOSUID | m.MS_NODEV,
-             f"mode=1777,size={m.SCRATCH_BYTES}")  # fmt: skip
+    m._mount("tmpfs", "/dev/shm", "tmpfs", m.MS_NOSUID | m.MS_NODEV, m.scratch_options())
     m._mount("proc", "/proc", "proc", m.MS_NOSUID | m.MS_NODEV | m.MS_NOEXEC)
     os.chdir(sandbox_init.INSIDE)
     null = os.open("/dev/null", os.O_RDWR)
@@ -150,14 +156,45 @@ def _reap() -> None:
             threading.Event().wait(0.05)
             continue
         with _lock:
-            ident = _ids.pop(pid, None)
-        if ident is not None:
+            entry = _ids.pop(pid, None)
+        if entry is not None:
+            ident, folder = entry
+            _release(folder)
             _say({"id": ident, "status": os.waitstatus_to_exitcode(status)})
+
+
+def _prepare(folder: str, uid: int | None) -> None:
+    """The sandbox's folder: a tmpfs of its own under WORK, holding the grader's request."""
+    m = sandbox_init
+    os.mkdir(f"{m.WORK}/{folder}", 0o700)
+    m.mount_folder(f"{m.WORK}/{folder}", uid)
+    m.copy_in(f"{m.SANDBOXES}/{folder}", f"{m.WORK}/{folder}", uid)
+
+
+def _release(folder: str) -> None:
+    """Copy back what the grader reads, then drop the folder (its memory goes with it)."""
+    m = sandbox_init
+    path = f"{m.WORK}/{folder}"
+    try:
+        dest = os.open(f"{m.SANDBOXES}/{folder}", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        try:
+            m.copy_out(path, dest)
+        finally:
+            os.close(dest)
+    except OSError as e:
+        print(f"sandbox: results not copied back: {e}", file=sys.stderr)
+    try:
+        m._umount(path)
+        os.rmdir(path)
+    except OSError as e:
+        print(f"sandbox: folder not released: {e}", file=sys.stderr)
 
 
 def main(raw: str) -> int:
     config = json.loads(raw)
     sandbox_init.hide_files(config)  # with config["binds"] = {the sandboxes folder: SANDBOXES}
+    m = sandbox_init
+    m._mount("tmpfs", m.WORK, "tmpfs", m.MS_NOSUID | m.MS_NODEV, "mode=0700,size=1m")
     _KEEP.extend(config["keep"])
     os.environ.update(config["preload_env"])
     sys.path.extend(p for p in config.get("sys_path", []) if p not in sys.path)
@@ -177,6 +214,12 @@ def main(raw: str) -> int:
             request = json.loads(line)
         except ValueError:
             continue
+        try:
+            _prepare(request["dir"], request.get("uid"))
+        except (OSError, KeyError, TypeError) as e:
+            print(f"sandbox: no folder for the submission: {e}", file=sys.stderr)
+            _say({"id": request.get("id"), "status": 97})
+            continue
         with _lock:  # no reply is half-written when the child forks; the reaper waits for _ids
             pid = os.fork()
             if pid == 0:
@@ -184,7 +227,7 @@ def main(raw: str) -> int:
                     _holder(request, runner)
                 finally:
                     os._exit(97)
-            _ids[pid] = request["id"]
+            _ids[pid] = (request["id"], request["dir"])
         _say({"id": request["id"], "pid": pid})
     return 0
 
