@@ -126,6 +126,7 @@ def _index(readme: str, answer_keys: bool) -> str:
         "",
         "instructors/guide",
         "instructors/grading",
+        "instructors/editions",
         *(["instructors/answer-keys/index"] if answer_keys else []),
         "CONTRIBUTING",
         "LICENSE",
