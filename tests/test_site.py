@@ -251,6 +251,9 @@ def test_repository_url_from_the_environment_or_an_ssh_remote(tmp_path, monkeypa
     assert site_usability.repository_url(tmp_path) == "https://example.org/r"
     monkeypatch.setenv("COURSE_REPOSITORY_URL", "")
     assert site_usability.repository_url(tmp_path) is None  # not a git checkout: no link
+    (tmp_path / "pyproject.toml").write_text('[project]\nurls = {Repository = "https://e.org/p"}\n')
+    assert site_usability.repository_url(tmp_path) == "https://e.org/p"
+    (tmp_path / "pyproject.toml").unlink()
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     subprocess.run(["git", "-C", str(tmp_path), "remote", "add", "origin",
                     "git@github.com:someone/course.git"], check=True)  # fmt: skip

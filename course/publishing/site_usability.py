@@ -8,8 +8,9 @@ A Sphinx extension and the files it needs, written into the site's sources by
   scroll inside their own box; below 875 px the sidebar moves under the page (the page's title is
   the first thing a phone shows) and nothing is wider than the screen;
 - a bar at the top of every page: *Download this notebook* (the committed lesson, outputs and all,
-  copied beside its page) and *Source repository* (from ``COURSE_REPOSITORY_URL``, or the git remote
-  ``origin`` of this checkout; left out when neither names one);
+  copied beside its page) and *Source repository* (from ``COURSE_REPOSITORY_URL``, the
+  ``Repository`` entry of ``[project.urls]`` in ``pyproject.toml``, or the git remote ``origin`` of
+  this checkout; left out when none names one);
 - a transform that turns a bare ``http(s)://`` address in prose into a link (not in code).
 
 Layer 5 (publishing).
@@ -21,6 +22,7 @@ import os
 import re
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 
 from docutils import nodes
@@ -104,8 +106,12 @@ _NOT_IN = (nodes.reference, nodes.literal, nodes.literal_block, nodes.raw, nodes
 
 
 def repository_url(root: Path) -> str | None:
-    """``COURSE_REPOSITORY_URL``, else the https address of git remote ``origin``, else None."""
+    """``COURSE_REPOSITORY_URL``, else ``[project.urls] Repository`` in ``pyproject.toml``, else the
+    https address of git remote ``origin``, else None."""
     url = os.environ.get("COURSE_REPOSITORY_URL", "").strip()
+    if not url and (root / "pyproject.toml").is_file():
+        project = tomllib.loads((root / "pyproject.toml").read_text()).get("project", {})
+        url = str(project.get("urls", {}).get("Repository", "")).strip()
     if not url:
         try:
             url = subprocess.run(
