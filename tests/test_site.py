@@ -7,23 +7,28 @@ does) and checks that a heading and a plot image render.
 
 from __future__ import annotations
 
+import html.parser
 import os
 import shutil
+import subprocess
 import time
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from test_browser import CHROMIUM_ARGS
 
-from course.publishing import site
+from course.publishing import site, site_usability
 
 BUILD_BUDGET_S = 120  # the issue's limit for the build on 2 cores
+REPOSITORY = "https://example.org/course/repository"
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
     start = time.perf_counter()
-    out = site.build(tmp_path_factory.mktemp("site") / "html")
+    with mock.patch.dict(os.environ, {"COURSE_REPOSITORY_URL": REPOSITORY}):
+        out = site.build(tmp_path_factory.mktemp("site") / "html")
     elapsed = time.perf_counter() - start
     assert elapsed < BUILD_BUDGET_S, f"the site took {elapsed:.0f} s to build"
     return out
@@ -83,6 +88,10 @@ def test_a_lesson_missing_from_the_toc_fails_the_build(tmp_path, monkeypatch):
         site.build(tmp_path / "html")
 
 
+SCROLLING_CODE = """[...document.querySelectorAll('div.highlight pre, div.cell_output pre')]
+    .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent.slice(0, 60))"""
+
+
 @pytest.mark.browser
 def test_home_page_and_a_lesson_render_a_heading_and_a_plot_in_chromium(built):
     path = shutil.which("chromium")
@@ -104,6 +113,20 @@ def test_home_page_and_a_lesson_render_a_heading_and_a_plot_in_chromium(built):
         plot = page.locator("img[src*='_images/']").first
         plot.scroll_into_view_if_needed()
         assert plot.evaluate("img => img.complete && img.naturalWidth > 100")
+        # At 1280 px no code cell or output scrolls sideways; at 390 px (a phone) no page is wider
+        # than the screen and the glossary's title comes first, above the sidebar.
+        page.set_viewport_size({"width": 1280, "height": 800})
+        page.goto((built / "notebooks" / "04_model_memory.html").as_uri())
+        assert page.evaluate(SCROLLING_CODE) == []
+        page.set_viewport_size({"width": 390, "height": 844})
+        for name in ("glossary", "04_model_memory", "06_parallelism"):
+            page.goto((built / "notebooks" / f"{name}.html").as_uri())
+            wide = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+            assert wide <= 1, f"{name}.html is {wide} px wider than a 390 px phone"
+        title_top = page.goto((built / "notebooks" / "glossary.html").as_uri()) and page.evaluate(
+            "document.querySelector('div.body h1').getBoundingClientRect().top + window.scrollY"
+        )
+        assert title_top < 400, f"the glossary's title starts {title_top:.0f} px down on a phone"
         browser.close()
 
 
@@ -154,3 +177,84 @@ def test_the_sidebar_puts_lessons_after_10_under_part_two():
     part_two = index[index.index(":caption: Part II: Going deeper") :]
     assert "notebooks/11_inside_the_gpu" in part_two.split("```")[0]
     assert "notebooks/11_inside_the_gpu" not in index[: index.index("Part II")]
+
+
+class _Prose(html.parser.HTMLParser):
+    """Web addresses in a page's text outside links, code, scripts and the page head."""
+
+    SKIP = ("a", "pre", "code", "script", "style", "head")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.open: list[str] = []
+        self.bare: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag not in ("br", "img", "meta", "link", "input", "hr", "wbr"):
+            self.open.append(tag)
+
+    def handle_endtag(self, tag):
+        if tag in self.open:
+            del self.open[len(self.open) - 1 - self.open[::-1].index(tag) :]
+
+    def handle_data(self, data):
+        if not any(t in self.SKIP for t in self.open):
+            self.bare += site_usability.URL.findall(data)
+
+
+def _pages(built: Path) -> list[Path]:
+    return [p for p in built.rglob("*.html") if not {"_static", "_sources"} & set(p.parts)]
+
+
+def test_source_urls_in_the_text_are_links(built):
+    bare = {}
+    for page in _pages(built):
+        parser = _Prose()
+        parser.feed(page.read_text(encoding="utf-8"))
+        if parser.bare:
+            bare[page.name] = parser.bare[:3]
+    assert bare == {}
+    assert 'href="https://arxiv.org/abs/2001.08361"' in (
+        built / "notebooks" / "01_cpu_vs_gpu.html"
+    ).read_text(encoding="utf-8")
+
+
+def test_bare_url_finder_leaves_punctuation_and_code_alone():
+    parts = site_usability.link_text("See https://x.org/a_b. And (https://y.org/c), done")
+    refs = [p["refuri"] for p in parts if p.tagname == "reference"]
+    assert refs == ["https://x.org/a_b", "https://y.org/c"]
+    assert (
+        "".join(p.astext() for p in parts) == "See https://x.org/a_b. And (https://y.org/c), done"
+    )
+    parser = _Prose()
+    parser.feed("<p>a <code>https://in.code/x</code> <a href='u'>https://linked/x</a></p>")
+    assert parser.bare == []
+    parser.feed("<p>plain https://bare.org/x.</p>")
+    assert parser.bare == ["https://bare.org/x"]
+
+
+def test_every_page_has_the_stylesheet_the_repository_and_lessons_a_notebook_download(built):
+    css = (built / "_static" / "course.css").read_text()
+    assert "white-space: pre-wrap" in css and "order: 2" in css  # code wraps; sidebar below
+    for page in _pages(built):
+        text = page.read_text(encoding="utf-8")
+        assert "_static/course.css" in text, page.name
+        assert f'href="{REPOSITORY}"' in text, f"{page.name} has no repository link"
+    for lesson in site.lessons():
+        text = (built / "notebooks" / f"{lesson.stem}.html").read_text(encoding="utf-8")
+        assert f'href="{lesson.name}" download' in text, lesson.name
+        assert (built / "notebooks" / lesson.name).read_bytes() == lesson.read_bytes()
+
+
+def test_repository_url_from_the_environment_or_an_ssh_remote(tmp_path, monkeypatch):
+    monkeypatch.setenv("COURSE_REPOSITORY_URL", "https://example.org/r")
+    assert site_usability.repository_url(tmp_path) == "https://example.org/r"
+    monkeypatch.setenv("COURSE_REPOSITORY_URL", "")
+    assert site_usability.repository_url(tmp_path) is None  # not a git checkout: no link
+    (tmp_path / "pyproject.toml").write_text('[project]\nurls = {Repository = "https://e.org/p"}\n')
+    assert site_usability.repository_url(tmp_path) == "https://e.org/p"
+    (tmp_path / "pyproject.toml").unlink()
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run(["git", "-C", str(tmp_path), "remote", "add", "origin",
+                    "git@github.com:someone/course.git"], check=True)  # fmt: skip
+    assert site_usability.repository_url(tmp_path) == "https://github.com/someone/course"

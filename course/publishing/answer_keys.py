@@ -1,7 +1,8 @@
 """Instructors' answer keys, generated from ``solutions/`` (never copied by hand).
 
 ``python -m course answer-keys OUTDIR`` (``make answer-keys``) writes one Markdown page per exercise
-set, ``OUTDIR/NN_slug.md``, and an ``index.md`` listing them. A page is the solution notebook in
+set, ``OUTDIR/NN_slug.md``, the lessons' quiz key ``OUTDIR/quiz-key.md``
+(:mod:`course.publishing.quiz_key`) and an ``index.md`` listing them. A page is the solution notebook in
 reading order (the questions, the solution code, the explanations that learners never see) with,
 under each question, a table of what is graded: every answer, the value the solution computes (from
 :func:`course.publishing.grading.authoring.answer_key`, the same key ``make assign`` and ``make grade`` use, so
@@ -155,6 +156,9 @@ def write_answer_keys(
         page = out / f"{solution.stem}.md"
         page.write_text(answer_key_page(solution, key), encoding="utf-8")
         pages.append(page)
+    from course.publishing.quiz_key import write_quiz_key  # the lessons' quizzes, with answers
+
+    write_quiz_key(out)
     index = [
         "# Answer keys",
         "",
@@ -165,6 +169,7 @@ def write_answer_keys(
         ":maxdepth: 1",
         "",
         *[p.stem for p in pages],
+        "quiz-key",
         "```",
         "",
     ]

@@ -126,6 +126,7 @@ def _index(readme: str, answer_keys: bool) -> str:
         "",
         "instructors/guide",
         "instructors/grading",
+        "instructors/editions",
         *(["instructors/answer-keys/index"] if answer_keys else []),
         "CONTRIBUTING",
         "LICENSE",
@@ -140,7 +141,9 @@ def stage(src_dir: Path, answer_keys: bool = False) -> Path:
     if src_dir.exists():
         shutil.rmtree(src_dir)
     (src_dir / "notebooks").mkdir(parents=True)
-    (src_dir / "conf.py").write_text(CONF)
+    from course.publishing.site_usability import stage_usability
+
+    (src_dir / "conf.py").write_text(CONF + stage_usability(src_dir, ROOT, lessons()))
     (src_dir / "index.md").write_text(_index((ROOT / "README.md").read_text(), answer_keys))
     shutil.copy(ROOT / "CONTRIBUTING.md", src_dir / "CONTRIBUTING.md")
     licence = (ROOT / "LICENSE").read_text()
