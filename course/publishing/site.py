@@ -4,10 +4,11 @@ Sphinx with myst-nb renders every lesson from its committed outputs (nothing is 
 README as the home page, the glossary, the instructors' guide and CONTRIBUTING. The sources are
 staged into ``OUTDIR/../site-src`` first, where three things change on the way:
 
-- an interactive output (a calculator or a quiz: an ipywidgets view) keeps its text snapshot and
+- an interactive output (a calculator or a quiz: an ipywidgets view) is drawn from the notebook's
+  saved widget state as plain HTML (``course.publishing.widget_html``: no widget JavaScript) and
   gains a note that running the notebook makes it interactive (a static page has no kernel);
-- the notebooks' saved widget state is dropped, so no page loads widget JavaScript from the
-  internet (MathJax, for the formulas, comes from its CDN: offline, formulas show as TeX);
+- MathJax, for the formulas, is copied from a pinned package into the site
+  (``course.publishing.offline``): no page loads a script, a style or a font from the internet;
 - the instructors' answer keys (``course.publishing.answer_keys``) are included only when asked for
   (``--answer-keys``): a graded class must not publish them.
 
@@ -60,6 +61,11 @@ html_theme_options = {
     "logo_name": False,
 }
 suppress_warnings = ["myst.header"]
+# MathJax 2.7 from the site's own _static (copied by course/publishing/site.py), not a CDN.
+html_static_path = ["_static"]
+mathjax_path = MATHJAX_PATH
+mathjax2_config = MATHJAX2_CONFIG
+myst_update_mathjax = False  # its settings are MathJax 3's; the TeX delimiters below suffice
 '''
 
 
@@ -68,24 +74,32 @@ def lessons(root: Path = ROOT) -> list[Path]:
     return sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 
+def _conf() -> str:
+    """``conf.py`` with the site's MathJax settings filled in."""
+    from course.publishing import offline
+
+    config = {
+        "tex2jax": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]]},
+        **offline.MATHJAX_CONFIG,
+    }
+    path = f"{offline.MATHJAX_DIR}/{offline.MATHJAX_ENTRY}"
+    return CONF.replace("MATHJAX_PATH", repr(path)).replace("MATHJAX2_CONFIG", repr(config))
+
+
 def _static_notebook(src: Path, dst: Path) -> None:
-    """Copy a notebook for the website: widget views become their text plus a note to run it."""
+    """Copy a notebook for the website: widget views drawn from their saved state (or their text
+    where none was saved), plus a note to run it."""
+    from course.publishing import widget_html
+
     nb = nbformat.read(src, as_version=4)
-    nb.metadata.pop("widgets", None)
     cells = []
     for cell in nb.cells:
         cells.append(cell)
-        if cell.cell_type != "code":
-            continue
-        interactive = False
-        for output in cell.get("outputs", []):
-            data = output.get("data", {})
-            if WIDGET_MIME in data:
-                interactive = True
-                del data[WIDGET_MIME]
-        if interactive:
+        outputs = cell.get("outputs", []) if cell.cell_type == "code" else []
+        if any(WIDGET_MIME in o.get("data", {}) for o in outputs):
             cells.append(nbformat.v4.new_markdown_cell(WIDGET_NOTE))
     nb.cells = cells
+    widget_html.to_html_outputs(nb)
     nbformat.write(nb, dst)
 
 
@@ -140,7 +154,10 @@ def stage(src_dir: Path, answer_keys: bool = False) -> Path:
     if src_dir.exists():
         shutil.rmtree(src_dir)
     (src_dir / "notebooks").mkdir(parents=True)
-    (src_dir / "conf.py").write_text(CONF)
+    (src_dir / "conf.py").write_text(_conf())
+    from course.publishing import offline
+
+    offline.copy_mathjax(src_dir / "_static")
     (src_dir / "index.md").write_text(_index((ROOT / "README.md").read_text(), answer_keys))
     shutil.copy(ROOT / "CONTRIBUTING.md", src_dir / "CONTRIBUTING.md")
     licence = (ROOT / "LICENSE").read_text()
