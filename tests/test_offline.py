@@ -189,8 +189,7 @@ def test_copied_assets_hold_what_the_decks_load(tmp_path):
     reveal = offline.copy_reveal(tmp_path)
     mathjax = offline.copy_mathjax(tmp_path)
     assert (reveal / "dist/reveal.js").is_file() and (mathjax / "MathJax.js").is_file()
-    assert offline.missing_files(tmp_path) == []  # the theme's fonts are all there
-    assert offline.external_references_in(tmp_path) == {}
+    assert offline.audit(tmp_path) == {"external": [], "missing": []}  # the theme's fonts too
 
 
 # --- one deck in Chromium, offline --------------------------------------------------------------
@@ -207,7 +206,7 @@ def test_a_deck_works_offline_in_chromium(chromium, tmp_path):  # noqa: F811
     from playwright.sync_api import sync_playwright
 
     (deck,) = slides.build(tmp_path, [DECK_LESSON])
-    assert offline.external_references_in(tmp_path) == {}
+    assert offline.audit(tmp_path) == {"external": [], "missing": []}
     handler = functools.partial(_Quiet, directory=str(tmp_path))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -269,3 +268,17 @@ def test_a_deck_works_offline_in_chromium(chromium, tmp_path):  # noqa: F811
     finally:
         server.shutdown()
     assert blocked == [], f"the deck asked the internet for {blocked}"
+
+
+def test_audit_finds_a_remote_font_and_a_missing_local_script(tmp_path):
+    (tmp_path / "deck.html").write_text(
+        '<script src="_static/here.js"></script><script src="_static/gone.js"></script>'
+        '<img src="data:image/png;base64,iVBOR"><link rel="stylesheet" href="s.css">'
+    )
+    (tmp_path / "_static").mkdir()
+    (tmp_path / "_static" / "here.js").write_text("")
+    (tmp_path / "s.css").write_text("@font-face { src: url(https://fonts.x/a.woff) }")
+    assert offline.audit(tmp_path) == {
+        "external": ["s.css: https://fonts.x/a.woff"],
+        "missing": ["deck.html: _static/gone.js"],
+    }

@@ -82,5 +82,4 @@ def test_every_lesson_gets_a_deck_with_its_title_sections_and_plots(tmp_path):
         )
         assert ("data:image/png;base64" in html) == has_plot, deck.name
     # Behind a firewall: every script, style and font is a file of the build, and it is there.
-    assert offline.external_references_in(tmp_path) == {}
-    assert offline.missing_files(tmp_path) == []
+    assert offline.audit(tmp_path) == {"external": [], "missing": []}

@@ -10,8 +10,8 @@ what is built, as the subset that is used:
   fonts (WOFF), the only output and fonts that package ships.
 
 Calculators need no script at all (``course.publishing.widget_html`` draws their saved state).
-:func:`external_references` lists what a built file would still fetch from another host; the tests
-check that it finds nothing in any deck or page. Layer 5.
+:func:`audit` lists what built files would still fetch from another host, and the local files
+they would miss; the tests check that it finds nothing in any deck or page. Layer 5.
 """
 
 from __future__ import annotations
@@ -130,6 +130,10 @@ def folder_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
+#: ``<link rel=...>`` that the browser fetches (others, like "next" or "search", are links).
+_LOADED_RELS = {"stylesheet", "icon", "shortcut icon", "preload", "modulepreload", "manifest"}
+
+
 class _Loads(html.parser.HTMLParser):
     """What a page fetches by itself: scripts, stylesheets, fonts, module imports, CSS urls."""
 
@@ -142,7 +146,7 @@ class _Loads(html.parser.HTMLParser):
         a = dict(attrs)
         if tag == "script" and a.get("src"):
             self.urls.append(a["src"] or "")
-        if tag == "link" and a.get("href") and (a.get("rel") or "") != "canonical":
+        if tag == "link" and a.get("href") and (a.get("rel") or "").lower() in _LOADED_RELS:
             self.urls.append(a["href"] or "")
         if tag in ("img", "iframe", "source", "embed") and a.get("src"):
             self.urls.append(a["src"] or "")
@@ -175,45 +179,34 @@ def _remote(url: str) -> bool:
 
 def external_references(text: str, *, css: bool = False) -> list[str]:
     """Non-local URLs that an HTML file (or, with ``css``, a stylesheet) makes the browser load."""
+    return sorted({u for u in _loads(text, css=css) if _remote(u)})
+
+
+def _loads(text: str, *, css: bool = False) -> list[str]:
     if css:
-        return sorted({u for u in _css_urls(text) if _remote(u)})
-    return sorted({u for u in _parsed(text) if _remote(u)})
-
-
-def _parsed(text: str) -> list[str]:
+        return _css_urls(text)
     parser = _Loads()
-    parser.feed(text)
+    parser.feed(re.sub(r"data:[^\"')\s]{100,}", "data:", text))  # embedded images: not loads
     return parser.urls
 
 
-def loaded_files(text: str, *, css: bool = False) -> list[str]:
-    """Local paths (no query, no fragment) an HTML file or a stylesheet makes the browser load."""
-    urls = _css_urls(text) if css else _parsed(text)
-    paths = {
-        unquote(urlsplit(u).path) for u in urls if not _remote(u) and not u.startswith("data:")
-    }
-    return sorted(p for p in paths if p)
-
-
-def missing_files(folder: Path) -> list[str]:
-    """Files that the HTML and CSS under ``folder`` load and that are not there."""
-    missing = []
-    for path in sorted(folder.rglob("*")):
-        if path.suffix in (".html", ".css"):
-            text = path.read_text(errors="replace")
-            for rel in loaded_files(text, css=path.suffix == ".css"):
-                if not (path.parent / rel).exists():
-                    missing.append(f"{path.relative_to(folder)}: {rel}")
-    return missing
-
-
-def external_references_in(folder: Path) -> dict[str, list[str]]:
-    """``external_references`` of every HTML and CSS file under ``folder`` that has any."""
-    found = {}
+def audit(folder: Path) -> dict[str, list[str]]:
+    """One pass over the HTML and CSS under ``folder``: what they load from another host
+    (``external``) and the local files they load that are not there (``missing``), each as
+    ``"file: url"`` lines; both empty for a build that works offline."""
+    found: dict[str, list[str]] = {"external": [], "missing": []}
     for path in sorted(folder.rglob("*")):
         if path.suffix not in (".html", ".css"):
             continue
-        urls = external_references(path.read_text(errors="replace"), css=path.suffix == ".css")
-        if urls:
-            found[str(path.relative_to(folder))] = urls
+        name = path.relative_to(folder)
+        urls = _loads(path.read_text(errors="replace"), css=path.suffix == ".css")
+        found["external"] += sorted({f"{name}: {u}" for u in urls if _remote(u)})
+        local = {unquote(urlsplit(u).path) for u in urls if not (_remote(u) or _is_inline(u))}
+        found["missing"] += [
+            f"{name}: {rel}" for rel in sorted(local) if rel and not (path.parent / rel).exists()
+        ]
     return found
+
+
+def _is_inline(url: str) -> bool:
+    return url.strip().startswith(("data:", "blob:", "about:", "#"))

@@ -28,12 +28,17 @@ from urllib.parse import unquote, urlsplit
 
 import nbformat
 
+from course.publishing import offline
+
 ROOT = Path(__file__).resolve().parents[2]
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 WIDGET_NOTE = (
     "```{note}\nThe output above is a static snapshot of an interactive calculator or quiz. "
     "Run the notebook (`make lab`) to change its inputs or answer it.\n```"
 )
+
+#: Sphinx writes inline math as \( \) and display math as \[ \]; a "$" stays money.
+TEX_DELIMITERS = {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]]}
 
 CONF = '''\
 """Sphinx configuration of the course website (written by course/publishing/site.py; edit it there)."""
@@ -63,27 +68,16 @@ html_theme_options = {
 suppress_warnings = ["myst.header"]
 # MathJax 2.7 from the site's own _static (copied by course/publishing/site.py), not a CDN.
 html_static_path = ["_static"]
-mathjax_path = MATHJAX_PATH
-mathjax2_config = MATHJAX2_CONFIG
 myst_update_mathjax = False  # its settings are MathJax 3's; the TeX delimiters below suffice
-'''
+''' + (
+    f"mathjax_path = {offline.MATHJAX_DIR + '/' + offline.MATHJAX_ENTRY!r}\n"
+    f"mathjax2_config = {dict(tex2jax=TEX_DELIMITERS, **offline.MATHJAX_CONFIG)!r}\n"
+)
 
 
 def lessons(root: Path = ROOT) -> list[Path]:
     """The lesson notebooks, in order (``notebooks/NN_slug.ipynb``)."""
     return sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-
-
-def _conf() -> str:
-    """``conf.py`` with the site's MathJax settings filled in."""
-    from course.publishing import offline
-
-    config = {
-        "tex2jax": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]]},
-        **offline.MATHJAX_CONFIG,
-    }
-    path = f"{offline.MATHJAX_DIR}/{offline.MATHJAX_ENTRY}"
-    return CONF.replace("MATHJAX_PATH", repr(path)).replace("MATHJAX2_CONFIG", repr(config))
 
 
 def _static_notebook(src: Path, dst: Path) -> None:
@@ -154,9 +148,7 @@ def stage(src_dir: Path, answer_keys: bool = False) -> Path:
     if src_dir.exists():
         shutil.rmtree(src_dir)
     (src_dir / "notebooks").mkdir(parents=True)
-    (src_dir / "conf.py").write_text(_conf())
-    from course.publishing import offline
-
+    (src_dir / "conf.py").write_text(CONF)
     offline.copy_mathjax(src_dir / "_static")
     (src_dir / "index.md").write_text(_index((ROOT / "README.md").read_text(), answer_keys))
     shutil.copy(ROOT / "CONTRIBUTING.md", src_dir / "CONTRIBUTING.md")
