@@ -80,6 +80,11 @@ def test_long_text_moves_to_the_notes_and_sections_split_where_cells_join():
     short = new_markdown_cell("## 3. Short\n\nA line.")
     short.metadata["slideshow"] = {"slide_type": "slide"}
     assert slides._fit(short) == [short]
+    boxed = new_markdown_cell("## 4. Section\n\nText.\n\n### The sources say: x\n\nQuote.")
+    assert [p.metadata["slideshow"]["slide_type"] for p in slides._split_sections(boxed)] == [
+        "slide",
+        "subslide",
+    ]
     fenced = new_markdown_cell("Text\n```\n## not a heading\n```")
     assert len(slides._split_sections(fenced)) == 1
 

@@ -13,8 +13,8 @@ same rule in the copy the deck is built from. Present widgets live in JupyterLab
 guide); a deck draws their saved state (``course.publishing.widget_html``).
 
 The deck follows the lesson's structure, whatever the cells' boundaries (:func:`deck_notebook`,
-on the copy only): a Markdown cell is split before every ``#``/``##`` heading, so each section
-starts a slide even where a takeaway and the next heading share a cell; text beyond a slide's
+on the copy only): a Markdown cell is split before every ``#``/``##``/``###`` heading, so each
+section starts a slide even where a takeaway and the next heading share a cell; text beyond a slide's
 budget (:data:`SLIDE_LINES` lines of a 1280x720 slide, :func:`slide_lines`) becomes that slide's
 speaker notes; links to lessons and the glossary point into the website built beside the decks
 (``build/site``). Decks load nothing from the internet: Reveal.js, MathJax and their fonts are
@@ -217,8 +217,9 @@ def _split_outputs(cell: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
 
 
 def _split_sections(cell: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
-    """A Markdown cell cut before every ``#``/``##`` heading after its first line (a takeaway and
-    the next section often share a cell); each piece tagged by the rule."""
+    """A Markdown cell cut before every ``#``, ``##`` and ``###`` heading after its first line (a
+    takeaway and the next section, or a section and its "sources say" box, often share a cell);
+    each piece tagged by the rule (a section starts a slide, a box a sub-slide)."""
     if cell.cell_type != "markdown":
         return [cell]
     pieces, current, fenced = [], [], False
@@ -229,7 +230,7 @@ def _split_sections(cell: nbformat.NotebookNode) -> list[nbformat.NotebookNode]:
         if (
             not fenced
             and heading
-            and len(heading.group(1)) <= 2
+            and len(heading.group(1)) <= 3
             and any(x.strip() for x in current)
         ):
             pieces.append("\n".join(current).strip("\n"))
