@@ -81,7 +81,8 @@ site: install
 	$(BIN)/python -m course site $(if $(ANSWER_KEYS),build/site-answer-keys --answer-keys,build/site)
 
 ## Reveal.js decks of every lesson in build/slides/ (nbconvert's slides exporter, from the cells'
-## slideshow tags). `make slides TAG=1` first re-tags the lessons by the rule in course/publishing/slides.py.
+## slideshow tags), with what they load in build/slides/_static (they work offline; their links lead
+## to build/site). `make slides TAG=1` first re-tags the lessons by the rule in course/publishing/slides.py.
 slides: install
 	$(BIN)/python -m course slides build/slides $(if $(TAG),--tag)
 

@@ -36,6 +36,8 @@ TOOLS = {
     "myst-nb": "`make site` renders the notebooks",
     "setuptools": "the build backend of `pip install -e .` (pyproject.toml)",
     "playwright": "tests/test_browser.py drives JupyterLab (imported there)",
+    "rise": "its Reveal.js files are copied into the decks (course/publishing/offline.py)",
+    "jupyter-server-mathjax": "its MathJax files are copied into the decks and the site",
 }
 #: Declared for work on another branch, with where its import will be.
 PLANNED: dict[str, str] = {}  # declared ahead of the code that imports them: none now

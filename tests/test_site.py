@@ -1,8 +1,9 @@
 """The course website (``make site``): every lesson is a page, no link is broken, keys stay out.
 
 One build per test session (about 20 s on 2 busy cores) into a temporary folder; the browser test
-opens the built home page and a lesson in Debian's headless Chromium (as ``tests/test_browser.py``
-does) and checks that a heading and a plot image render.
+opens the built home page and lessons in Debian's headless Chromium (as ``tests/test_browser.py``
+does), with every request off the machine aborted, and checks that a heading, a plot image, a
+formula (MathJax from the build) and a calculator (drawn from its saved state) render.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from unittest import mock
 import pytest
 from test_browser import CHROMIUM_ARGS
 
-from course.publishing import site, site_usability
+from course.publishing import offline, site, site_usability
 
 BUILD_BUDGET_S = 120  # the issue's limit for the build on 2 cores
 REPOSITORY = "https://example.org/course/repository"
@@ -51,13 +52,19 @@ def test_built_site_has_no_broken_links_and_no_answer_keys(built):
     assert 'href="instructors/answer-keys' not in (built / "index.html").read_text()
 
 
-def test_widgets_render_as_text_with_a_note_and_load_no_widget_javascript(built):
+def test_widgets_are_drawn_from_their_state_with_a_note_and_load_no_widget_javascript(built):
     page = (built / "notebooks" / "04_model_memory.html").read_text()
     assert "static snapshot of an interactive calculator" in page
-    assert "Will it fit?" in page  # the calculator's text snapshot
+    assert "<b>Will it fit?</b>" in page and '<div class="cw">' in page  # drawn, not text
+    assert "<option selected>NVIDIA H100 SXM 80GB</option>" in page  # its saved inputs
     for text in (p.read_text() for p in built.rglob("*.html")):
         assert "widget-state+json" not in text
         assert "@jupyter-widgets" not in text and "unpkg.com" not in text
+
+
+def test_no_page_loads_a_script_a_style_or_a_font_from_another_host(built):
+    assert offline.audit(built) == {"external": [], "missing": []}
+    assert (built / "_static" / offline.MATHJAX_DIR / "MathJax.js").is_file()
 
 
 def test_broken_links_finds_a_missing_page_and_a_missing_anchor(tmp_path):
@@ -101,9 +108,19 @@ def test_home_page_and_a_lesson_render_a_heading_and_a_plot_in_chromium(built):
         pytest.skip("Debian's chromium is not installed (apt-get install -y chromium)")
     from playwright.sync_api import sync_playwright
 
+    blocked: list[str] = []
+
+    def no_network(route):  # a firewalled classroom: the pages are files, nothing else answers
+        if route.request.url.startswith("file:"):
+            route.continue_()
+        else:
+            blocked.append(route.request.url)
+            route.abort()
+
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=path, headless=True, args=CHROMIUM_ARGS)
         page = browser.new_page()
+        page.route("**/*", no_network)
         page.goto((built / "index.html").as_uri())
         assert "executable course" in page.locator("div.body h1").first.inner_text()
         page.get_by_role("link", name="CPU vs GPU").first.click()
@@ -113,6 +130,17 @@ def test_home_page_and_a_lesson_render_a_heading_and_a_plot_in_chromium(built):
         plot = page.locator("img[src*='_images/']").first
         plot.scroll_into_view_if_needed()
         assert plot.evaluate("img => img.complete && img.naturalWidth > 100")
+        # A formula typeset by the site's own MathJax; a calculator drawn with its inputs.
+        page.goto((built / "notebooks" / "13_serving_at_scale.html").as_uri())
+        page.wait_for_function(
+            "window.MathJax && document.querySelectorAll('.math .MathJax').length > 0",
+            timeout=20_000,
+        )
+        page.goto((built / "notebooks" / "04_model_memory.html").as_uri())
+        calculator = page.locator(".cw").filter(has_text="Will it fit?").first
+        calculator.scroll_into_view_if_needed()
+        assert calculator.locator("select").first.is_visible()
+        assert calculator.bounding_box()["width"] <= page.viewport_size["width"]
         # At 1280 px no code cell or output scrolls sideways; at 390 px (a phone) no page is wider
         # than the screen and the glossary's title comes first, above the sidebar.
         page.set_viewport_size({"width": 1280, "height": 800})
@@ -128,6 +156,7 @@ def test_home_page_and_a_lesson_render_a_heading_and_a_plot_in_chromium(built):
         )
         assert title_top < 400, f"the glossary's title starts {title_top:.0f} px down on a phone"
         browser.close()
+    assert blocked == [], f"the site asked the internet for {blocked}"
 
 
 def test_a_public_build_never_lands_where_the_answer_keys_are_and_back(tmp_path):

@@ -4,7 +4,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
-from course.publishing import site, slides
+from course.publishing import offline, site, slides
 
 LESSONS = site.lessons()
 
@@ -81,3 +81,5 @@ def test_every_lesson_gets_a_deck_with_its_title_sections_and_plots(tmp_path):
             "image/png" in o.get("data", {}) for c in nb.cells for o in c.get("outputs", [])
         )
         assert ("data:image/png;base64" in html) == has_plot, deck.name
+    # Behind a firewall: every script, style and font is a file of the build, and it is there.
+    assert offline.audit(tmp_path) == {"external": [], "missing": []}

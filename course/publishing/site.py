@@ -4,10 +4,11 @@ Sphinx with myst-nb renders every lesson from its committed outputs (nothing is 
 README as the home page, the glossary, the instructors' guide and CONTRIBUTING. The sources are
 staged into ``OUTDIR/../site-src`` first, where three things change on the way:
 
-- an interactive output (a calculator or a quiz: an ipywidgets view) keeps its text snapshot and
+- an interactive output (a calculator or a quiz: an ipywidgets view) is drawn from the notebook's
+  saved widget state as plain HTML (``course.publishing.widget_html``: no widget JavaScript) and
   gains a note that running the notebook makes it interactive (a static page has no kernel);
-- the notebooks' saved widget state is dropped, so no page loads widget JavaScript from the
-  internet (MathJax, for the formulas, comes from its CDN: offline, formulas show as TeX);
+- MathJax, for the formulas, is copied from a pinned package into the site
+  (``course.publishing.offline``): no page loads a script, a style or a font from the internet;
 - the instructors' answer keys (``course.publishing.answer_keys``) are included only when asked for
   (``--answer-keys``): a graded class must not publish them.
 
@@ -27,12 +28,17 @@ from urllib.parse import unquote, urlsplit
 
 import nbformat
 
+from course.publishing import offline
+
 ROOT = Path(__file__).resolve().parents[2]
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 WIDGET_NOTE = (
     "```{note}\nThe output above is a static snapshot of an interactive calculator or quiz. "
     "Run the notebook (`make lab`) to change its inputs or answer it.\n```"
 )
+
+#: Sphinx writes inline math as \( \) and display math as \[ \]; a "$" stays money.
+TEX_DELIMITERS = {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]]}
 
 CONF = '''\
 """Sphinx configuration of the course website (written by course/publishing/site.py; edit it there)."""
@@ -60,7 +66,13 @@ html_theme_options = {
     "logo_name": False,
 }
 suppress_warnings = ["myst.header"]
-'''
+# MathJax 2.7 from the site's own _static (copied by course/publishing/site.py), not a CDN.
+html_static_path = ["_static"]
+myst_update_mathjax = False  # its settings are MathJax 3's; the TeX delimiters below suffice
+''' + (
+    f"mathjax_path = {offline.MATHJAX_DIR + '/' + offline.MATHJAX_ENTRY!r}\n"
+    f"mathjax2_config = {dict(tex2jax=TEX_DELIMITERS, **offline.MATHJAX_CONFIG)!r}\n"
+)
 
 
 def lessons(root: Path = ROOT) -> list[Path]:
@@ -69,23 +81,19 @@ def lessons(root: Path = ROOT) -> list[Path]:
 
 
 def _static_notebook(src: Path, dst: Path) -> None:
-    """Copy a notebook for the website: widget views become their text plus a note to run it."""
+    """Copy a notebook for the website: widget views drawn from their saved state (or their text
+    where none was saved), plus a note to run it."""
+    from course.publishing import widget_html
+
     nb = nbformat.read(src, as_version=4)
-    nb.metadata.pop("widgets", None)
     cells = []
     for cell in nb.cells:
         cells.append(cell)
-        if cell.cell_type != "code":
-            continue
-        interactive = False
-        for output in cell.get("outputs", []):
-            data = output.get("data", {})
-            if WIDGET_MIME in data:
-                interactive = True
-                del data[WIDGET_MIME]
-        if interactive:
+        outputs = cell.get("outputs", []) if cell.cell_type == "code" else []
+        if any(WIDGET_MIME in o.get("data", {}) for o in outputs):
             cells.append(nbformat.v4.new_markdown_cell(WIDGET_NOTE))
     nb.cells = cells
+    widget_html.to_html_outputs(nb)
     nbformat.write(nb, dst)
 
 
@@ -144,6 +152,7 @@ def stage(src_dir: Path, answer_keys: bool = False) -> Path:
     from course.publishing.site_usability import stage_usability
 
     (src_dir / "conf.py").write_text(CONF + stage_usability(src_dir, ROOT, lessons()))
+    offline.copy_mathjax(src_dir / "_static")
     (src_dir / "index.md").write_text(_index((ROOT / "README.md").read_text(), answer_keys))
     shutil.copy(ROOT / "CONTRIBUTING.md", src_dir / "CONTRIBUTING.md")
     licence = (ROOT / "LICENSE").read_text()
