@@ -29,7 +29,7 @@ SOLUTION = authoring.SOLUTIONS_DIR / f"{SET}.ipynb"
 EXERCISE = authoring.EXERCISES_DIR / f"{SET}.ipynb"
 TIMEOUT_S = 15  # per submission; only the submission that defeats the per-cell limit uses it
 CELL_TIMEOUT_S = 4  # an honest cell of set 00 takes well under a second
-POSSIBLE = 9
+POSSIBLE = sum(q.points for q in spec.read(SOLUTION).questions)  # the set's points, from its source
 MARKER = "DAEMON WAS HERE"
 # Attacks on files outside the sandbox run only where the sandbox can contain them (PID namespace and
 # hidden files); elsewhere they would really damage the machine running the tests.

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+from types import SimpleNamespace
 
 import pytest
 
@@ -77,4 +78,19 @@ CURVE = {"offered": [2.0, 5.0, 8.0, 12.0], "p99_ttft": [0.05, 0.08, 0.4, 1.5]}
     ],
 )
 def test_the_measured_knee_is_judged_by_relation(grader, values, ok):
-    assert bool(grader.check("q8", dict(values))) is ok
+    points = zip(values["offered"], values["p99_ttft"], strict=True)  # the run the lists came from
+    run = SimpleNamespace(
+        sweep=[SimpleNamespace(offered_per_s=o, ttft_p99_seconds=t) for o, t in points]
+    )
+    assert bool(grader.check("q8", {**values, "run": run})) is ok
+
+
+def test_measured_lists_that_are_not_the_runs_own_fail(grader):
+    run = SimpleNamespace(sweep=[SimpleNamespace(offered_per_s=o, ttft_p99_seconds=t)
+                                 for o, t in zip(CURVE["offered"], CURVE["p99_ttft"], strict=True)])  # fmt: skip
+    typed = {
+        **CURVE,
+        "p99_ttft": [0.05, 0.06, 0.5, 2.0],
+        "knee_per_s": 8.0,
+    }  # not what run measured
+    assert not bool(grader.check("q8", {**typed, "run": run}))

@@ -1,6 +1,7 @@
 """Every lesson's quiz (course/presentation/quizzes/lesson_NN.py, discovered) builds, explains every option on its
 own, keeps its options alike in length, and shows no answer before the learner has answered."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -79,3 +80,33 @@ def test_the_right_option_does_not_give_itself_away(lesson):
         assert right <= 1.15 * longest_wrong, (q.question, q.options)
     if len(choices) >= 3:
         assert len({q.answer for q in choices}) > 1, "the right answer sits in one position"
+
+
+def _forms_of(value: float) -> set[str]:
+    """How an explanation could write ``value``: 3 or 4 significant figures, with or without
+    thousands separators, and as a whole number when it is one."""
+    forms = {f"{value:.3g}", f"{value:.4g}", f"{value:,.3g}", f"{value:,.4g}"}
+    if abs(value) >= 1:
+        forms |= {f"{value:,.0f}", f"{value:.0f}", f"{value:,.1f}", f"{value:.1f}"}
+    return {f for f in forms if sum(c.isdigit() for c in f) >= 2 or abs(value) >= 10}
+
+
+def _written(form: str, text: str) -> bool:
+    """``form`` appears in ``text`` as a number of its own (not inside 1,024 or 2.5)."""
+    return re.search(rf"(?<![\w.,]){re.escape(form)}(?![\w]|[.,]\d)", text) is not None
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_a_wrong_numeric_answer_gets_a_hint_that_does_not_give_the_value(lesson):
+    """Every numeric question has its own hint; a wrong answer shows it and never the value (the
+    learner can try again), the way lesson 10's practice questions do."""
+    for q in questions(lesson):
+        if not isinstance(q, Numeric):
+            continue
+        assert q.hint.strip(), f"lesson {lesson}: {q.question[:60]!r} has no hint"
+        for wrong in (q.answer * 3 + 1, q.answer / 7, -q.answer - 1):
+            feedback = q.check(wrong)
+            assert not feedback.correct and q.hint in feedback.message
+            assert q.explain not in feedback.message
+            leaked = [f for f in _forms_of(q.answer) if _written(f, feedback.message)]
+            assert not leaked, (lesson, q.question[:60], leaked, feedback.message)

@@ -79,8 +79,9 @@ class MultipleChoice:
 class Numeric:
     """A question whose answer is a number, accepted within ``rel_tol`` (relative) of ``answer``.
 
-    A wrong answer shows ``hint`` when one is given (so the learner can try again without being
-    told the answer), else ``explain``; a right one shows ``explain``.
+    A wrong answer shows ``hint`` (so the learner can try again without being told the answer),
+    or, without one, a general nudge; never ``explain``, which states the value. A right answer
+    shows ``explain``.
     """
 
     question: str
@@ -99,9 +100,10 @@ class Numeric:
         if not math.isfinite(number):
             return Feedback(False, "Type a finite number.")
         right = math.isclose(number, self.answer, rel_tol=self.rel_tol)
-        if not right and self.hint:
-            return Feedback(False, f"{WRONG} Hint: {self.hint}")
-        return Feedback(right, f"{CORRECT if right else WRONG} {self.explain}")
+        if not right:
+            hint = self.hint or f"check the formula and the units ({self.unit or 'as asked'})."
+            return Feedback(False, f"{WRONG} Hint: {hint}")
+        return Feedback(True, f"{CORRECT} {self.explain}")
 
     def answer_text(self) -> str:
         return f"{self.answer:,.4g} {self.unit}".strip()

@@ -37,6 +37,7 @@ QUESTIONS = (
         unit="GiB",
         rel_tol=0.01,
         explain="2 bytes x 6.74e9 = 13.48e9 bytes = 13.5 GB = 12.55 GiB (1 GiB = 2**30 bytes).",
+        hint="bytes = parameters x bytes per fp16 value; a GiB is 2**30 bytes, not 1e9.",
     ),
     MultipleChoice(
         "torch.cuda.is_available() is False on a machine with an NVIDIA GPU. Most likely cause?",

@@ -26,6 +26,7 @@ QUESTIONS = (
         rel_tol=0.02,
         unit="FLOP",
         explain="6 x 7e9 = 4.2e10: 2N forward + 4N backward.",
+        hint="a forward pass is 2 FLOPs per parameter and the backward twice the forward.",
     ),
     MultipleChoice(
         "How many FP32 CUDA cores does one A100 SM have?",
@@ -43,6 +44,7 @@ QUESTIONS = (
         rel_tol=0.03,
         unit="times (a ratio)",
         explain="989.4 / 67 = 14.8; the 8-10x of AI Infrastructure is the V100's ratio.",
+        hint="divide the Tensor Core peak by the FP32 peak, both dense and in TFLOP/s.",
     ),
     MultipleChoice(
         "Which job is most likely faster on a CPU than on a datacenter GPU?",

@@ -10,6 +10,7 @@ QUESTIONS = (
         unit="ms",
         explain="13e9 x 2 bytes = 26 GB; 26e9 / 900e9 = 28.9 ms (GPU Infrastructure & "
         "Computational Requirements says ~15 ms).",
+        hint="every weight is read once per token: bytes of weights (2 per fp16 parameter) / bandwidth; answer in ms.",
     ),
     Numeric(
         "Ridge point of an H100 SXM in bf16 (989.4 TFLOP/s dense, 3.35 TB/s)?",
@@ -17,6 +18,7 @@ QUESTIONS = (
         rel_tol=0.03,
         unit="FLOP/byte",
         explain="989.4e12 / 3.35e12 = 295: kernels below it are memory-bound.",
+        hint="the ridge is peak FLOP/s / bytes per second, both in the same prefix (TFLOP/s over TB/s).",
     ),
     MultipleChoice(
         "A matrix-vector product in fp32 has an arithmetic intensity of about...",

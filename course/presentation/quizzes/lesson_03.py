@@ -8,6 +8,7 @@ QUESTIONS = (
         answer=65504,
         rel_tol=0.0,
         explain="2**15 x (2 - 2**-10) = 65,504; the all-ones exponent is kept for inf/NaN.",
+        hint="the all-ones exponent is reserved, so the top exponent is 30 - 15; set every mantissa bit.",
     ),
     MultipleChoice(
         "What is the smallest positive value of fp8 E5M2?",
@@ -43,6 +44,7 @@ QUESTIONS = (
         unit="bytes",
         rel_tol=0.01,
         explain="0.5 for the level + 2/128 for the scale = 0.516.",
+        hint="half a byte per level, plus the scale's 2 bytes shared by the 128 weights of its group.",
     ),
     MultipleChoice(
         "When does weight-only int8 quantisation make a model faster?",

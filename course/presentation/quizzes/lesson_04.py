@@ -9,6 +9,7 @@ QUESTIONS = (
         unit="bytes",
         rel_tol=0.01,
         explain="2 (bf16 weight) + 2 (bf16 gradient) + 4 (fp32 master) + 4 + 4 (Adam m, v in fp32).",
+        hint="add the bytes of the bf16 weight and gradient, the fp32 master copy and Adam's two fp32 moments.",
     ),
     MultipleChoice(
         "At the peak of the measured training step (no checkpointing), which category was zero?",
@@ -33,6 +34,7 @@ QUESTIONS = (
         unit="KiB",
         rel_tol=0.01,
         explain="2 x 32 x 8 x 128 x 2 bytes = 131,072 bytes = 128 KiB (Llama-2-7B: 512 KiB).",
+        hint="2 (K and V) x layers x K/V heads x head size x 2 bytes; a KiB is 1,024 bytes.",
     ),
     MultipleChoice(
         "Computational Resources for Machine Learning says one A100 80GB can serve "

@@ -42,6 +42,7 @@ QUESTIONS = (
         "6 x 7e9 x 2e12 = 8.4e22 FLOPs; 1,024 x 312e12 x 0.4 = 1.28e17 FLOP/s; 6.6e5 s = 7.6 "
         "days (Llama 2 7B used 184,320 A100 GPU-hours: 7.5 days on 1,024).",
         unit="days",
+        hint="days = 6 x N x D / (GPUs x peak x MFU) / 86,400 s.",
     ),
     MultipleChoice(
         "Generating text one token at a time at batch 1 with a 7B model on an H100: what "
@@ -69,6 +70,7 @@ QUESTIONS = (
         "C = 6 N D with D = 20 N, so N = sqrt(1e24 / 120) = 9.1e10: about 91B parameters on "
         "1.8T tokens.",
         unit="billion parameters",
+        hint="with D = 20 N, C = 6 N D = 120 N^2: take the square root of C / 120, then give billions.",
     ),
     MultipleChoice(
         "PaLM reports 46.2 % MFU and 57.8 % HFU for the same run. What makes HFU the larger?",
@@ -94,5 +96,6 @@ QUESTIONS = (
         energy.gpu_hours_energy_joules(1000, 700, pue=1.2) / KWH,
         "1,000 h x 0.7 kW x 1.2 = 840 kWh.",
         unit="kWh",
+        hint="kWh = GPU-hours x kW per GPU x PUE (700 W = 0.7 kW).",
     ),
 )

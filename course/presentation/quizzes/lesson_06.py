@@ -27,6 +27,7 @@ QUESTIONS = (
         unit="x S",
         rel_tol=0.01,
         explain="2 (n - 1) / n = 14 / 8 = 1.75: a reduce-scatter ((n-1)/n) then an all-gather.",
+        hint="a reduce-scatter sends (n - 1)/n of S, and the all-gather after it the same again.",
     ),
     MultipleChoice(
         "Under ZeRO stage 3 (FSDP full sharding), a rank about to run a layer's forward first:",
@@ -51,6 +52,7 @@ QUESTIONS = (
         unit="%",
         rel_tol=0.02,
         explain="(p - 1) / (m + p - 1) = 3 / 15 = 20 %; m = 27 gives exactly 10 % (3 / 30), m = 28 brings it under.",
+        hint="bubble = (p - 1) / (m + p - 1), as a percentage.",
     ),
     MultipleChoice(
         "Why do layouts keep tensor parallelism inside one node?",

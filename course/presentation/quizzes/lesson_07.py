@@ -10,6 +10,7 @@ QUESTIONS = (
         unit="micro-batches",
         rel_tol=0.0,
         explain="256 / (4 x 8) = 8 (course.calculators.finetune.accumulation_steps).",
+        hint="divide the global batch by (micro-batch size x number of GPUs).",
     ),
     MultipleChoice(
         "Selective recomputation (Korthikanti et al. 2022) recomputes which activations?",
@@ -36,6 +37,7 @@ QUESTIONS = (
         rel_tol=0.01,
         explain="4 x 16 x 2048^2 x 2 bytes = 536,870,912 B = 512 MiB per layer "
         "(course.calculators.memory.attention_scores_bytes); 12 layers: 6 GiB before softmax copies.",
+        hint="one score per (sequence, head, query, key): batch x heads x tokens^2 x 2 bytes; a MiB is 2**20 bytes.",
     ),
     MultipleChoice(
         "Why did servers before vLLM waste 60-80 % of their KV-cache memory (Kwon et al. 2023)?",

@@ -83,6 +83,7 @@ QUESTIONS = (
         unit="kW",
         explain="32 x 10.2 kW = 326.4 kW of IT load; x 1.58 = 515.7 kW at the meter.",
         rel_tol=0.02,
+        hint="IT load = systems x kW each; the grid supplies IT load x PUE.",
     ),
     MultipleChoice(
         question=(

@@ -13,6 +13,7 @@ QUESTIONS = (
         unit="hours",
         rel_tol=0.01,
         explain="15,000 / 4 = 3,750 h. Power, hosting and idle time all push the real break-even later.",
+        hint="break-even hours = purchase price / hourly rent.",
     ),
     MultipleChoice(
         "A system breaks even after 7 months against on-demand rent when busy 100 % of the time. "
@@ -59,6 +60,7 @@ QUESTIONS = (
         rel_tol=0.02,
         explain="sqrt(2 x 300 s x 86,400 s) = 7,200 s = 2 h. Daly's higher-order estimate is a "
         "little shorter (about 1.94 h).",
+        hint="Young: interval = sqrt(2 x checkpoint time x mean time between failures), in seconds first; then hours.",
     ),
     MultipleChoice(
         "AI Infrastructure lists Azure's ND A100 v4 as '8x A100 (80GB)'. What does the ND96asr_v4 have?",

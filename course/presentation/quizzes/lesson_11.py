@@ -11,6 +11,7 @@ QUESTIONS = (
         unit="sectors",
         explain="Thread i reads bytes 16i to 16i+3: two threads per 32-byte sector, 32 threads "
         "-> 16 sectors (512 bytes moved for 128 used, 25 %).",
+        hint="thread i reads bytes 16i to 16i + 3: count how many threads share one 32-byte sector.",
     ),
     Numeric(
         "Occupancy on an H100 (compute capability 9.0) of 256-thread blocks using 128 registers "
@@ -20,6 +21,7 @@ QUESTIONS = (
         unit="%",
         explain="128 x 32 = 4,096 registers per warp; 65,536 / 4,096 = 16 warps = 2 blocks of 8 "
         "warps; 16 of 64 warps = 25 %, limited by registers.",
+        hint="registers per warp = registers per thread x 32; an SM has 65,536 registers and holds at most 64 warps.",
     ),
     MultipleChoice(
         "In `if (threadIdx.x % 2 == 0) a(); else b();` with a and b equally long, a warp takes...",

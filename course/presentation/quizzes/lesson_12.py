@@ -14,6 +14,7 @@ QUESTIONS = (
         rel_tol=0.02,
         explain="Failure rates add: 16,384 / 50,000 h, so one every 50,000 / 16,384 = 3.05 h. "
         "Llama 3 405B logged 419 unexpected interruptions in 54 days: one every 3.1 h.",
+        hint="failure rates add: the job's MTBF is one GPU's MTBF divided by the number of GPUs.",
     ),
     MultipleChoice(
         "The checkpoint write time quadruples (a slower filesystem). What happens to Young's "
@@ -78,5 +79,6 @@ QUESTIONS = (
         unit="x",
         rel_tol=0.01,
         explain="Scores are (s/p) x (s/p) per block against s x s: p^2 = 64 times smaller.",
+        hint="each rank holds a block of (s / p) x (s / p) scores instead of s x s.",
     ),
 )

@@ -10,6 +10,7 @@ QUESTIONS = (
         unit="requests",
         rel_tol=0.01,
         explain="Little's law: L = λW = 6/s x 1.5 s = 9 (course.calculators.queueing.littles_law).",
+        hint="Little's law: requests inside = arrival (completion) rate x time each spends inside.",
     ),
     MultipleChoice(
         "One M/M/1 server goes from 80 % to 95 % utilisation. What happens to the mean wait?",
@@ -70,5 +71,6 @@ QUESTIONS = (
         rel_tol=0.01,
         explain="(1 − α^(γ+1)) / (1 − α) = (1 − 0.8^5)/0.2 = 3.36 (Leviathan et al. 2023, eq. 1; "
         "course.calculators.fleet.speculative_decoding).",
+        hint="expected tokens per pass = (1 - a^(g + 1)) / (1 - a) for acceptance a and g drafted tokens.",
     ),
 )
