@@ -32,7 +32,6 @@ TOOLS = {
     "pytest-timeout": "per-test time limits in the grader's checks",
     "ruff": "`make lint`",
     "import-linter": "`make lint` runs `lint-imports` on the layers",
-    "sphinx": "`make site`",
     "myst-nb": "`make site` renders the notebooks",
     "setuptools": "the build backend of `pip install -e .` (pyproject.toml)",
     "playwright": "tests/test_browser.py drives JupyterLab (imported there)",
