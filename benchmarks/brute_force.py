@@ -102,22 +102,22 @@ def main() -> int:
             if sig == EXACT:  # every integer up to the next power of ten (at least 10,000)
                 n = max(10_000, 10 ** len(str(abs(int(value)))))
                 row["self_study_candidates"] = n
-                row["self_study_s"] = n * one_hash
+                row["self_study_seconds"] = n * one_hash
             else:
                 found, secs, n = search_window(value, sig, entry["hash"], salt, args.window)
                 row["found_in_window"] = found is not None
                 per = secs / n
-                row["window_s"] = secs
+                row["window_seconds"] = secs
                 row["self_study_candidates"] = 9 * 10 ** (sig - 1)
-                row["self_study_s"] = 9 * 10 ** (sig - 1) * per
-                row["self_study_3_decades_s"] = 27 * 10 ** (sig - 1) * per
+                row["self_study_seconds"] = 9 * 10 ** (sig - 1) * per
+                row["self_study_3_decades_seconds"] = 27 * 10 ** (sig - 1) * per
             g = next(e for e in graded["questions"][q.name]["answers"] if e["name"] == a.name)
             lo, hi = g["shape"]["range"]
             t = time.perf_counter()
             coarse.shape_problems(value, g["shape"])
             row["graded_range"] = [lo, hi]
             row["graded_values_in_range"] = count_in_range(lo, hi, sig)
-            row["graded_range_check_s"] = time.perf_counter() - t
+            row["graded_range_check_seconds"] = time.perf_counter() - t
             rows.append(row)
 
     wrong_rows = []
@@ -144,31 +144,31 @@ def main() -> int:
                     break
             secs = time.process_time() - t
             wrong_rows.append({"wrong": f"{q.name}.{w['answer']}", "buckets_per_decade": n,
-                               "searched": searched, "search_s": secs,
-                               "decade_s": n * (secs / searched if searched else one_hash)})  # fmt: skip
+                               "searched": searched, "search_seconds": secs,
+                               "decade_seconds": n * (secs / searched if searched else one_hash)})  # fmt: skip
 
     print(f"\nself-study release, set {args.set} (a real search of {args.window} candidates each):")
     for r in rows:
         if r["sig"] == EXACT:
             print(f"  {r['answer']:<28} exact integer: every one below "
-                  f"{r['self_study_candidates']:,} in {_duration(r['self_study_s'])}")  # fmt: skip
+                  f"{r['self_study_candidates']:,} in {_duration(r['self_study_seconds'])}")  # fmt: skip
         else:
             print(f"  {r['answer']:<28} {r['sig']} figures: found={r['found_in_window']}, "
-                  f"{r['window_s']:.1f} s for the window; one decade ({r['self_study_candidates']:,}) "
-                  f"{_duration(r['self_study_s'])}, three decades "
-                  f"{_duration(r['self_study_3_decades_s'])}")  # fmt: skip
+                  f"{r['window_seconds']:.1f} s for the window; one decade ({r['self_study_candidates']:,}) "
+                  f"{_duration(r['self_study_seconds'])}, three decades "
+                  f"{_duration(r['self_study_3_decades_seconds'])}")  # fmt: skip
     print(f"\ngraded release, set {args.set}:")
     for r in rows:
         print(f"  {r['answer']:<28} range {r['graded_range'][0]:g} to {r['graded_range'][1]:g}: "
               f"{r['graded_values_in_range']:,} values at the grader's precision, "
-              f"{r['graded_range_check_s'] * 1e6:.0f} us per check")  # fmt: skip
+              f"{r['graded_range_check_seconds'] * 1e6:.0f} us per check")  # fmt: skip
     for r in wrong_rows:
-        how = (f"found after {r['searched']} hashes in {r['search_s']:.1f} s" if r["searched"]
+        how = (f"found after {r['searched']} hashes in {r['search_seconds']:.1f} s" if r["searched"]
                else "not searched")  # fmt: skip
         print(f"  known wrong {r['wrong']:<22} {r['buckets_per_decade']:,} buckets of "
               f"{coarse.MIN_VALUES} values in its decade: {how}; the whole decade "
-              f"{_duration(r['decade_s'])}")  # fmt: skip
-    figures = {"set": args.set, "one_hash_cpu_s": one_hash, "one_hash_wall_s": one_hash_wall,
+              f"{_duration(r['decade_seconds'])}")  # fmt: skip
+    figures = {"set": args.set, "one_hash_cpu_seconds": one_hash, "one_hash_wall_seconds": one_hash_wall,
                "rows": rows, "wrong": wrong_rows, "load_average": os.getloadavg()}  # fmt: skip
     print(f"\nload average: {figures['load_average'][0]:.1f} (a busy machine is slower)")
     if args.json:

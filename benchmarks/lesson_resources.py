@@ -63,9 +63,9 @@ class TreeSampler(threading.Thread):
             self.stop.wait(self.interval_s)
 
 
-def measure(path: Path, timeout_s: int = 900) -> dict:
+def measure(path: Path, timeout_seconds: int = 900) -> dict:
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, timeout=timeout_s, kernel_name="python3",
+    client = NotebookClient(nb, timeout=timeout_seconds, kernel_name="python3",
                             resources={"metadata": {"path": str(path.parent)}})  # fmt: skip
     sampler = TreeSampler()
     sampler.start()
@@ -82,7 +82,7 @@ def measure(path: Path, timeout_s: int = 900) -> dict:
         "lesson": path.stem,
         "peak_kernel_rss_mib": round(sampler.peak_process_bytes / MIB),
         "peak_tree_rss_mib": round(sampler.peak_tree_bytes / MIB),
-        "cpu_s": round(sum(sampler.cpu_s_by_pid.values()), 1),
+        "cpu_seconds": round(sum(sampler.cpu_s_by_pid.values()), 1),
         "wall_s": round(wall, 1),
         "max_processes": sampler.max_processes,
         "error": error,

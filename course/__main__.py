@@ -103,8 +103,8 @@ def main(argv: list[str] | None = None) -> int:
     return grade_folder(
         args.submissions,
         args.out,
-        timeout_s=args.timeout,
-        cell_timeout_s=args.cell_timeout,
+        timeout_seconds=args.timeout,
+        cell_timeout_seconds=args.cell_timeout,
         assignment=args.assignment,
         jobs=args.jobs,
     )

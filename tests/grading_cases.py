@@ -242,8 +242,8 @@ def graded() -> dict:
     repo_before = _hashes(authoring.SOLUTIONS_DIR) | _hashes(authoring.EXERCISES_DIR)
     out_csv = out_dir / "grades.csv"
     start = time.monotonic()
-    status = gradebook.grade_folder(subs, out_csv, timeout_s=TIMEOUT_S,
-                                    cell_timeout_s=CELL_TIMEOUT_S, jobs=2)  # fmt: skip
+    status = gradebook.grade_folder(subs, out_csv, timeout_seconds=TIMEOUT_S,
+                                    cell_timeout_seconds=CELL_TIMEOUT_S, jobs=2)  # fmt: skip
     seconds = time.monotonic() - start
     csvs = sorted(out_dir.glob("*.csv"))
     written = {p.name: p.read_bytes() for p in csvs}

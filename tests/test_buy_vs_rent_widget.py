@@ -34,7 +34,7 @@ def test_defaults_answer_question_9_a_dgx_h100_against_a_p5_training_continuousl
 
 
 def test_low_utilisation_and_staff_make_renting_cheaper_and_the_bars_show_each_part():
-    calc = buy_vs_rent_calculator(utilization="10", staff="150000", hosting="20000",
+    calc = buy_vs_rent_calculator(utilisation="10", staff="150000", hosting="20000",
                                   reserved="39.33", spot="27")  # fmt: skip
     text = repr(calc)
     assert "cheapest option is buy" not in text
@@ -69,8 +69,8 @@ def test_the_menu_offers_only_instances_with_a_recorded_price():
 @pytest.mark.parametrize(
     ("control", "value", "message"),
     [
-        ("utilization", "0", "utilisation % must be >= 0.0001 and <= 100, got 0"),
-        ("utilization", "150", "utilisation % must be >= 0.0001 and <= 100"),
+        ("utilisation", "0", "utilisation % must be >= 0.0001 and <= 100, got 0"),
+        ("utilisation", "150", "utilisation % must be >= 0.0001 and <= 100"),
         ("pue", "0.5", "PUE must be >= 1"),
         ("purchase", "lots", "purchase $ must be a number"),
         ("years", "0", "lifetime (years) must be >= 0.01"),

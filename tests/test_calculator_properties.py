@@ -121,20 +121,22 @@ def test_recomputation_and_parallelism_never_add_activation_memory(seq, batch, k
 def test_allreduce_costs_twice_allgather_and_less_than_twice_the_message_over_bandwidth(
     size, n, bw, lat
 ):
-    ar = parallel.ring_allreduce_seconds(size, n, bw, latency_s=lat)
-    ag = parallel.ring_allgather_seconds(size, n, bw, latency_s=lat)
+    ar = parallel.ring_allreduce_seconds(size, n, bw, latency_seconds=lat)
+    ag = parallel.ring_allgather_seconds(size, n, bw, latency_seconds=lat)
     assert ar == pytest.approx(2 * ag)
     assert ar <= 2 * size / bw + 2 * (n - 1) * lat + 1e-12
 
 
 @FAST
-@given(compute_s=st.floats(1e-3, 10), grad=st.floats(0, 1e12), n=st.integers(1, 1024),
+@given(compute_seconds=st.floats(1e-3, 10), grad=st.floats(0, 1e12), n=st.integers(1, 1024),
        overlap=st.floats(0, 1))  # fmt: skip
-def test_data_parallel_efficiency_is_a_fraction_and_overlap_only_helps(compute_s, grad, n, overlap):
-    none = parallel.data_parallel_step_seconds(compute_s, grad, n, 100e9)
-    some = parallel.data_parallel_step_seconds(compute_s, grad, n, 100e9, overlap=overlap)
+def test_data_parallel_efficiency_is_a_fraction_and_overlap_only_helps(
+    compute_seconds, grad, n, overlap
+):
+    none = parallel.data_parallel_step_seconds(compute_seconds, grad, n, 100e9)
+    some = parallel.data_parallel_step_seconds(compute_seconds, grad, n, 100e9, overlap=overlap)
     assert 0 < none.scaling_efficiency <= some.scaling_efficiency <= 1
-    assert some.step_seconds >= compute_s
+    assert some.step_seconds >= compute_seconds
 
 
 @FAST
@@ -168,10 +170,10 @@ def test_longer_context_costs_more_flops_and_more_kv_cache(key, s, more):
 @FAST
 @given(purchase=st.floats(1, 1e7), rent=st.floats(0.01, 1e3), u=st.floats(0.01, 1),
        du=st.floats(0.01, 1))  # fmt: skip
-def test_higher_utilization_never_delays_breakeven(purchase, rent, u, du):
+def test_higher_utilisation_never_delays_breakeven(purchase, rent, u, du):
     low, high = sorted((u, du))
-    assert cloud.breakeven_months(purchase, rent, utilization=high) <= cloud.breakeven_months(
-        purchase, rent, utilization=low
+    assert cloud.breakeven_months(purchase, rent, utilisation=high) <= cloud.breakeven_months(
+        purchase, rent, utilisation=low
     )
 
 
@@ -275,6 +277,7 @@ VALID: dict[str, tuple] = {
                                       "gpu_memory_bytes": 8e10}),
     "ai_infrastructure.model_bytes_as_written": (ai_infrastructure.model_bytes_as_written, {"params": 7e9}),
     "ai_infrastructure.training_bytes_as_written": (ai_infrastructure.training_bytes_as_written, {"params": 7e9}),
+    "ai_infrastructure.purchase_usd_as_written": (ai_infrastructure.purchase_usd_as_written, {"gpu": "h100-sxm", "gpus": 8}),
     "models.checked_config": (models.checked_config, {"config": CFG}),
     "gpu_infrastructure.memory_requirements_as_written": (gpu_infrastructure.memory_requirements_as_written, {
         "num_parameters": 7_000_000_000, "precision_bytes": 2, "batch_size": 4,
@@ -292,16 +295,16 @@ VALID: dict[str, tuple] = {
     "compute.arithmetic_intensity": (compute.arithmetic_intensity,
                                      {"flops": 1e12, "bytes_moved": 1e9}),
     "compute.critical_intensity": (compute.critical_intensity,
-                                   {"peak_flops": 1e15, "bandwidth": 3e12}),
+                                   {"peak_flop_per_s": 1e15, "bandwidth_bytes_per_s": 3e12}),
     "compute.attainable_flop_per_s": (compute.attainable_flop_per_s,
-                                      {"intensity": 10, "peak_flops": 1e15, "bandwidth": 3e12}),
+                                      {"intensity": 10, "peak_flop_per_s": 1e15, "bandwidth_bytes_per_s": 3e12}),
     "compute.roofline_seconds": (compute.roofline_seconds, {
-        "flops": 1e12, "bytes_moved": 1e9, "peak_flops": 1e15, "bandwidth": 3e12}),
+        "flops": 1e12, "bytes_moved": 1e9, "peak_flop_per_s": 1e15, "bandwidth_bytes_per_s": 3e12}),
     "compute.matmul_flops": (compute.matmul_flops, {"m": 64, "n": 64, "k": 64}),
     "compute.matmul_bytes": (compute.matmul_bytes,
                              {"m": 64, "n": 64, "k": 64, "bytes_per_element": 2}),
     "compute.weights_read_seconds": (compute.weights_read_seconds,
-                                     {"params": 13e9, "dtype": "fp16", "bandwidth": 9e11}),
+                                     {"params": 13e9, "dtype": "fp16", "bandwidth_bytes_per_s": 9e11}),
     "compute.decode_step": (compute.decode_step, {
         "params": 7e9, "dtype": "bf16", "gpu": "h100-sxm", "batch": 8, "compute_dtype": "fp8"}),
     "compute.training_seconds": (compute.training_seconds, {
@@ -355,21 +358,21 @@ VALID: dict[str, tuple] = {
     "parallel.pipeline_bubble_overhead": (parallel.pipeline_bubble_overhead,
                                           {"stages": 4, "microbatches": 8, "virtual_stages": 2}),
     "parallel.ring_allreduce_seconds": (parallel.ring_allreduce_seconds, {
-        "message_bytes": 1e9, "n": 8, "bandwidth_bytes_per_s": 4.5e11, "latency_s": 1e-5}),
+        "message_bytes": 1e9, "n": 8, "bandwidth_bytes_per_s": 4.5e11, "latency_seconds": 1e-5}),
     "parallel.ring_allgather_seconds": (parallel.ring_allgather_seconds, {
-        "message_bytes": 1e9, "n": 8, "bandwidth_bytes_per_s": 4.5e11, "latency_s": 1e-5}),
+        "message_bytes": 1e9, "n": 8, "bandwidth_bytes_per_s": 4.5e11, "latency_seconds": 1e-5}),
     "parallel.ring_reduce_scatter_seconds": (parallel.ring_reduce_scatter_seconds, {
-        "message_bytes": 1e9, "n": 8, "bandwidth_bytes_per_s": 4.5e11, "latency_s": 1e-5}),
+        "message_bytes": 1e9, "n": 8, "bandwidth_bytes_per_s": 4.5e11, "latency_seconds": 1e-5}),
     "parallel.algorithm_bandwidth": (parallel.algorithm_bandwidth,
                                      {"message_bytes": 1e9, "seconds": 0.01}),
     "parallel.bus_bandwidth": (parallel.bus_bandwidth,
                                {"algorithm_bytes_per_s": 1e11, "n": 8, "collective": "all_gather"}),
     "parallel.data_parallel_step_seconds": (parallel.data_parallel_step_seconds, {
         "compute_seconds": 0.5, "gradient_bytes": 14e9, "n_gpus": 8,
-        "bandwidth_bytes_per_s": 4.5e11, "latency_s": 1e-5, "overlap": 0.5}),
+        "bandwidth_bytes_per_s": 4.5e11, "latency_seconds": 1e-5, "overlap": 0.5}),
     "parallel.ring_collective_seconds": (parallel.ring_collective_seconds, {
         "collective": "reduce_scatter", "message_bytes": 1e9, "n": 8,
-        "bandwidth_bytes_per_s": 4.5e11, "latency_s": 1e-5}),
+        "bandwidth_bytes_per_s": 4.5e11, "latency_seconds": 1e-5}),
     "parallel.fit_alpha_beta": (parallel.fit_alpha_beta, {
         "message_bytes": [1e3, 1e6, 1e7], "seconds": [1e-4, 2e-3, 1.5e-2],
         "collective": "all_gather", "n": 4}),
@@ -389,11 +392,11 @@ VALID: dict[str, tuple] = {
         "num_gpus": 8, "strategy": "pipeline", "model_size_gb": 140, "batch_size": 32,
         "communication_overhead": 0.1}),
     "energy.annual_electricity_usd": (energy.annual_electricity_usd, {
-        "power_watts": 10_200, "usd_per_kwh": 0.1, "systems": 4, "utilization": 0.8, "pue": 1.3}),
+        "power_watts": 10_200, "usd_per_kwh": 0.1, "systems": 4, "utilisation": 0.8, "pue": 1.3}),
     "energy.electricity_usd_per_hour": (energy.electricity_usd_per_hour,
                                         {"power_watts": 700, "usd_per_kwh": 0.1, "pue": 1.2}),
     "facility.pod_annual_energy": (facility.pod_annual_energy, {
-        "system": "dgx-h100", "usd_per_kwh": 0.1, "gpus": 32, "utilization": 1.0, "pue": 1.0}),
+        "system": "dgx-h100", "usd_per_kwh": 0.1, "gpus": 32, "utilisation": 1.0, "pue": 1.0}),
     "facility.rack_check": (facility.rack_check, {
         "system": "dgx-h100", "systems": 4, "power_limit_watts": 40_000, "other_watts": 3000,
         "rack_units": 42, "other_rack_units": 4}),
@@ -428,7 +431,7 @@ VALID: dict[str, tuple] = {
         "purchase_usd": 475_000, "rent_usd_per_hour": 98.32, "power_watts": 10_200,
         "usd_per_kwh": 0.1, "pue": 1.4, "other_usd_per_hour": 1.0}),
     "cloud.breakeven_months": (cloud.breakeven_months, {
-        "purchase_usd": 475_000, "rent_usd_per_hour": 98.32, "utilization": 0.5,
+        "purchase_usd": 475_000, "rent_usd_per_hour": 98.32, "utilisation": 0.5,
         "power_watts": 10_200, "usd_per_kwh": 0.1, "pue": 1.4, "other_usd_per_month": 500}),
     "cloud.instance": (cloud.instance, {"key": "aws-p5.48xlarge"}),
     "cloud.instance_gpu": (cloud.instance_gpu, {"key": "aws-p5.48xlarge"}),
@@ -439,10 +442,10 @@ VALID: dict[str, tuple] = {
     "cloud.own_vs_rent": (cloud.own_vs_rent, {
         "purchase_usd": 400_000, "on_demand_usd_per_hour": 55.04, "reserved_usd_per_hour": 39.33,
         "spot_usd_per_hour": 27.0, "spot_overhead_fraction": 0.2, "lifetime_years": 3,
-        "utilization": 0.6, "power_watts": 10_200, "usd_per_kwh": 0.1, "pue": 1.4,
+        "utilisation": 0.6, "power_watts": 10_200, "usd_per_kwh": 0.1, "pue": 1.4,
         "hosting_usd_per_year": 20_000, "staff_usd_per_year": 30_000}),
     "silicon_to_tensors.breakeven_table_as_written": (silicon_to_tensors.breakeven_table_as_written, {
-        "utilization": 0.5, "usd_per_kwh": 0.15, "pue": 1.5, "hosting_usd_per_gpu_year": 1000}),
+        "utilisation": 0.5, "usd_per_kwh": 0.15, "pue": 1.5, "hosting_usd_per_gpu_year": 1000}),
     "cloud.training_run_cost_on": (cloud.training_run_cost_on, {
         "key": "aws-p5.48xlarge", "params": 7e9, "tokens": 1e12, "instances": 4, "mfu": 0.4,
         "dtype": "bf16", "usd_per_hour": 50.0}),
@@ -473,7 +476,7 @@ VALID: dict[str, tuple] = {
     "serving.simulate_batching": (serving.simulate_batching, {
         "requests": MIX, "policy": "static", "max_batch": 4, "step_base_seconds": 0.01,
         "step_per_seq_seconds": 0.001, "prefill_seconds_per_token": 1e-5}),
-    "offload.link_bandwidth": (offload.link_bandwidth, {"link": "pcie4"}),
+    "offload.link_bandwidth_bytes_per_s": (offload.link_bandwidth_bytes_per_s, {"link": "pcie4"}),
     "offload.optimizer_offload": (offload.optimizer_offload, {
         "params": 7e9, "link": 55e9, "compute_seconds": 2.0, "cpu_seconds_per_param": 1e-9,
         "overlap": 0.5}),

@@ -151,7 +151,7 @@ def test_seed004_rows_reproduce_the_seed_then_running_costs_push_breakeven_later
     assert [r.hours_as_written for r in bare] == [4000, 3750, 4700]  # the seed rounds 4,687.5 up
     for r in bare:
         assert r.corrected_hours == pytest.approx(r.reproduced_hours)
-    real = silicon_to_tensors.breakeven_table_as_written(utilization=0.5, usd_per_kwh=0.15, pue=1.5,
+    real = silicon_to_tensors.breakeven_table_as_written(utilisation=0.5, usd_per_kwh=0.15, pue=1.5,
                                    hosting_usd_per_gpu_year=1000)  # fmt: skip
     for before, after in zip(bare, real, strict=True):
         assert after.corrected_hours > before.reproduced_hours
@@ -176,19 +176,19 @@ def test_renting_cheaper_than_running_never_breaks_even():
     assert breakeven_months(10_000, 1.0, other_usd_per_month=1000) == math.inf
 
 
-def test_breakeven_months_scale_with_utilization():
+def test_breakeven_months_scale_with_utilisation():
     """Seed 003's "6-12 months" assumes near-continuous use: at 25 % it takes 4x as long."""
     full = breakeven_months(475_000, 98.32)
     assert full == pytest.approx(475_000 / (98.32 * HOURS_PER_MONTH))
     assert 6 < full < 7
-    assert breakeven_months(475_000, 98.32, utilization=0.25) == pytest.approx(4 * full)
+    assert breakeven_months(475_000, 98.32, utilisation=0.25) == pytest.approx(4 * full)
 
 
 def test_own_vs_rent_by_hand():
     """A $400k system, 60 % busy, 10.2 kW at PUE 1.4 and $0.10/kWh, $20k hosting + $30k staff a
     year, 3 years, against $55.04/h on demand, $39.33/h reserved, $27/h spot + 20 % overhead."""
     r = cloud.own_vs_rent(400_000, 55.04, reserved_usd_per_hour=39.33, spot_usd_per_hour=27.0,
-                          spot_overhead_fraction=0.2, utilization=0.6, power_watts=10_200,
+                          spot_overhead_fraction=0.2, utilisation=0.6, power_watts=10_200,
                           usd_per_kwh=0.10, pue=1.4, hosting_usd_per_year=20_000,
                           staff_usd_per_year=30_000)  # fmt: skip
     hours = 0.6 * 8760 * 3
@@ -209,19 +209,19 @@ def test_own_vs_rent_by_hand():
 @FAST
 @given(u=st.floats(0.01, 1), du=st.floats(0.01, 1), hosting=st.floats(0, 1e6),
        price=st.floats(1e3, 1e7), rent=st.floats(0.5, 500))  # fmt: skip
-def test_more_utilization_never_lengthens_breakeven_with_fixed_costs(u, du, hosting, price, rent):
+def test_more_utilisation_never_lengthens_breakeven_with_fixed_costs(u, du, hosting, price, rent):
     low, high = sorted((u, du))
     kw = {"power_watts": 10_200, "usd_per_kwh": 0.1, "pue": 1.3, "hosting_usd_per_year": hosting}
-    slow = cloud.own_vs_rent(price, rent, utilization=low, **kw).breakeven_months_on_demand
-    fast = cloud.own_vs_rent(price, rent, utilization=high, **kw).breakeven_months_on_demand
+    slow = cloud.own_vs_rent(price, rent, utilisation=low, **kw).breakeven_months_on_demand
+    fast = cloud.own_vs_rent(price, rent, utilisation=high, **kw).breakeven_months_on_demand
     assert fast <= slow * (1 + 1e-12)
 
 
 @FAST
 @given(u=st.floats(0.01, 1), years=st.floats(0.5, 10))
 def test_reservation_costs_the_same_however_little_it_is_used(u, years):
-    a = cloud.own_vs_rent(1e5, 50, reserved_usd_per_hour=30, utilization=u, lifetime_years=years)
-    b = cloud.own_vs_rent(1e5, 50, reserved_usd_per_hour=30, utilization=1.0, lifetime_years=years)
+    a = cloud.own_vs_rent(1e5, 50, reserved_usd_per_hour=30, utilisation=u, lifetime_years=years)
+    b = cloud.own_vs_rent(1e5, 50, reserved_usd_per_hour=30, utilisation=1.0, lifetime_years=years)
     assert a.rent_reserved_usd == pytest.approx(b.rent_reserved_usd)
     assert a.rent_on_demand_usd <= b.rent_on_demand_usd * (1 + 1e-12)
 
@@ -234,7 +234,7 @@ def test_reservation_costs_the_same_however_little_it_is_used(u, years):
 def test_training_run_cost_on_p5_is_6nd_over_peak_times_mfu_priced_per_gpu_hour():
     """7B params, 1T tokens, 4 x p5.48xlarge (32 H100), MFU 0.4, at the recorded $55.04/h."""
     run = cloud.training_run_cost_on("aws-p5.48xlarge", 7e9, 1e12, instances=4, mfu=0.4)
-    peak = hardware.gpu("h100-sxm").dense_flops["bf16"]
+    peak = hardware.gpu("h100-sxm").dense_flop_per_s["bf16"]
     seconds = 6 * 7e9 * 1e12 / (32 * peak * 0.4)
     assert run.wall_clock_seconds == pytest.approx(seconds)
     assert run.rental_usd == pytest.approx(32 * seconds / 3600 * 55.04 / 8)
@@ -249,7 +249,9 @@ def test_cost_per_million_tokens_by_hand_and_from_the_roofline():
     assert cloud.usd_per_million_tokens(3.6, 1000) == pytest.approx(1.0)  # $3.6/h, 3.6M tokens/h
     card = hardware.gpu("h100-sxm")
     r = cloud.serving_cost("aws-p5.48xlarge", 7e9, batch=1)
-    floor = 8 * card.memory_bandwidth / (2 * 7e9)  # 8 GPUs, bf16 weights read once per token
+    floor = (
+        8 * card.memory_bandwidth_bytes_per_s / (2 * 7e9)
+    )  # 8 GPUs, bf16 weights read once per token
     assert r.tokens_per_s == pytest.approx(floor)
     assert r.usd_per_million_tokens == pytest.approx(55.04 / (floor * 3600) * 1e6)
     half = cloud.serving_cost("aws-p5.48xlarge", 7e9, batch=1, efficiency=0.5)
@@ -335,7 +337,7 @@ def test_rarer_preemptions_never_add_overhead(d, m, more):
     [
         (lambda: breakeven_hours(-1, 10), "purchase_usd must be"),
         (lambda: breakeven_hours(1000, 0), "rent_usd_per_hour must be"),
-        (lambda: breakeven_months(1000, 10, utilization=0), "utilization must be"),
+        (lambda: breakeven_months(1000, 10, utilisation=0), "utilisation must be"),
         (lambda: instance("p5.48xlarge"), "instance must be one of"),
         (lambda: cloud.price_history("aws-p5.48xlarge", "monthly"), "kind must be one of"),
         (lambda: cloud.expected_wall_clock_seconds(1e6, 1e6, 10, 100), "never finish"),

@@ -19,13 +19,13 @@ def test_one_dgx_h100_costs_8935_usd_a_year_at_10_cents():
     assert energy.annual_electricity_usd(10_200, 0.10) == pytest.approx(8935.2)
 
 
-def test_pue_and_utilization_scale_the_bill():
+def test_pue_and_utilisation_scale_the_bill():
     base = energy.annual_electricity_usd(10_200, 0.10, systems=32)
     assert base == pytest.approx(285_926.4)  # FACTS.md: 32 DGX H100, before PUE
     assert energy.annual_electricity_usd(10_200, 0.10, systems=32, pue=1.5) == pytest.approx(
         1.5 * base
     )
-    assert energy.annual_electricity_usd(10_200, 0.10, utilization=0) == 0
+    assert energy.annual_electricity_usd(10_200, 0.10, utilisation=0) == 0
 
 
 def test_practice_question_10_both_readings():

@@ -147,7 +147,7 @@ def test_gpt3_on_1024_a100s_at_140_tflops_takes_34_days():
 
 def test_critical_intensity_of_h100_is_about_295_flop_per_byte():
     h100 = GPUS["h100-sxm"]
-    ridge = critical_intensity(h100.dense_flops["bf16"], h100.memory_bandwidth)
+    ridge = critical_intensity(h100.dense_flop_per_s["bf16"], h100.memory_bandwidth_bytes_per_s)
     assert ridge == pytest.approx(989.4e12 / 3.35e12)
     assert round(ridge) == 295
 
@@ -202,7 +202,7 @@ def test_gpt2_dense_flops_are_2x_non_embedding_params_less_norms_and_biases_plus
         (lambda: training_seconds(7e9, 1e12, 0, 1e15), "n_gpus must be an integer >= 1"),
         (lambda: training_seconds(7e9, 1e12, 8, 1e15, mfu=1.5), "mfu must be"),
         (lambda: roofline_seconds(0, 0, 1e15, 1e12), "no work"),
-        (lambda: critical_intensity(1e15, 0), "bandwidth must be"),
+        (lambda: critical_intensity(1e15, 0), "bandwidth_bytes_per_s must be"),
         (lambda: matmul_flops(0, 1, 1), "m must be an integer >= 1"),
     ],
 )

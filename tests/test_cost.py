@@ -17,8 +17,8 @@ from course.facts.models import PRESETS
 from course.facts.units import HOUR, KWH
 
 LLAMA2_7B = PRESETS["llama-2-7b"]
-A100_BF16 = hardware.gpu("a100-80gb-sxm").peak_flops("bf16")  # 312 TFLOP/s dense
-H100_BF16 = hardware.gpu("h100-sxm").peak_flops("bf16")  # 989.4 TFLOP/s dense
+A100_BF16 = hardware.gpu("a100-80gb-sxm").peak_flop_per_s("bf16")  # 312 TFLOP/s dense
+H100_BF16 = hardware.gpu("h100-sxm").peak_flop_per_s("bf16")  # 989.4 TFLOP/s dense
 
 
 # ---------------------------------------------------------------------------------------------

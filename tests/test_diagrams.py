@@ -1,7 +1,7 @@
 """The diagrams of course/presentation/diagrams.py draw the registry's numbers, and only those.
 
 Each test collects the text on the figure and checks every number in it against figures computed
-here from course/facts/hardware.py, so a diagram cannot show a typed or stale spec.
+here from course/facts/hardware/, so a diagram cannot show a typed or stale spec.
 """
 
 import re
@@ -94,13 +94,13 @@ def test_gpu_anatomy_shows_the_registrys_counts_and_sizes(key):
             )
         )
     )
-    allowed = expected | sizes | rate_numbers(g.memory_bandwidth)
+    allowed = expected | sizes | rate_numbers(g.memory_bandwidth_bytes_per_s)
     allowed |= name_numbers(g.name, g.memory_type, a.chip)
     shown = numbers_in(body)
     assert shown <= allowed, f"numbers not from the registry: {shown - allowed}"
     for must in (str(g.sms), str(g.cuda_cores), str(g.tensor_cores), str(a.gpcs)):
         assert must in shown
-    assert g.name in " ".join(texts) and any("course/facts/hardware.py" in t for t in texts)
+    assert g.name in " ".join(texts) and any("course/facts/hardware/" in t for t in texts)
 
 
 @pytest.mark.parametrize("key", ["h100-sxm", "a100-80gb-sxm"])
@@ -109,19 +109,26 @@ def test_memory_pyramid_levels_are_the_registrys(key):
     levels = {level.name.split(" (")[0]: level for level in diagrams.pyramid_levels(key)}
     assert list(levels) == ["Registers", "L1 / shared memory", "L2 cache", "HBM", "Host DRAM"]
     assert levels["Registers"].capacity_bytes == a.register_file_per_sm_bytes * g.sms
-    assert levels["Registers"].bandwidth is None  # NVIDIA publishes no register bandwidth
+    assert (
+        levels["Registers"].bandwidth_bytes_per_s is None
+    )  # NVIDIA publishes no register bandwidth
     assert levels["L1 / shared memory"].capacity_bytes == g.l1_per_sm_bytes * g.sms
-    assert levels["L1 / shared memory"].bandwidth == 128 * g.sms * g.boost_clock_hz
+    assert levels["L1 / shared memory"].bandwidth_bytes_per_s == 128 * g.sms * g.boost_clock_hz
     assert levels["L2 cache"].capacity_bytes == g.l2_bytes
     l2_per_clock = a.l2_read_bytes_per_clock
-    assert levels["L2 cache"].bandwidth == (l2_per_clock and l2_per_clock * g.boost_clock_hz)
-    assert (levels["HBM"].capacity_bytes, levels["HBM"].bandwidth) == (
+    assert levels["L2 cache"].bandwidth_bytes_per_s == (
+        l2_per_clock and l2_per_clock * g.boost_clock_hz
+    )
+    assert (levels["HBM"].capacity_bytes, levels["HBM"].bandwidth_bytes_per_s) == (
         g.memory_bytes,
-        g.memory_bandwidth,
+        g.memory_bandwidth_bytes_per_s,
     )
     system = next(s for s in hardware.SYSTEMS.values() if s.gpu == key)
     assert levels["Host DRAM"].capacity_bytes == system.system_memory_bytes
-    assert levels["Host DRAM"].bandwidth == hardware.INTERCONNECTS[g.host_link].bandwidth
+    assert (
+        levels["Host DRAM"].bandwidth_bytes_per_s
+        == hardware.INTERCONNECTS[g.host_link].bandwidth_bytes_per_s
+    )
 
 
 @pytest.mark.parametrize("key", ["h100-sxm", "a100-80gb-sxm", "a100-40gb-sxm"])
@@ -137,9 +144,9 @@ def test_memory_pyramid_draws_only_those_numbers(key):
     for level in levels:
         allowed |= size_numbers(level.capacity_bytes)
         allowed |= size_numbers(level.capacity_bytes / g.sms)  # per-SM sizes
-        if level.bandwidth:
-            allowed |= rate_numbers(level.bandwidth)
-    allowed |= rate_numbers(c2c.bandwidth) if systems else set()
+        if level.bandwidth_bytes_per_s:
+            allowed |= rate_numbers(level.bandwidth_bytes_per_s)
+    allowed |= rate_numbers(c2c.bandwidth_bytes_per_s) if systems else set()
     shown = numbers_in(body)
     assert shown <= allowed, f"numbers not from the registry: {shown - allowed}"
     for level in levels:  # every capacity is on the figure

@@ -29,12 +29,12 @@ SCALED = [ddp.ddp_gradients, fsdp.sharded_states, fsdp.fsdp_output, tensor_paral
 
 @pytest.fixture(scope="module")
 def runs():
-    return launch_named(DEMOS, 2, timeout_s=240)
+    return launch_named(DEMOS, 2, timeout_seconds=240)
 
 
 @pytest.fixture(scope="module", params=[3, 4], ids=["3 ranks", "4 ranks"])
 def scaled(request):
-    return request.param, launch_named(SCALED, request.param, timeout_s=300)
+    return request.param, launch_named(SCALED, request.param, timeout_seconds=300)
 
 
 def _pipeline_reference(n: int):
@@ -150,7 +150,7 @@ def test_compare_with_zero_lists_stages_0_to_3_and_marks_stage_2_as_estimate_onl
 
 def test_collective_fits_and_pipeline_summary_from_synthetic_records():
     recs = [{"collective": "all_reduce", "bytes": b, "ranks": 2,
-             "seconds": parallel.ring_allreduce_seconds(b, 2, 1e9, latency_s=1e-4)}
+             "seconds": parallel.ring_allreduce_seconds(b, 2, 1e9, latency_seconds=1e-4)}
             for b in (1e3, 1e5, 1e7)] + [
             {"collective": "all_gather", "bytes": b, "ranks": 2, "seconds": s}
             for b, s in ((1e3, 2e-3), (1e5, 1e-3))]  # fmt: skip

@@ -64,7 +64,7 @@ def recorded_port(monkeypatch):
 
 def test_launch_returns_each_rank_in_order_and_runs_a_list_in_one_group(recorded_port):
     before = {p.pid for p in _children()}
-    out = L.launch([_rank_and_sum, _second], 2, timeout_s=120)
+    out = L.launch([_rank_and_sum, _second], 2, timeout_seconds=120)
     assert [o[0][:3] for o in out] == [(0, 2, 3.0), (1, 2, 3.0)]
     assert out[0][1] == out[1][1] == "gloo"
     pids = {o[0][3] for o in out}
@@ -73,14 +73,14 @@ def test_launch_returns_each_rank_in_order_and_runs_a_list_in_one_group(recorded
                    for p in pids)  # fmt: skip
     assert {p.pid for p in _children()} <= before
     assert L.port_is_free(recorded_port[-1])
-    single = L.launch(_second, 2, timeout_s=120)  # one function: each rank's result itself
+    single = L.launch(_second, 2, timeout_seconds=120)  # one function: each rank's result itself
     assert single == ["gloo", "gloo"]
 
 
 def test_a_rank_that_raises_stops_all_and_leaves_nothing(recorded_port):
     before = {p.pid for p in _children()}
     with pytest.raises(L.WorkerError, match="boom from rank 1") as info:
-        L.launch(_raise_on_rank_1, 2, timeout_s=120)
+        L.launch(_raise_on_rank_1, 2, timeout_seconds=120)
     assert info.value.rank == 1 and "ValueError" in info.value.remote_traceback
     assert {p.pid for p in _children()} <= before
     assert L.port_is_free(recorded_port[-1])
@@ -89,8 +89,8 @@ def test_a_rank_that_raises_stops_all_and_leaves_nothing(recorded_port):
 def test_the_time_limit_is_enforced(recorded_port):
     before = {p.pid for p in _children()}
     start = time.monotonic()
-    with pytest.raises(TimeoutError, match="timeout_s=8"):
-        L.launch(_sleep, 2, timeout_s=8)
+    with pytest.raises(TimeoutError, match="timeout_seconds=8"):
+        L.launch(_sleep, 2, timeout_seconds=8)
     assert time.monotonic() - start < 8 + L.GRACE_S + 10
     assert {p.pid for p in _children()} <= before
     assert L.port_is_free(recorded_port[-1])
@@ -98,7 +98,11 @@ def test_the_time_limit_is_enforced(recorded_port):
 
 @pytest.mark.parametrize(
     "kwargs, match",
-    [({"nprocs": 0}, "nprocs"), ({"nprocs": 99}, "nprocs"), ({"timeout_s": 0}, "timeout_s")],
+    [
+        ({"nprocs": 0}, "nprocs"),
+        ({"nprocs": 99}, "nprocs"),
+        ({"timeout_seconds": 0}, "timeout_seconds"),
+    ],
 )
 def test_bad_arguments_raise_value_error(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -124,7 +128,7 @@ def test_the_earliest_error_is_reported_even_when_it_arrives_second():
     late.put((1, "error", (100.0, "ValueError: boom from rank 1")))
     procs = [SimpleNamespace(exitcode=1), SimpleNamespace(exitcode=1)]
     consequence = {0: (100.5, "RuntimeError: Connection reset by peer")}
-    assert L._first_error(late, procs, {}, consequence, wait_s=2.0) == (
+    assert L._first_error(late, procs, {}, consequence, wait_seconds=2.0) == (
         1,
         "ValueError: boom from rank 1",
     )
@@ -157,14 +161,14 @@ def _listening_and_threads():
 def test_a_rank_killed_by_a_signal_is_named_not_the_peer_it_disconnected(recorded_port):
     before = {p.pid for p in _children()}
     with pytest.raises(L.WorkerError, match="rank 1 was killed by SIGKILL") as info:
-        L.launch(_kill_rank_1, 2, timeout_s=120)
+        L.launch(_kill_rank_1, 2, timeout_seconds=120)
     assert info.value.rank == 1 and info.value.killed
     assert {p.pid for p in _children()} <= before
     assert L.port_is_free(recorded_port[-1])
 
 
 def test_ranks_listen_on_loopback_only_and_split_the_usable_cores():
-    out = L.launch(_listening_and_threads, 2, timeout_s=120)
+    out = L.launch(_listening_and_threads, 2, timeout_seconds=120)
     addresses = [ip for listening, _ in out for ip in listening]
     assert out[0][0], "rank 0 holds the TCP store's listening socket"
     assert set(addresses) <= {"127.0.0.1", "::1"}, addresses  # never 0.0.0.0 or ::
@@ -178,7 +182,7 @@ def test_ranks_die_with_the_process_that_launched_them():
     import sys
 
     code = ("import time; from course.distributed.launch import launch; "
-            "launch(time.sleep, 2, args=(600,), timeout_s=600)")  # fmt: skip
+            "launch(time.sleep, 2, args=(600,), timeout_seconds=600)")  # fmt: skip
     parent = subprocess.Popen([sys.executable, "-c", code])
     try:
         deadline = time.monotonic() + 60

@@ -33,7 +33,7 @@ def _listening() -> set:
 @pytest.fixture(scope="module")
 def runs():
     before = _children()
-    out = launch_named([moe.moe_demo, ring_attention.ring_demo], 2, timeout_s=180)
+    out = launch_named([moe.moe_demo, ring_attention.ring_demo], 2, timeout_seconds=180)
     assert _children() <= before
     return out
 
@@ -51,7 +51,7 @@ def test_ring_attention_equals_full_attention(runs):
 
 def test_ring_attention_causal_and_moe_on_three_ranks():
     """The defaults scale with the world size (32 tokens and 2 experts per rank)."""
-    ring, experts = zip(*launch(_three_ranks, 3, timeout_s=180), strict=True)
+    ring, experts = zip(*launch(_three_ranks, 3, timeout_seconds=180), strict=True)
     q, k, v = ring_attention.qkv(seq_len=96)
     full = ring_attention.full_attention(q, k, v, causal=True)
     got = torch.cat([r["out"] for r in ring], dim=-2)
@@ -101,14 +101,14 @@ def _load(path):
 
 
 def test_checkpoint_reshards_2_to_1_to_2_equal_to_the_byte(tmp_path):
-    saved = launch(_save, 2, args=(str(tmp_path),), timeout_s=180)
+    saved = launch(_save, 2, args=(str(tmp_path),), timeout_seconds=180)
     files = saved[0]["dcp_files"]
     assert ".metadata" in files and sum(f.endswith(".distcp") for f in files) == 2
     full = torch.load(tmp_path / "full.pt", weights_only=False)
     one = checkpoint.load_on_one(str(tmp_path / "dcp"))  # 2 ranks -> 1 process
     assert checkpoint.states_equal(one, full) == []
     checkpoint.save_on_one(one, str(tmp_path / "from_one"))  # 1 process -> 2 ranks
-    back = launch(_load, 2, args=(str(tmp_path / "from_one"),), timeout_s=180)
+    back = launch(_load, 2, args=(str(tmp_path / "from_one"),), timeout_seconds=180)
     for state in back:
         assert checkpoint.states_equal(state, full) == []
     assert (
@@ -133,9 +133,9 @@ def test_states_equal_sees_one_changed_byte():
 def test_elastic_restart_ends_where_an_uninterrupted_run_ends(tmp_path, monkeypatch):
     before, ports = _children(), _listening()
     scratch = _own_temp_dir(tmp_path, monkeypatch)
-    clean = elastic.run_torchrun(tmp_path / "clean", steps=6, every=2, timeout_s=240)
+    clean = elastic.run_torchrun(tmp_path / "clean", steps=6, every=2, timeout_seconds=240)
     failed = elastic.run_torchrun(tmp_path / "failed", steps=6, every=2, fail_step=3,
-                                  timeout_s=240)  # fmt: skip
+                                  timeout_seconds=240)  # fmt: skip
     assert clean["returncode"] == 0, clean["output"]
     assert failed["returncode"] == 0, failed["output"]
     a = torch.load(clean["final"], weights_only=False)

@@ -18,7 +18,7 @@ STEPS = 4
 
 @pytest.fixture(scope="module")
 def ways():
-    return launch(training.all_ways, 2, args=(STEPS,), timeout_s=300)
+    return launch(training.all_ways, 2, args=(STEPS,), timeout_seconds=300)
 
 
 @pytest.fixture(scope="module")

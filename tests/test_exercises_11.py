@@ -71,7 +71,7 @@ def test_sandboxed_grading_gives_the_solution_full_marks_and_a_blank_zero(tmp_pa
             cell.source = next(answers)
     assert next(answers, None) is None
     nbformat.write(filled, subs / f"{SET}-solution.ipynb")
-    assert gradebook.grade_folder(subs, out / "grades.csv", timeout_s=120, jobs=1) == 0
+    assert gradebook.grade_folder(subs, out / "grades.csv", timeout_seconds=120, jobs=1) == 0
     csv_path = next(out.glob("grades*.csv"))  # one set in the folder: grades.csv
     with csv_path.open(newline="") as f:
         rows = {r["submission"]: r for r in csv.DictReader(f)}

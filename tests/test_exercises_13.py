@@ -44,7 +44,7 @@ def test_the_solution_passes_each_calculated_question(namespace, grader, questio
 @pytest.mark.parametrize(
     ("question", "name", "change", "hint"),
     [
-        ("q1", "p50_s", lambda ns: sum(ns["sample"]) / len(ns["sample"]), "that is the mean"),
+        ("q1", "p50_seconds", lambda ns: sum(ns["sample"]) / len(ns["sample"]), "that is the mean"),
         ("q2", "in_system", lambda ns: 12 / 2.5, "multiplies the rate"),
         ("q3", "utilisation", lambda ns: 7.0, "divide by the number of slots"),
         ("q4", "gpus", lambda ns: ns["replicas"], "more than one 80 GB GPU"),

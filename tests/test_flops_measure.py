@@ -60,7 +60,7 @@ def test_step_flops_on_meta_equal_the_training_formula():
 
 
 def test_measured_mfu_record_is_well_formed():
-    rec = mfu.measure_training_mfu(TINY, batch=2, seq_len=32, budget_s=0.6, peak_size=128,
+    rec = mfu.measure_training_mfu(TINY, batch=2, seq_len=32, budget_seconds=0.6, peak_size=128,
                                    show_progress=False)  # fmt: skip
     assert rec.params == TINY.params
     assert rec.step_seconds > 0 and rec.repeats >= 1
@@ -72,7 +72,7 @@ def test_measured_mfu_record_is_well_formed():
 
 def test_mfu_refuses_an_encoder_without_lm_head():
     with pytest.raises(ValueError, match="LM head"):
-        mfu.measure_training_mfu(PRESETS["bert-base"], budget_s=0.5)
+        mfu.measure_training_mfu(PRESETS["bert-base"], budget_seconds=0.5)
 
 
 def test_slow_steps_are_timed_call_by_call_inside_the_budget():

@@ -107,7 +107,7 @@ def test_timeline_from_a_synthetic_trace_nests_by_time():
 
 
 def test_stride_sweep_records_are_well_formed():
-    sweep = strides.stride_sweep((1, 4, 32), buffer_bytes=2 * 2**20, budget_s=1.0)
+    sweep = strides.stride_sweep((1, 4, 32), buffer_bytes=2 * 2**20, budget_seconds=1.0)
     assert sweep.records
     for r in sweep.records:
         assert r.useful_bytes_per_s > 0 and math.isfinite(r.seconds)

@@ -31,7 +31,7 @@ GRADE = (
     "import sys, course\n"
     "from course.publishing.grading import gradebook\n"
     "print('COURSE', course.__file__)\n"
-    "sys.exit(gradebook.grade_folder(sys.argv[1], sys.argv[2], timeout_s=120, cell_timeout_s=30,"
+    "sys.exit(gradebook.grade_folder(sys.argv[1], sys.argv[2], timeout_seconds=120, cell_timeout_seconds=30,"
     " jobs=2))\n"
 )
 

@@ -23,8 +23,8 @@ def test_every_gpu_is_complete_and_sourced(key):
     g = GPUS[key]
     assert g.source and g.memory_type and g.form_factor in ("SXM", "PCIe", "consumer")
     assert 2016 <= g.launch_year <= 2026
-    assert g.memory_bytes > 0 and g.memory_bandwidth > 0 and g.tdp_watts > 0
-    assert set(g.dense_flops) <= set(hardware.DTYPES) and "fp32" in g.dense_flops
+    assert g.memory_bytes > 0 and g.memory_bandwidth_bytes_per_s > 0 and g.tdp_watts > 0
+    assert set(g.dense_flop_per_s) <= set(hardware.DTYPES) and "fp32" in g.dense_flop_per_s
     assert g.host_link in INTERCONNECTS
 
 
@@ -33,8 +33,8 @@ def test_sparse_peaks_are_twice_dense(key):
     # NVIDIA's 2:4 structured sparsity doubles the Tensor Core figure (FACTS.md, all datasheets).
     # Within 1.5 %: datasheets round the two separately (L40S: 362.05 dense, 733 sparse).
     g = GPUS[key]
-    for dtype, sparse in g.sparse_flops.items():
-        assert sparse == pytest.approx(2 * g.dense_flops[dtype], rel=0.015), dtype
+    for dtype, sparse in g.sparse_flop_per_s.items():
+        assert sparse == pytest.approx(2 * g.dense_flop_per_s[dtype], rel=0.015), dtype
 
 
 @pytest.mark.parametrize("key", REQUIRED_GPUS)
@@ -43,7 +43,7 @@ def test_fp32_peak_is_cores_times_two_flops_times_boost_clock(key):
     # datasheets round (e.g. H100 SXM: 16,896 x 2 x 1.98 GHz = 66.9, quoted as 67 TFLOP/s).
     g = GPUS[key]
     derived = g.cuda_cores * 2 * g.boost_clock_hz
-    assert derived == pytest.approx(g.dense_flops["fp32"], rel=0.02)
+    assert derived == pytest.approx(g.dense_flop_per_s["fp32"], rel=0.02)
 
 
 @pytest.mark.parametrize(
@@ -56,14 +56,14 @@ def test_fp16_tensor_core_peak_derives_from_tensor_cores_and_clock(
     # Volta whitepaper: 64 FP16 FMA per Tensor Core per clock; A100 whitepaper: 256.
     g = GPUS[key]
     derived = g.tensor_cores * fma_per_tensor_core_per_clock * 2 * g.boost_clock_hz
-    assert derived == pytest.approx(g.dense_flops["fp16"], rel=0.01)
+    assert derived == pytest.approx(g.dense_flop_per_s["fp16"], rel=0.01)
 
 
 def test_h100_tensor_core_peak_matches_its_1830_mhz_tensor_clock():
     # H100 whitepaper: 512 FP16 FMA per Tensor Core per clock; 989.4 TFLOP/s dense corresponds to
     # 528 Tensor Cores at 1,830 MHz (the FP32 figure uses the 1,980 MHz boost clock).
     g = GPUS["h100-sxm"]
-    assert g.tensor_cores * 512 * 2 * 1830e6 == pytest.approx(g.dense_flops["fp16"], rel=0.001)
+    assert g.tensor_cores * 512 * 2 * 1830e6 == pytest.approx(g.dense_flop_per_s["fp16"], rel=0.001)
     assert g.tensor_core_clock_hz == 1830e6
 
 
@@ -82,10 +82,10 @@ def test_fp16_tensor_flops_per_sm_per_clock_double_each_generation(key, per_cloc
 def test_seed_003_h100_figures_are_the_sparse_ones():
     # Seed 003 quotes H100 "TF32 989, FP16 1,979, FP8 3,958": those are the sparse peaks (FACTS.md).
     g = GPUS["h100-sxm"]
-    assert g.sparse_flops["tf32"] == pytest.approx(989e12, rel=0.001)
-    assert g.sparse_flops["fp16"] == pytest.approx(1979e12, rel=0.001)
-    assert g.sparse_flops["fp8"] == pytest.approx(3958e12, rel=0.001)
-    assert g.dense_flops["tf32"] == pytest.approx(494.7e12)
+    assert g.sparse_flop_per_s["tf32"] == pytest.approx(989e12, rel=0.001)
+    assert g.sparse_flop_per_s["fp16"] == pytest.approx(1979e12, rel=0.001)
+    assert g.sparse_flop_per_s["fp8"] == pytest.approx(3958e12, rel=0.001)
+    assert g.dense_flop_per_s["tf32"] == pytest.approx(494.7e12)
 
 
 def test_a100_has_64_fp32_cores_per_sm_not_128():
@@ -98,21 +98,25 @@ def test_memory_bandwidths_match_the_datasheets():
     expected = {"a100-40gb-sxm": 1555, "a100-80gb-sxm": 2039, "h100-sxm": 3350, "h200-sxm": 4800,
                 "l40s": 864, "rtx-3090": 936, "v100-sxm2-32gb": 900}  # fmt: skip
     for key, gb_per_s in expected.items():
-        assert GPUS[key].memory_bandwidth == gb_per_s * GB
+        assert GPUS[key].memory_bandwidth_bytes_per_s == gb_per_s * GB
 
 
 def test_nvlink_totals_are_both_directions():
     assert (
-        INTERCONNECTS["nvlink3"].bidirectional_bandwidth == GPUS["a100-80gb-sxm"].nvlink_bandwidth
+        INTERCONNECTS["nvlink3"].bidirectional_bandwidth_bytes_per_s
+        == GPUS["a100-80gb-sxm"].nvlink_bandwidth_bytes_per_s
     )
-    assert INTERCONNECTS["nvlink4"].bidirectional_bandwidth == GPUS["h100-sxm"].nvlink_bandwidth
+    assert (
+        INTERCONNECTS["nvlink4"].bidirectional_bandwidth_bytes_per_s
+        == GPUS["h100-sxm"].nvlink_bandwidth_bytes_per_s
+    )
 
 
 def test_pcie_x16_bandwidth_follows_from_lane_rate_and_encoding():
     # 16 lanes x transfer rate x 128/130 encoding / 8 bits (PCI-SIG base specifications).
     for key, gt_per_s in (("pcie3", 8e9), ("pcie4", 16e9), ("pcie5", 32e9)):
         derived = 16 * gt_per_s * 128 / 130 / 8
-        assert INTERCONNECTS[key].bandwidth == pytest.approx(derived, rel=0.01)
+        assert INTERCONNECTS[key].bandwidth_bytes_per_s == pytest.approx(derived, rel=0.01)
 
 
 def test_dgx_systems_point_at_registry_gpus():
@@ -128,7 +132,7 @@ def test_dgx_h100_power_and_memory_match_the_user_guide():
 
 def test_unknown_dtype_and_gpu_raise_value_errors_that_name_the_choices():
     with pytest.raises(ValueError, match="fp8"):
-        GPUS["a100-80gb-sxm"].peak_flops("fp8")
+        GPUS["a100-80gb-sxm"].peak_flop_per_s("fp8")
     with pytest.raises(ValueError, match="h100-sxm"):
         hardware.gpu("h1000")
     assert hardware.gpu("NVIDIA H100 SXM 80GB") is GPUS["h100-sxm"]
@@ -163,9 +167,17 @@ def test_gb200_nvl72_per_gpu_figures_match_the_b200_and_nvlink_5():
 
     rack, b200 = RACKS["gb200-nvl72"], GPUS["b200"]
     assert rack.gpus == 72 and rack.cooling == "liquid"
-    assert rack.per_gpu_memory_bandwidth == pytest.approx(b200.memory_bandwidth)
-    assert rack.per_gpu_nvlink_bandwidth == pytest.approx(b200.nvlink_bandwidth, rel=0.01)
-    assert rack.dense_flops["fp8"] / rack.gpus == pytest.approx(5e15)
-    assert rack.dense_flops["fp8"] / rack.gpus >= b200.peak_flops("fp8")
-    assert rack.dense_flops["fp4"] == 2 * rack.dense_flops["fp8"] == 4 * rack.dense_flops["bf16"]
+    assert rack.per_gpu_memory_bandwidth_bytes_per_s == pytest.approx(
+        b200.memory_bandwidth_bytes_per_s
+    )
+    assert rack.per_gpu_nvlink_bandwidth_bytes_per_s == pytest.approx(
+        b200.nvlink_bandwidth_bytes_per_s, rel=0.01
+    )
+    assert rack.dense_flop_per_s["fp8"] / rack.gpus == pytest.approx(5e15)
+    assert rack.dense_flop_per_s["fp8"] / rack.gpus >= b200.peak_flop_per_s("fp8")
+    assert (
+        rack.dense_flop_per_s["fp4"]
+        == 2 * rack.dense_flop_per_s["fp8"]
+        == 4 * rack.dense_flop_per_s["bf16"]
+    )
     assert rack.average_watts == pytest.approx(150e3)

@@ -35,21 +35,23 @@ def test_new_rows_are_sourced_binary_and_sparse_is_twice_dense(key):
     g = GPUS[key]
     assert g.source and g.memory_type.startswith("HBM") and g.host_link in INTERCONNECTS
     assert g.memory_bytes % GiB == 0  # binary sizes (FACTS.md: "80GB" = 80 GiB)
-    for dtype, sparse in g.sparse_flops.items():
-        assert sparse == pytest.approx(2 * g.dense_flops[dtype], rel=0.015)
+    for dtype, sparse in g.sparse_flop_per_s.items():
+        assert sparse == pytest.approx(2 * g.dense_flop_per_s[dtype], rel=0.015)
 
 
 def test_b200_matches_the_dgx_b200_datasheet_divided_by_eight():
     """DGX B200 datasheet: 8 GPUs, 1,440 GB, 64 TB/s, 72 PF FP8 (sparse), 14.4 TB/s NVLink."""
     b = GPUS["b200"]
     assert 8 * b.memory_bytes / GiB == 1440
-    assert 8 * b.memory_bandwidth == 64e12
-    assert 8 * b.peak_flops("fp8", sparse=True) == 72e15
-    assert 8 * b.nvlink_bandwidth == 14.4e12
-    assert b.peak_flops("bf16") == pytest.approx(2.25e15)  # HGX B200: 4.5 PF sparse
-    assert b.peak_flops("fp32") == 75e12 and b.peak_flops("fp64") == 37e12  # HGX B200 spec
+    assert 8 * b.memory_bandwidth_bytes_per_s == 64e12
+    assert 8 * b.peak_flop_per_s("fp8", sparse=True) == 72e15
+    assert 8 * b.nvlink_bandwidth_bytes_per_s == 14.4e12
+    assert b.peak_flop_per_s("bf16") == pytest.approx(2.25e15)  # HGX B200: 4.5 PF sparse
+    assert (
+        b.peak_flop_per_s("fp32") == 75e12 and b.peak_flop_per_s("fp64") == 37e12
+    )  # HGX B200 spec
     with pytest.raises(ValueError, match="fp8"):
-        b.peak_flops("fp4")  # FP4 is not among the registry's dtypes
+        b.peak_flop_per_s("fp4")  # FP4 is not among the registry's dtypes
 
 
 def test_gh200_is_an_h100_with_more_memory_behind_nvlink_c2c():
@@ -58,12 +60,14 @@ def test_gh200_is_an_h100_with_more_memory_behind_nvlink_c2c():
     h100 = GPUS["h100-sxm"]
     for key, gib, tbps in (("gh200-96gb", 96, 4.0), ("gh200-144gb", 144, 4.9)):
         g = GPUS[key]
-        assert g.memory_bytes == gib * GiB and g.memory_bandwidth == tbps * 1e12
-        assert dict(g.dense_flops) == dict(h100.dense_flops) and g.sms == h100.sms
+        assert g.memory_bytes == gib * GiB and g.memory_bandwidth_bytes_per_s == tbps * 1e12
+        assert dict(g.dense_flop_per_s) == dict(h100.dense_flop_per_s) and g.sms == h100.sms
         assert g.host_link == "nvlink-c2c"
     c2c = INTERCONNECTS["nvlink-c2c"]
-    assert c2c.bidirectional_bandwidth == 900 * GB
-    assert c2c.bandwidth / INTERCONNECTS["pcie5"].bandwidth == pytest.approx(7.1, abs=0.05)
+    assert c2c.bidirectional_bandwidth_bytes_per_s == 900 * GB
+    assert c2c.bandwidth_bytes_per_s / INTERCONNECTS[
+        "pcie5"
+    ].bandwidth_bytes_per_s == pytest.approx(7.1, abs=0.05)
 
 
 def test_grace_has_72_neoverse_v2_cores_and_480_gb_not_960():
@@ -128,7 +132,7 @@ def test_dgx_fabrics_have_one_compute_nic_per_gpu():
     for key, fabric in SYSTEM_FABRICS.items():
         assert fabric.compute_nics == SYSTEMS[key].gpus and fabric.source
     assert SYSTEM_FABRICS["dgx-h100"].nvswitches == 4
-    assert SYSTEM_FABRICS["dgx-h100"].compute_nic_bandwidth * 8 == 400e9
+    assert SYSTEM_FABRICS["dgx-h100"].compute_nic_bandwidth_bytes_per_s * 8 == 400e9
     assert SYSTEM_FABRICS["dgx-a100-640gb"].nvswitches == 6
 
 

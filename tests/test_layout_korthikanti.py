@@ -22,7 +22,7 @@ What the model can and cannot reproduce, as tested below:
   present-work time predicts the full-recomputation time within 2.5 %, and the throughput
   increase within 2.5 points (29.0 / 31.8 / 29.7 / 32.1 % published). A single efficiency cannot
   predict across model sizes: the calibrated values grow with the model (bigger matrices), as the
-  paper says of its own MFU ("As the model size increases, we achieve better GPU utilization").
+  paper says of its own MFU ("As the model size increases, we achieve better GPU utilisation").
 - Memory: with selective recomputation every model fits in 80 GB; with sequence parallelism but
   no recomputation none does (sec. 6.1: "Without the memory savings provided by sequence
   parallelism and selective recompute together, none of these models will fit into memory").

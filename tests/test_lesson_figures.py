@@ -20,11 +20,11 @@ def test_pipeline_bubble_reaches_10_percent_at_27_microbatches_and_drops_below_a
 def test_tensor_parallel_traffic_is_a_sixth_of_the_compute_on_nvlink_and_more_on_infiniband():
     # Lesson 06, section 5 and quiz 06, Q5: Llama-2-70B, 4,096 tokens, TP 8, 40 % MFU on an H100.
     cfg, h100 = PRESETS["llama-2-70b"], hardware.gpu("h100-sxm")
-    compute = 6 * param_count(cfg) / cfg.layers * 4096 / 8 / (0.4 * h100.peak_flops("bf16"))
+    compute = 6 * param_count(cfg) / cfg.layers * 4096 / 8 / (0.4 * h100.peak_flop_per_s("bf16"))
     comm = {
         key: parallel.tensor_parallel_layer_comm(
             cfg, seq_len=4096, tensor_parallel=8,
-            bandwidth_bytes_per_s=hardware.INTERCONNECTS[key].bandwidth,
+            bandwidth_bytes_per_s=hardware.INTERCONNECTS[key].bandwidth_bytes_per_s,
         ).seconds
         for key in ("nvlink4", "ib-ndr")
     }  # fmt: skip
@@ -71,15 +71,19 @@ def test_datacenter_speed_up_over_an_rtx_3090_is_14x_compute_bound_and_3_6x_deco
 
 def test_h100_decodes_1_6x_faster_than_an_a100_80gb_and_2_2x_than_a_40gb():
     # Lesson 08's box on "Inference: 4-6x faster" (AI Infrastructure): bandwidth ratios.
-    h100 = hardware.gpu("h100-sxm").memory_bandwidth
-    assert h100 / hardware.gpu("a100-80gb-sxm").memory_bandwidth == pytest.approx(1.64, abs=0.01)
-    assert h100 / hardware.gpu("a100-40gb-sxm").memory_bandwidth == pytest.approx(2.15, abs=0.01)
-    bf16 = hardware.gpu("h100-sxm").peak_flops("bf16") / hardware.gpu("a100-80gb-sxm").peak_flops(
-        "bf16"
+    h100 = hardware.gpu("h100-sxm").memory_bandwidth_bytes_per_s
+    assert h100 / hardware.gpu("a100-80gb-sxm").memory_bandwidth_bytes_per_s == pytest.approx(
+        1.64, abs=0.01
     )
-    fp8 = hardware.gpu("h100-sxm").peak_flops("fp8") / hardware.gpu("a100-80gb-sxm").peak_flops(
-        "bf16"
+    assert h100 / hardware.gpu("a100-40gb-sxm").memory_bandwidth_bytes_per_s == pytest.approx(
+        2.15, abs=0.01
     )
+    bf16 = hardware.gpu("h100-sxm").peak_flop_per_s("bf16") / hardware.gpu(
+        "a100-80gb-sxm"
+    ).peak_flop_per_s("bf16")
+    fp8 = hardware.gpu("h100-sxm").peak_flop_per_s("fp8") / hardware.gpu(
+        "a100-80gb-sxm"
+    ).peak_flop_per_s("bf16")
     assert bf16 == pytest.approx(3.2, abs=0.05) and fp8 == pytest.approx(6.3, abs=0.05)
 
 

@@ -79,7 +79,7 @@ def test_server_serves_every_token_and_leaves_nothing(model, policy):
     with llm_server.running_server(engine) as srv:
         port = srv.port
         assert not _closed(port)
-        recs = loadgen.run_load(srv.host, port, mix, vocab=CFG.vocab, budget_s=60)
+        recs = loadgen.run_load(srv.host, port, mix, vocab=CFG.vocab, budget_seconds=60)
     assert [r.received_tokens for r in recs] == [r.output_tokens for r in mix]
     assert all(r.ok and 0 < r.ttft_seconds <= r.e2e_seconds for r in recs)
     assert all(len(r.itl_seconds) == r.received_tokens - 1 for r in recs)
@@ -93,7 +93,9 @@ def test_client_errors_free_the_requests_and_the_port(model):
                               arrivals_per_second=100, seed=1)  # fmt: skip
     with llm_server.running_server(engine) as srv:
         port = srv.port
-        recs = loadgen.run_load(srv.host, port, mix, vocab=CFG.vocab, budget_s=60, abort_every=2)
+        recs = loadgen.run_load(
+            srv.host, port, mix, vocab=CFG.vocab, budget_seconds=60, abort_every=2
+        )
         aborted = [r for r in recs if r.error == "aborted by the client"]
         assert len(aborted) == 4 and all(not r.ok for r in aborted)
         # a malformed request gets a 400 and the server keeps serving
@@ -121,7 +123,7 @@ def test_time_budget_cancels_what_is_left(model):
                               arrivals_per_second=0, seed=2)  # fmt: skip
     with llm_server.running_server(engine) as srv:
         port = srv.port
-        recs = loadgen.run_load(srv.host, port, mix, vocab=CFG.vocab, budget_s=0.5)
+        recs = loadgen.run_load(srv.host, port, mix, vocab=CFG.vocab, budget_seconds=0.5)
     assert len(recs) < 30 or any(not r.ok for r in recs)
     assert _closed(port) and _server_threads() == []
 

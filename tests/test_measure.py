@@ -78,7 +78,7 @@ def test_budget_counts_down():
     b = timing.Budget(10.0)
     assert 0 < b.remaining <= 10.0 and b.elapsed >= 0
     assert b.fits(1.0) and not b.fits(11.0)
-    with pytest.raises(ValueError, match="budget_s"):
+    with pytest.raises(ValueError, match="budget_seconds"):
         timing.Budget(0)
 
 
@@ -120,13 +120,16 @@ def test_matmul_sweep_keeps_to_its_budget_and_says_what_it_skipped():
         [8, 64, 512, 2048, 4096],
         libraries=("python", "numpy", "torch"),
         dtypes=("fp32", "bf16"),
-        budget_s=budget,
+        budget_seconds=budget,
         show_progress=False,
     )
     # A timed call that starts inside the budget may end after it; on a machine whose other
     # programs hold the cores, each call takes load/cores times longer, so the slack scales with it.
     slowdown = max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
-    assert sweep.elapsed_s <= (budget * 1.3 + 0.3) * slowdown, (sweep.elapsed_s, slowdown)
+    assert sweep.elapsed_seconds <= (budget * 1.3 + 0.3) * slowdown, (
+        sweep.elapsed_seconds,
+        slowdown,
+    )
     assert sweep.records, "the smallest sizes always fit"
     # impossible combinations and the 4096^3 products (seconds each) are skipped, with reasons
     assert any("numpy has no 'bf16'" in s for s in sweep.skipped)
@@ -139,7 +142,7 @@ def test_matmul_sweep_keeps_to_its_budget_and_says_what_it_skipped():
 
 
 def test_matmul_sweep_runs_sizes_smallest_first_within_a_group():
-    sweep = matmul.matmul_sweep([128, 16, 64], budget_s=2.0, show_progress=False)
+    sweep = matmul.matmul_sweep([128, 16, 64], budget_seconds=2.0, show_progress=False)
     measured = [r.size for r in sweep.records]
     assert measured[0] == 16 and measured == sorted(measured)
     assert len(measured) + len(sweep.skipped) == 3
@@ -186,7 +189,7 @@ def test_fp8_and_int8_callables_compute_the_product_of_their_stored_operands():
 def test_sweep_measures_fp8_and_int8_or_skips_them_with_a_reason():
     keys = ("fp32", "bf16", "fp16", *LOW_PRECISION_GEMMS, "tf32")
     precision_before = torch.get_float32_matmul_precision()
-    sweep = matmul.matmul_sweep([32], dtypes=keys, min_run_time=0.01, budget_s=5,
+    sweep = matmul.matmul_sweep([32], dtypes=keys, min_run_time=0.01, budget_seconds=5,
                                 show_progress=False)  # fmt: skip
     assert torch.get_float32_matmul_precision() == precision_before  # TF32 setting restored
     measured = {r.dtype for r in sweep.records}
@@ -210,7 +213,7 @@ def test_a_dtype_torch_cannot_run_is_skipped_with_torchs_reason(monkeypatch):
         return "no int8 kernel on this device" if dtype == "int8" else ""
 
     monkeypatch.setattr(matmul, "_unsupported", no_int8)
-    sweep = matmul.matmul_sweep([32], dtypes=("fp32", "int8"), min_run_time=0.01, budget_s=2,
+    sweep = matmul.matmul_sweep([32], dtypes=("fp32", "int8"), min_run_time=0.01, budget_seconds=2,
                                 show_progress=False)  # fmt: skip
     assert [r.dtype for r in sweep.records] == ["fp32"]
     assert sweep.skipped == ["torch/int8/cpu: torch cannot multiply 'int8' on 'cpu' here: "
@@ -221,7 +224,7 @@ def test_a_dtype_torch_cannot_run_is_skipped_with_torchs_reason(monkeypatch):
 
 def test_sweep_skips_sizes_the_fp8_and_int8_gemms_refuse():
     sweep = matmul.matmul_sweep([24, 48], dtypes=("int8", "fp32"), min_run_time=0.01,
-                                budget_s=3, show_progress=False)  # fmt: skip
+                                budget_seconds=3, show_progress=False)  # fmt: skip
     assert not sweep.where(dtype="int8", size=24)
     assert any("int8" in s and "n=24" in s and "multiple of 16" in s for s in sweep.skipped)
     assert sweep.where(dtype="fp32", size=24)  # the size rule is for the special GEMMs only
@@ -294,7 +297,7 @@ def test_crossover_size_is_where_the_two_models_take_equal_time():
 @pytest.mark.skipif(not HAS_CUDA, reason=NO_CUDA)
 def test_cuda_matmul_dtypes_and_transfer_cost():
     sweep = matmul.matmul_sweep([256, 1024], dtypes=("fp32", "tf32", "fp16", "bf16"),
-                                devices=("cuda",), budget_s=4, show_progress=False)  # fmt: skip
+                                devices=("cuda",), budget_seconds=4, show_progress=False)  # fmt: skip
     assert {r.dtype for r in sweep.records} == {"fp32", "tf32", "fp16", "bf16"}
     with_copy = matmul.time_matmul(256, device="cuda", include_transfer=True, min_run_time=0.05)
     without = matmul.time_matmul(256, device="cuda", min_run_time=0.05)
@@ -316,8 +319,8 @@ def test_read_kernel_really_reads_the_buffer_as_often_as_it_claims():
 
 def test_working_set_sweep_records_are_well_formed_and_in_budget():
     sizes = [4 * KiB, 64 * KiB, 1 * MiB, 8 * MiB]
-    sweep = bandwidth.working_set_sweep(sizes, budget_s=1.0, show_progress=False)
-    assert sweep.elapsed_s <= 1.0 * 1.3 + 0.3
+    sweep = bandwidth.working_set_sweep(sizes, budget_seconds=1.0, show_progress=False)
+    assert sweep.elapsed_seconds <= 1.0 * 1.3 + 0.3
     assert [r.working_set_bytes for r in sweep.records] == sizes[: len(sweep.records)]
     for r in sweep.records:
         assert r.bytes_moved >= r.working_set_bytes and finite_positive(r.bytes_per_s)
@@ -327,9 +330,9 @@ def test_working_set_sweep_records_are_well_formed_and_in_budget():
 
 def test_working_set_sweep_skips_points_when_the_budget_is_spent():
     sizes = [2**k for k in range(12, 27)]  # 4 KiB .. 64 MiB, far more than 0.1 s allows
-    sweep = bandwidth.working_set_sweep(sizes, budget_s=0.1, show_progress=False)
+    sweep = bandwidth.working_set_sweep(sizes, budget_seconds=0.1, show_progress=False)
     assert sweep.skipped and len(sweep.records) + len(sweep.skipped) == len(sizes)
-    assert sweep.elapsed_s < 1.5
+    assert sweep.elapsed_seconds < 1.5
 
 
 def test_copy_kernel_moves_twice_the_buffer():
@@ -362,9 +365,9 @@ def test_cache_plateaus_take_points_clearly_inside_each_level():
 @pytest.mark.skipif(not HAS_CUDA, reason=NO_CUDA)
 def test_cuda_device_memory_and_host_link_bandwidth():
     dev = bandwidth.working_set_sweep([1 * MiB, 256 * MiB], kernel="copy", device="cuda",
-                                      budget_s=2, show_progress=False)  # fmt: skip
+                                      budget_seconds=2, show_progress=False)  # fmt: skip
     assert all(finite_positive(r.bytes_per_s) for r in dev.records)
-    link = bandwidth.host_device_sweep([16 * MiB], budget_s=2)
+    link = bandwidth.host_device_sweep([16 * MiB], budget_seconds=2)
     assert {(r.kernel, r.pinned) for r in link.records} >= {("h2d", True), ("d2h", False)}
 
 
@@ -396,12 +399,12 @@ def test_kernels_compute_the_operation_they_are_named_after():
 
 
 def test_measure_kernels_and_batching_records():
-    sweep = kernels.measure_kernels([kernels.dot(10_000), kernels.matmul(64)], budget_s=0.5,
+    sweep = kernels.measure_kernels([kernels.dot(10_000), kernels.matmul(64)], budget_seconds=0.5,
                                     show_progress=False)  # fmt: skip
     for r in sweep.records:
         assert finite_positive(r.flop_per_s) and finite_positive(r.bytes_per_s)
         assert r.intensity_flop_per_byte == pytest.approx(r.flops / r.bytes_moved)
-    batch = kernels.batching_sweep(256, (1, 4, 16), budget_s=0.5, show_progress=False)
+    batch = kernels.batching_sweep(256, (1, 4, 16), budget_seconds=0.5, show_progress=False)
     assert [r.batch for r in batch.records] == [1, 4, 16][: len(batch.records)]
 
 
@@ -436,10 +439,12 @@ def test_plots_draw_measured_records():
 
 
 def test_offload_estimate_adds_launch_transfer_and_compute():
-    t = matmul.offload_seconds(1000, launch_seconds=1e-5, link_bandwidth=3e10, peak_flop_per_s=2e13)
+    t = matmul.offload_seconds(
+        1000, launch_seconds=1e-5, link_bandwidth_bytes_per_s=3e10, peak_flop_per_s=2e13
+    )
     assert math.isclose(t, 1e-5 + 3 * 1000**2 * 4 / 3e10 + 2 * 1000**3 / 2e13)
     cpu = matmul.FixedCostFit("cpu", 2e-6, 1e11)
-    gpu = dict(launch_seconds=1e-5, link_bandwidth=3e10, peak_flop_per_s=2e13)
+    gpu = dict(launch_seconds=1e-5, link_bandwidth_bytes_per_s=3e10, peak_flop_per_s=2e13)
     n = matmul.offload_crossover(cpu, **gpu)
     assert n is not None and n > 1
     assert matmul.offload_seconds(n, **gpu) < cpu.seconds(2 * n**3)

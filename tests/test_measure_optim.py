@@ -58,8 +58,8 @@ def test_recomputation_order_none_selective_full_in_measured_activations():
 
 
 def test_recompute_sweep_records_are_well_formed_and_in_budget():
-    sweep = training.recompute_sweep(batch=1, seq_len=32, budget_s=30)
-    assert sweep.records and sweep.elapsed_s < 60
+    sweep = training.recompute_sweep(batch=1, seq_len=32, budget_seconds=30)
+    assert sweep.records and sweep.elapsed_seconds < 60
     for r in sweep.records:
         assert r.recompute in training.RECOMPUTE_MODES and r.peak_bytes >= r.activations_bytes > 0
         assert math.isfinite(r.step_seconds) and r.step_seconds > 0
@@ -67,7 +67,7 @@ def test_recompute_sweep_records_are_well_formed_and_in_budget():
 
 def test_accumulation_sweep_memory_grows_with_the_micro_batch():
     sweep = training.accumulation_sweep(global_batch=4, micro_batches=(1, 4), seq_len=16,
-                                        budget_s=30)  # fmt: skip
+                                        budget_seconds=30)  # fmt: skip
     peaks = [r.peak_bytes for r in sweep.records]
     assert len(peaks) == 2 and peaks[0] < peaks[1]
     assert [r.accumulation_steps for r in sweep.records] == [4, 1]
@@ -122,7 +122,7 @@ def test_naive_attention_holds_the_scores_and_sdpa_does_not():
 
 
 def test_attention_sweep_skips_what_does_not_fit():
-    sweep = attention.attention_sweep((64, 128, 65536), budget_s=5)
+    sweep = attention.attention_sweep((64, 128, 65536), budget_seconds=5)
     assert {r.kind for r in sweep.records} == {"naive", "sdpa"}
     assert any("65536" in s for s in sweep.skipped)  # 64 GiB of naive scores: refused
 
@@ -130,7 +130,7 @@ def test_attention_sweep_skips_what_does_not_fit():
 def test_serve_variants_reports_sizes_errors_and_int4_reason():
     config = serving.SERVE_CONFIG.replace(layers=1, hidden=128, heads=2, kv_heads=2,
                                           ffn_hidden=256, vocab=256)  # fmt: skip
-    sweep = serving.serve_variants(config, batches=(1,), budget_s=30)
+    sweep = serving.serve_variants(config, batches=(1,), budget_seconds=30)
     sizes = {r.variant: r.weights_bytes for r in sweep.records}
     assert sizes["bf16"] < 0.6 * sizes["fp32"]
     assert sizes["int8"] < sizes["bf16"]
@@ -154,7 +154,7 @@ def test_course_int4_linear_multiplies_by_its_dequantised_weight():
 def test_batch_sweep_records():
     model = serving.serve_model(serving.SERVE_CONFIG.replace(layers=1, hidden=64, heads=2,
                                                             kv_heads=2, ffn_hidden=128))  # fmt: skip
-    sweep = serving.batch_sweep(model, batches=(1, 4), budget_s=10)
+    sweep = serving.batch_sweep(model, batches=(1, 4), budget_seconds=10)
     assert [r.batch for r in sweep.records] == [1, 4]
     assert all(r.tokens_per_s == pytest.approx(r.batch / r.step_seconds) for r in sweep.records)
 

@@ -22,7 +22,9 @@ def test_zero_offload_fits_13b_model_states_on_a_32gb_v100():
 
 def test_link_time_uses_the_registry_and_measured_bandwidths():
     pcie5 = offload.optimizer_offload(1e9, compute_seconds=1, cpu_seconds_per_param=0)
-    assert pcie5.link_time_seconds == pytest.approx(4e9 / hardware.INTERCONNECTS["pcie5"].bandwidth)
+    assert pcie5.link_time_seconds == pytest.approx(
+        4e9 / hardware.INTERCONNECTS["pcie5"].bandwidth_bytes_per_s
+    )
     c2c = offload.optimizer_offload(
         1e9, link="nvlink-c2c", compute_seconds=1, cpu_seconds_per_param=0
     )
@@ -37,7 +39,7 @@ def test_reference_run_measured_about_55_gb_s_pinned_host_to_device():
             if isinstance(r, dict) and r.get("pinned") is True]  # fmt: skip
     assert rows, "the reference run has pinned host<->device copies"
     best = max(r["bytes_per_s"] for r in rows)
-    assert 50e9 < best < hardware.INTERCONNECTS["pcie5"].bandwidth
+    assert 50e9 < best < hardware.INTERCONNECTS["pcie5"].bandwidth_bytes_per_s
 
 
 def test_overlap_hides_offloaded_work_but_never_below_the_longer_part():

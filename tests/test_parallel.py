@@ -69,14 +69,14 @@ def test_ring_allreduce_moves_2_n_minus_1_over_n_of_the_message():
     t = ring_allreduce_seconds(14e9, 8, 450e9)
     assert t == pytest.approx(2 * 7 / 8 * 14e9 / 450e9)
     assert ring_allreduce_seconds(14e9, 1, 450e9) == 0
-    assert ring_allreduce_seconds(0, 8, 1e9, latency_s=1e-5) == pytest.approx(14e-5)
+    assert ring_allreduce_seconds(0, 8, 1e9, latency_seconds=1e-5) == pytest.approx(14e-5)
 
 
 def test_allreduce_is_reduce_scatter_then_all_gather():
     s, n, bw, lat = 1e9, 16, 25e9, 5e-6
-    assert ring_allreduce_seconds(s, n, bw, latency_s=lat) == pytest.approx(
-        ring_reduce_scatter_seconds(s, n, bw, latency_s=lat)
-        + ring_allgather_seconds(s, n, bw, latency_s=lat)
+    assert ring_allreduce_seconds(s, n, bw, latency_seconds=lat) == pytest.approx(
+        ring_reduce_scatter_seconds(s, n, bw, latency_seconds=lat)
+        + ring_allgather_seconds(s, n, bw, latency_seconds=lat)
     )
 
 

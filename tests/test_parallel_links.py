@@ -20,7 +20,7 @@ LLAMA70 = preset("llama-2-70b")
 @pytest.mark.parametrize("n", [2, 3, 8, 64])
 def test_ring_collective_seconds_matches_the_ring_functions(n):
     args = (3e8, n, 2e11)
-    kw = {"latency_s": 5e-6}
+    kw = {"latency_seconds": 5e-6}
     assert P.ring_collective_seconds("all_reduce", *args, **kw) == pytest.approx(
         P.ring_allreduce_seconds(*args, **kw)
     )
@@ -37,7 +37,9 @@ def test_ring_collective_seconds_matches_the_ring_functions(n):
                                            ("reduce_scatter", 4)])  # fmt: skip
 def test_fit_alpha_beta_recovers_the_model_it_was_given(collective, n):
     sizes = [4e3, 6.5e4, 1e6, 1.6e7]
-    times = [P.ring_collective_seconds(collective, s, n, 1.2e9, latency_s=2.5e-4) for s in sizes]
+    times = [
+        P.ring_collective_seconds(collective, s, n, 1.2e9, latency_seconds=2.5e-4) for s in sizes
+    ]
     fit = P.fit_alpha_beta(sizes, times, collective=collective, n=n)
     assert fit.latency_seconds == pytest.approx(2.5e-4)
     assert fit.bandwidth_bytes_per_s == pytest.approx(1.2e9)
@@ -78,7 +80,7 @@ def test_practice_question_6_seven_b_gradients_across_8_gpus():
     assert ib.seconds == pytest.approx(1.75 * size / 50e9)
     assert nvlink.seconds == pytest.approx(0.0524, abs=1e-3)
     assert pcie.seconds / nvlink.seconds == pytest.approx(450 / 63)
-    assert nvlink.bus_bandwidth_bytes_per_s == INTERCONNECTS["nvlink4"].bandwidth
+    assert nvlink.bus_bandwidth_bytes_per_s == INTERCONNECTS["nvlink4"].bandwidth_bytes_per_s
 
 
 def test_nccl_reaches_370_of_nvlinks_450_gb_s():
@@ -189,7 +191,7 @@ def test_each_gpu_is_priced_with_its_own_links(gpu, link):
                       seq_len=1024)  # fmt: skip
     assert r.intra_node_link == intra.name and r.inter_node_link == inter.name
     expected = P.tensor_parallel_layer_comm(LLAMA7, seq_len=1024, tensor_parallel=2,
-                                            bandwidth_bytes_per_s=intra.bandwidth)  # fmt: skip
+                                            bandwidth_bytes_per_s=intra.bandwidth_bytes_per_s)  # fmt: skip
     assert r.tensor_parallel_comm_seconds == pytest.approx(32 * 4 * expected.seconds)
 
 
@@ -238,7 +240,8 @@ def test_data_parallel_over_infiniband_costs_more_than_inside_a_node():
     inside = P.layout_step(LLAMA7, gpus_per_node=8, nodes=1, data_parallel=8)
     across = P.layout_step(LLAMA7, gpus_per_node=1, nodes=8, data_parallel=8)
     assert across.data_parallel_comm_seconds / inside.data_parallel_comm_seconds == pytest.approx(
-        INTERCONNECTS["nvlink4"].bandwidth / INTERCONNECTS["ib-ndr"].bandwidth
+        INTERCONNECTS["nvlink4"].bandwidth_bytes_per_s
+        / INTERCONNECTS["ib-ndr"].bandwidth_bytes_per_s
     )
     z3 = P.layout_step(LLAMA7, data_parallel=8, zero_stage=3)
     assert z3.data_parallel_comm_seconds == pytest.approx(1.5 * inside.data_parallel_comm_seconds)

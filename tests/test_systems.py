@@ -175,7 +175,7 @@ def test_pue_constants_bracket_hyperscale_and_industry():
 def test_question_10_at_utilisation_and_pue():
     """FACTS.md: $35,741 (4 systems) and $285,926 (32 systems) at full power, before PUE."""
     four = facility.pod_annual_energy("dgx-h100", usd_per_kwh=0.10, gpus=32,
-                                         utilization=0.7, pue=1.58)  # fmt: skip
+                                         utilisation=0.7, pue=1.58)  # fmt: skip
     assert four.cost_per_year_usd == pytest.approx(35_741.4 * 0.7 * 1.58, rel=1e-4)
     pod = facility.pod_annual_energy("dgx-h100", usd_per_kwh=0.10, systems=32, pue=1.1)
     assert pod.cost_per_year_usd == pytest.approx(285_926.4 * 1.1, rel=1e-6)

@@ -79,7 +79,9 @@ def test_a_v100_gets_fp16_mixed_precision_in_the_speed_rows():
     card = hardware.gpu("v100-sxm2-32gb")
     row = next(t for t in r.rows if "mixed precision" in t.name)
     assert row.name.startswith("fp16")
-    assert row.effect == pytest.approx(card.dense_flops["fp16"] / card.dense_flops["fp32"])
+    assert row.effect == pytest.approx(
+        card.dense_flop_per_s["fp16"] / card.dense_flop_per_s["fp32"]
+    )
 
 
 def test_durations_beyond_a_million_years_print_in_scientific_notation():

@@ -43,7 +43,7 @@ SENTINEL = "<p>stale sentinel</p>"
 #: A name from the code (``usd_per_hour``, ``seq_len``) in a message the learner reads.
 CODE_NAME = re.compile(r"\b[a-z][a-z0-9]*_[a-z0-9_]+\b")
 #: Calculator parameter names that are plain words but not on-screen labels.
-BARE_NAMES = ("seconds", "sus", "gpus", "tokens", "config", "efficiency", "utilization")
+BARE_NAMES = ("seconds", "sus", "gpus", "tokens", "config", "efficiency", "utilisation")
 
 
 def _builders() -> dict[str, Callable[[], Calculator]]:
@@ -157,7 +157,7 @@ def _roofline(calc: Calculator, where: str) -> None:
     r, v = calc.result, calc.values()
     _finite_fields(r, where, allow_inf=("intensity_flop_per_byte",))  # no bytes: infinite
     assert r.seconds >= max(r.compute_seconds, r.memory_seconds) * (1 - 1e-12), where
-    peak = hardware.gpu(v["gpu"]).peak_flops(v["dtype"])
+    peak = hardware.gpu(v["gpu"]).peak_flop_per_s(v["dtype"])
     assert r.attainable_flop_per_s <= peak * (1 + 1e-9), where
 
 

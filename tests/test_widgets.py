@@ -1,6 +1,6 @@
 """The calculator widgets of course/presentation/widgets/, driven as a learner would: set values, read output.
 
-Expected numbers are derived from datasheet figures in course/facts/hardware.py (cited there), never
+Expected numbers are derived from datasheet figures in course/facts/hardware/ (cited there), never
 typed from a widget's own output.
 """
 
@@ -30,7 +30,7 @@ def test_roofline_explorer_follows_the_operation_to_the_compute_bound_side():
     calc.controls["flops"].value = "1.374e11"  # a 4096^3 matmul: 2 x 4096^3 FLOPs
     calc.controls["bytes_moved"].value = str(3 * 4096**2 * 2)  # A, B, C once in bf16
     assert "compute-bound" in repr(calc)
-    expected = 1.374e11 / gpu("h100-sxm").dense_flops["bf16"]  # 139 us
+    expected = 1.374e11 / gpu("h100-sxm").dense_flop_per_s["bf16"]  # 139 us
     assert f"{expected * 1e6:.3g} µs" in repr(calc)
     assert "100.0 %" in repr(calc)  # a compute-bound op can use the whole peak
 
@@ -39,7 +39,7 @@ def test_roofline_explorer_dtype_list_follows_the_gpu():
     calc = widgets.roofline_explorer()
     calc.controls["gpu"].value = "v100-sxm2-32gb"  # no bf16 on Volta
     assert "bf16" not in calc.controls["dtype"].options
-    assert calc.controls["dtype"].value in gpu("v100-sxm2-32gb").dense_flops
+    assert calc.controls["dtype"].value in gpu("v100-sxm2-32gb").dense_flop_per_s
     assert calc.error is None
 
 
@@ -65,7 +65,7 @@ def test_decode_calculator_corrects_seed_000_13b_at_900_gbs():
     # Seed 000: "~15 ms to load a 13B FP16 model at 900 GB/s"; 26e9 bytes / 900e9 B/s = 28.9 ms.
     calc = widgets.decode_speed_calculator(model="llama-2-13b", dtype="fp16", gpu="v100-sxm2-32gb")
     n = PRESETS["llama-2-13b"].params
-    expected_ms = n * 2 / gpu("v100-sxm2-32gb").memory_bandwidth * 1e3
+    expected_ms = n * 2 / gpu("v100-sxm2-32gb").memory_bandwidth_bytes_per_s * 1e3
     assert math.isclose(expected_ms, 28.9, rel_tol=0.02)
     assert f"{expected_ms:.3g} ms" in repr(calc)
     assert "memory-bound" in repr(calc)
@@ -104,7 +104,7 @@ def test_decode_step_compute_bound_batch_is_the_ridge_in_tokens():
     step = compute.decode_step(7e9, "bf16", "h100-sxm")
     card = gpu("h100-sxm")
     assert math.isclose(step.compute_bound_batch,
-                        card.dense_flops["bf16"] / card.memory_bandwidth, rel_tol=1e-12)  # fmt: skip
+                        card.dense_flop_per_s["bf16"] / card.memory_bandwidth_bytes_per_s, rel_tol=1e-12)  # fmt: skip
     at_ridge = compute.decode_step(7e9, "bf16", "h100-sxm", batch=296)
     assert at_ridge.bound == "compute" and step.bound == "memory"
 

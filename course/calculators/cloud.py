@@ -34,7 +34,7 @@ from course.facts.units import HOUR, YEAR
 HOURS_PER_MONTH = YEAR / HOUR / 12
 #: Smallest utilisation the lifetime calculators accept (about 32 seconds a year): below it the
 #: hours used round to nothing and a cost per hour used is meaningless.
-MIN_UTILIZATION = 1e-6
+MIN_UTILISATION = 1e-6
 MAX_USD = 1e13
 
 
@@ -157,7 +157,7 @@ def breakeven_months(
     purchase_usd: float,
     rent_usd_per_hour: float,
     *,
-    utilization: float = 1.0,
+    utilisation: float = 1.0,
     power_watts: float = 0.0,
     usd_per_kwh: float = 0.0,
     pue: float = 1.0,
@@ -165,7 +165,7 @@ def breakeven_months(
 ) -> float:
     """Calendar months after which buying costs less than renting the same hours.
 
-    Each month the hardware is used ``utilization`` x 730 h. Renting costs those hours x the
+    Each month the hardware is used ``utilisation`` x 730 h. Renting costs those hours x the
     hourly rate; owning costs the energy of those hours (x PUE) plus ``other_usd_per_month``
     (space, staff, support), paid used or not. Months = purchase / (monthly rent - monthly cost of
     owning); ``math.inf`` if renting is never dearer. *AI Infrastructure*'s "6-12 months" holds only near
@@ -174,7 +174,7 @@ def breakeven_months(
     price = _usd("purchase_usd", purchase_usd)
     rent = validate.number("rent_usd_per_hour", rent_usd_per_hour, minimum=0, maximum=1e6,
                            strict_min=True)  # fmt: skip
-    util = validate.fraction("utilization", utilization)
+    util = validate.fraction("utilisation", utilisation)
     running = energy.electricity_usd_per_hour(power_watts, usd_per_kwh, pue=pue)
     fixed = validate.number("other_usd_per_month", other_usd_per_month, minimum=0, maximum=1e9)
     hours = util * HOURS_PER_MONTH
@@ -262,10 +262,10 @@ class OwnVsRent(Report):
     """Owning hardware vs renting the same hours, over the hardware's lifetime (all in USD)."""
 
     _title = "Buy vs rent over the lifetime"
-    _formats = {"utilization": "percent"}
+    _formats = {"utilisation": "percent"}
 
     lifetime_years: float
-    utilization: float
+    utilisation: float
     hours_used: float  # over the lifetime
     purchase_usd: float
     depreciation_per_year_usd: float  # straight line to zero over the lifetime
@@ -302,7 +302,7 @@ def own_vs_rent(
     spot_usd_per_hour: float | None = None,
     spot_overhead_fraction: float = 0.0,
     lifetime_years: float = 3.0,
-    utilization: float = 1.0,
+    utilisation: float = 1.0,
     power_watts: float = 0.0,
     usd_per_kwh: float = 0.0,
     pue: float = 1.0,
@@ -314,7 +314,7 @@ def own_vs_rent(
     Owning: the purchase (depreciated straight-line to zero over ``lifetime_years``; resale and
     financing left out) + energy for the hours used (``power_watts`` x ``pue`` x price) + hosting
     and staff per year, paid whether the hardware is busy or not. Renting: on-demand and spot are
-    paid for the hours used (``utilization`` x 8,760 h a year); spot work is stretched by
+    paid for the hours used (``utilisation`` x 8,760 h a year); spot work is stretched by
     ``spot_overhead_fraction`` (checkpoints and re-done work, see :func:`spot_training`); a
     reservation is paid for every hour of the term, used or not. Break-even months =
     purchase / (monthly rent - monthly running cost of owning), ``inf`` if owning never pays off.
@@ -327,7 +327,7 @@ def own_vs_rent(
     overhead = validate.number("spot_overhead_fraction", spot_overhead_fraction, minimum=0,
                                maximum=100)  # fmt: skip
     years = validate.number("lifetime_years", lifetime_years, minimum=0.01, maximum=50)
-    util = validate.number("utilization", utilization, minimum=MIN_UTILIZATION, maximum=1)
+    util = validate.number("utilisation", utilisation, minimum=MIN_UTILISATION, maximum=1)
     running = energy.electricity_usd_per_hour(power_watts, usd_per_kwh, pue=pue)
     hosting = validate.number("hosting_usd_per_year", hosting_usd_per_year, minimum=0, maximum=1e10)
     staff = validate.number("staff_usd_per_year", staff_usd_per_year, minimum=0, maximum=1e10)
@@ -348,7 +348,7 @@ def own_vs_rent(
         months_spot = _months(price, spot * used_month * (1 + overhead), own_month)
     return OwnVsRent(
         lifetime_years=years,
-        utilization=util,
+        utilisation=util,
         hours_used=hours,
         purchase_usd=price,
         depreciation_per_year_usd=price / years,

@@ -20,7 +20,7 @@ from course.calculators.memory import (
     model_state_bytes,
     params_of,
 )
-from course.calculators.parallel import parallel_training_memory_per_gpu
+from course.calculators.planner import LayoutSettings, layout_memory_bytes, smallest_layout
 from course.calculators.systems import MAX_SUS, superpod
 from course.facts import hardware, validate
 from course.facts.models import TransformerConfig, checked_config
@@ -70,7 +70,8 @@ def cluster_for_model(
 ) -> ClusterPlan:
     """Plan the GPUs for training ``config``: memory first, then the time target.
 
-    1. Model parallelism, by Megatron-LM's rule (Narayanan et al. 2021, takeaway 1): raise the
+    1. Model parallelism: the planner's smallest layout (:func:`course.calculators.planner.smallest_layout`),
+       by Megatron-LM's rule (Narayanan et al. 2021, takeaway 1): raise the
        tensor-parallel degree t through 1, 2, 4 ... up to the GPUs of one system (and dividing the
        heads); if even that does not fit, add pipeline stages p (dividing the layers) until the
        busiest GPU's memory (:func:`course.calculators.parallel.parallel_training_memory_per_gpu`, with
@@ -86,7 +87,7 @@ def cluster_for_model(
     checked_config(config)
     sys_ = hardware.system(system)
     card = hardware.gpu(sys_.gpu)
-    peak = card.peak_flops(validate.choice("dtype", dtype, tuple(card.dense_flops)))
+    peak = card.peak_flop_per_s(validate.choice("dtype", dtype, tuple(card.dense_flop_per_s)))
     usable = validate.fraction("usable_fraction", usable_fraction) * card.memory_bytes
     util = validate.number("mfu", mfu, minimum=1e-6, maximum=1)
     if days is not None and tokens is None:
@@ -97,27 +98,12 @@ def cluster_for_model(
     validate.pue(pue)
     validate.positive_int("zero_stage", zero_stage, minimum=0, maximum=3)
 
-    def memory(t: int, p: int, d: int = 1) -> float:
-        return parallel_training_memory_per_gpu(
-            config, seq_len=seq_len, micro_batch=micro_batch, tensor_parallel=t,
-            pipeline_parallel=p, data_parallel=d, zero_stage=zero_stage,
-            sequence_parallel=sequence_parallel, recompute=recompute, precision=precision,
-            optimizer=optimizer,
-        ).total_bytes  # fmt: skip
-
-    t_options = [t for t in (1, 2, 4, 8, 16, 32, 64) if t <= sys_.gpus and config.heads % t == 0]
-    layout = next(((t, 1) for t in t_options if memory(t, 1) <= usable), None)
-    if layout is None:
-        t = t_options[-1]
-        p_options = [p for p in range(2, config.layers + 1) if config.layers % p == 0]
-        layout = next(((t, p) for p in p_options if memory(t, p) <= usable), None)
-    if layout is None:
-        raise ValueError(
-            f"{config.name} does not fit on {card.name} GPUs even with tensor_parallel="
-            f"{t_options[-1]} and pipeline_parallel={config.layers}: try recompute='full', a "
-            "smaller micro_batch or a GPU with more memory"
-        )
-    t, p = layout
+    settings = LayoutSettings(seq_len=seq_len, micro_batch=micro_batch, zero_stage=zero_stage,
+                              sequence_parallel=sequence_parallel, recompute=recompute,
+                              precision=precision, optimizer=optimizer)  # fmt: skip
+    layout = smallest_layout(config, usable_memory_bytes=usable, max_tensor_parallel=sys_.gpus,
+                             settings=settings)  # fmt: skip
+    t, p = layout.tensor_parallel, layout.pipeline_parallel
     params = config.params
     full = recompute == "full"
     d = 1
@@ -144,7 +130,7 @@ def cluster_for_model(
         data_parallel=d,
         gpus=gpus,
         systems=n_systems,
-        memory_per_gpu_bytes=memory(t, p, d),
+        memory_per_gpu_bytes=layout_memory_bytes(config, t, p, d, settings),
         usable_memory_per_gpu_bytes=usable,
         training_seconds=seconds,
         power_watts=power,
@@ -224,13 +210,13 @@ def dgx_design(
                              dtype=dtype, mfu=mfu, recompute=recompute, usd_per_kwh=usd_per_kwh,
                              pue=pue)  # fmt: skip
     t, p, d = plan.tensor_parallel, plan.pipeline_parallel, plan.data_parallel
+    settings = LayoutSettings(seq_len=seq_len, recompute=recompute)  # cluster_for_model's defaults
     if pipeline_parallel is not None:
         p = validate.positive_int("pipeline_parallel", pipeline_parallel, maximum=config.layers)
         if config.layers % p:
             raise ValueError(f"pipeline_parallel must divide the {config.layers} layers of "
                              f"{config.name}; got {pipeline_parallel!r}")  # fmt: skip
-        usable = 0.9 * hardware.gpu(sys_.gpu).memory_bytes
-        if _layout_memory(config, t, p, 1, seq_len, recompute) > usable:
+        if layout_memory_bytes(config, t, p, 1, settings) > plan.usable_memory_per_gpu_bytes:
             raise ValueError(f"pipeline_parallel={p} does not fit {config.name} on "
                              f"{hardware.gpu(sys_.gpu).name} GPUs with tensor_parallel={t}: "
                              f"use more stages (the smallest that fits is "
@@ -247,7 +233,7 @@ def dgx_design(
     card = hardware.gpu(sys_.gpu)
     full = recompute == "full"
     seconds = training_seconds(config.params, float(tokens), n_gpus,
-                               card.dense_flops[dtype], mfu=mfu, recompute=full)  # fmt: skip
+                               card.dense_flop_per_s[dtype], mfu=mfu, recompute=full)  # fmt: skip
     n_systems = math.ceil(n_gpus / sys_.gpus)
     arch = next((a for a in hardware.SUPERPODS.values() if a.system == sys_.key), None)
     su_size = arch.systems_per_su if arch else 32
@@ -260,7 +246,9 @@ def dgx_design(
         fabric = superpod(n_su)
         leaf, spine, core = fabric.leaf_switches, fabric.spine_switches, fabric.core_switches
     nics = hardware.SYSTEM_FABRICS.get(sys_.key)
-    network = n_systems * nics.compute_nics * nics.compute_nic_bandwidth if nics else math.nan
+    network = (
+        n_systems * nics.compute_nics * nics.compute_nic_bandwidth_bytes_per_s if nics else math.nan
+    )
     per_rack = validate.positive_int("systems_per_rack", systems_per_rack, maximum=64)
     it_power = n_systems * sys_.max_power_watts
     facility = it_power * validate.pue(pue)
@@ -276,7 +264,7 @@ def dgx_design(
         model_state_bytes=model_state_bytes(config.params).total_bytes,
         memory_per_gpu_bytes=plan.memory_per_gpu_bytes
         if gpus is None
-        else _layout_memory(config, t, p, d, seq_len, recompute),
+        else layout_memory_bytes(config, t, p, d, settings),
         tensor_parallel=t,
         pipeline_parallel=p,
         data_parallel=d,
@@ -297,15 +285,6 @@ def dgx_design(
         hardware_usd=hw,
         total_usd=electricity + hw,
     )
-
-
-def _layout_memory(config: TransformerConfig, t: int, p: int, d: int, seq_len: int,
-                   recompute: str) -> float:  # fmt: skip
-    """Busiest GPU's memory of a t x p x d layout (ZeRO-1, sequence parallel, micro-batch 1)."""
-    return parallel_training_memory_per_gpu(
-        config, seq_len=seq_len, micro_batch=1, tensor_parallel=t, pipeline_parallel=p,
-        data_parallel=d, zero_stage=1, sequence_parallel=True, recompute=recompute,
-    ).total_bytes  # fmt: skip
 
 
 __all__ = [

@@ -16,7 +16,7 @@ Used by lessons 02, 05, 07 and 10. Layer 2: no torch.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from course.calculators.memory import MAX_COUNT, params_of
 from course.facts import hardware, validate
@@ -174,18 +174,25 @@ def arithmetic_intensity(flops: float, bytes_moved: float) -> float:
     return f / moved
 
 
-def critical_intensity(peak_flops: float, bandwidth: float) -> float:
+def critical_intensity(peak_flop_per_s: float, bandwidth_bytes_per_s: float) -> float:
     """The ridge point: intensity (FLOP/byte) above which a kernel is compute-bound.
 
     H100 SXM at bf16: 989.4e12 / 3.35e12 = 295 FLOP/byte.
     """
-    return _rate("peak_flops", peak_flops) / _bandwidth("bandwidth", bandwidth)
+    return _rate("peak_flop_per_s", peak_flop_per_s) / _bandwidth(
+        "bandwidth_bytes_per_s", bandwidth_bytes_per_s
+    )
 
 
-def attainable_flop_per_s(intensity: float, peak_flops: float, bandwidth: float) -> float:
+def attainable_flop_per_s(
+    intensity: float, peak_flop_per_s: float, bandwidth_bytes_per_s: float
+) -> float:
     """Roofline ceiling at a given intensity: min(peak, intensity x bandwidth)."""
     i = validate.number("intensity", intensity, minimum=0, maximum=MAX_FLOPS)
-    return min(_rate("peak_flops", peak_flops), i * _bandwidth("bandwidth", bandwidth))
+    return min(
+        _rate("peak_flop_per_s", peak_flop_per_s),
+        i * _bandwidth("bandwidth_bytes_per_s", bandwidth_bytes_per_s),
+    )
 
 
 @dataclass(frozen=True)
@@ -201,20 +208,22 @@ class Roofline(Report):
     intensity_flop_per_byte: float
     critical_intensity_flop_per_byte: float
     attainable_flop_per_s: float  # min(peak, intensity x bandwidth)
+    #: attainable / peak: the most of the compute peak this operation can use (not in the table)
+    peak_fraction: float = field(default=math.nan, repr=False)
 
 
 def roofline_seconds(
-    flops: float, bytes_moved: float, peak_flops: float, bandwidth: float
+    flops: float, bytes_moved: float, peak_flop_per_s: float, bandwidth_bytes_per_s: float
 ) -> Roofline:
-    """Time >= max(flops / peak_flops, bytes_moved / bandwidth), and which bound applies.
+    """Time >= max(flops / peak_flop_per_s, bytes_moved / bandwidth), and which bound applies.
 
     ``bound`` is ``"compute"`` when the FLOP time is the larger (ties count as compute). Real
     kernels reach 50-80 % of either roof; divide by an efficiency to estimate, not to bound.
     """
     f = _flops("flops", flops)
     moved = _bytes("bytes_moved", bytes_moved)
-    peak = _rate("peak_flops", peak_flops)
-    bw = _bandwidth("bandwidth", bandwidth)
+    peak = _rate("peak_flop_per_s", peak_flop_per_s)
+    bw = _bandwidth("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
     if f == 0 and moved == 0:
         raise ValueError("flops and bytes_moved cannot both be 0: there is no work to time")
     t_compute, t_memory = f / peak, moved / bw
@@ -227,6 +236,7 @@ def roofline_seconds(
         intensity_flop_per_byte=f / moved if moved else math.inf,
         critical_intensity_flop_per_byte=peak / bw,
         attainable_flop_per_s=min(peak, (f / moved if moved else math.inf) * bw),
+        peak_fraction=min(peak, (f / moved if moved else math.inf) * bw) / peak,
     )
 
 
@@ -256,14 +266,14 @@ def matmul_bytes(m: int, n: int, k: int, *, bytes_per_element: float = 2) -> flo
     return float(a + b + c) * bpe
 
 
-def weights_read_seconds(params: float, dtype: str, bandwidth: float) -> float:
+def weights_read_seconds(params: float, dtype: str, bandwidth_bytes_per_s: float) -> float:
     """Time to read every weight once from memory: the floor on one decoding step at batch 1.
 
     A 13B model in fp16 at 900 GB/s: 26e9 / 900e9 = 28.9 ms (*GPU Infrastructure & Computational Requirements* says ~15 ms).
     """
     n = params_of("params", params)
     bpp = BYTES_PER_VALUE[validate.choice("dtype", dtype, BYTES_PER_VALUE)]
-    return n * bpp / _bandwidth("bandwidth", bandwidth)
+    return n * bpp / _bandwidth("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
 
 
 @dataclass(frozen=True)
@@ -309,10 +319,10 @@ def decode_step(
     w_bytes = n * BYTES_PER_VALUE[validate.choice("dtype", dtype, BYTES_PER_VALUE)]
     b = validate.positive_int("batch", batch, maximum=10**7)
     if compute_dtype is None:
-        compute_dtype = dtype if dtype in card.dense_flops else "fp16"
-    peak = card.peak_flops(validate.choice("compute_dtype", compute_dtype, hardware.DTYPES))
+        compute_dtype = dtype if dtype in card.dense_flop_per_s else "fp16"
+    peak = card.peak_flop_per_s(validate.choice("compute_dtype", compute_dtype, hardware.DTYPES))
     flops = 2.0 * n * b
-    t_mem, t_compute = w_bytes / card.memory_bandwidth, flops / peak
+    t_mem, t_compute = w_bytes / card.memory_bandwidth_bytes_per_s, flops / peak
     seconds = max(t_mem, t_compute)
     return DecodeStep(
         gpu=card.name,
@@ -326,7 +336,7 @@ def decode_step(
         step_seconds=seconds,
         bound="compute" if t_compute >= t_mem else "memory",
         tokens_per_s=b / seconds,
-        compute_bound_batch=w_bytes / card.memory_bandwidth * peak / (2.0 * n),
+        compute_bound_batch=w_bytes / card.memory_bandwidth_bytes_per_s * peak / (2.0 * n),
     )
 
 

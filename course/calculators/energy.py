@@ -71,18 +71,18 @@ def annual_electricity_usd(
     usd_per_kwh: float,
     *,
     systems: int = 1,
-    utilization: float = 1.0,
+    utilisation: float = 1.0,
     pue: float = 1.0,
 ) -> float:
-    """Yearly electricity bill: power x systems x utilization x PUE x 8,760 h x price per kWh.
+    """Yearly electricity bill: power x systems x utilisation x PUE x 8,760 h x price per kWh.
 
-    ``power_watts`` is one system's draw (a DGX H100's maximum is 10,200 W); ``utilization`` the
+    ``power_watts`` is one system's draw (a DGX H100's maximum is 10,200 W); ``utilisation`` the
     average fraction of that drawn over the year; ``pue`` (>= 1) adds the facility's cooling and
     losses. One DGX H100 at full draw and $0.10/kWh: 10.2 kW x 8,760 h x $0.10 = $8,935 a year.
     """
     p = validate.watts("power_watts", power_watts)
     n = validate.positive_int("systems", systems, maximum=MAX_SYSTEMS)
-    util = validate.fraction("utilization", utilization, allow_zero=True)
+    util = validate.fraction("utilisation", utilisation, allow_zero=True)
     return electricity_usd(_joules(p * n * util, YEAR, validate.pue(pue)), usd_per_kwh)
 
 
@@ -140,7 +140,7 @@ def run_footprint(
     you rent.
     """
     card = hardware.gpu(gpu)
-    peak = card.peak_flops(validate.choice("dtype", dtype, tuple(card.dense_flops)))
+    peak = card.peak_flop_per_s(validate.choice("dtype", dtype, tuple(card.dense_flop_per_s)))
     gpus = validate.positive_int("n_gpus", n_gpus, maximum=MAX_GPUS)
     seconds = compute.training_seconds(params, tokens, gpus, peak, mfu=mfu, recompute=recompute)
     price_gpu = validate.number("usd_per_gpu_hour", usd_per_gpu_hour, minimum=0, maximum=1e6)

@@ -37,7 +37,7 @@ class PodEnergy(Report):
     systems: int
     gpus: int
     it_power_watts: float  # all systems at their maximum draw
-    facility_power_watts: float  # x utilization x PUE
+    facility_power_watts: float  # x utilisation x PUE
     energy_per_year_joules: float
     cost_per_year_usd: float
 
@@ -48,7 +48,7 @@ def pod_annual_energy(
     usd_per_kwh: float,
     gpus: int | None = None,
     systems: int | None = None,
-    utilization: float = 1.0,
+    utilisation: float = 1.0,
     pue: float = 1.0,
 ) -> PodEnergy:
     """Practice question 10 of *AI Infrastructure*: the annual power cost of a "32-GPU DGX POD".
@@ -68,7 +68,7 @@ def pod_annual_energy(
     else:
         n_systems = validate.positive_int("systems", systems, maximum=MAX_SYSTEMS)
     it_power = n_systems * sys_.max_power_watts
-    util = validate.fraction("utilization", utilization, allow_zero=True)
+    util = validate.fraction("utilisation", utilisation, allow_zero=True)
     facility = it_power * util * validate.pue(pue)
     return PodEnergy(
         system=sys_.name,
@@ -78,7 +78,7 @@ def pod_annual_energy(
         facility_power_watts=facility,
         energy_per_year_joules=facility * YEAR,
         cost_per_year_usd=energy.annual_electricity_usd(
-            sys_.max_power_watts, usd_per_kwh, systems=n_systems, utilization=util, pue=pue
+            sys_.max_power_watts, usd_per_kwh, systems=n_systems, utilisation=util, pue=pue
         ),
     )
 

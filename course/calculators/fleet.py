@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from course.calculators import cloud, inference, queueing
+from course.calculators import cloud, inference, memory, queueing
 from course.facts import hardware, units, validate
 from course.facts.models import TransformerConfig
 from course.facts.report import Report
@@ -103,16 +103,19 @@ def replicas_for_slo(
         raise ValueError(f"ttft_slo_seconds must exceed the prefill alone ({prefill:.3g} s on "
                          f"{base.gpu}), got {slo:g}")  # fmt: skip
     slot = base.batch * base.replica_busy_seconds
-    replicas = base.replicas
-    while True:
-        queue = queueing.mmc(rate, slot, replicas * base.batch)
-        ttft = queue.wait_quantile_seconds(q) + prefill
-        if ttft <= slo:
-            break
-        replicas += 1
-        if replicas > MAX_REPLICAS:
-            raise ValueError(f"peak_requests_per_s: {rate:g}/s needs more than "
-                             f"{MAX_REPLICAS:,} replicas")  # fmt: skip
+    # the fewest M/M/c servers whose q-quantile wait leaves room for the prefill (queueing's
+    # search), rounded up to whole replicas of ``batch`` slots
+    most = MAX_REPLICAS * base.batch
+    try:
+        servers = queueing.servers_for_wait(rate, slot, slo - prefill, quantile=q)
+    except ValueError:
+        servers = most + 1
+    replicas = max(base.replicas, math.ceil(servers / base.batch))
+    if replicas > MAX_REPLICAS:
+        raise ValueError(f"peak_requests_per_s: {rate:g}/s needs more than "
+                         f"{MAX_REPLICAS:,} replicas")  # fmt: skip
+    queue = queueing.mmc(rate, slot, replicas * base.batch)
+    ttft = queue.wait_quantile_seconds(q) + prefill
     gpus = replicas * base.gpus_per_replica
     price = gpus * usd_per_gpu_hour
     return FleetPlan(
@@ -163,7 +166,7 @@ def tensor_parallel_options(
     first = inference.prefill(config, prompt_tokens, card, dtype=dtype, efficiency=efficiency)
     step = inference.decode(config, card, batch=batch, context_tokens=context_tokens,
                             dtype=dtype, efficiency=efficiency)  # fmt: skip
-    fits = max(1, math.ceil(first.weights_bytes / (0.9 * card.memory_bytes)))
+    fits = memory.gpus_needed(first.weights_bytes, card)  # 90 % of each GPU usable
     out, tp = [], 1
     while tp <= n:
         if tp >= fits and n % tp == 0:
@@ -284,7 +287,7 @@ def simulate_day(
     lag = math.ceil(delay / step - 1e-9)
     peak_need = max(low, math.ceil(max(rates) / cap - 1e-9))
     ready, starting = (peak_need, []) if mode == "fixed" else (low, [])
-    billed = miss_s = missed = total = 0.0
+    billed = miss_seconds = missed = total = 0.0
     history = []
     for rate in rates:
         if mode == "autoscaled":
@@ -306,12 +309,12 @@ def simulate_day(
         history.append(ready)
         billed += (ready + len(starting)) * g * step
         over = max(0.0, rate - ready * cap)
-        miss_s += step if over > 0 else 0.0
+        miss_seconds += step if over > 0 else 0.0
         missed += over * step
         total += rate * step
     return DayResult(
         policy=mode, min_replicas=low if mode == "autoscaled" else peak_need,
-        peak_replicas=max(history), gpu_hours=billed / units.HOUR, slo_miss_seconds=miss_s,
+        peak_replicas=max(history), gpu_hours=billed / units.HOUR, slo_miss_seconds=miss_seconds,
         missed_request_fraction=missed / total if total else 0.0, ready_replicas=tuple(history),
     )  # fmt: skip
 

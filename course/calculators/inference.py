@@ -85,7 +85,9 @@ def prefill(
     d, eff = _dtype(dtype), _efficiency(efficiency)
     flops = compute.forward_flops(c, s, batch=b, causal=True)
     w_bytes = c.params * BYTES_PER_VALUE[d]
-    roof = compute.roofline_seconds(flops, w_bytes, card.peak_flops(d), card.memory_bandwidth)
+    roof = compute.roofline_seconds(
+        flops, w_bytes, card.peak_flop_per_s(d), card.memory_bandwidth_bytes_per_s
+    )
     seconds = roof.seconds / eff
     return Prefill(
         gpu=card.name, prompt_tokens=s, batch=b, work_flops=flops, weights_bytes=w_bytes,
@@ -140,8 +142,8 @@ def decode(
     kv = kv_cache_bytes(c.layers, c.kv_heads, c.head_dim, ctx, batch=b,
                         bytes_per_value=BYTES_PER_VALUE[d])  # fmt: skip
     flops = step.work_flops + b * compute.attention_flops_per_token(c, ctx)
-    roof = compute.roofline_seconds(flops, step.weights_bytes + kv, card.peak_flops(d),
-                                    card.memory_bandwidth)  # fmt: skip
+    roof = compute.roofline_seconds(flops, step.weights_bytes + kv, card.peak_flop_per_s(d),
+                                    card.memory_bandwidth_bytes_per_s)  # fmt: skip
     seconds = roof.seconds / eff
     return Decode(
         gpu=card.name, batch=b, context_tokens=ctx, weights_bytes=step.weights_bytes,

@@ -36,11 +36,11 @@ from course.facts.report import Report
 OFFLOAD_LINK_BYTES_PER_PARAM = 2 + 2
 
 
-def link_bandwidth(link: object) -> float:
+def link_bandwidth_bytes_per_s(link: object) -> float:
     """Bytes/s of one direction of ``link``: a key of ``hardware.INTERCONNECTS`` or a number."""
     if isinstance(link, str):
         key = validate.choice("link", link, hardware.INTERCONNECTS)
-        return hardware.INTERCONNECTS[key].bandwidth
+        return hardware.INTERCONNECTS[key].bandwidth_bytes_per_s
     return validate.number("link", link, minimum=1e6, maximum=1e14)
 
 
@@ -85,7 +85,7 @@ def optimizer_offload(
     full overlap the longer of the two sets the pace.
     """
     n = params_of("params", params)
-    bandwidth = link_bandwidth(link)
+    bandwidth_bytes_per_s = link_bandwidth_bytes_per_s(link)
     compute = validate.number("compute_seconds", compute_seconds, minimum=0, maximum=1e9,
                               strict_min=True)  # fmt: skip
     per_param = validate.number("cpu_seconds_per_param", cpu_seconds_per_param, minimum=0,
@@ -93,9 +93,9 @@ def optimizer_offload(
     hidden = validate.fraction("overlap", overlap, allow_zero=True)
     full = model_state_bytes(n, precision="mixed", optimizer="adam")
     moved = OFFLOAD_LINK_BYTES_PER_PARAM * n
-    link_s = moved / bandwidth
-    cpu_s = per_param * n
-    offloaded = link_s + cpu_s
+    link_seconds = moved / bandwidth_bytes_per_s
+    cpu_seconds = per_param * n
+    offloaded = link_seconds + cpu_seconds
     step = max(compute + (1 - hidden) * offloaded, offloaded)
     return OffloadCost(
         params=n,
@@ -103,8 +103,8 @@ def optimizer_offload(
         gpu_states_with_offload_bytes=full.weights_bytes,
         cpu_states_bytes=full.master_weights_bytes + full.optimizer_states_bytes + 4 * n,
         link_traffic_bytes=moved,
-        link_time_seconds=link_s,
-        cpu_optimizer_seconds=cpu_s,
+        link_time_seconds=link_seconds,
+        cpu_optimizer_seconds=cpu_seconds,
         compute_seconds=compute,
         step_seconds=step,
         slowdown=step / compute,
@@ -136,13 +136,13 @@ def weight_streaming(
     """
     n = params_of("params", params)
     per = BYTES_PER_VALUE[validate.choice("dtype", dtype, BYTES_PER_VALUE)]
-    bandwidth = link_bandwidth(link)
+    bandwidth_bytes_per_s = link_bandwidth_bytes_per_s(link)
     if not isinstance(gpu, str):
         raise ValueError(f"gpu must be one of {', '.join(hardware.GPUS)}; got {gpu!r}")
     g = hardware.gpu(gpu)
     weights = n * per
-    slow, fast = weights / bandwidth, weights / g.memory_bandwidth
-    name = link if isinstance(link, str) else f"{bandwidth / 1e9:g} GB/s"
+    slow, fast = weights / bandwidth_bytes_per_s, weights / g.memory_bandwidth_bytes_per_s
+    name = link if isinstance(link, str) else f"{bandwidth_bytes_per_s / 1e9:g} GB/s"
     return WeightStreaming(name, weights, slow, fast, slow / fast)
 
 
@@ -198,21 +198,21 @@ def offload_decode_step(
     link = hardware.INTERCONNECTS[card.host_link]
     cpu = next((c for c in hardware.CPUS.values() if c.gpu_link == card.host_link), None)
     host = cpu.memory_bytes if cpu else None
-    gpu_s = (need - offloaded) / card.memory_bandwidth
-    link_s = offloaded / link.bandwidth
-    step = max(gpu_s, link_s)
+    gpu_seconds = (need - offloaded) / card.memory_bandwidth_bytes_per_s
+    link_seconds = offloaded / link.bandwidth_bytes_per_s
+    step = max(gpu_seconds, link_seconds)
     return OffloadStep(
         gpu=card.name,
         model=model.name,
         link=link.name,
-        link_bandwidth_bytes_per_s=link.bandwidth,
+        link_bandwidth_bytes_per_s=link.bandwidth_bytes_per_s,
         needed_bytes=need,
         gpu_usable_bytes=usable,
         offloaded_bytes=offloaded,
         host_memory_bytes=host,
         fits_host=host is None or offloaded <= host,
-        gpu_read_seconds=gpu_s,
-        link_seconds=link_s,
+        gpu_read_seconds=gpu_seconds,
+        link_seconds=link_seconds,
         step_seconds=step,
         tokens_per_s=int(batch) / step,
     )
@@ -224,7 +224,7 @@ __all__ = [
     "OFFLOAD_LINK_BYTES_PER_PARAM",
     "OffloadCost",
     "WeightStreaming",
-    "link_bandwidth",
+    "link_bandwidth_bytes_per_s",
     "optimizer_offload",
     "weight_streaming",
 ]

@@ -237,17 +237,19 @@ def pipeline_bubble_overhead(stages: int, microbatches: int, *, virtual_stages: 
 # ---------------------------------------------------------------------------------------------
 
 
-def _collective_args(message_bytes: object, n: object, bandwidth: object, latency_s: object):
+def _collective_args(
+    message_bytes: object, n: object, bandwidth_bytes_per_s: object, latency_seconds: object
+):
     size = validate.number("message_bytes", message_bytes, minimum=0, maximum=MAX_BYTES)
     ranks = _gpus("n", n)
-    bw = validate.number("bandwidth_bytes_per_s", bandwidth, minimum=0, maximum=1e18,
+    bw = validate.number("bandwidth_bytes_per_s", bandwidth_bytes_per_s, minimum=0, maximum=1e18,
                          strict_min=True)  # fmt: skip
-    lat = validate.number("latency_s", latency_s, minimum=0, maximum=1e3)
+    lat = validate.number("latency_seconds", latency_seconds, minimum=0, maximum=1e3)
     return size, ranks, bw, lat
 
 
 def ring_allreduce_seconds(
-    message_bytes: float, n: int, bandwidth_bytes_per_s: float, *, latency_s: float = 0.0
+    message_bytes: float, n: int, bandwidth_bytes_per_s: float, *, latency_seconds: float = 0.0
 ) -> float:
     """Ring all-reduce of ``message_bytes`` over ``n`` GPUs: 2 (n - 1) / n x S / B + 2 (n - 1) x latency.
 
@@ -255,30 +257,36 @@ def ring_allreduce_seconds(
     ``bandwidth_bytes_per_s`` is one GPU's link bandwidth in one direction (NVLink 4 on H100:
     450 GB/s; the "900 GB/s" is both directions). n = 1 takes no time.
     """
-    size, ranks, bw, lat = _collective_args(message_bytes, n, bandwidth_bytes_per_s, latency_s)
+    size, ranks, bw, lat = _collective_args(
+        message_bytes, n, bandwidth_bytes_per_s, latency_seconds
+    )
     return 2 * (ranks - 1) / ranks * size / bw + 2 * (ranks - 1) * lat
 
 
 def ring_allgather_seconds(
-    message_bytes: float, n: int, bandwidth_bytes_per_s: float, *, latency_s: float = 0.0
+    message_bytes: float, n: int, bandwidth_bytes_per_s: float, *, latency_seconds: float = 0.0
 ) -> float:
     """Ring all-gather producing ``message_bytes`` on each GPU: (n - 1)/n x S / B + (n - 1) x latency.
 
     ``message_bytes`` is the gathered (output) size, as nccl-tests report it; each GPU contributes
     S / n. FSDP/ZeRO-3 all-gathers each layer's weights before using them.
     """
-    size, ranks, bw, lat = _collective_args(message_bytes, n, bandwidth_bytes_per_s, latency_s)
+    size, ranks, bw, lat = _collective_args(
+        message_bytes, n, bandwidth_bytes_per_s, latency_seconds
+    )
     return (ranks - 1) / ranks * size / bw + (ranks - 1) * lat
 
 
 def ring_reduce_scatter_seconds(
-    message_bytes: float, n: int, bandwidth_bytes_per_s: float, *, latency_s: float = 0.0
+    message_bytes: float, n: int, bandwidth_bytes_per_s: float, *, latency_seconds: float = 0.0
 ) -> float:
     """Ring reduce-scatter of ``message_bytes`` (input size): (n - 1)/n x S / B + (n - 1) x latency.
 
     Each GPU ends with the sum of its S / n shard (ZeRO-2/3 and FSDP reduce gradients this way).
     """
-    size, ranks, bw, lat = _collective_args(message_bytes, n, bandwidth_bytes_per_s, latency_s)
+    size, ranks, bw, lat = _collective_args(
+        message_bytes, n, bandwidth_bytes_per_s, latency_seconds
+    )
     return (ranks - 1) / ranks * size / bw + (ranks - 1) * lat
 
 
@@ -337,7 +345,7 @@ def data_parallel_step_seconds(
     n_gpus: int,
     bandwidth_bytes_per_s: float,
     *,
-    latency_s: float = 0.0,
+    latency_seconds: float = 0.0,
     overlap: float = 0.0,
 ) -> DataParallelStep:
     """Step time of data parallelism with a fixed per-GPU batch (weak scaling).
@@ -351,7 +359,9 @@ def data_parallel_step_seconds(
     t_compute = validate.number("compute_seconds", compute_seconds, minimum=0, maximum=1e9,
                                 strict_min=True)  # fmt: skip
     n = _gpus("n_gpus", n_gpus)
-    comm = ring_allreduce_seconds(gradient_bytes, n, bandwidth_bytes_per_s, latency_s=latency_s)
+    comm = ring_allreduce_seconds(
+        gradient_bytes, n, bandwidth_bytes_per_s, latency_seconds=latency_seconds
+    )
     hidden = validate.fraction("overlap", overlap, allow_zero=True) * t_compute
     exposed = max(0.0, comm - hidden)
     step = t_compute + exposed
@@ -386,17 +396,19 @@ def ring_collective_seconds(
     n: int,
     bandwidth_bytes_per_s: float,
     *,
-    latency_s: float = 0.0,
+    latency_seconds: float = 0.0,
 ) -> float:
     """The alpha-beta model of a ring ``collective``: steps x latency + factor x S / bandwidth.
 
     ``all_reduce``: 2 (n - 1) steps, factor 2 (n - 1) / n; ``all_gather`` and ``reduce_scatter``:
     n - 1 steps, factor (n - 1) / n (S = the gathered output / the scattered input, as nccl-tests
-    count it); ``broadcast`` (pipelined ring): factor 1. ``latency_s`` is alpha, the cost of one
+    count it); ``broadcast`` (pipelined ring): factor 1. ``latency_seconds`` is alpha, the cost of one
     step; ``bandwidth_bytes_per_s`` is B = 1 / beta, one rank's link in one direction.
     """
     kind = validate.choice("collective", collective, COLLECTIVES)
-    size, ranks, bw, lat = _collective_args(message_bytes, n, bandwidth_bytes_per_s, latency_s)
+    size, ranks, bw, lat = _collective_args(
+        message_bytes, n, bandwidth_bytes_per_s, latency_seconds
+    )
     steps, factor = _RING_TERMS[kind](ranks)
     return steps * lat + factor * size / bw
 
@@ -460,15 +472,15 @@ def fit_alpha_beta(
         wi * (y - (intercept + slope * x)) ** 2 for wi, x, y in zip(w, xs, ys, strict=True)
     )
     steps, factor = _RING_TERMS[kind](ranks)
-    bandwidth = factor / slope
+    bandwidth_bytes_per_s = factor / slope
     return AlphaBetaFit(
         collective=kind,
         ranks=ranks,
         points=k,
         intercept_seconds=intercept,
         latency_seconds=intercept / steps,
-        bandwidth_bytes_per_s=bandwidth,
-        bus_bandwidth_bytes_per_s=bandwidth,
+        bandwidth_bytes_per_s=bandwidth_bytes_per_s,
+        bus_bandwidth_bytes_per_s=bandwidth_bytes_per_s,
         r_squared=1 - ss_res / ss_tot if ss_tot > 0 else 1.0,
     )
 
@@ -524,11 +536,11 @@ def gradient_allreduce_on_links(
     rows = []
     for key in links:
         link = INTERCONNECTS[validate.choice("links", key, tuple(INTERCONNECTS))]
-        bw = link.bandwidth * eff
+        bw = link.bandwidth_bytes_per_s * eff
         t = ring_allreduce_seconds(size, n, bw)
         algbw = size / t if t > 0 else math.inf
         rows.append(LinkAllReduce(link=link.name, n_gpus=n, message_bytes=size,
-                                  link_bandwidth_bytes_per_s=link.bandwidth, efficiency=eff,
+                                  link_bandwidth_bytes_per_s=link.bandwidth_bytes_per_s, efficiency=eff,
                                   seconds=t, algorithm_bandwidth_bytes_per_s=algbw,
                                   bus_bandwidth_bytes_per_s=bw if n > 1 else math.inf))  # fmt: skip
     return tuple(rows)
@@ -634,10 +646,10 @@ def gpu_links(gpu: str) -> tuple:
 
     device = lookup_gpu(gpu)
     intra = INTERCONNECTS[device.host_link]
-    if device.form_factor == "SXM" and device.nvlink_bandwidth > 0:
-        per_direction = device.nvlink_bandwidth / 2
+    if device.form_factor == "SXM" and device.nvlink_bandwidth_bytes_per_s > 0:
+        per_direction = device.nvlink_bandwidth_bytes_per_s / 2
         intra = next((i for i in INTERCONNECTS.values() if i.connects == "GPU to GPU"
-                      and math.isclose(i.bandwidth, per_direction, rel_tol=1e-3)), None) or \
+                      and math.isclose(i.bandwidth_bytes_per_s, per_direction, rel_tol=1e-3)), None) or \
             Interconnect(f"nvlink-{device.key}", f"NVLink ({device.name})", per_direction,
                          "GPU to GPU", device.source)  # fmt: skip
     inter = INTERCONNECTS["ib-ndr" if device.launch_year >= 2022 else "ib-hdr"]
@@ -756,8 +768,8 @@ def layout_step(
     own_intra, own_inter = gpu_links(device.key)
     intra = _link("intra_node_link", intra_node_link, own_intra)
     inter = _link("inter_node_link", inter_node_link, own_inter)
-    dtype = "bf16" if "bf16" in device.dense_flops else "fp16"
-    peak = device.peak_flops(dtype)
+    dtype = "bf16" if "bf16" in device.dense_flop_per_s else "fp16"
+    peak = device.peak_flop_per_s(dtype)
 
     mem = parallel_training_memory_per_gpu(
         config, seq_len=s, micro_batch=b, tensor_parallel=t, pipeline_parallel=p,
@@ -777,13 +789,13 @@ def layout_step(
     act_bytes = 2.0 * b * s * config.hidden
     layers_here = math.ceil(config.layers / p)
     per_layer = tensor_parallel_layer_comm(config, seq_len=s, micro_batch=b, tensor_parallel=t,
-                                           bandwidth_bytes_per_s=intra.bandwidth)  # fmt: skip
+                                           bandwidth_bytes_per_s=intra.bandwidth_bytes_per_s)  # fmt: skip
     tp_comm = layers_here * m * per_layer.seconds
     pp_link = intra if t * d * p <= per_node else inter
-    pp_comm = 0.0 if p == 1 else 2 * v * m * act_bytes / (t * pp_link.bandwidth)
+    pp_comm = 0.0 if p == 1 else 2 * v * m * act_bytes / (t * pp_link.bandwidth_bytes_per_s)
     dp_link = intra if t * d <= per_node else inter
     grad_bytes = 2.0 * mem.params_per_gpu
-    dp_comm = ring_allreduce_seconds(grad_bytes, d, dp_link.bandwidth) * (1.5 if zero_stage == 3
+    dp_comm = ring_allreduce_seconds(grad_bytes, d, dp_link.bandwidth_bytes_per_s) * (1.5 if zero_stage == 3
                                                                           else 1.0)  # fmt: skip
     comm = tp_comm + pp_comm + dp_comm
     step = compute + bubble + comm

@@ -24,7 +24,7 @@ MAX_SUS = 256  # 65,536 GPUs: the most a three-tier fat tree of 64-port switches
 
 
 def _peak_or_none(card: hardware.GPU, dtype: str, *, sparse: bool) -> float | None:
-    table = card.sparse_flops if sparse else card.dense_flops
+    table = card.sparse_flop_per_s if sparse else card.dense_flop_per_s
     return table.get(dtype)
 
 
@@ -76,18 +76,18 @@ def dgx_from_parts(system: str | hardware.System = "dgx-h100") -> DgxSummary:
         system=sys_.name,
         gpus=n,
         gpu_memory_bytes=n * card.memory_bytes,
-        memory_bandwidth_bytes_per_s=n * card.memory_bandwidth,
+        memory_bandwidth_bytes_per_s=n * card.memory_bandwidth_bytes_per_s,
         dense_fp8_flop_per_s=total("fp8", False),
         sparse_fp8_flop_per_s=total("fp8", True),
-        dense_bf16_flop_per_s=n * card.dense_flops["bf16"],
-        sparse_bf16_flop_per_s=n * card.sparse_flops["bf16"],
-        dense_tf32_flop_per_s=n * card.dense_flops["tf32"],
-        sparse_tf32_flop_per_s=n * card.sparse_flops["tf32"],
+        dense_bf16_flop_per_s=n * card.dense_flop_per_s["bf16"],
+        sparse_bf16_flop_per_s=n * card.sparse_flop_per_s["bf16"],
+        dense_tf32_flop_per_s=n * card.dense_flop_per_s["tf32"],
+        sparse_tf32_flop_per_s=n * card.sparse_flop_per_s["tf32"],
         nvswitches=fabric.nvswitches,
-        nvlink_per_gpu_bytes_per_s=card.nvlink_bandwidth,
-        nvlink_total_bytes_per_s=n * card.nvlink_bandwidth,
+        nvlink_per_gpu_bytes_per_s=card.nvlink_bandwidth_bytes_per_s,
+        nvlink_total_bytes_per_s=n * card.nvlink_bandwidth_bytes_per_s,
         compute_nics=fabric.compute_nics,
-        network_bytes_per_s=fabric.compute_nics * fabric.compute_nic_bandwidth,
+        network_bytes_per_s=fabric.compute_nics * fabric.compute_nic_bandwidth_bytes_per_s,
         max_power_watts=sys_.max_power_watts,
     )
 
@@ -135,7 +135,7 @@ def superpod(
                          f"got {architecture!r}")  # fmt: skip
     arch = hardware.SUPERPODS[architecture]
     n_su = validate.positive_int("sus", sus, maximum=MAX_SUS)
-    switch_w = validate.watts("watts_per_switch", watts_per_switch)
+    switch_watts = validate.watts("watts_per_switch", watts_per_switch)
     sys_ = hardware.SYSTEMS[arch.system]
     card = hardware.gpu(sys_.gpu)
     systems = n_su * arch.systems_per_su
@@ -161,12 +161,12 @@ def superpod(
         node_leaf_cables=gpus,
         leaf_spine_cables=gpus,
         spine_core_cables=gpus if tiers == 3 else 0,
-        dense_fp8_flop_per_s=gpus * card.dense_flops["fp8"],
-        sparse_fp8_flop_per_s=gpus * card.sparse_flops["fp8"],
-        dense_bf16_flop_per_s=gpus * card.dense_flops["bf16"],
+        dense_fp8_flop_per_s=gpus * card.dense_flop_per_s["fp8"],
+        sparse_fp8_flop_per_s=gpus * card.sparse_flop_per_s["fp8"],
+        dense_bf16_flop_per_s=gpus * card.dense_flop_per_s["bf16"],
         systems_power_watts=systems_power,
-        switches_power_watts=switches * switch_w,
-        it_power_watts=systems_power + switches * switch_w,
+        switches_power_watts=switches * switch_watts,
+        it_power_watts=systems_power + switches * switch_watts,
     )
 
 
@@ -387,8 +387,8 @@ def choose_gpu(
     s = validate.positive_int("seq_len", seq_len, maximum=2**20)
     util = validate.fraction("mfu", mfu)
     budget = validate.number("budget_usd", budget_usd, minimum=0, maximum=1e12)
-    dtypes = tuple(dtype if dtype in c.dense_flops else "bf16" for c in cards)
-    peaks = tuple(c.dense_flops[d] for c, d in zip(cards, dtypes, strict=True))
+    dtypes = tuple(dtype if dtype in c.dense_flop_per_s else "bf16" for c in cards)
+    peaks = tuple(c.dense_flop_per_s[d] for c, d in zip(cards, dtypes, strict=True))
     params = float(model.params)
     if kind == "training":
         mem = training_memory(model, batch=b, seq_len=s, recompute="selective").total_bytes
@@ -424,7 +424,8 @@ def choose_gpu(
         dtype_a=dtypes[0],
         dtype_b=dtypes[1],
         compute_ratio=peaks[1] / peaks[0],
-        bandwidth_ratio=cards[1].memory_bandwidth / cards[0].memory_bandwidth,
+        bandwidth_ratio=cards[1].memory_bandwidth_bytes_per_s
+        / cards[0].memory_bandwidth_bytes_per_s,
         speedup=speedup,
         bound=bound,
         gpus_needed_a=needed[0],

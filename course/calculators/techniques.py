@@ -169,8 +169,8 @@ def _speed_rows(c: TransformerConfig, workload: str, gpu: hardware.GPU) -> list[
     ref = _reference_factors()
     measured = "measured: H100 SXM, reference run 2026-11-22"
     if workload == "training":
-        half = "bf16" if "bf16" in gpu.dense_flops else "fp16"  # no bf16 before Ampere (V100)
-        ratio = gpu.peak_flops(half) / gpu.peak_flops("fp32")
+        half = "bf16" if "bf16" in gpu.dense_flop_per_s else "fp16"  # no bf16 before Ampere (V100)
+        ratio = gpu.peak_flop_per_s(half) / gpu.peak_flop_per_s("fp32")
         return [
             Technique(f"{half} mixed precision (Tensor Cores)", ratio,
                       f"up to {ratio:.1f}x (peak ratio)", f"calculated: {gpu.name} datasheet peaks",

@@ -1,11 +1,13 @@
-"""The memory rules of *AI Infrastructure*, as written: 2 bytes per parameter to serve in FP16,
-18 bytes per parameter to train with Adam. Lesson 04 checks them against
-:mod:`course.calculators.memory`. Layer: claims.
+"""The rules of *AI Infrastructure*, as written: 2 bytes per parameter to serve in FP16, 18 bytes
+per parameter to train with Adam (lesson 04 checks them against :mod:`course.calculators.memory`),
+and its purchase price per GPU (lesson 09's buy-vs-rent calculator starts from it). Layer: claims.
 """
 
 from __future__ import annotations
 
 from course.calculators.memory import params_of
+from course.facts import validate
+from course.facts.data.cloud_instances import PURCHASE_USD_PER_GPU_AS_WRITTEN
 
 
 def model_bytes_as_written(params: float) -> float:
@@ -23,4 +25,13 @@ def training_bytes_as_written(params: float) -> float:
     return 18 * params_of("params", params)
 
 
-__all__ = ["model_bytes_as_written", "training_bytes_as_written"]
+def purchase_usd_as_written(gpu: str, gpus: int) -> float:
+    """*AI Infrastructure*'s purchase price of ``gpus`` GPUs of key ``gpu``: the midpoint of its range
+    per GPU ("~$30,000-$40,000" for an H100 -> 35,000; "~$15,000" for an A100) x ``gpus``."""
+    key = validate.choice("gpu", gpu, tuple(PURCHASE_USD_PER_GPU_AS_WRITTEN))
+    n = validate.positive_int("gpus", gpus, maximum=10**6)
+    low, high = PURCHASE_USD_PER_GPU_AS_WRITTEN[key]
+    return n * (low + high) / 2
+
+
+__all__ = ["model_bytes_as_written", "purchase_usd_as_written", "training_bytes_as_written"]

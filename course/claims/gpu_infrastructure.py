@@ -78,7 +78,7 @@ def estimate_runtime(gpu: GPUSpec, workload: WorkloadProfile, efficiency: float 
         "memory_time_sec": round(memory_time_seconds, 2),
         "actual_time_sec": round(actual_time, 2),
         "bottleneck": bottleneck,
-        "compute_utilization": round(compute_time_seconds / actual_time, 2),
+        "compute_utilisation": round(compute_time_seconds / actual_time, 2),
         "cost_usd": round(cost, 2),
         "energy_kwh": round(energy_kwh, 3),
     }
@@ -158,7 +158,7 @@ def course_estimate(
         flops = compute.training_flops_with_attention(cfg, 10_000, 2048)
         moved = None
         seconds = flops / (
-            card.peak_flops("bf16")
+            card.peak_flop_per_s("bf16")
             * validate.number("efficiency", efficiency, minimum=0, maximum=1, strict_min=True)
         )
         bound = "compute"

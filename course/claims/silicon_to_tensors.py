@@ -32,7 +32,7 @@ class BreakevenRow(Report):
 
 def breakeven_table_as_written(
     *,
-    utilization: float = 1.0,
+    utilisation: float = 1.0,
     usd_per_kwh: float = 0.0,
     pue: float = 1.0,
     hosting_usd_per_gpu_year: float = 0.0,
@@ -43,7 +43,7 @@ def breakeven_table_as_written(
     The reading's prices are its own round figures, not checked quotes. GPU power only: a whole
     server draws more (CPUs, fans, NICs), so the correction is a lower bound.
     """
-    util = validate.number("utilization", utilization, minimum=cloud.MIN_UTILIZATION, maximum=1)
+    util = validate.number("utilisation", utilisation, minimum=cloud.MIN_UTILISATION, maximum=1)
     hosting = validate.number("hosting_usd_per_gpu_year", hosting_usd_per_gpu_year, minimum=0,
                               maximum=1e8)  # fmt: skip
     rows = []
@@ -66,7 +66,7 @@ def breakeven_table_as_written(
             corrected_hours=cloud.breakeven_hours(purchase, hourly, power_watts=watts,
                                             usd_per_kwh=usd_per_kwh, pue=pue,
                                             other_usd_per_hour=hosting_year / (util * YEAR / HOUR)),
-            corrected_months=cloud.breakeven_months(purchase, hourly, utilization=util,
+            corrected_months=cloud.breakeven_months(purchase, hourly, utilisation=util,
                                               power_watts=watts, usd_per_kwh=usd_per_kwh,
                                               pue=pue, other_usd_per_month=hosting_year / 12),
         ))  # fmt: skip

@@ -71,18 +71,18 @@ def _op(name: str, size_bytes: int, n: int, dev):
 
 
 def time_collectives(sizes=DEFAULT_SIZES, collectives=TIMED, repeats: int = 5,
-                     budget_s: float = 6.0) -> list[dict]:  # fmt: skip
+                     budget_seconds: float = 6.0) -> list[dict]:  # fmt: skip
     """Median seconds of each collective at each message size, on this rank.
 
     Records ``{"collective", "bytes", "seconds", "min_seconds", "ranks"}``. Stops adding sizes
-    once ``budget_s`` is spent (rank 0 decides, so all ranks stop together).
+    once ``budget_seconds`` is spent (rank 0 decides, so all ranks stop together).
     """
     n, dev = dist.get_world_size(), device()
     records = []
     start = time.perf_counter()
     for name in collectives:
         for size in sizes:
-            over = torch.tensor([float(time.perf_counter() - start > budget_s)])
+            over = torch.tensor([float(time.perf_counter() - start > budget_seconds)])
             dist.broadcast(over, src=0)
             if over.item():
                 return records
@@ -122,7 +122,7 @@ def fit_curves(fits: dict) -> dict:
     from course.calculators.parallel import ring_collective_seconds
 
     return {name: (lambda size, f=f, name=name: ring_collective_seconds(
-                name, size, f.ranks, f.bandwidth_bytes_per_s, latency_s=f.latency_seconds))
+                name, size, f.ranks, f.bandwidth_bytes_per_s, latency_seconds=f.latency_seconds))
             for name, f in fits.items() if f is not None}  # fmt: skip
 
 

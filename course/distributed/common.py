@@ -9,39 +9,15 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from course.facts.models import TransformerConfig
+from course.facts.models import DEMO_PRESETS, TransformerConfig
 from course.measure.torchmodels import Transformer, build_model
 
-#: The model the distributed demos train: 2 layers, hidden 64, 4 heads, vocabulary 256 (0.11 M
-#: parameters). Small on purpose: each rank gets one of the machine's cores.
-TINY_CONFIG = TransformerConfig(
-    name="tiny-llama",
-    layers=2,
-    hidden=64,
-    heads=4,
-    kv_heads=2,
-    ffn_hidden=172,
-    vocab=256,
-    max_positions=128,
-    source="course demo: a tiny Llama-style decoder (course.distributed)",
-)
+#: The model the distributed demos train (``course.facts.models.DEMO_PRESETS``): 2 layers, hidden
+#: 64, 4 heads, vocabulary 256 (0.11 M parameters). Small on purpose: each rank gets one core.
+TINY_CONFIG = DEMO_PRESETS["tiny-llama"]
 
-
-#: The model every demo can split at 1, 2, 3, 4, 6, 8, 12 or 24 ranks: 24 heads (and K/V heads) and
-#: an MLP of 240 = 24 x 10, so tensor parallelism gives each rank whole heads and equal slices; 8
-#: layers, so a pipeline of up to 8 stages holds at least one layer each. Hidden 96 (head size 4):
-#: 0.9 M parameters, small enough for a shared CPU core per rank.
-SCALE_CONFIG = TransformerConfig(
-    name="scale-llama",
-    layers=8,
-    hidden=96,
-    heads=24,
-    kv_heads=24,
-    ffn_hidden=240,
-    vocab=256,
-    max_positions=128,
-    source="course demo: a small decoder that splits evenly over 1, 2, 3, 4 or 8 ranks",
-)
+#: The model every demo can split at 1, 2, 3, 4, 6, 8, 12 or 24 ranks (``DEMO_PRESETS``).
+SCALE_CONFIG = DEMO_PRESETS["scale-llama"]
 
 #: Sequences each rank takes when a demo scales its batch with the world size.
 PER_RANK_BATCH = 2

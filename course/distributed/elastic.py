@@ -147,10 +147,10 @@ def _stop_tree(proc: subprocess.Popen) -> None:
 
 def run_torchrun(workdir: str | os.PathLike, *, nprocs: int = 2, steps: int = 10, every: int = 3,
                  fail_step: int | None = None, fail_rank: int = 1, max_restarts: int = 1,
-                 timeout_s: float = 120.0) -> dict:  # fmt: skip
+                 timeout_seconds: float = 120.0) -> dict:  # fmt: skip
     """Run the elastic script under ``torchrun`` (a subprocess) in ``workdir``; return its events.
 
-    The rendezvous listens on 127.0.0.1 at a free port. ``timeout_s`` bounds the whole run; on
+    The rendezvous listens on 127.0.0.1 at a free port. ``timeout_seconds`` bounds the whole run; on
     timeout, or if the caller is interrupted, the agent and every worker are stopped; if the
     caller is killed (a Jupyter kernel restarted), Linux kills torchrun with it and each worker
     with torchrun (``PR_SET_PDEATHSIG``; tests/test_distributed_launch.py). Returns
@@ -174,10 +174,10 @@ def run_torchrun(workdir: str | os.PathLike, *, nprocs: int = 2, steps: int = 10
         proc = popen_dying_with_parent(cmd, stdout=out, stderr=subprocess.STDOUT, env=env,
                                        start_new_session=True)  # fmt: skip
         try:
-            proc.wait(timeout_s)
+            proc.wait(timeout_seconds)
         except subprocess.TimeoutExpired:
             _stop_tree(proc)
-            raise TimeoutError(f"torchrun did not finish within timeout_s={timeout_s:g} s; "
+            raise TimeoutError(f"torchrun did not finish within timeout_seconds={timeout_seconds:g} s; "
                                f"stopped. Its output: {out_path}") from None  # fmt: skip
         finally:
             _stop_tree(proc)

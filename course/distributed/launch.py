@@ -270,13 +270,13 @@ def _worker(fns, args, kwargs, env: dict, threads: int, results) -> None:
         raise SystemExit(1) from None
 
 
-def _first_error(results, procs: Sequence, done: dict, errors: dict, wait_s: float = 3.0):
-    """The rank whose error came first, after waiting up to ``wait_s`` for the others to report.
+def _first_error(results, procs: Sequence, done: dict, errors: dict, wait_seconds: float = 3.0):
+    """The rank whose error came first, after waiting up to ``wait_seconds`` for the others to report.
 
     When one rank raises, its peers soon fail too ("connection reset by peer" from gloo or nccl):
     the earliest error is the cause, whichever message reached the parent first.
     """
-    deadline = time.monotonic() + wait_s
+    deadline = time.monotonic() + wait_seconds
     while time.monotonic() < deadline:
         pending = [i for i, p in enumerate(procs) if i not in done and i not in errors]
         if not pending or all(procs[i].exitcode is not None for i in pending) and results.empty():
@@ -341,7 +341,7 @@ def launch(
     *,
     args: tuple = (),
     kwargs: dict | None = None,
-    timeout_s: float = 120.0,
+    timeout_seconds: float = 120.0,
     backend_name: str | None = None,
     threads_per_rank: int | None = None,
 ) -> list[Any]:
@@ -350,7 +350,7 @@ def launch(
     ``fn`` may be a list of functions: they run one after another in the *same* process group
     (one torch import per rank for several demos), and each rank's result is then the list of
     their results. Results travel back pickled, so return tensors, numbers, dicts or dataclasses.
-    ``timeout_s`` bounds the whole launch (raises ``TimeoutError``); a rank that raises makes the
+    ``timeout_seconds`` bounds the whole launch (raises ``TimeoutError``); a rank that raises makes the
     launch raise :class:`WorkerError`. ``threads_per_rank`` defaults to the CPU cores divided
     among the ranks (at least 1). ``backend_name`` defaults to nccl on CUDA, gloo elsewhere.
     """
@@ -359,7 +359,9 @@ def launch(
     if not fns or not all(callable(f) for f in fns):
         raise ValueError(f"fn must be a function or a non-empty list of functions, got {fn!r}")
     n = validate.positive_int("nprocs", nprocs, maximum=MAX_PROCS)
-    limit = validate.number("timeout_s", timeout_s, minimum=0, maximum=3600, strict_min=True)
+    limit = validate.number(
+        "timeout_seconds", timeout_seconds, minimum=0, maximum=3600, strict_min=True
+    )
     _check_importable(fns)
     threads = threads_per_rank or max(1, usable_cores() // n)
     port = free_port()
@@ -385,7 +387,7 @@ def launch(
         while len(done) < n:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise TimeoutError(f"launch did not finish within timeout_s={limit:g} s "
+                raise TimeoutError(f"launch did not finish within timeout_seconds={limit:g} s "
                                    f"({len(done)} of {n} ranks done); all ranks stopped")  # fmt: skip
             try:
                 r, status, payload = results.get(timeout=min(remaining, 0.2))

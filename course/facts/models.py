@@ -361,6 +361,26 @@ MOE_PRESETS: MappingProxyType = MappingProxyType({c.name: c for c in [
 ]})  # fmt: skip
 
 
+#: The tiny Llama-shaped models the course trains for real on a CPU, one table for every demo:
+#: ``small-llama`` (lesson 04 measures a training step's memory on it: 4 layers, hidden 128, 4 heads,
+#: 2 K/V heads, SwiGLU of 344 (about 8/3 x hidden, as Llama), vocabulary 512; 0.86 M parameters,
+#: about a second a step of 4 x 128 tokens on 2 CPU cores); ``tiny-llama`` (the distributed demos:
+#: 2 layers, hidden 64, 4 heads; 0.11 M parameters, small because each rank gets one core);
+#: ``scale-llama`` (splits evenly at 1, 2, 3, 4, 6, 8, 12 or 24 ranks: 24 heads and K/V heads, an MLP
+#: of 240 = 24 x 10, 8 layers for up to 8 pipeline stages; hidden 96, 0.9 M parameters).
+DEMO_PRESETS: MappingProxyType = MappingProxyType({c.name: c for c in [
+    TransformerConfig(name="small-llama", layers=4, hidden=128, heads=4, kv_heads=2,
+                      ffn_hidden=344, vocab=512, max_positions=512,
+                      source="course demo: a scaled-down Llama-3-style decoder (course.measure.memory)"),
+    TransformerConfig(name="tiny-llama", layers=2, hidden=64, heads=4, kv_heads=2, ffn_hidden=172,
+                      vocab=256, max_positions=128,
+                      source="course demo: a tiny Llama-style decoder (course.distributed)"),
+    TransformerConfig(name="scale-llama", layers=8, hidden=96, heads=24, kv_heads=24,
+                      ffn_hidden=240, vocab=256, max_positions=128,
+                      source="course demo: a small decoder that splits evenly over 1, 2, 3, 4 or 8 ranks"),
+]})  # fmt: skip
+
+
 def preset(key: str) -> TransformerConfig:
     """Look up a preset by key (``"llama-2-7b"``); ValueError lists the choices."""
     if not isinstance(key, str) or key not in PRESETS:
@@ -369,6 +389,7 @@ def preset(key: str) -> TransformerConfig:
 
 
 __all__ = [
+    "DEMO_PRESETS",
     "MOE_PRESETS",
     "PRESETS",
     "ParamBreakdown",

@@ -96,20 +96,20 @@ def attention_sweep(
     batch: int = 1,
     heads: int = 4,
     head_dim: int = 32,
-    budget_s: float = 8.0,
+    budget_seconds: float = 8.0,
 ) -> Sweep:
-    """Both kinds at each sequence length, shortest first, inside ``budget_s`` seconds.
+    """Both kinds at each sequence length, shortest first, inside ``budget_seconds`` seconds.
 
     The first two lengths are always measured; a later length is skipped when its predicted cost
     (the last length's, times the square of the length ratio: attention is quadratic) would not
     fit what is left of the budget, or when naive attention's scores would exceed
     ``MAX_SCORES_BYTES``.
     """
-    budget = Budget(budget_s)
+    budget = Budget(budget_seconds)
     sweep = Sweep(f"Attention forward + backward: batch {batch}, {heads} heads of {head_dim}, fp32",
-                  budget_s)  # fmt: skip
+                  budget_seconds)  # fmt: skip
     cost, last = 0.0, None
-    with progress(len(seq_lens), desc="attention", budget_s=budget_s) as bar:
+    with progress(len(seq_lens), desc="attention", budget_seconds=budget_seconds) as bar:
         for s in seq_lens:
             scores = memory.attention_scores_bytes(batch, heads, s, bytes_per_value=4)
             predicted = cost * (s / last) ** 2 if last else 0.0  # attention is quadratic in s
@@ -125,7 +125,7 @@ def attention_sweep(
                                                            head_dim=head_dim))  # fmt: skip
                 cost, last = budget.elapsed - start, s
             bar.update()
-    sweep.elapsed_s = budget.elapsed
+    sweep.elapsed_seconds = budget.elapsed
     return sweep
 
 

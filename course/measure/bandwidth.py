@@ -100,7 +100,7 @@ def working_set_sweep(
     kernel: str = "read",
     device: str = "cpu",
     threads: int | None = 1,
-    budget_s: float = 5.0,
+    budget_seconds: float = 5.0,
     show_progress: bool | None = None,
 ) -> Sweep:
     """Bandwidth of ``kernel`` ('read' or 'copy') over working sets of growing size, in budget.
@@ -111,7 +111,7 @@ def working_set_sweep(
     """
     validate.choice("kernel", kernel, KERNELS)
     check_device(device)
-    budget = Budget(budget_s)
+    budget = Budget(budget_seconds)
     if sizes is None:
         from course.measure.devices import cpu_caches
 
@@ -123,7 +123,7 @@ def working_set_sweep(
                   columns=COLUMNS)  # fmt: skip
     per_point = min(0.1, max(0.005, budget.seconds / (3 * len(size_list))))
     make = read_callable if kernel == "read" else copy_callable
-    with progress(len(size_list), desc=f"{kernel} bandwidth", budget_s=budget.seconds,
+    with progress(len(size_list), desc=f"{kernel} bandwidth", budget_seconds=budget.seconds,
                   show=show_progress) as bar:  # fmt: skip
         for i, size in enumerate(size_list):
             # a point costs its measuring time plus allocation and a few calls (~3x per_point)
@@ -148,7 +148,7 @@ def working_set_sweep(
             )
             del fn
             bar.update(1)
-    sweep.elapsed_s = budget.elapsed
+    sweep.elapsed_seconds = budget.elapsed
     return sweep
 
 
@@ -194,7 +194,7 @@ def host_device_sweep(
     *,
     device: str = "cuda",
     pinned: Sequence[bool] = (False, True),
-    budget_s: float = 5.0,
+    budget_seconds: float = 5.0,
 ) -> Sweep:
     """Copy bandwidth host -> device ("h2d") and back ("d2h"), from pageable and pinned memory.
 
@@ -203,13 +203,13 @@ def host_device_sweep(
     """
     if not torch.device(check_device(device)).type == "cuda":
         raise ValueError(f"host_device_sweep needs a CUDA device, got {device!r}")
-    budget = Budget(budget_s)
+    budget = Budget(budget_seconds)
     cases = [(s, p, d) for s in sorted(sizes) for p in pinned for d in ("h2d", "d2h")]
     sweep = Sweep(
         f"Host <-> {device} copy bandwidth", budget.seconds, columns=COLUMNS + ("pinned",)
     )
     per_point = min(0.1, budget.seconds / (3 * len(cases)))
-    with progress(len(cases), desc="host<->device", budget_s=budget.seconds) as bar:
+    with progress(len(cases), desc="host<->device", budget_seconds=budget.seconds) as bar:
         for size, pin, direction in cases:
             if not budget.fits(3 * per_point):
                 sweep.skipped.append(f"{direction} {size} bytes pinned={pin}: out of budget")
@@ -235,7 +235,7 @@ def host_device_sweep(
                 )  # fmt: skip
             )
             bar.update(1)
-    sweep.elapsed_s = budget.elapsed
+    sweep.elapsed_seconds = budget.elapsed
     return sweep
 
 

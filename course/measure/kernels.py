@@ -205,17 +205,19 @@ def measure_kernels(
     *,
     device: str = "cpu",
     threads: int | None = None,
-    budget_s: float = 6.0,
+    budget_seconds: float = 6.0,
     show_progress: bool | None = None,
 ) -> Sweep:
-    """Time each kernel (median of repeats) within ``budget_s``; records hold FLOP/s and bytes/s."""
+    """Time each kernel (median of repeats) within ``budget_seconds``; records hold FLOP/s and bytes/s."""
     check_device(device)
-    budget = Budget(budget_s)
+    budget = Budget(budget_seconds)
     sweep = Sweep(f"Kernels on {device}", budget.seconds, columns=COLUMNS)
     if not specs:
         raise ValueError("specs must list at least one kernel")
     per_point = min(0.2, max(0.01, budget.seconds / (3 * len(specs))))
-    with progress(len(specs), desc="kernels", budget_s=budget.seconds, show=show_progress) as bar:
+    with progress(
+        len(specs), desc="kernels", budget_seconds=budget.seconds, show=show_progress
+    ) as bar:
         for spec in specs:
             if not budget.fits(2 * per_point):
                 sweep.skipped.append(f"{spec.name}: {budget.remaining:.2g} s of budget left")
@@ -242,7 +244,7 @@ def measure_kernels(
                 )  # fmt: skip
             )
             bar.update(1)
-    sweep.elapsed_s = budget.elapsed
+    sweep.elapsed_seconds = budget.elapsed
     return sweep
 
 
@@ -253,12 +255,12 @@ def batching_sweep(
     dtype: str = "fp32",
     device: str = "cpu",
     threads: int | None = None,
-    budget_s: float = 5.0,
+    budget_seconds: float = 5.0,
     show_progress: bool | None = None,
 ) -> Sweep:
     """One hidden x hidden linear layer applied to 1, 2, 4, ... vectors at once (see module doc)."""
     specs = [batched_matvec(hidden, b, dtype) for b in sorted(set(batches))]
-    sweep = measure_kernels(specs, device=device, threads=threads, budget_s=budget_s,
+    sweep = measure_kernels(specs, device=device, threads=threads, budget_seconds=budget_seconds,
                             show_progress=show_progress)  # fmt: skip
     sweep.title = f"Batching: linear layer {hidden} x {hidden} on {device}"
     return sweep

@@ -429,7 +429,7 @@ async def _reachable(host: str, port: int) -> bool:
 
 @contextlib.contextmanager
 def running_server(engine: Engine | None = None, *, host: str = "127.0.0.1",
-                   startup_timeout_s: float = 30.0) -> Iterator[ServerHandle]:  # fmt: skip
+                   startup_timeout_seconds: float = 30.0) -> Iterator[ServerHandle]:  # fmt: skip
     """Serve ``engine`` on ``host`` (a free port) in background threads; stop everything on exit.
 
     Where the loopback interface is down (the grading sandbox has no network), the same HTTP is
@@ -478,7 +478,7 @@ def running_server(engine: Engine | None = None, *, host: str = "127.0.0.1",
     net.start()
     compute.start()
     try:
-        if not ready.wait(startup_timeout_s) or "error" in box:
+        if not ready.wait(startup_timeout_seconds) or "error" in box:
             raise RuntimeError(f"the server did not start: {box.get('error')!r}")
         yield box["handle"]
     finally:

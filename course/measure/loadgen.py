@@ -95,7 +95,7 @@ async def _request(host: str, port: int, prompt: list[int], max_tokens: int,
             await writer.wait_closed()
 
 
-async def _run(host: str, port: int, mix: Sequence[serving.Request], vocab: int, budget_s: float,
+async def _run(host: str, port: int, mix: Sequence[serving.Request], vocab: int, budget_seconds: float,
                seed: int, abort_every: int) -> list[RequestRecord]:  # fmt: skip
     rng = random.Random(seed)
     start = time.perf_counter()
@@ -123,12 +123,12 @@ async def _run(host: str, port: int, mix: Sequence[serving.Request], vocab: int,
 
     for i, r in enumerate(mix):
         delay = r.arrival_seconds - (time.perf_counter() - start)
-        if time.perf_counter() - start + max(delay, 0) > budget_s:
+        if time.perf_counter() - start + max(delay, 0) > budget_seconds:
             break  # the time budget: stop sending
         if delay > 0:
             await asyncio.sleep(delay)
         tasks.append(asyncio.create_task(one(i, r)))
-    left = max(0.5, budget_s - (time.perf_counter() - start))
+    left = max(0.5, budget_seconds - (time.perf_counter() - start))
     done, pending = await asyncio.wait(tasks, timeout=left) if tasks else (set(), set())
     for t in pending:
         t.cancel()
@@ -137,22 +137,24 @@ async def _run(host: str, port: int, mix: Sequence[serving.Request], vocab: int,
 
 
 def run_load(host: str, port: int, mix: Sequence[serving.Request], *, vocab: int,
-             budget_s: float = 20.0, seed: int = 0, abort_every: int = 0) -> list[RequestRecord]:  # fmt: skip
+             budget_seconds: float = 20.0, seed: int = 0, abort_every: int = 0) -> list[RequestRecord]:  # fmt: skip
     """Send ``mix`` to the server at its arrival times and time every token (a fresh event loop in
     a thread of its own, so it runs the same from a script or a notebook). ``abort_every`` = k
     makes every k-th client hang up halfway through its answer (tests use it)."""
-    validate.number("budget_s", budget_s, minimum=0, maximum=3600, strict_min=True)
+    validate.number("budget_seconds", budget_seconds, minimum=0, maximum=3600, strict_min=True)
     box: dict = {}
 
     def go() -> None:
         try:
-            box["records"] = asyncio.run(_run(host, port, mix, vocab, budget_s, seed, abort_every))
+            box["records"] = asyncio.run(
+                _run(host, port, mix, vocab, budget_seconds, seed, abort_every)
+            )
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
             box["error"] = exc
 
     t = threading.Thread(target=go, name="loadgen", daemon=True)
     t.start()
-    t.join(budget_s + 30)
+    t.join(budget_seconds + 30)
     if "error" in box:
         raise box["error"]
     return box.get("records", [])
@@ -257,11 +259,11 @@ def _capacity(records: Sequence[RequestRecord], max_batch: int) -> float:
 
 
 def _sweep(srv, engine: Engine, vocab: int, bar, left, *, fractions, n: int, seed: int,
-           max_batch: int, prompt: float, output: float, reserve_s) -> ServingRun:  # fmt: skip
+           max_batch: int, prompt: float, output: float, reserve_seconds) -> ServingRun:  # fmt: skip
     solo = _mix(6, 0.0, seed, prompt, output)
     unloaded = []
     for i, r in enumerate(solo):  # one at a time: no queue
-        unloaded += run_load(srv.host, srv.port, [r], vocab=vocab, budget_s=10, seed=seed + i)
+        unloaded += run_load(srv.host, srv.port, [r], vocab=vocab, budget_seconds=10, seed=seed + i)
     ok = [r for r in unloaded if r.ok]
     if not ok:
         raise RuntimeError(
@@ -271,7 +273,7 @@ def _sweep(srv, engine: Engine, vocab: int, bar, left, *, fractions, n: int, see
     tpot0 = percentile([r.tpot_seconds for r in ok if math.isfinite(r.tpot_seconds)], 50)
     bar.update()
     burst = _mix(4 * max_batch, 0.0, seed + 1, prompt, output)
-    recs = run_load(srv.host, srv.port, burst, vocab=vocab, budget_s=max(5.0, left() / 3))
+    recs = run_load(srv.host, srv.port, burst, vocab=vocab, budget_seconds=max(5.0, left() / 3))
     cap = _capacity(recs, max_batch)
     bar.update()
     run = ServingRun(capacity_per_s=cap, unloaded_ttft_seconds=ttft0, max_batch=max_batch,
@@ -279,7 +281,7 @@ def _sweep(srv, engine: Engine, vocab: int, bar, left, *, fractions, n: int, see
                      service_seconds=[r.e2e_seconds for r in ok])  # fmt: skip
     run.records["burst"] = recs
     top = max(fractions)
-    reserve = reserve_s(cap)
+    reserve = reserve_seconds(cap)
     for k, f in enumerate(fractions):
         rate = f * cap
         count = max(12, round(n * f / top))  # every point lasts about as long as the busiest
@@ -289,7 +291,7 @@ def _sweep(srv, engine: Engine, vocab: int, bar, left, *, fractions, n: int, see
         else:
             since = len(engine.stats.steps)
             recs = run_load(srv.host, srv.port, _mix(count, rate, seed + 10 + k, prompt, output),
-                            vocab=vocab, budget_s=need * 3)  # fmt: skip
+                            vocab=vocab, budget_seconds=need * 3)  # fmt: skip
             run.records[f"continuous@{f:g}"] = recs
             run.sweep.append(summarise(recs, policy="continuous", offered_per_s=rate,
                                        mean_batch=_mean_batch(engine, since),
@@ -308,7 +310,7 @@ def serving_run(
     mean_output_tokens: float = 24,
     batching_fraction: float = 0.8,
     batching_repeats: int = 2,
-    budget_s: float = 60.0,
+    budget_seconds: float = 60.0,
     seed: int = 0,
     model=None,
 ) -> ServingRun:
@@ -330,14 +332,16 @@ def serving_run(
     n = validate.positive_int("requests_per_point", requests_per_point, maximum=10_000)
     engine = Engine(model, policy="continuous", max_batch=max_batch)
     vocab = engine.decoder.config.vocab
-    left = lambda: budget_s - (time.perf_counter() - t_start)  # noqa: E731
+    left = lambda: budget_seconds - (time.perf_counter() - t_start)  # noqa: E731
     steps = len(fractions) + 2 + 2 * batching_repeats
-    with progress(steps, desc="serving under load", budget_s=budget_s, show=True) as bar:
+    with progress(
+        steps, desc="serving under load", budget_seconds=budget_seconds, show=True
+    ) as bar:
         with running_server(engine) as srv:
             run = _sweep(srv, engine, vocab, bar, left, fractions=fractions, n=n, seed=seed,
                          max_batch=max_batch, prompt=mean_prompt_tokens,
                          output=mean_output_tokens,
-                         reserve_s=lambda cap: batching_repeats * 2 * (n / (batching_fraction * cap) + 2))  # fmt: skip
+                         reserve_seconds=lambda cap: batching_repeats * 2 * (n / (batching_fraction * cap) + 2))  # fmt: skip
         rate = batching_fraction * run.capacity_per_s
         mix = _mix(n, rate, seed + 99, mean_prompt_tokens, mean_output_tokens)
         for rep in range(batching_repeats):
@@ -349,7 +353,9 @@ def serving_run(
                 else:
                     eng = Engine(engine.decoder.model, policy=policy, max_batch=max_batch)
                     with running_server(eng) as srv:
-                        recs = run_load(srv.host, srv.port, mix, vocab=vocab, budget_s=need * 4)
+                        recs = run_load(
+                            srv.host, srv.port, mix, vocab=vocab, budget_seconds=need * 4
+                        )
                     run.records[f"{policy}#{rep}"] = recs
                     run.batching.append(summarise(
                         recs, policy=policy, offered_per_s=rate, mean_batch=_mean_batch(eng, 0),

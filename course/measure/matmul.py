@@ -306,12 +306,12 @@ def matmul_sweep(
     dtypes: Sequence[str] = ("fp32",),
     devices: Sequence[str] = ("cpu",),
     threads: Sequence[int | None] = (None,),
-    budget_s: float = 10.0,
+    budget_seconds: float = 10.0,
     min_run_time: float | None = None,
     include_transfer: bool = False,
     show_progress: bool | None = None,
 ) -> Sweep:
-    """Time every (library, device, dtype, threads) group at each size, inside ``budget_s`` seconds.
+    """Time every (library, device, dtype, threads) group at each size, inside ``budget_seconds`` seconds.
 
     Groups run one after another (numpy's and torch's thread pools slow each other when calls
     alternate), each with an equal share of the budget plus whatever earlier groups left over.
@@ -323,13 +323,13 @@ def matmul_sweep(
     fp8_e5m2, int8. For int8 the records' ``flops`` count integer operations, so their
     ``flop_per_s`` is integer operations per second.
     """
-    budget = Budget(budget_s)
+    budget = Budget(budget_seconds)
     size_list = sorted({validate.positive_int("size", s, maximum=65536) for s in sizes})
     if not size_list:
         raise ValueError("sizes must name at least one matrix size")
     groups, skipped = _groups(libraries, dtypes, devices, threads)
     sweep = Sweep("Matrix multiply throughput", budget.seconds, skipped=skipped, columns=COLUMNS)
-    bar = progress(len(groups) * len(size_list), desc="matmul sweep", budget_s=budget.seconds,
+    bar = progress(len(groups) * len(size_list), desc="matmul sweep", budget_seconds=budget.seconds,
                    show=show_progress)  # fmt: skip
     with bar:
         for g, (library, dtype, device, t) in enumerate(groups):
@@ -360,7 +360,7 @@ def matmul_sweep(
                 done.append(record)
                 sweep.records.append(record)
                 bar.update(1)
-    sweep.elapsed_s = budget.elapsed
+    sweep.elapsed_seconds = budget.elapsed
     return sweep
 
 
@@ -381,7 +381,7 @@ def thread_scaling(
     threads: Sequence[int] | None = None,
     dtype: str = "fp32",
     device: str = "cpu",
-    budget_s: float = 4.0,
+    budget_seconds: float = 4.0,
 ) -> Sweep:
     """torch matmul throughput at one size for 1, 2, 4, ... threads (all usable cores by default).
 
@@ -390,7 +390,7 @@ def thread_scaling(
     """
     counts = list(threads) if threads is not None else thread_counts()
     return matmul_sweep([size], dtypes=(dtype,), devices=(device,), threads=counts,
-                        budget_s=budget_s)  # fmt: skip
+                        budget_seconds=budget_seconds)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -426,7 +426,7 @@ def fit_fixed_cost(records: Sequence[MatmulRecord], label: str = "") -> FixedCos
 def crossover_size(slow_start: FixedCostFit, quick_start: FixedCostFit) -> float:
     """Matrix size n from which ``slow_start`` (more overhead, faster rate) beats ``quick_start``.
 
-    Solves ``f_s + 2n^3 / r_s = f_q + 2n^3 / r_q`` for n. ``math.inf`` when the option with more
+    Solves ``f_seconds + 2n^3 / r_seconds = f_q + 2n^3 / r_q`` for n. ``math.inf`` when the option with more
     overhead is not faster per FLOP either (it never wins); 0 when it has no more overhead.
     """
     extra_fixed = slow_start.fixed_seconds - quick_start.fixed_seconds
@@ -442,7 +442,7 @@ def offload_seconds(
     size: int,
     *,
     launch_seconds: float,
-    link_bandwidth: float,
+    link_bandwidth_bytes_per_s: float,
     peak_flop_per_s: float,
     bytes_per_element: int = 4,
 ) -> float:
@@ -454,7 +454,7 @@ def offload_seconds(
     """
     n = validate.positive_int("size", size, maximum=2**20)
     launch = validate.number("launch_seconds", launch_seconds, minimum=0, maximum=1)
-    link = validate.positive("link_bandwidth", link_bandwidth)
+    link = validate.positive("link_bandwidth_bytes_per_s", link_bandwidth_bytes_per_s)
     peak = validate.positive("peak_flop_per_s", peak_flop_per_s)
     bpe = validate.positive_int("bytes_per_element", bytes_per_element, maximum=8)
     return launch + 3.0 * n * n * bpe / link + 2.0 * n**3 / peak

@@ -35,7 +35,7 @@ from torch.utils.checkpoint import checkpoint
 
 from course.calculators.memory import STEP_PRECISIONS
 from course.facts import validate
-from course.facts.models import TransformerConfig
+from course.facts.models import DEMO_PRESETS, TransformerConfig
 from course.facts.report import Report
 from course.measure.torchmodels import Block, build_model, count_parameters
 
@@ -50,20 +50,9 @@ _CATEGORIES = {
     "Buffer": "other_bytes",
 }
 
-#: The small Llama-shaped model lesson 04 trains for a step: 4 layers, hidden 128, grouped-query
-#: attention (4 heads, 2 K/V heads), SwiGLU MLP of 344 (about 8/3 x hidden, as Llama), vocabulary
-#: 512. 0.86 M parameters; one step of 4 x 128 tokens takes about a second on 2 CPU cores.
-DEMO_CONFIG = TransformerConfig(
-    name="small-llama",
-    layers=4,
-    hidden=128,
-    heads=4,
-    kv_heads=2,
-    ffn_hidden=344,
-    vocab=512,
-    max_positions=512,
-    source="course demo: a scaled-down Llama-3-style decoder (course.measure.memory)",
-)
+#: The small Llama-shaped model lesson 04 trains for a step (``course.facts.models.DEMO_PRESETS``:
+#: 4 layers, hidden 128, 0.86 M parameters; about a second a step on 2 CPU cores).
+DEMO_CONFIG = DEMO_PRESETS["small-llama"]
 
 #: Largest model this module will build and run for real (parameters): a measurement is seconds.
 MAX_MEASURED_PARAMS = 50_000_000

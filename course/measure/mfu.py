@@ -100,8 +100,8 @@ def step_flops(config: TransformerConfig, batch: int, seq_len: int) -> int:
     return count_flops(forward_backward)
 
 
-def _time_step(step, device: str, budget_s: float) -> tuple[float, float, int, int]:
-    """(median seconds, IQR seconds, repeats, threads) of ``step()``, inside about ``budget_s``.
+def _time_step(step, device: str, budget_seconds: float) -> tuple[float, float, int, int]:
+    """(median seconds, IQR seconds, repeats, threads) of ``step()``, inside about ``budget_seconds``.
 
     A first call warms up and says how slow a step is. Fast steps go to
     :func:`course.measure.timing.time_call` (``torch.utils.benchmark``); a step so slow that a
@@ -111,7 +111,7 @@ def _time_step(step, device: str, budget_s: float) -> tuple[float, float, int, i
     step()
     synchronize(device)
     first = time.perf_counter() - t0
-    left = budget_s - first
+    left = budget_seconds - first
     if 5 * first < left:
         t = time_call(step, device=device, min_run_time=left - 2 * first, warmup=1)
         return t.median_seconds, t.iqr_seconds, t.repeats, t.threads
@@ -131,7 +131,7 @@ def measure_training_mfu(
     *,
     batch: int = 4,
     seq_len: int = 128,
-    budget_s: float = 6.0,
+    budget_seconds: float = 6.0,
     device: str = "cpu",
     peak_size: int = 512,
     seed: int = 0,
@@ -142,7 +142,7 @@ def measure_training_mfu(
     The FLOPs are counted once on the meta device (:func:`step_flops`). The peak is an fp32
     ``peak_size``-cubed matmul timed just before and just after the step (the larger of the two
     counts: on a shared machine the two can differ a lot, and the record keeps the load average).
-    Two thirds of ``budget_s`` go to the step (at least one call, however slow), the rest to the
+    Two thirds of ``budget_seconds`` go to the step (at least one call, however slow), the rest to the
     two matmul timings. The config must
     have an LM head (the loss is next-token cross-entropy).
     """
@@ -150,10 +150,12 @@ def measure_training_mfu(
         raise ValueError(f"config must be a TransformerConfig with an LM head, got {config!r}")
     b = validate.positive_int("batch", batch, maximum=4096)
     s = validate.positive_int("seq_len", seq_len, maximum=config.max_positions)
-    budget = validate.number("budget_s", budget_s, minimum=0.5, maximum=600)
+    budget = validate.number("budget_seconds", budget_seconds, minimum=0.5, maximum=600)
     n = validate.positive_int("peak_size", peak_size, minimum=16, maximum=8192)
     load = load_average()
-    bar = progress(4, desc="MFU: count, peak, step, peak", budget_s=budget, show=show_progress)
+    bar = progress(
+        4, desc="MFU: count, peak, step, peak", budget_seconds=budget, show=show_progress
+    )
     with bar:
         flops = step_flops(config, b, s)
         bar.update(1)

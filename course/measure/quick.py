@@ -38,19 +38,19 @@ DTYPES = {"cpu": ("fp32", "bf16"), "cuda": ("fp32", "tf32", "bf16"), "mps": ("fp
 PORTRAIT_VERSION = 1
 
 
-def measure_portrait(budget_s: float = 30.0) -> dict[str, Any]:
-    """Measure this machine within about ``budget_s`` seconds; the portrait as plain data."""
-    budget_s = validate.number("budget_s", budget_s, minimum=3, maximum=3600)
+def measure_portrait(budget_seconds: float = 30.0) -> dict[str, Any]:
+    """Measure this machine within about ``budget_seconds`` seconds; the portrait as plain data."""
+    budget_seconds = validate.number("budget_seconds", budget_seconds, minimum=3, maximum=3600)
     devices = available_devices()
     info = machine_info()
     tests = verify_devices()
-    share = budget_s / (2 * len(devices) + 1)
+    share = budget_seconds / (2 * len(devices) + 1)
     portrait: dict[str, Any] = {
         "version": PORTRAIT_VERSION,
         "machine": describe_machine(info),
         "cpu_features": list(info.cpu_features),
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "budget_s": budget_s,
+        "budget_seconds": budget_seconds,
         "device_tests": [str(t) for t in tests],
         "matmul": [],
         "plateaus": [],
@@ -59,18 +59,18 @@ def measure_portrait(budget_s: float = 30.0) -> dict[str, Any]:
     }
     for device in devices:
         sweep = matmul.matmul_sweep([256, 1024, 2048], dtypes=DTYPES[device], devices=(device,),
-                                    budget_s=share, show_progress=False)  # fmt: skip
+                                    budget_seconds=share, show_progress=False)  # fmt: skip
         portrait["matmul"] += sweep.rows()
     # one thread: L1 and L2 belong to one core (with all threads, waking them costs as much as
     # reading a tiny working set, and L1 came out below L2 on a 16-core host)
-    reads = bandwidth.working_set_sweep(threads=1, budget_s=share, show_progress=False)
+    reads = bandwidth.working_set_sweep(threads=1, budget_seconds=share, show_progress=False)
     portrait["plateaus"] = [record_dict(p) for p in bandwidth.cache_plateaus(reads, cpu_caches())]
     if "cuda" in devices:
         portrait["cuda_read"] = bandwidth.working_set_sweep(
-            [2**30], device="cuda", budget_s=share / 2
+            [2**30], device="cuda", budget_seconds=share / 2
         ).rows()
         portrait["host_device"] = bandwidth.host_device_sweep(
-            [256 * 2**20], pinned=(True,), budget_s=share / 2
+            [256 * 2**20], pinned=(True,), budget_seconds=share / 2
         ).rows()
     return portrait
 
@@ -112,9 +112,9 @@ def portrait_lines(portrait: dict[str, Any]) -> list[str]:
     return lines
 
 
-def measure_machine(budget_s: float = 30.0) -> list[str]:
-    """Measure this machine within about ``budget_s`` seconds; the report as lines of text."""
-    return portrait_lines(measure_portrait(budget_s))
+def measure_machine(budget_seconds: float = 30.0) -> list[str]:
+    """Measure this machine within about ``budget_seconds`` seconds; the report as lines of text."""
+    return portrait_lines(measure_portrait(budget_seconds))
 
 
 def save_portrait(portrait: dict[str, Any], path: str | Path) -> Path:
@@ -142,7 +142,7 @@ def reference_portrait(run: str = reference.H100) -> dict[str, Any]:
         "machine": f"{machine['describe_machine']} ({reference.label(run)})",
         "cpu_features": list(parse_cpu_flags(machine.get("lscpu", ""))),
         "date": machine.get("recorded", ""),
-        "budget_s": None,
+        "budget_seconds": None,
         "device_tests": [],
         "matmul": mm["matmul_sweep"] + mm["cpu_matmul_sweep"],
         "plateaus": [],
@@ -185,11 +185,11 @@ def compare_lines(here: dict[str, Any], there: dict[str, Any]) -> list[str]:
 
 
 def run_measure(
-    budget_s: float = 30.0, *, save: str | None = None, compare: str | None = None
+    budget_seconds: float = 30.0, *, save: str | None = None, compare: str | None = None
 ) -> int:
     """Print this machine's portrait (and a comparison); 1 if a device failed its verified matmul."""
     other = load_portrait(compare) if compare else None  # fail before measuring, not after
-    portrait = measure_portrait(budget_s)
+    portrait = measure_portrait(budget_seconds)
     print("\n".join(portrait_lines(portrait)))
     if save:
         print(f"saved to {save_portrait(portrait, save)}")

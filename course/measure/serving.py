@@ -126,22 +126,22 @@ def serve_variants(
     *,
     variants: tuple[str, ...] = VARIANTS,
     batches: tuple[int, ...] = (1, 16),
-    budget_s: float = 10.0,
+    budget_seconds: float = 10.0,
     seed: int = 0,
 ) -> Sweep:
     """Each variant's weight bytes and decode-step time at each batch (skips say why).
 
     Every variant is measured at the first batch; the other batches only while the budget lasts.
     """
-    budget = Budget(budget_s)
-    sweep = Sweep("Serving one model at four weight precisions (decode steps)", budget_s)
+    budget = Budget(budget_seconds)
+    sweep = Sweep("Serving one model at four weight precisions (decode steps)", budget_seconds)
     base = serve_model(config, seed=seed)
     reference = {}
     with torch.inference_mode():
         for b in batches:
             reference[b] = base(_tokens(config.vocab, b, seed)).float()
     per_point = 0.0
-    with progress(len(variants), desc="precisions", budget_s=budget_s) as bar:
+    with progress(len(variants), desc="precisions", budget_seconds=budget_seconds) as bar:
         for name in variants:
             model, how = make_variant(base, name)
             if model is None:
@@ -166,7 +166,7 @@ def serve_variants(
                                                  b / t.median_seconds, error))  # fmt: skip
                 per_point = budget.elapsed - start
             bar.update()
-    sweep.elapsed_s = budget.elapsed
+    sweep.elapsed_seconds = budget.elapsed
     return sweep
 
 
@@ -185,15 +185,15 @@ def batch_sweep(
     *,
     batches: tuple[int, ...] = (1, 2, 4, 8, 16, 32, 64),
     vocab: int = SERVE_CONFIG.vocab,
-    budget_s: float = 6.0,
+    budget_seconds: float = 6.0,
 ) -> Sweep:
     """Latency per decode step and tokens/s against the batch size (the served fp32 model)."""
     model = serve_model() if model is None else model
-    budget = Budget(budget_s)
-    sweep = Sweep("Batching: latency and throughput of decode steps", budget_s)
+    budget = Budget(budget_seconds)
+    sweep = Sweep("Batching: latency and throughput of decode steps", budget_seconds)
     cost = 0.0
     with (
-        progress(len(batches), desc="batch sizes", budget_s=budget_s) as bar,
+        progress(len(batches), desc="batch sizes", budget_seconds=budget_seconds) as bar,
         torch.inference_mode(),
     ):
         for b in batches:
@@ -207,7 +207,7 @@ def batch_sweep(
                                                  b / t.median_seconds))  # fmt: skip
                 cost = budget.elapsed - start
             bar.update()
-    sweep.elapsed_s = budget.elapsed
+    sweep.elapsed_seconds = budget.elapsed
     return sweep
 
 
@@ -266,7 +266,7 @@ def compile_overhead(
             compiled(x0)
         except torch._dynamo.exc.BackendCompilerFailed as exc:
             return CompileResult(time.perf_counter() - start, [], "inductor", _compile_failure(exc))
-        compile_s = time.perf_counter() - start
+        compile_seconds = time.perf_counter() - start
         records = []
         for b in batches:
             x = torch.randn(b, hidden)
@@ -277,7 +277,7 @@ def compile_overhead(
             records.append(CompileRecord(b, e.median_seconds, c.median_seconds,
                                          e.median_seconds / c.median_seconds,
                                          e.iqr_seconds, c.iqr_seconds))  # fmt: skip
-    return CompileResult(compile_s, records, "inductor")
+    return CompileResult(compile_seconds, records, "inductor")
 
 
 def _compile_failure(exc: Exception) -> str:

@@ -48,7 +48,7 @@ def write_bandwidth(directory: str | None = None, *, size_bytes: int = 64 * MiB,
     where = directory or tempfile.gettempdir()
     chunk = os.urandom(CHUNK_BYTES)  # incompressible
     seconds = []
-    bar = progress(n, desc="disk write", budget_s=n * 2.0, show=show_progress)
+    bar = progress(n, desc="disk write", budget_seconds=n * 2.0, show=show_progress)
     for _ in range(n):
         fd, path = tempfile.mkstemp(prefix="course-disk-", dir=where)
         try:

@@ -47,7 +47,7 @@ def stride_sweep(
     strides: Sequence[int] = (1, 2, 4, 8, 16, 32),
     *,
     buffer_bytes: int = 32 * MiB,
-    budget_s: float = 4.0,
+    budget_seconds: float = 4.0,
     threads: int | None = 1,
     passes: int = 2,
     show_progress: bool | None = None,
@@ -58,7 +58,7 @@ def stride_sweep(
     pass (the one least disturbed by other programs on a shared machine)."""
     size = validate.positive_int("buffer (bytes)", buffer_bytes, minimum=MiB, maximum=2**32)
     steps = [validate.positive_int("stride", s, maximum=4096) for s in strides]
-    budget = Budget(budget_s)
+    budget = Budget(budget_seconds)
     line = cache_line_bytes()
     x = torch.rand(size // 4, generator=torch.Generator().manual_seed(0))
     sweep = Sweep("Stride sweep on cpu (float32 sum)", budget.seconds, columns=COLUMNS)
@@ -66,7 +66,7 @@ def stride_sweep(
     per_point = min(0.2, max(0.01, budget.seconds / (3 * len(steps) * n_passes)))
     best: dict[int, StrideRecord] = {}
     plan = [s for _ in range(n_passes) for s in steps]  # pass after pass: load drift hits all
-    with progress(len(plan), desc="stride sweep", budget_s=budget.seconds,
+    with progress(len(plan), desc="stride sweep", budget_seconds=budget.seconds,
                   show=show_progress) as bar:  # fmt: skip
         for i, s in enumerate(plan):
             if i and not budget.fits(3 * per_point):
@@ -89,7 +89,7 @@ def stride_sweep(
                 best[s] = record
             bar.update(1)
     sweep.records.extend(best[s] for s in steps if s in best)
-    sweep.elapsed_s = budget.elapsed
+    sweep.elapsed_seconds = budget.elapsed
     return sweep
 
 

@@ -151,7 +151,7 @@ class Budget:
 
     def __init__(self, seconds: float):
         self.seconds = validate.number(
-            "budget_s", seconds, minimum=0, maximum=3600, strict_min=True
+            "budget_seconds", seconds, minimum=0, maximum=3600, strict_min=True
         )
         self.start = time.perf_counter()
 
@@ -168,9 +168,9 @@ class Budget:
         return predicted_seconds <= self.remaining
 
 
-def progress(total: int, *, desc: str, budget_s: float, show: bool | None = None) -> tqdm:
+def progress(total: int, *, desc: str, budget_seconds: float, show: bool | None = None) -> tqdm:
     """A ``tqdm.auto`` bar over ``total`` steps, shown when the budget exceeds ~2 s (or if ``show``)."""
-    visible = budget_s > PROGRESS_THRESHOLD_S if show is None else show
+    visible = budget_seconds > PROGRESS_THRESHOLD_S if show is None else show
     return tqdm(total=total, desc=desc, disable=not visible, leave=False)
 
 
@@ -225,10 +225,10 @@ class Sweep:
     """
 
     title: str
-    budget_s: float
+    budget_seconds: float
     records: list[Any] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
-    elapsed_s: float = 0.0
+    elapsed_seconds: float = 0.0
     columns: Sequence[str] = ()
     load_average: float | None = field(default_factory=load_average)
 
@@ -254,8 +254,8 @@ class Sweep:
 
     def _footer(self) -> str:
         text = (
-            f"{len(self.records)} points in {self.elapsed_s:.1f} s "
-            f"(budget {self.budget_s:.1f} s); times are medians, spread is the IQR"
+            f"{len(self.records)} points in {self.elapsed_seconds:.1f} s "
+            f"(budget {self.budget_seconds:.1f} s); times are medians, spread is the IQR"
         )
         cores = usable_cores()
         if self.load_average is not None and self.load_average > 0.75 * cores:

@@ -119,20 +119,22 @@ def accumulation_sweep(
     global_batch: int = 16,
     micro_batches: tuple[int, ...] = (1, 2, 4, 8, 16),
     seq_len: int = 64,
-    budget_s: float = 10.0,
+    budget_seconds: float = 10.0,
     seed: int = 0,
 ) -> Sweep:
     """Peak memory and time per sample against the micro-batch size, at a fixed global batch.
 
     The first two sizes are always measured (a comparison needs two); later ones only when their
-    predicted cost fits what is left of ``budget_s``.
+    predicted cost fits what is left of ``budget_seconds``.
     """
     validate.positive_int("global_batch", global_batch, maximum=256)
-    budget = Budget(budget_s)
-    sweep = Sweep("Gradient accumulation: micro-batch size vs memory and time per sample", budget_s)
+    budget = Budget(budget_seconds)
+    sweep = Sweep(
+        "Gradient accumulation: micro-batch size vs memory and time per sample", budget_seconds
+    )
     model = _model(config, seed)
     cost = 0.0
-    with progress(len(micro_batches), desc="accumulation", budget_s=budget_s) as bar:
+    with progress(len(micro_batches), desc="accumulation", budget_seconds=budget_seconds) as bar:
         for m in micro_batches:
             if global_batch % m:
                 sweep.skipped.append(f"micro-batch {m}: does not divide {global_batch}")
@@ -147,7 +149,7 @@ def accumulation_sweep(
                 sweep.records.append(AccumulationRecord(
                     m, global_batch // m, peak, t.median_seconds / m, t.iqr_seconds / m))  # fmt: skip
             bar.update()
-    sweep.elapsed_s = budget.elapsed
+    sweep.elapsed_seconds = budget.elapsed
     return sweep
 
 
@@ -206,31 +208,32 @@ def recompute_sweep(
     *,
     batch: int = 4,
     seq_len: int = 128,
-    budget_s: float = 10.0,
+    budget_seconds: float = 10.0,
     seed: int = 0,
 ) -> Sweep:
     """No, selective and full recomputation: peak memory (MemTracker), estimate, step time.
 
-    The three modes are the comparison, so all three are always measured; ``budget_s`` sets how
-    long each is timed (``budget_s / 30`` seconds of repeats), and the sweep reports its elapsed time.
+    The three modes are the comparison, so all three are always measured; ``budget_seconds`` sets how
+    long each is timed (``budget_seconds / 30`` seconds of repeats), and the sweep reports its elapsed time.
     """
-    budget = Budget(budget_s)
-    sweep = Sweep(f"Activation recomputation, batch {batch} x {seq_len} tokens", budget_s)
-    with progress(len(RECOMPUTE_MODES), desc="recomputation", budget_s=budget_s) as bar:
+    budget = Budget(budget_seconds)
+    sweep = Sweep(f"Activation recomputation, batch {batch} x {seq_len} tokens", budget_seconds)
+    with progress(len(RECOMPUTE_MODES), desc="recomputation", budget_seconds=budget_seconds) as bar:
         for mode in RECOMPUTE_MODES:
             m = measure_training_step(
                 config, batch=batch, seq_len=seq_len, recompute=mode, seed=seed
             )
             model = _recompute_model(config, mode, seed)
             t = time_call(
-                _fwd_bwd(model, *_tokens(config, batch, seq_len, seed)), min_run_time=budget_s / 30
+                _fwd_bwd(model, *_tokens(config, batch, seq_len, seed)),
+                min_run_time=budget_seconds / 30,
             )
             est = estimated_activations(config, batch=batch, seq_len=seq_len, recompute=mode)
             sweep.records.append(RecomputeRecord(mode, m.activations_bytes, est, m.total_bytes,
                                                  t.median_seconds, t.iqr_seconds,
                                                  t.repeats))  # fmt: skip
             bar.update()
-    sweep.elapsed_s = budget.elapsed
+    sweep.elapsed_seconds = budget.elapsed
     return sweep
 
 

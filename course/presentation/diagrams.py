@@ -1,6 +1,6 @@
 """Diagrams of the machine, drawn by code: a GPU's anatomy, the memory pyramid, the software stack.
 
-Every number drawn comes from ``course/facts/hardware.py`` (``GPUS``, ``ANATOMY``, ``INTERCONNECTS``,
+Every number drawn comes from ``course/facts/hardware/`` (``GPUS``, ``ANATOMY``, ``INTERCONNECTS``,
 ``SYSTEMS``), each with its source there; ``anatomy_numbers`` and ``pyramid_levels`` return the
 figures a diagram shows, so a test can compare the text on the figure with the registry.
 Lesson 00 shows the software stack; lessons 01 and 02 the anatomy and the pyramid.
@@ -96,7 +96,7 @@ def anatomy_numbers(gpu_key: str) -> dict[str, int | float]:
         "max_shared_memory_per_sm_bytes": a.max_shared_memory_per_sm_bytes,
         "l2_bytes": g.l2_bytes,
         "memory_bytes": g.memory_bytes,
-        "memory_bandwidth": g.memory_bandwidth,
+        "memory_bandwidth_bytes_per_s": g.memory_bandwidth_bytes_per_s,
         "hbm_stacks": a.hbm_stacks,
     }
 
@@ -135,7 +135,7 @@ def gpu_anatomy(gpu_key: str = "h100-sxm"):
         f"{n['sms']} SMs enabled in {n['gpcs']} GPCs (the full {a.chip} has {n['chip_sms']}: "
         f"up to {n['chip_sms_per_gpc']} per GPC)\n"
         f"{a.hbm_stacks} stacks of {g.memory_type}: {_size(g.memory_bytes)}, "
-        f"{_rate(g.memory_bandwidth)}",
+        f"{_rate(g.memory_bandwidth_bytes_per_s)}",
         ha="center", va="top", fontsize=9,
     )  # fmt: skip
 
@@ -164,7 +164,7 @@ def gpu_anatomy(gpu_key: str = "h100-sxm"):
         f"{n['tensor_cores']:,} Tensor Cores",
         ha="center", va="top", fontsize=9,
     )  # fmt: skip
-    fig.text(0.01, 0.005, f"Numbers: course/facts/hardware.py, GPUS and ANATOMY[{g.key!r}] "
+    fig.text(0.01, 0.005, f"Numbers: course/facts/hardware/, GPUS and ANATOMY[{g.key!r}] "
              f"({a.source.split(':')[0]}; {g.source.split(';')[0]})", fontsize=7, color="0.4")  # fmt: skip
     fig.tight_layout()
     return fig
@@ -181,7 +181,7 @@ class Level:
 
     name: str
     capacity_bytes: float
-    bandwidth: float | None
+    bandwidth_bytes_per_s: float | None
     detail: str
     via: str = ""
 
@@ -204,7 +204,7 @@ def pyramid_levels(gpu_key: str = "h100-sxm") -> list[Level]:
               a.shared_memory_bytes_per_clock_per_sm * g.sms * clock,
               f"{_size(g.l1_per_sm_bytes)} per SM"),
         Level("L2 cache", g.l2_bytes, l2_bw, "one, shared by all SMs"),
-        Level(f"HBM ({g.memory_type})", g.memory_bytes, g.memory_bandwidth, "the GPU's memory"),
+        Level(f"HBM ({g.memory_type})", g.memory_bytes, g.memory_bandwidth_bytes_per_s, "the GPU's memory"),
     ]  # fmt: skip
     systems = [s for s in hardware.SYSTEMS.values() if s.gpu == gpu_key]
     if systems:
@@ -214,10 +214,10 @@ def pyramid_levels(gpu_key: str = "h100-sxm") -> list[Level]:
             Level(
                 "Host DRAM",
                 s.system_memory_bytes,
-                host.bandwidth,
+                host.bandwidth_bytes_per_s,
                 f"{s.name}, shared by {s.gpus} GPUs",
                 via=f" per direction over {host.name} to each GPU\n"
-                f"(a Grace Hopper's {c2c.name.split(' (')[0]}: {_rate(c2c.bandwidth)})",
+                f"(a Grace Hopper's {c2c.name.split(' (')[0]}: {_rate(c2c.bandwidth_bytes_per_s)})",
             )  # fmt: skip
         )
     return levels
@@ -255,17 +255,21 @@ def memory_pyramid(gpu_key: str = "h100-sxm"):
         )
         ax.text(0.29, (top + bottom) / 2, level.name, ha="center", va="center", fontsize=9,
                 weight="bold")  # fmt: skip
-        bandwidth = "not published" if level.bandwidth is None else _rate(level.bandwidth)
+        bandwidth_bytes_per_s = (
+            "not published"
+            if level.bandwidth_bytes_per_s is None
+            else _rate(level.bandwidth_bytes_per_s)
+        )
         ax.text(0.57, (top + bottom) / 2,
                 f"{_size(level.capacity_bytes)} in all: {level.detail}\n"
-                f"bandwidth: {bandwidth}{level.via}",
+                f"bandwidth: {bandwidth_bytes_per_s}{level.via}",
                 ha="left", va="center", fontsize=8.5)  # fmt: skip
     ax.annotate("", xy=(0.005, 0.05), xytext=(0.005, 0.93),
                 arrowprops={"arrowstyle": "->", "color": "0.3"})  # fmt: skip
     ax.text(0.015, 0.5, "larger, slower, farther from the cores", rotation=90, va="center",
             fontsize=8, color="0.3")  # fmt: skip
     fig.text(0.01, 0.01,
-             "Source: course/facts/hardware.py (whitepapers, datasheets, CUDA C++ Programming Guide); "
+             "Source: course/facts/hardware/ (whitepapers, datasheets, CUDA C++ Programming Guide); "
              "L1/shared bandwidth derived as 128 bytes/clock/SM at the boost clock",
              fontsize=7, color="0.4")  # fmt: skip
     return fig

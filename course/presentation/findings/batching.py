@@ -49,7 +49,7 @@ def curve(records: Sequence[Any]) -> str:
     return text + (f" Some points were noisy; {RERUN}." if noisy else "")
 
 
-def decode_vs_floor(decode: Sequence[Any], bandwidth: float, *, label: str) -> str:
+def decode_vs_floor(decode: Sequence[Any], bandwidth_bytes_per_s: float, *, label: str) -> str:
     """A measured decode beside the floor weights / ``bandwidth``, and what separates the two."""
     eager = {get(r, "batch"): r for r in decode if not get(r, "cuda_graph")}
     graph = {get(r, "batch"): r for r in decode if get(r, "cuda_graph")}
@@ -57,15 +57,15 @@ def decode_vs_floor(decode: Sequence[Any], bandwidth: float, *, label: str) -> s
         return f"{label}: no batch-1 decode step in the records."
     first = graph.get(1) or eager[1]
     weights = get(first, "weight_bytes")
-    floor = weights / bandwidth
-    lines = [f"- Floor at batch 1: {fmt_bytes(weights)} of weights / {fmt_bandwidth(bandwidth, digits=2)} "
+    floor = weights / bandwidth_bytes_per_s
+    lines = [f"- Floor at batch 1: {fmt_bytes(weights)} of weights / {fmt_bandwidth(bandwidth_bytes_per_s, digits=2)} "
              f"(datasheet) = {fmt_seconds(floor)} per token."]  # fmt: skip
     if 1 in graph:
         step = get(graph[1], "seconds_per_step")
         lines.append(f"- Measured with CUDA graphs ({label}): {fmt_seconds(step)} per token, "
                      f"{times(step / floor)} the floor: it moved "
                      f"{fmt_bandwidth((weights + get(graph[1], 'kv_bytes_read', 0)) / step)} of "
-                     f"weights and KV cache, {(weights / step) / bandwidth:.0%} of the datasheet "
+                     f"weights and KV cache, {(weights / step) / bandwidth_bytes_per_s:.0%} of the datasheet "
                      "bandwidth for the weights alone. Real kernels do not reach the datasheet "
                      "figure, and each layer's small kernels leave gaps.")  # fmt: skip
     if 1 in eager and 1 in graph:

@@ -8,7 +8,7 @@ The plots live in one module per subject; this package re-exports them all, so
 ``from course.presentation.plots import roofline`` works as before."""
 
 from course.presentation.plots.cost import (
-    breakeven_vs_utilization,
+    breakeven_vs_utilisation,
     overhead_vs_interval,
     stacked_usd,
 )
@@ -50,7 +50,7 @@ __all__ = [
     "bandwidth_vs_working_set",
     "beside_reference",
     "bit_layouts",
-    "breakeven_vs_utilization",
+    "breakeven_vs_utilisation",
     "bytes_vs_tokens",
     "collective_times",
     "day_fleet",

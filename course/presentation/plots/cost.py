@@ -13,8 +13,8 @@ from course.presentation.plots.style import (
 )
 
 
-def breakeven_vs_utilization(
-    utilizations: Sequence[float],
+def breakeven_vs_utilisation(
+    utilisations: Sequence[float],
     series: Mapping[str, Sequence[float]],
     *,
     band: tuple[float, float] | None = None,
@@ -25,7 +25,7 @@ def breakeven_vs_utilization(
     """Break-even months (y, capped at ``cap_months``; ``inf`` = never) against utilisation (x, a
     fraction shown in percent), one line per rent option; ``band`` shades a claimed range."""
     ax = _axes(ax)
-    xs = [100 * u for u in utilizations]
+    xs = [100 * u for u in utilisations]
     for i, (label, months) in enumerate(series.items()):
         ys = [min(m, cap_months) if m == m else cap_months for m in months]
         ax.plot(xs, ys, label=label, color=PALETTE[i % len(PALETTE)], lw=2)
@@ -83,4 +83,4 @@ def overhead_vs_interval(
     return ax
 
 
-__all__ = ["breakeven_vs_utilization", "stacked_usd", "overhead_vs_interval"]
+__all__ = ["breakeven_vs_utilisation", "stacked_usd", "overhead_vs_interval"]

@@ -11,7 +11,7 @@ from course.facts import hardware
 from course.facts.units import DAY, KWH
 from course.presentation.quiz import MultipleChoice, Numeric
 
-_A100_BF16 = hardware.gpu("a100-80gb-sxm").peak_flops("bf16")
+_A100_BF16 = hardware.gpu("a100-80gb-sxm").peak_flop_per_s("bf16")
 
 QUESTIONS = (
     MultipleChoice(

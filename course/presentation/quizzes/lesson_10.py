@@ -15,11 +15,11 @@ from course.facts.units import GB
 from course.presentation.quiz import MultipleChoice, Numeric, Question
 
 _A100 = hardware.GPUS["a100-80gb-sxm"]
-_TC_RATIO = _A100.peak_flops("fp16") / _A100.peak_flops("fp32")
+_TC_RATIO = _A100.peak_flop_per_s("fp16") / _A100.peak_flop_per_s("fp32")
 _STATES_7B = memory.model_state_bytes(7e9, precision="mixed", optimizer="adam")
 _GRADS_7B = memory.weights_bytes(7e9, "bf16")
 _NVLINK4 = hardware.INTERCONNECTS["nvlink4"]
-_ALLREDUCE_MS = parallel.ring_allreduce_seconds(_GRADS_7B, 8, _NVLINK4.bandwidth) * 1e3
+_ALLREDUCE_MS = parallel.ring_allreduce_seconds(_GRADS_7B, 8, _NVLINK4.bandwidth_bytes_per_s) * 1e3
 _C2C, _PCIE5 = hardware.INTERCONNECTS["nvlink-c2c"], hardware.INTERCONNECTS["pcie5"]
 _H100 = hardware.GPUS["h100-sxm"]
 _STATES_175B = memory.model_state_bytes(175e9, precision="mixed", optimizer="adam")
@@ -54,14 +54,14 @@ _WRITTEN = (  # each multiple choice written with its right option first; placed
     ),
     Numeric(
         question=(
-            f"An {_A100.name} peaks at {_A100.peak_flops('fp16') / 1e12:g} TFLOP/s in dense "
-            f"FP16 on its Tensor Cores and at {_A100.peak_flops('fp32') / 1e12:g} TFLOP/s in "
+            f"An {_A100.name} peaks at {_A100.peak_flop_per_s('fp16') / 1e12:g} TFLOP/s in dense "
+            f"FP16 on its Tensor Cores and at {_A100.peak_flop_per_s('fp32') / 1e12:g} TFLOP/s in "
             "FP32 on its CUDA cores. How many times higher is the Tensor Core peak?"
         ),
         answer=_TC_RATIO,
         unit="x",
         explain=(
-            f"{_A100.peak_flops('fp16') / 1e12:g} / {_A100.peak_flops('fp32') / 1e12:g} = "
+            f"{_A100.peak_flop_per_s('fp16') / 1e12:g} / {_A100.peak_flop_per_s('fp32') / 1e12:g} = "
             f"{_TC_RATIO:.1f}x: a Tensor Core does a whole small matrix multiply-accumulate per "
             "instruction where a CUDA core does one fused multiply-add."
         ),
@@ -99,8 +99,8 @@ _WRITTEN = (  # each multiple choice written with its right option first; placed
             "small, memory-bound or idle part of the time, the cheaper A100 hour can win per job.",
             "The A100 has no FP8 Tensor Cores at all: FP8 is new with Hopper (H100).",
             "Both are 80 GiB parts; neither holds more than 80 GiB (the H200 and GH200 do).",
-            f"The A100's NVLink 3 carries {_A100.nvlink_bandwidth / 1e9:,.0f} GB/s, the H100's "
-            f"NVLink 4 {_H100.nvlink_bandwidth / 1e9:,.0f} GB/s: the H100's is faster.",
+            f"The A100's NVLink 3 carries {_A100.nvlink_bandwidth_bytes_per_s / 1e9:,.0f} GB/s, the H100's "
+            f"NVLink 4 {_H100.nvlink_bandwidth_bytes_per_s / 1e9:,.0f} GB/s: the H100's is faster.",
         ),
     ),
     MultipleChoice(
@@ -127,15 +127,15 @@ _WRITTEN = (  # each multiple choice written with its right option first; placed
         question=(
             "Data-parallel training of a 7B model in bf16 on 8 GPUs all-reduces its "
             f"{_GRADS_7B / GB:g} GB of gradients every step. With a ring all-reduce over "
-            f"{_NVLINK4.name} at {_NVLINK4.bandwidth / 1e9:g} GB/s per direction, how many "
+            f"{_NVLINK4.name} at {_NVLINK4.bandwidth_bytes_per_s / 1e9:g} GB/s per direction, how many "
             "milliseconds does it take at least (no latency, no overlap with compute)?"
         ),
         answer=_ALLREDUCE_MS,
         unit="ms",
         explain=(
-            f"2 x (8 - 1) / 8 x {_GRADS_7B / GB:g} GB / {_NVLINK4.bandwidth / 1e9:g} GB/s = "
-            f"{_ALLREDUCE_MS:.1f} ms; over PCIe 5.0 x16 ({_PCIE5.bandwidth / 1e9:g} GB/s) it "
-            f"would be {_ALLREDUCE_MS * _NVLINK4.bandwidth / _PCIE5.bandwidth:.0f} ms."
+            f"2 x (8 - 1) / 8 x {_GRADS_7B / GB:g} GB / {_NVLINK4.bandwidth_bytes_per_s / 1e9:g} GB/s = "
+            f"{_ALLREDUCE_MS:.1f} ms; over PCIe 5.0 x16 ({_PCIE5.bandwidth_bytes_per_s / 1e9:g} GB/s) it "
+            f"would be {_ALLREDUCE_MS * _NVLINK4.bandwidth_bytes_per_s / _PCIE5.bandwidth_bytes_per_s:.0f} ms."
         ),
         hint="a ring all-reduce sends and receives 2 (n - 1) / n times the message per GPU.",
     ),
@@ -152,8 +152,8 @@ _WRITTEN = (  # each multiple choice written with its right option first; placed
         ),
         answer=0,
         why=(
-            f"Right: NVLink-C2C carries {_C2C.bidirectional_bandwidth / 1e9:,.0f} GB/s, about "
-            f"{_C2C.bandwidth / _PCIE5.bandwidth:.0f}x PCIe 5.0 x16, and the GPU can address the "
+            f"Right: NVLink-C2C carries {_C2C.bidirectional_bandwidth_bytes_per_s / 1e9:,.0f} GB/s, about "
+            f"{_C2C.bandwidth_bytes_per_s / _PCIE5.bandwidth_bytes_per_s:.0f}x PCIe 5.0 x16, and the GPU can address the "
             "CPU's LPDDR5X directly: models larger than HBM spill there far less painfully.",
             "The GPU is an H100 (GH100) with its own Tensor Cores; Grace's Arm cores add no "
             "matrix throughput to speak of.",

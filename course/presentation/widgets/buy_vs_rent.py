@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from course.calculators import cloud
+from course.claims import ai_infrastructure
 from course.facts import hardware, units
-from course.facts.data.cloud_instances import PURCHASE_USD_PER_GPU_AS_WRITTEN
 from course.presentation.plots import PALETTE
 from course.presentation.widgets.base import (
     Calculator,
@@ -78,8 +78,8 @@ def result(v: dict[str, Any]) -> BuyVsRent:
             "spot overhead %", v["spot_overhead"], allow_zero=True, maximum=1000
         ),  # fmt: skip
         lifetime_years=parse_number(LABELS["lifetime_years"], v["years"], minimum=0.01, maximum=50),
-        utilization=parse_number(
-            "utilisation %", v["utilization"], minimum=100 * cloud.MIN_UTILIZATION, maximum=100
+        utilisation=parse_number(
+            "utilisation %", v["utilisation"], minimum=100 * cloud.MIN_UTILISATION, maximum=100
         )
         / 100,
         power_watts=parse_number(LABELS["power_watts"], v["power"], minimum=0, maximum=1e10),
@@ -127,7 +127,7 @@ def _html(answer: BuyVsRent, v: dict[str, Any]) -> str:
     r, rented = answer.tco, answer.rented
     inst = cloud.instance(v["instance"])
     head = (
-        f"<p>Over {r.lifetime_years:g} years at {100 * r.utilization:.0f} % utilisation "
+        f"<p>Over {r.lifetime_years:g} years at {100 * r.utilisation:.0f} % utilisation "
         f"({r.hours_used:,.0f} hours used) the cheapest option is <b>{r.cheapest}</b>. "
         f"Owning costs {units.fmt_usd(r.own_per_hour_used_usd)} per hour used.</p>"
         f"<p>Break-even against on-demand: <b>{_months(r.breakeven_months_on_demand)}</b>; "
@@ -147,16 +147,11 @@ def _instance_options() -> list[tuple[str, str]]:
             for key, i in cloud.INSTANCES.items() if i.usd_per_hour is not None]  # fmt: skip
 
 
-def _purchase_as_written(gpu: str, gpus: int) -> float:
-    low, high = PURCHASE_USD_PER_GPU_AS_WRITTEN[gpu]
-    return gpus * (low + high) / 2
-
-
 def buy_vs_rent_calculator(
     instance: str = "aws-p5.48xlarge",
     purchase: str | None = None,
     years: str = "3",
-    utilization: str = "100",
+    utilisation: str = "100",
     power: str | None = None,
     usd_per_kwh: str = "0.10",
     pue: str = "1.5",
@@ -177,7 +172,7 @@ def buy_vs_rent_calculator(
     """
     dgx = hardware.SYSTEMS["dgx-h100"]
     if purchase is None:
-        purchase = f"{_purchase_as_written(dgx.gpu, dgx.gpus):,.0f}"
+        purchase = f"{ai_infrastructure.purchase_usd_as_written(dgx.gpu, dgx.gpus):,.0f}"
     if power is None:
         power = f"{dgx.max_power_watts:,.0f}"
     if gpus is None:
@@ -206,7 +201,7 @@ def buy_vs_rent_calculator(
         "spot_overhead": text_box("spot overhead %", spot_overhead),
         "purchase": text_box("purchase $", purchase),
         "years": text_box("lifetime (years)", years),
-        "utilization": text_box("utilisation %", utilization),
+        "utilisation": text_box("utilisation %", utilisation),
         "power": text_box("power (W)", power),
         "usd_per_kwh": text_box("electricity $/kWh", usd_per_kwh),
         "pue": text_box("PUE", pue),

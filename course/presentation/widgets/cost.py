@@ -86,7 +86,7 @@ def _models(mode: str) -> list[str]:
 
 def dtypes_of(gpu: str) -> list[str]:
     """Compute dtypes the GPU has a dense peak for, in the order the menu offers them."""
-    return [d for d in DTYPES if d in hardware.gpu(gpu).dense_flops]
+    return [d for d in DTYPES if d in hardware.gpu(gpu).dense_flop_per_s]
 
 
 def _bar_html(parts: dict[str, float]) -> str:

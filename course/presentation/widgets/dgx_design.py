@@ -70,7 +70,7 @@ def _design_html(d: cluster.DgxDesign, _v: dict[str, Any]) -> str:
 def _dtypes(system: str) -> list[str]:
     """The compute dtypes the system's GPU has a dense peak for (no fp8 on an A100)."""
     card = hardware.gpu(hardware.SYSTEMS[system].gpu)
-    return [d for d in DTYPES if d in card.dense_flops]
+    return [d for d in DTYPES if d in card.dense_flop_per_s]
 
 
 def dgx_design_calculator(

@@ -22,21 +22,20 @@ def roofline(v: dict[str, Any]) -> compute.Roofline:
     flops = parse_number("FLOPs", v["flops"], minimum=0, maximum=compute.MAX_FLOPS)
     moved = parse_number("bytes moved", v["bytes_moved"], minimum=0,
                          maximum=compute.MAX_BYTES_MOVED)  # fmt: skip
-    return compute.roofline_seconds(flops, moved, card.peak_flops(v["dtype"]),
-                                    card.memory_bandwidth)  # fmt: skip
+    return compute.roofline_seconds(flops, moved, card.peak_flop_per_s(v["dtype"]),
+                                    card.memory_bandwidth_bytes_per_s)  # fmt: skip
 
 
 def _roofline_html(result: compute.Roofline, v: dict[str, Any]) -> str:
     card = hardware.gpu(v["gpu"])
-    peak = card.peak_flops(v["dtype"])
-    utilisation = result.attainable_flop_per_s / peak
+    peak = card.peak_flop_per_s(v["dtype"])
     summary = (
         f"<p>On the {html.escape(card.name)} ({v['dtype']} dense peak "
-        f"{units.fmt_flop_rate(peak)}, memory {units.fmt_bandwidth(card.memory_bandwidth, digits=2)}) "
+        f"{units.fmt_flop_rate(peak)}, memory {units.fmt_bandwidth(card.memory_bandwidth_bytes_per_s, digits=2)}) "
         f"this "
         f"operation is <b>{result.bound}-bound</b>: at least "
         f"<b>{units.fmt_seconds(result.seconds)}</b>, using at most "
-        f"<b>{100 * utilisation:.1f} %</b> of the compute peak.</p>"
+        f"<b>{100 * result.peak_fraction:.1f} %</b> of the compute peak.</p>"
     )
     return summary + result._repr_html_()
 
@@ -54,10 +53,10 @@ def roofline_explorer(
     """
     card = hardware.gpu(gpu)
     gpu_box = dropdown("GPU", gpu_options(), card.key)
-    dtype_box = dropdown("dtype", list(card.dense_flops), dtype)
+    dtype_box = dropdown("dtype", list(card.dense_flop_per_s), dtype)
 
     def follow_gpu(change) -> None:  # each GPU has its own list of dtypes
-        available = list(hardware.gpu(change["new"]).dense_flops)
+        available = list(hardware.gpu(change["new"]).dense_flop_per_s)
         keep = dtype_box.value if dtype_box.value in available else available[0]
         dtype_box.options = available
         dtype_box.value = keep

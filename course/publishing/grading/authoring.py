@@ -55,14 +55,14 @@ def _source_digest(solution: Path) -> str:
 
 
 def run_solution(assignment: spec.Assignment, probes: dict, *, sandboxed: bool,
-                 timeout_s: float = 600, cell_timeout_s: float = 300, zygote=None) -> dict:  # fmt: skip
+                 timeout_seconds: float = 600, cell_timeout_seconds: float = 300, zygote=None) -> dict:  # fmt: skip
     """Run a solution and return its key: answers by question, wrong values, cell statuses."""
     ext = extract.run_cells(
         assignment.run_cells,
         check.request_questions(assignment, probes),
         extras=check.wrong_extras(assignment),
-        timeout_s=timeout_s,
-        cell_timeout_s=cell_timeout_s,
+        timeout_seconds=timeout_seconds,
+        cell_timeout_seconds=cell_timeout_seconds,
         sandboxed=sandboxed,
         zygote=zygote,
     )

@@ -115,8 +115,8 @@ def run_cells(
     questions: dict,
     *,
     extras: dict | None = None,
-    cell_timeout_s: float = 60,
-    timeout_s: float = 300,
+    cell_timeout_seconds: float = 60,
+    timeout_seconds: float = 300,
     sandboxed: bool = True,
     threads: int = 1,
     log_dir: Path | None = None,
@@ -129,7 +129,7 @@ def run_cells(
         "cells": cells,
         "questions": questions,
         "extras": extras or {},
-        "cell_timeout": cell_timeout_s,
+        "cell_timeout": cell_timeout_seconds,
         "results": "results.json",
         "sys_path": [sandbox.package_parent()],
     }
@@ -167,14 +167,16 @@ def run_cells(
                     for p in [work, *work.iterdir()]:
                         os.chown(p, uid, uid)
                 if zygote is not None:
-                    outcome = zygote.run(work, env=env, timeout_s=timeout_s, uid=uid)
+                    outcome = zygote.run(work, env=env, timeout_seconds=timeout_seconds, uid=uid)
                 else:
-                    outcome = sandbox.run(work, argv, env=env, timeout_s=timeout_s, uid=uid)
+                    outcome = sandbox.run(
+                        work, argv, env=env, timeout_seconds=timeout_seconds, uid=uid
+                    )
             output, timed_out, off = outcome.output, outcome.timed_out, outcome.protections_off
         else:
             try:
                 proc = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True,
-                                      timeout=timeout_s)  # fmt: skip
+                                      timeout=timeout_seconds)  # fmt: skip
                 output, timed_out = (proc.stdout + proc.stderr)[-40_000:], False
             except subprocess.TimeoutExpired as e:
                 output, timed_out = str(e.output or "")[-40_000:], True
@@ -190,7 +192,9 @@ def run_cells(
     ext.output, ext.seconds, ext.timed_out, ext.protections_off = output, seconds, timed_out, off
     if timed_out:
         ran = len(ext.cells)
-        problem = problem or f"killed at the time limit ({timeout_s:g} s) during cell {ran + 1}"
+        problem = (
+            problem or f"killed at the time limit ({timeout_seconds:g} s) during cell {ran + 1}"
+        )
     elif not ext.done and not problem and full:
         problem = (f"the run ended early: its folder was full ({sandbox.FOLDER_LIMITS}), so "
                    f"nothing after cell {len(ext.cells)} could be recorded")  # fmt: skip

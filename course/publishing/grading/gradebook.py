@@ -232,13 +232,13 @@ class SetGrader:
         return {q.name: q.points for q in self.assignment.questions}
 
 
-def prepare_set(assignment: spec.Assignment, *, timeout_s: float, cell_timeout_s: float,
+def prepare_set(assignment: spec.Assignment, *, timeout_seconds: float, cell_timeout_seconds: float,
                 zygote=None) -> SetGrader:  # fmt: skip
     """Run a solution in the sandbox with this run's secret probes: its answers are the key."""
     probes = check.make_probes(assignment, secrets.token_hex(16))
     try:
         key = authoring.run_solution(assignment, probes, sandboxed=True, zygote=zygote,
-                                     timeout_s=max(timeout_s, 600), cell_timeout_s=max(cell_timeout_s, 300))  # fmt: skip
+                                     timeout_seconds=max(timeout_seconds, 600), cell_timeout_seconds=max(cell_timeout_seconds, 300))  # fmt: skip
     except RuntimeError as e:
         return SetGrader(assignment, None, f"the solution failed on this machine: {str(e)[:300]}")
     return SetGrader(assignment, key)
@@ -277,7 +277,7 @@ def _cell_no(record: dict) -> str:
     return str(index + 1) if type(index) is int else "?"
 
 
-def grade_one(path: Path, nb, setg: SetGrader, *, timeout_s: float, cell_timeout_s: float,
+def grade_one(path: Path, nb, setg: SetGrader, *, timeout_seconds: float, cell_timeout_seconds: float,
               threads: int, log_dir: Path, zygote=None) -> Grade:  # fmt: skip
     grade = Grade(submission=display_name(path), assignment=setg.assignment.name)
     grade.points = setg.points
@@ -289,8 +289,8 @@ def grade_one(path: Path, nb, setg: SetGrader, *, timeout_s: float, cell_timeout
     ext = extract.run_cells(
         extract.notebook_cells(nb),
         check.request_questions(setg.assignment, setg.key["probes"]),
-        cell_timeout_s=cell_timeout_s,
-        timeout_s=timeout_s,
+        cell_timeout_seconds=cell_timeout_seconds,
+        timeout_seconds=timeout_seconds,
         threads=threads,
         log_dir=None,
         zygote=zygote,
@@ -305,7 +305,7 @@ def grade_one(path: Path, nb, setg: SetGrader, *, timeout_s: float, cell_timeout
             reasons.append(f"{r.name}: {r.reason}")
     slow = [c for c in ext.cells if c.get("status") == "timeout"]
     notes = [f"cell {_cell_no(c)} ({c.get('question') or 'no question'}) timed out after "
-             f"{cell_timeout_s:g} s" for c in slow]  # fmt: skip
+             f"{cell_timeout_seconds:g} s" for c in slow]  # fmt: skip
     if ext.timed_out:
         grade.status = "timeout"
     elif ext.problem:
@@ -378,8 +378,8 @@ def grade_folder(
     submissions_dir: str | Path,
     out_csv: str | Path,
     *,
-    timeout_s: float = 300,
-    cell_timeout_s: float = 60,
+    timeout_seconds: float = 300,
+    cell_timeout_seconds: float = 60,
     assignment: str | None = None,
     jobs: int = 1,
     solutions_dir: str | Path = authoring.SOLUTIONS_DIR,
@@ -458,8 +458,8 @@ def grade_folder(
             zygote=zygote,
             jobs=jobs,
             threads=threads,
-            timeout_s=timeout_s,
-            cell_timeout_s=cell_timeout_s,
+            timeout_seconds=timeout_seconds,
+            cell_timeout_seconds=cell_timeout_seconds,
             log_dir=log_dir,
         )
     by_set: dict[str, list[Grade]] = {}
@@ -504,13 +504,16 @@ def _summary_text(s: dict) -> str:
     return "\n".join(lines)
 
 
-def _grade_all(planned, assignments, known, *, zygote, jobs, threads, timeout_s, cell_timeout_s,
+def _grade_all(planned, assignments, known, *, zygote, jobs, threads, timeout_seconds, cell_timeout_seconds,
                log_dir) -> list[Grade]:  # fmt: skip
     from tqdm.auto import tqdm
 
     def prepared(assignment) -> SetGrader:
         return prepare_set(
-            assignment, timeout_s=timeout_s, cell_timeout_s=cell_timeout_s, zygote=zygote
+            assignment,
+            timeout_seconds=timeout_seconds,
+            cell_timeout_seconds=cell_timeout_seconds,
+            zygote=zygote,
         )
 
     with ThreadPoolExecutor(max_workers=jobs if zygote is not None else 1) as pool:
@@ -530,7 +533,7 @@ def _grade_all(planned, assignments, known, *, zygote, jobs, threads, timeout_s,
             g = Grade(display_name(p), name, {q: 0.0 for q in setg.points}, setg.points,
                       "not-a-notebook", problem)  # fmt: skip
         else:
-            g = grade_one(p, nb, setg, timeout_s=timeout_s, cell_timeout_s=cell_timeout_s,
+            g = grade_one(p, nb, setg, timeout_seconds=timeout_seconds, cell_timeout_seconds=cell_timeout_seconds,
                           threads=threads, log_dir=log_dir, zygote=zygote)  # fmt: skip
         if note:
             g.reason = note + ("; " + g.reason if g.reason else "")

@@ -391,7 +391,7 @@ def _terminate_init(proc: subprocess.Popen) -> None:
         proc.wait(timeout=5)
 
 
-def run(workdir: str | Path, argv: list[str], *, env: dict[str, str], timeout_s: float,
+def run(workdir: str | Path, argv: list[str], *, env: dict[str, str], timeout_seconds: float,
         limits: Limits = Limits(), uid: int = NOBODY) -> Outcome:  # fmt: skip
     """Run ``argv`` in ``workdir`` inside the sandbox; never raises for what the command does.
 
@@ -416,7 +416,7 @@ def run(workdir: str | Path, argv: list[str], *, env: dict[str, str], timeout_s:
     reader.start()
     timed_out = False
     try:
-        proc.wait(timeout=timeout_s)
+        proc.wait(timeout=timeout_seconds)
     except subprocess.TimeoutExpired:
         timed_out = True
         if m["mounts"]:  # the sandbox's first process copies back what was written, then ends it
@@ -546,7 +546,7 @@ class Zygote:
     def inside(self, workdir: Path) -> str:
         return "/tmp/submission"
 
-    def run(self, workdir: Path, *, env: dict[str, str], timeout_s: float,
+    def run(self, workdir: Path, *, env: dict[str, str], timeout_seconds: float,
             limits: Limits = Limits(), uid: int = NOBODY) -> Outcome:  # fmt: skip
         ident = workdir.name
         slot = {"started": threading.Event(), "done": threading.Event()}
@@ -559,7 +559,7 @@ class Zygote:
             self.proc.stdin.write(json.dumps(request) + "\n")
             self.proc.stdin.flush()
         slot["started"].wait(60)
-        timed_out = not slot["done"].wait(timeout_s)
+        timed_out = not slot["done"].wait(timeout_seconds)
         if timed_out and "pid" in slot:
             with contextlib.suppress(OSError):
                 os.kill(slot["pid"], signal.SIGKILL)  # the holder: its PID namespace dies with it
