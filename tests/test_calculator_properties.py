@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from course.calculators import (
     cloud,
     cluster,
+    communication,
     compute,
     context,
     energy,
@@ -121,8 +122,8 @@ def test_recomputation_and_parallelism_never_add_activation_memory(seq, batch, k
 def test_allreduce_costs_twice_allgather_and_less_than_twice_the_message_over_bandwidth(
     size, n, bw, lat
 ):
-    ar = parallel.ring_allreduce_seconds(size, n, bw, latency_seconds=lat)
-    ag = parallel.ring_allgather_seconds(size, n, bw, latency_seconds=lat)
+    ar = communication.ring_allreduce_seconds(size, n, bw, latency_seconds=lat)
+    ag = communication.ring_allgather_seconds(size, n, bw, latency_seconds=lat)
     assert ar == pytest.approx(2 * ag)
     assert ar <= 2 * size / bw + 2 * (n - 1) * lat + 1e-12
 
@@ -357,35 +358,35 @@ VALID: dict[str, tuple] = {
                                           {"stages": 4, "microbatches": 8, "virtual_stages": 2}),
     "parallel.pipeline_bubble_overhead": (parallel.pipeline_bubble_overhead,
                                           {"stages": 4, "microbatches": 8, "virtual_stages": 2}),
-    "parallel.ring_allreduce_seconds": (parallel.ring_allreduce_seconds, {
+    "communication.ring_allreduce_seconds": (communication.ring_allreduce_seconds, {
         "message_bytes": 1e9, "n": 8, "bandwidth_bytes_per_s": 4.5e11, "latency_seconds": 1e-5}),
-    "parallel.ring_allgather_seconds": (parallel.ring_allgather_seconds, {
+    "communication.ring_allgather_seconds": (communication.ring_allgather_seconds, {
         "message_bytes": 1e9, "n": 8, "bandwidth_bytes_per_s": 4.5e11, "latency_seconds": 1e-5}),
-    "parallel.ring_reduce_scatter_seconds": (parallel.ring_reduce_scatter_seconds, {
+    "communication.ring_reduce_scatter_seconds": (communication.ring_reduce_scatter_seconds, {
         "message_bytes": 1e9, "n": 8, "bandwidth_bytes_per_s": 4.5e11, "latency_seconds": 1e-5}),
-    "parallel.algorithm_bandwidth": (parallel.algorithm_bandwidth,
+    "communication.algorithm_bandwidth": (communication.algorithm_bandwidth,
                                      {"message_bytes": 1e9, "seconds": 0.01}),
-    "parallel.bus_bandwidth": (parallel.bus_bandwidth,
+    "communication.bus_bandwidth": (communication.bus_bandwidth,
                                {"algorithm_bytes_per_s": 1e11, "n": 8, "collective": "all_gather"}),
     "parallel.data_parallel_step_seconds": (parallel.data_parallel_step_seconds, {
         "compute_seconds": 0.5, "gradient_bytes": 14e9, "n_gpus": 8,
         "bandwidth_bytes_per_s": 4.5e11, "latency_seconds": 1e-5, "overlap": 0.5}),
-    "parallel.ring_collective_seconds": (parallel.ring_collective_seconds, {
+    "communication.ring_collective_seconds": (communication.ring_collective_seconds, {
         "collective": "reduce_scatter", "message_bytes": 1e9, "n": 8,
         "bandwidth_bytes_per_s": 4.5e11, "latency_seconds": 1e-5}),
-    "parallel.fit_alpha_beta": (parallel.fit_alpha_beta, {
+    "communication.fit_alpha_beta": (communication.fit_alpha_beta, {
         "message_bytes": [1e3, 1e6, 1e7], "seconds": [1e-4, 2e-3, 1.5e-2],
         "collective": "all_gather", "n": 4}),
-    "parallel.gradient_allreduce_on_links": (parallel.gradient_allreduce_on_links, {
+    "communication.gradient_allreduce_on_links": (communication.gradient_allreduce_on_links, {
         "params": 7e9, "n_gpus": 8, "bytes_per_gradient": 2, "links": ("nvlink4", "ib-ndr"),
         "efficiency": 0.8}),
-    "parallel.gpu_links": (parallel.gpu_links, {"gpu": "h100-sxm"}),
+    "communication.gpu_links": (communication.gpu_links, {"gpu": "h100-sxm"}),
     "parallel.layout_step": (parallel.layout_step, {
         "config": CFG, "gpu": "h100-sxm", "gpus_per_node": 8, "nodes": 2, "data_parallel": 4,
         "tensor_parallel": 2, "pipeline_parallel": 2, "zero_stage": 1, "micro_batch": 1,
         "microbatches": 8, "seq_len": 2048, "recompute": "selective", "compute_hfu": 0.4,
         "intra_node_link": "nvlink4", "inter_node_link": "ib-ndr"}),
-    "parallel.tensor_parallel_layer_comm": (parallel.tensor_parallel_layer_comm, {
+    "communication.tensor_parallel_layer_comm": (communication.tensor_parallel_layer_comm, {
         "config": CFG, "seq_len": 4096, "micro_batch": 1, "tensor_parallel": 8,
         "bandwidth_bytes_per_s": 4.5e11, "bytes_per_value": 2}),
     "gpu_infrastructure.multi_gpu_efficiency_as_written": (gpu_infrastructure.multi_gpu_efficiency_as_written, {

@@ -13,7 +13,7 @@ import psutil
 import pytest
 import torch
 
-from course.calculators import parallel
+from course.calculators import communication, parallel
 from course.distributed import collectives, ddp, fsdp, pipeline, tensor_parallel
 from course.distributed.common import SCALE_CONFIG, TINY_CONFIG, lm_loss, seeded_model, token_batch
 from course.distributed.launch import launch_named
@@ -150,7 +150,7 @@ def test_compare_with_zero_lists_stages_0_to_3_and_marks_stage_2_as_estimate_onl
 
 def test_collective_fits_and_pipeline_summary_from_synthetic_records():
     recs = [{"collective": "all_reduce", "bytes": b, "ranks": 2,
-             "seconds": parallel.ring_allreduce_seconds(b, 2, 1e9, latency_seconds=1e-4)}
+             "seconds": communication.ring_allreduce_seconds(b, 2, 1e9, latency_seconds=1e-4)}
             for b in (1e3, 1e5, 1e7)] + [
             {"collective": "all_gather", "bytes": b, "ranks": 2, "seconds": s}
             for b, s in ((1e3, 2e-3), (1e5, 1e-3))]  # fmt: skip

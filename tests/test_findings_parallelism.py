@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from course.calculators import parallel
+from course.calculators import communication
 from course.presentation.findings import parallelism as F
 
 
@@ -22,8 +22,8 @@ def test_alpha_beta_reads_every_outcome(f, phrase):
 
 def test_alpha_beta_on_a_real_fit_object():
     sizes = [1e4, 1e5, 1e6]
-    t = [parallel.ring_allreduce_seconds(s, 2, 1e9, latency_seconds=1e-4) for s in sizes]
-    text = F.alpha_beta(parallel.fit_alpha_beta(sizes, t), 450e9, "NVLink 4")
+    t = [communication.ring_allreduce_seconds(s, 2, 1e9, latency_seconds=1e-4) for s in sizes]
+    text = F.alpha_beta(communication.fit_alpha_beta(sizes, t), 450e9, "NVLink 4")
     assert "100 µs" in text and "1,000.0 MB/s" in text and "450×" in text
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from course.calculators import parallel
+from course.calculators import communication, parallel
 from course.facts import hardware
 from course.facts.models import PRESETS, param_count
 
@@ -22,7 +22,7 @@ def test_tensor_parallel_traffic_is_a_sixth_of_the_compute_on_nvlink_and_more_on
     cfg, h100 = PRESETS["llama-2-70b"], hardware.gpu("h100-sxm")
     compute = 6 * param_count(cfg) / cfg.layers * 4096 / 8 / (0.4 * h100.peak_flop_per_s("bf16"))
     comm = {
-        key: parallel.tensor_parallel_layer_comm(
+        key: communication.tensor_parallel_layer_comm(
             cfg, seq_len=4096, tensor_parallel=8,
             bandwidth_bytes_per_s=hardware.INTERCONNECTS[key].bandwidth_bytes_per_s,
         ).seconds

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from course.calculators.memory import activation_bytes_per_layer, model_state_bytes
-from course.calculators.parallel import (
+from course.calculators.communication import (
     algorithm_bandwidth,
     bus_bandwidth,
+    ring_allgather_seconds,
+    ring_allreduce_seconds,
+    ring_reduce_scatter_seconds,
+)
+from course.calculators.memory import activation_bytes_per_layer, model_state_bytes
+from course.calculators.parallel import (
     data_parallel_step_seconds,
     parallel_training_memory_per_gpu,
     pipeline_bubble_fraction,
     pipeline_bubble_overhead,
-    ring_allgather_seconds,
-    ring_allreduce_seconds,
-    ring_reduce_scatter_seconds,
     zero_model_state_bytes_per_gpu,
 )
 from course.facts.models import PRESETS

@@ -9,7 +9,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from course.calculators import parallel  # noqa: E402
+from course.calculators import communication  # noqa: E402
 from course.presentation import plots
 
 
@@ -53,7 +53,7 @@ def test_ddp_timeline_draws_backward_and_buckets_per_rank():
 def test_collective_times_draws_measurements_and_fits():
     sizes = [4096, 65536, 1048576]
     recs = [{"collective": "all_reduce", "bytes": s, "seconds": 1e-4 + s / 1e9} for s in sizes]
-    fit = parallel.fit_alpha_beta(sizes, [r["seconds"] for r in recs])
+    fit = communication.fit_alpha_beta(sizes, [r["seconds"] for r in recs])
     ax = plots.collective_times(
         recs, fits={"all_reduce": lambda s: fit.intercept_seconds + s / 1e9}
     )

@@ -14,10 +14,10 @@ For the course's own Llama-style transformer, :func:`step_activation_bytes` and
 the backward pass: that is what ``course.measure.memory`` measures with torch's MemTracker, and the
 two agree (tests/test_measure_memory.py).
 
-The source documents' rules of thumb are here too, under names that say whose they are
-(:func:`inference_gpus_as_written`, :func:`training_gpus_as_written`, :func:`training_bytes_as_written`,
-:func:`calculate_memory_requirements`), so a lesson can put them beside the estimates above and a
-measurement. Used by lessons 04, 07 and 10. Layer 2: no torch.
+The readings' rules of thumb are in :mod:`course.claims`, beside these. Used by lessons 04, 07 and
+10. About 640 lines, kept as one module: it answers one question (how many bytes), and its two
+accountings, per parameter and tensor by tensor, check each other (tests/test_memory.py) and share
+their input checks and limits. Layer 2: no torch.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 :func:`show_collectives` runs all-reduce, broadcast, all-gather, reduce-scatter and all-to-all on
 tiny tensors whose values say which rank they came from. :func:`time_collectives` times
 all-reduce, all-gather and reduce-scatter for a range of message sizes (median of repeats, after a
-warm-up, a barrier before each) and returns records for :func:`course.calculators.parallel.fit_alpha_beta`.
+warm-up, a barrier before each) and returns records for :func:`course.calculators.communication.fit_alpha_beta`.
 Message size follows nccl-tests: the all-reduce's buffer, the all-gather's *output*, the
 reduce-scatter's *input*. Under gloo on one host the "link" is the loopback (memory copies through
 the kernel), and gloo builds some collectives from others: nothing here is NCCL on NVLink.
@@ -102,9 +102,9 @@ def time_collectives(sizes=DEFAULT_SIZES, collectives=TIMED, repeats: int = 5,
 
 
 def fit_records(records: list[dict]) -> dict:
-    """An alpha-beta fit (:func:`course.calculators.parallel.fit_alpha_beta`) per collective in ``records``;
+    """An alpha-beta fit (:func:`course.calculators.communication.fit_alpha_beta`) per collective in ``records``;
     None for a collective whose times did not grow with size (noise)."""
-    from course.calculators.parallel import fit_alpha_beta
+    from course.calculators.communication import fit_alpha_beta
 
     fits = {}
     for name in dict.fromkeys(r["collective"] for r in records):
@@ -119,7 +119,7 @@ def fit_records(records: list[dict]) -> dict:
 
 def fit_curves(fits: dict) -> dict:
     """name -> seconds(bytes) of each fitted alpha-beta model (for ``course.presentation.plots.collective_times``)."""
-    from course.calculators.parallel import ring_collective_seconds
+    from course.calculators.communication import ring_collective_seconds
 
     return {name: (lambda size, f=f, name=name: ring_collective_seconds(
                 name, size, f.ranks, f.bandwidth_bytes_per_s, latency_seconds=f.latency_seconds))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from course.calculators import energy, facility, memory, parallel
+from course.calculators import communication, energy, facility, memory
 from course.facts import hardware
 from course.facts.units import GB
 from course.presentation.quiz import MultipleChoice, Numeric, Question
@@ -19,7 +19,9 @@ _TC_RATIO = _A100.peak_flop_per_s("fp16") / _A100.peak_flop_per_s("fp32")
 _STATES_7B = memory.model_state_bytes(7e9, precision="mixed", optimizer="adam")
 _GRADS_7B = memory.weights_bytes(7e9, "bf16")
 _NVLINK4 = hardware.INTERCONNECTS["nvlink4"]
-_ALLREDUCE_MS = parallel.ring_allreduce_seconds(_GRADS_7B, 8, _NVLINK4.bandwidth_bytes_per_s) * 1e3
+_ALLREDUCE_MS = (
+    communication.ring_allreduce_seconds(_GRADS_7B, 8, _NVLINK4.bandwidth_bytes_per_s) * 1e3
+)
 _C2C, _PCIE5 = hardware.INTERCONNECTS["nvlink-c2c"], hardware.INTERCONNECTS["pcie5"]
 _H100 = hardware.GPUS["h100-sxm"]
 _STATES_175B = memory.model_state_bytes(175e9, precision="mixed", optimizer="adam")

@@ -154,7 +154,7 @@ def layout_chooser(
 
     The defaults put Llama-2-70B on 64 H100s (8 nodes of 8) as DP 4 x TP 8 x PP 2 with ZeRO-1,
     a layout in the family Narayanan et al. 2021 recommend: TP inside the node, PP across nodes.
-    Each GPU is priced with its own links and 16-bit format (:func:`parallel.gpu_links`).
+    Each GPU is priced with its own links and 16-bit format (:func:`communication.gpu_links`).
     """
     controls = {
         "model": dropdown("model", [k for k, c in PRESETS.items() if c.lm_head], model),
