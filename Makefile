@@ -76,7 +76,7 @@ answer-keys: install
 ## The course as a static website in build/site/ (Sphinx + myst-nb, from the committed outputs).
 ## `make site ANSWER_KEYS=1` builds the instructors' copy, with the answer keys, into its own folder
 ## build/site-answer-keys/ (never publish it to a class); neither build writes into the other's folder.
-## (tests/test_site.py builds it too, so `make test` fails on a broken link or a missing lesson.)
+## (tests/publishing/test_site.py builds it too, so `make test` fails on a broken link or a missing lesson.)
 site: install
 	$(BIN)/python -m course site $(if $(ANSWER_KEYS),build/site-answer-keys --answer-keys,build/site)
 

@@ -1,6 +1,6 @@
 """Submissions for the grading tests, all graded in ONE ``grade_folder`` run (``--jobs 2``).
 
-``tests/test_grading.py`` (ordinary mistakes and breakage) and ``tests/test_grading_attacks.py``
+``tests/publishing/test_grading.py`` (ordinary mistakes and breakage) and ``tests/publishing/test_grading_attacks.py``
 (a learner who wants marks without the answers) share the run through :func:`graded`: the sandbox
 start-up and the solution run are paid once. Submissions are made from the solution and exercise
 notebooks, so they follow any change to the questions.
@@ -82,7 +82,7 @@ def build(subs: Path, out_dir: Path) -> None:
     def put(suffix: str, nb) -> None:
         nbformat.write(nb, subs / f"{SET}-{suffix}.ipynb")
 
-    # -- ordinary mistakes and breakage (tests/test_grading.py) --
+    # -- ordinary mistakes and breakage (tests/publishing/test_grading.py) --
     put("solved", filled_in())
     put("blank", blank())
     raises = with_answer(1, "raise ValueError('no idea')")
@@ -118,7 +118,7 @@ def build(subs: Path, out_dir: Path) -> None:
     other = authoring.EXERCISES_DIR / f"{OTHER_SET}.ipynb"
     nbformat.write(nbformat.read(other, as_version=4), subs / f"{OTHER_SET}-blank.ipynb")
 
-    # -- attacks (tests/test_grading_attacks.py): blank answers plus a trick; honest score 0 --
+    # -- attacks (tests/publishing/test_grading_attacks.py): blank answers plus a trick; honest score 0 --
     patch = (
         "try:\n    import otter.test_files.ok_test as t\n"
         "    t.run_doctest = lambda *a, **k: (True, '')\nexcept Exception:\n    pass\n"

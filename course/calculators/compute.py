@@ -4,7 +4,7 @@
   2020, sec. 2.1), plus an attention term that grows with the context: forward
   ``4 * layers * seq_len * heads * head_dim`` per token (Q K^T and attention x V; Narayanan et al.
   2021, sec. 5.1, count the same). :func:`forward_flops_per_token` counts every matrix multiply of
-  a config exactly; tests/test_compute.py checks it against ``torch.utils.flop_counter`` on real
+  a config exactly; tests/calculators/test_compute.py checks it against ``torch.utils.flop_counter`` on real
   models built from the same config.
 - The roofline (Williams, Waterman, Patterson 2009): time >= max(FLOPs / peak, bytes / bandwidth);
   the critical intensity peak / bandwidth says which bound applies.

@@ -9,7 +9,7 @@
   run of 6 (or 8) x params x tokens FLOPs at a given MFU.
 
 Every other calculator (facility, cluster, cloud, inference, widgets) calls these functions for a watt
-turned into joules or dollars. Checked in tests/test_cost.py against BLOOM (Luccioni et al. 2022)
+turned into joules or dollars. Checked in tests/calculators/test_cost.py against BLOOM (Luccioni et al. 2022)
 and Llama 2 (Touvron et al. 2023, Table 2) as recorded in ``course.facts.data.published_runs``.
 Layer 2: no torch. Lesson 05.
 """

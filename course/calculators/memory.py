@@ -12,11 +12,11 @@ GiB). The principled estimates follow published accounting:
 For the course's own Llama-style transformer, :func:`step_activation_bytes` and
 :func:`training_step_memory` count one training step tensor by tensor and follow its peak through
 the backward pass: that is what ``course.measure.memory`` measures with torch's MemTracker, and the
-two agree (tests/test_measure_memory.py).
+two agree (tests/measure/test_measure_memory.py).
 
 The readings' rules of thumb are in :mod:`course.claims`, beside these. Used by lessons 04, 07 and
 10. About 640 lines, kept as one module: it answers one question (how many bytes), and its two
-accountings, per parameter and tensor by tensor, check each other (tests/test_memory.py) and share
+accountings, per parameter and tensor by tensor, check each other (tests/calculators/test_memory.py) and share
 their input checks and limits. Layer 2: no torch.
 """
 
@@ -552,8 +552,8 @@ def training_step_memory(
     ``torch.cuda.max_memory_allocated`` is higher by the cuBLAS/cuBLASLt workspaces and buffers
     that kernels allocate internally (on the H100 reference run: 64 MiB more for the demo model).
     Accounting after Korthikanti et al. 2022 sec. 4 (activations) and Rajbhandari et al. 2019
-    sec. 3 (model states); checked against MemTracker in tests/test_measure_memory.py (CPU) and
-    tests/test_memory_cuda.py (the H100 reference run, and CUDA itself where present).
+    sec. 3 (model states); checked against MemTracker in tests/measure/test_measure_memory.py (CPU) and
+    tests/measure/test_memory_cuda.py (the H100 reference run, and CUDA itself where present).
     """
     c = _check_step_config(config)
     acts = step_activation_bytes(

@@ -373,10 +373,10 @@ def layout_step(
       in its own 16-bit format (bf16, fp16 on a V100). ``compute_hfu`` is the kernels' efficiency
       while computing, an HFU before any bubble or communication; its default 0.5 is about what
       Narayanan et al. 2021, Table 2, imply for GPT-3 175B on A100s (0.53; 0.59 for their 530B:
-      tests/test_parallel_links.py calibrates it on each model's smallest cluster and predicts
+      tests/calculators/test_parallel_links.py calibrates it on each model's smallest cluster and predicts
       the two larger ones within 2 %). It grows with the model's matrices: Korthikanti et al.
       2022, Table 5, imply 0.47 for 22B on 8 GPUs up to 0.66 for 1T on 512, and with it the
-      full-recomputation times within 2.5 % (tests/test_layout_korthikanti.py).
+      full-recomputation times within 2.5 % (tests/presentation/test_layout_korthikanti.py).
     - Bubble: compute x (p - 1) / (v m) (:func:`pipeline_bubble_overhead`; ``virtual_stages`` v > 1
       is the interleaved schedule of Narayanan et al. 2021, sec. 2.2.2).
     - TP: per layer and micro-batch, 2 all-reduces forward and 2 backward of b x s x h 16-bit

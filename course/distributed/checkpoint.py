@@ -9,7 +9,7 @@
 - **Resharding**: a DCP checkpoint records global shapes and offsets, so it loads on any number
   of ranks. :func:`load_on_one` reads the 2-rank checkpoint in a single process (no process group)
   and :func:`save_on_one` writes one from a single process; :func:`load_sharded` loads that back
-  into 2 FSDP2 ranks. ``tests/test_distributed_scale.py`` checks every tensor equal to the byte.
+  into 2 FSDP2 ranks. ``tests/distributed/test_distributed_scale.py`` checks every tensor equal to the byte.
 
 State saved: the model, Adam's states (step, m, v) and the step counter and RNG state a restart
 needs (:func:`course.calculators.reliability.checkpoint_bytes` counts the same).

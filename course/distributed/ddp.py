@@ -2,7 +2,7 @@
 
 Each rank computes the gradient of its share of the batch; DDP all-reduces (averages) the
 gradients in buckets while the backward pass is still running, so every rank ends with the gradient
-of the full batch (:func:`ddp_gradients`; tests/test_distributed_demos.py holds it equal to one
+of the full batch (:func:`ddp_gradients`; tests/distributed/test_distributed_demos.py holds it equal to one
 process on the whole batch, :func:`reference_gradients`, to 1e-6). :func:`ddp_timeline` records
 when each bucket's all-reduce started and finished against the backward pass, and the step time
 with and without gradient synchronisation (``no_sync``).

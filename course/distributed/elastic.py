@@ -10,7 +10,7 @@ the rank die, stops the others, and starts the whole group again (``TORCHELASTIC
 = 1); the script finds the last complete checkpoint, loads it (model, Adam states, step) and goes
 on. The steps since that checkpoint are done again: the lost work. At the end rank 0 writes the
 full state to ``final.pt``: a run with a failure ends with the same parameters as one without
-(tests/test_distributed_scale.py).
+(tests/distributed/test_distributed_scale.py).
 
 :func:`run_torchrun` starts ``torchrun`` as a subprocess from Python (a notebook, a test) with a
 rendezvous on the loopback interface, a time limit, and every process it started gone when it
@@ -153,7 +153,7 @@ def run_torchrun(workdir: str | os.PathLike, *, nprocs: int = 2, steps: int = 10
     The rendezvous listens on 127.0.0.1 at a free port. ``timeout_seconds`` bounds the whole run; on
     timeout, or if the caller is interrupted, the agent and every worker are stopped; if the
     caller is killed (a Jupyter kernel restarted), Linux kills torchrun with it and each worker
-    with torchrun (``PR_SET_PDEATHSIG``; tests/test_distributed_launch.py). Returns
+    with torchrun (``PR_SET_PDEATHSIG``; tests/distributed/test_distributed_launch.py). Returns
     ``{"returncode", "events", "final", "command", "output"}`` (``final``: the path of the final
     state, or None if the run did not finish).
     """

@@ -11,7 +11,7 @@
 (its local shards: parameters, gradients, Adam moments) and, for stage 3, the step's peak from
 torch's ``FSDPMemTracker`` (which also sees the all-gather and reduce-scatter buffers). The
 calculator :func:`course.calculators.parallel.zero_model_state_bytes_per_gpu` (fp32 Adam: 16 B/param over
-the ranks) is held against it in tests/test_distributed_demos.py. ZeRO stage 2 has no counterpart
+the ranks) is held against it in tests/distributed/test_distributed_demos.py. ZeRO stage 2 has no counterpart
 in PyTorch core (FSDP2 with ``reshard_after_forward=False`` keeps the weights unsharded between
 forward and backward, but holds sharded states at rest like stage 3), so it is not measured here.
 

@@ -7,7 +7,7 @@ environment torchrun would (``MASTER_ADDR``, ``MASTER_PORT``, ``RANK``, ``WORLD_
 ``LOCAL_RANK``), initialises the process group (gloo on CPU, nccl where each rank has a GPU), calls
 the worker, and returns the ranks' results in rank order.
 
-Guarantees (tests/test_distributed_launch.py checks each): a time limit is enforced; when a rank
+Guarantees (tests/distributed/test_distributed_launch.py checks each): a time limit is enforced; when a rank
 raises, the others are stopped and :class:`WorkerError` carries the rank's traceback; a rank killed
 by a signal is named as such (not the peer that then lost its connection); in every case all
 worker processes are gone and the rendezvous port is free again when :func:`launch` returns. On

@@ -15,7 +15,7 @@ forward and their gradients back. Schedules compared on the same micro-batches:
 every micro-batch (rank, stage, start, end) by wrapping the stage's ``forward_one_chunk`` and
 ``backward_one_chunk``; :func:`bubble_from_events` and :func:`in_flight_from_events` turn the
 records into the measured bubble and the activations held per stage. :func:`pipeline_output` is
-the last stage's output, equal to the unsplit model's (tests/test_distributed_demos.py).
+the last stage's output, equal to the unsplit model's (tests/distributed/test_distributed_demos.py).
 
 Run: ``torchrun --nproc-per-node 2 -m course.distributed.pipeline``. Layer 3.
 """

@@ -11,7 +11,7 @@ activations (batch x seq x hidden) in the forward pass and two in the backward p
 layer, every micro-batch, which is why tensor parallelism stays inside a node on NVLink.
 
 :func:`tp_block` returns the split block's output on the same input as the unsplit block (equal to
-float rounding: tests/test_distributed_demos.py) and the collectives ``CommDebugMode`` counted in
+float rounding: tests/distributed/test_distributed_demos.py) and the collectives ``CommDebugMode`` counted in
 the forward and backward. The mesh is explicit: CPU under gloo.
 
 Run: ``torchrun --nproc-per-node 2 -m course.distributed.tensor_parallel``. Layer 3.

@@ -4,7 +4,7 @@ Every way trains the same seeded model (:data:`course.distributed.common.SCALE_C
 evenly over 1, 2, 3, 4 or 8 ranks) on the same batch with the same Adam, for the same steps. The
 parallel ways split the work differently (the batch for DDP and FSDP2, every layer's heads for TP,
 the layers for PP) but compute the same mathematics, so their loss curves and final weights equal
-the single process's to float rounding: tests/test_distributed_training.py holds them to it, and
+the single process's to float rounding: tests/distributed/test_distributed_training.py holds them to it, and
 lesson 06 draws the curves on top of each other.
 
 :func:`train` runs one way on this rank and returns its losses and the whole model's weights (the

@@ -6,7 +6,7 @@ A binary floating-point format stores a sign bit ``s``, ``E`` exponent bits hold
 ``(-1)**s * 2**(1 - bias) * (f / 2**M)``, which fills the gap between zero and the smallest normal.
 Everything in the tables below (largest value, smallest normal and subnormal, machine epsilon,
 decimal digits, spacing at a value) is *derived* from ``E``, ``M`` and the format's rule for the top
-exponent; ``tests/test_dtypes.py`` checks each derived number against ``torch.finfo`` and decodes every
+exponent; ``tests/facts/test_dtypes.py`` checks each derived number against ``torch.finfo`` and decodes every
 8- and 16-bit pattern to compare with torch.
 
 How the formats treat the top of the exponent range (the "encoding"):

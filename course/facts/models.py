@@ -347,7 +347,7 @@ _DEEPSEEK = (
     "2,048, 8 routed per token; 671B total, 37B active); released config.json of "
     "deepseek-ai/DeepSeek-V3. Multi-head latent attention (MLA) is stood in for by "
     "plain attention of the same width (128 heads of 56): it counts 0.2 % more in all "
-    "and 4-5 % more active, see tests/test_models_moe.py"
+    "and 4-5 % more active, see tests/facts/test_models_moe.py"
 )
 
 #: Mixtures of experts, kept apart from :data:`PRESETS` (``course.measure.torchmodels`` builds

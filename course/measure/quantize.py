@@ -9,7 +9,7 @@ keeps one fp32 *scale* per row (per channel) or per block of ``group_size`` inpu
     w_hat = q * scale                                      (dequantised)
 
 Rounding to the nearest integer moves each value by at most half a step, so
-``|w - w_hat| <= scale / 2`` entry by entry; ``tests/test_quantize.py`` checks that bound. Int4 values
+``|w - w_hat| <= scale / 2`` entry by entry; ``tests/measure/test_quantize.py`` checks that bound. Int4 values
 are packed two per byte (``pack_int4``). Storage = b/8 bytes per weight + the scales.
 
 ``Int8WeightOnlyLinear`` is a drop-in ``nn.Linear`` that stores int8 weights and one scale per output

@@ -1,7 +1,7 @@
 """Which graded exercise question assesses each section of each lesson.
 
 ``COVERAGE[lesson][heading]`` lists the ``(exercise set, question)`` pairs that grade what the
-section ``## heading`` of ``notebooks/<lesson>.ipynb`` teaches. ``tests/test_coverage.py`` reads the
+section ``## heading`` of ``notebooks/<lesson>.ipynb`` teaches. ``tests/publishing/test_coverage.py`` reads the
 notebooks' ``##`` headings and the solution notebooks' questions and fails when a section has no
 question, when a mapped question does not exist, or when the table names a section that is gone.
 

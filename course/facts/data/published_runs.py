@@ -1,7 +1,7 @@
 """Published training runs: the figures their papers state, each row with its source and table.
 
 These are *data*, not results: what the authors reported (GPU-hours, utilisation, energy, emissions,
-rental cost). Lesson 05 and tests/test_cost.py reproduce them with the calculators of
+rental cost). Lesson 05 and tests/calculators/test_cost.py reproduce them with the calculators of
 ``course.calculators.compute``, ``course.calculators.inference`` and ``course.calculators.energy``; a lesson never retypes them.
 Only figures checked against the paper (or a copy quoting it) are here. Left out because they could
 not be checked: Chinchilla's FLOP count, BLOOM's token count, the PUE of runs that do not state one.

@@ -1,6 +1,6 @@
 """Published failure logs of large training runs, and the storage they checkpoint to.
 
-Data, not results: what the authors reported. Lesson 12 and tests/test_reliability.py reproduce
+Data, not results: what the authors reported. Lesson 12 and tests/calculators/test_reliability.py reproduce
 them with :mod:`course.calculators.reliability`. Units: seconds, bytes, bytes/s (SI), as
 everywhere in ``course``. Layer 1: standard library only.
 """

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted(
     p for d in ("notebooks", "solutions", "exercises") for p in (ROOT / d).glob("*.ipynb")
 )

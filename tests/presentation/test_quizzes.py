@@ -61,7 +61,7 @@ def test_the_static_forms_show_no_answer_and_no_explanation(lesson):
 
 
 def test_no_lesson_notebook_defines_its_quiz_inline():
-    for path in sorted(Path(__file__).parents[1].glob("notebooks/[0-9][0-9]_*.ipynb")):
+    for path in sorted(Path(__file__).parents[2].glob("notebooks/[0-9][0-9]_*.ipynb")):
         source = path.read_text()
         assert "MultipleChoice(" not in source and "Numeric(" not in source, path.name
         lesson = path.name[:2]

@@ -1,6 +1,6 @@
 """Precision measurements (course.measure.precision): rounding, bit patterns, sums, training.
 
-Matmul throughput per dtype (fp8, int8) is tested with the matmul sweep in tests/test_measure.py.
+Matmul throughput per dtype (fp8, int8) is tested with the matmul sweep in tests/measure/test_measure.py.
 """
 
 from __future__ import annotations

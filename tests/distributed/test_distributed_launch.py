@@ -265,7 +265,7 @@ def test_each_restart_attempt_sees_none_of_the_previous_attempts_keys(monkeypatc
     """torchrun's agent store outlives a failed attempt: what its rank 0 published (its address)
     must not be read by the next attempt (every demo under ``--max-restarts`` failed with
     "connection refused" before :func:`L.attempt_store`; the real restart is
-    tests/test_distributed_scale.py's elastic run, through the same :func:`L.process_group`)."""
+    tests/distributed/test_distributed_scale.py's elastic run, through the same :func:`L.process_group`)."""
     import torch.distributed as dist
 
     shared = dist.HashStore()

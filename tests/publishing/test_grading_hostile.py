@@ -673,7 +673,7 @@ def _start_without_root(root: Path) -> dict:
     (subs / f"{SET}-edit.ipynb").write_text(_json_nb(with_cell(edit, before_answer=0, nb=blank())))
     (subs / f"{SET}-many-files.ipynb").write_text(_json_nb(with_cell(MANY_FILES, before_answer=0)))
     before = _hashes(subs)
-    code = USERNS.format(tests=str(Path(__file__).parent), subs=str(subs), out=str(out))
+    code = USERNS.format(tests=str(Path(__file__).parents[1]), subs=str(subs), out=str(out))
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "COURSE_SANDBOX": "userns"})  # fmt: skip

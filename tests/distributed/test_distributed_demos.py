@@ -222,7 +222,7 @@ def test_pipeline_and_sharding_reject_bad_arguments():
         fsdp.sharded_states(2)
 
 
-# training.py's script runs the same workers as tests/test_distributed_training.py's launch; it is
+# training.py's script runs the same workers as tests/distributed/test_distributed_training.py's launch; it is
 # left out here to keep the suite's time down (each torchrun start imports torch twice)
 @pytest.mark.parametrize("demo", ["collectives", "ddp", "fsdp", "tensor_parallel", "pipeline"])
 def test_each_demo_runs_as_a_torchrun_script(demo, tmp_path):

@@ -1,7 +1,7 @@
 """Exercise set 13's learner checks: the calculated questions accept the solution and give the hint
 written for each known wrong answer; the measured knee (Q8) is judged by relation, so a knee that
 contradicts the learner's own curve fails whatever the machine. (Full grading of every set, the
-solution to full marks and a blank to 0, is in tests/test_exercises.py.)"""
+solution to full marks and a blank to 0, is in tests/project/test_exercises.py.)"""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The tensor-by-tensor estimate of one training step (course.calculators.memory.step_activation_bytes and
 training_step_memory): its formulas by hand, its bookkeeping, and the physics it must obey.
-The comparison with a real measurement is in tests/test_measure_memory.py."""
+The comparison with a real measurement is in tests/measure/test_measure_memory.py."""
 
 from __future__ import annotations
 

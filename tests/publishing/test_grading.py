@@ -1,6 +1,6 @@
 """Grading: solutions get full marks, blank work gets 0, mistakes cost only their own questions, and
 broken or hostile submissions cannot stop the run. One ``grade_folder`` run (``--jobs 2``) serves this
-file and ``tests/test_grading_attacks.py`` (see ``tests/grading_cases.py``)."""
+file and ``tests/publishing/test_grading_attacks.py`` (see ``tests/grading_cases.py``)."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ("course", "notebooks", "solutions")
 DEV = ("tests",)
 FIRST_PARTY = {"course", "conftest", "grading_cases", "leaks"}
@@ -34,7 +34,7 @@ TOOLS = {
     "import-linter": "`make lint` runs `lint-imports` on the layers",
     "myst-nb": "`make site` renders the notebooks",
     "setuptools": "the build backend of `pip install -e .` (pyproject.toml)",
-    "playwright": "tests/test_browser.py drives JupyterLab (imported there)",
+    "playwright": "tests/project/test_browser.py drives JupyterLab (imported there)",
     "rise": "its Reveal.js files are copied into the decks (course/publishing/offline.py)",
     "jupyter-server-mathjax": "its MathJax files are copied into the decks and the site",
 }

@@ -30,7 +30,7 @@ import pytest
 
 from course.presentation import quizzes
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = REPO / "notebooks"
 NOTEBOOK = "00_setup.ipynb"
 

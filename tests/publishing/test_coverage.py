@@ -12,7 +12,7 @@ import pytest
 from course.publishing import coverage
 from course.publishing.grading import authoring, spec
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LESSONS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 
 

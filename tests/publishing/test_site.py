@@ -1,7 +1,7 @@
 """The course website (``make site``): every lesson is a page, no link is broken, keys stay out.
 
 One build per test session (about 20 s on 2 busy cores) into a temporary folder; the browser test
-opens the built home page and lessons in Debian's headless Chromium (as ``tests/test_browser.py``
+opens the built home page and lessons in Debian's headless Chromium (as ``tests/project/test_browser.py``
 does), with every request off the machine aborted, and checks that a heading, a plot image, a
 formula (MathJax from the build) and a calculator (drawn from its saved state) render.
 """

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 GLOSSARY = ROOT / "notebooks" / "glossary.md"
 HEADING = re.compile(r"^### (.+?)\s*$", re.MULTILINE)
 #: The explicit anchor above each heading (JupyterLab's heading ids keep capitals: "Tensor-Core").

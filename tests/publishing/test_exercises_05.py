@@ -1,5 +1,5 @@
 """Exercise set 05's learner checks on the solution, and its known wrong answers' hints (no sandbox:
-the full grading of every set is in tests/test_grading.py)."""
+the full grading of every set is in tests/publishing/test_grading.py)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FORBIDDEN = re.compile(r"\bseeds? \d{3}\b|\b\d{3}_[0-9a-f]{16}\.txt\b|FACTS\.md|shared/seeds", re.I)
 NOTEBOOKS = sorted(p for d in ("notebooks", "exercises") for p in (ROOT / d).glob("*.ipynb"))
 QUIZZES = sorted((ROOT / "course" / "presentation" / "quizzes").glob("lesson_*.py"))

@@ -15,7 +15,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "instructors" / "guide.md"
 LONG_END = True  # a lesson stated as "60-90 minutes" is scheduled at its long end
 

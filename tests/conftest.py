@@ -1,0 +1,3 @@
+"""Tests mirror the package: tests/<layer>/ holds the tests of course/<layer>/, tests/project/ those
+of the repository as a whole. This file sits at the top so pytest puts tests/ on sys.path, where the shared
+helpers live (grading_cases.py, leaks.py)."""
