@@ -37,6 +37,12 @@ class LayoutSettings:
     optimizer: str = "adam"
 
 
+def _checked_settings(settings: object) -> LayoutSettings:
+    if not isinstance(settings, LayoutSettings):
+        raise ValueError(f"settings must be a LayoutSettings, got {settings!r}")
+    return settings
+
+
 def layout_memory_bytes(
     config: TransformerConfig,
     tensor_parallel: int,
@@ -45,7 +51,7 @@ def layout_memory_bytes(
     settings: LayoutSettings = LayoutSettings(),
 ) -> float:
     """Bytes on the busiest GPU of a t x p x d layout under ``settings`` (ZeRO over the d replicas)."""
-    s = settings
+    s = _checked_settings(settings)
     return parallel_training_memory_per_gpu(
         config, seq_len=s.seq_len, micro_batch=s.micro_batch, tensor_parallel=tensor_parallel,
         pipeline_parallel=pipeline_parallel, data_parallel=data_parallel, zero_stage=s.zero_stage,
@@ -80,6 +86,7 @@ def smallest_layout(
     power of two dividing the heads) and p = layers does not fit.
     """
     checked_config(config)
+    _checked_settings(settings)
     usable = validate.number("usable_memory_bytes", usable_memory_bytes, minimum=0,
                              maximum=1e15, strict_min=True)  # fmt: skip
     most = validate.positive_int("max_tensor_parallel", max_tensor_parallel, maximum=1024)

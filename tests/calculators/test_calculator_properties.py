@@ -26,6 +26,7 @@ from course.calculators import (
     moe,
     offload,
     parallel,
+    planner,
     reliability,
     serving,
     systems,
@@ -381,6 +382,13 @@ VALID: dict[str, tuple] = {
         "params": 7e9, "n_gpus": 8, "bytes_per_gradient": 2, "links": ("nvlink4", "ib-ndr"),
         "efficiency": 0.8}),
     "communication.gpu_links": (communication.gpu_links, {"gpu": "h100-sxm"}),
+    "communication.link_or_default": (communication.link_or_default, {"name": "inter_node_link", "key": "ib-ndr", "default": None}),
+    "planner.layout_memory_bytes": (planner.layout_memory_bytes, {
+        "config": CFG, "tensor_parallel": 2, "pipeline_parallel": 2, "data_parallel": 4,
+        "settings": planner.LayoutSettings()}),
+    "planner.smallest_layout": (planner.smallest_layout, {
+        "config": CFG, "usable_memory_bytes": 72e9, "max_tensor_parallel": 8,
+        "settings": planner.LayoutSettings()}),
     "parallel.layout_step": (parallel.layout_step, {
         "config": CFG, "gpu": "h100-sxm", "gpus_per_node": 8, "nodes": 2, "data_parallel": 4,
         "tensor_parallel": 2, "pipeline_parallel": 2, "zero_stage": 1, "micro_batch": 1,
@@ -515,6 +523,8 @@ def test_every_public_function_has_a_junk_input_case():
             memory,
             compute,
             parallel,
+            communication,
+            planner,
             facility,
             systems,
             cluster,

@@ -1,4 +1,5 @@
-"""Alpha-beta model, practice question 6 with numbers, the layout calculator, seed 000's rule."""
+"""Communication and layouts on real links: the alpha-beta model, practice question 6 with numbers, the layout
+calculator, the reading's multi-GPU rule."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from course.calculators import communication as C
 from course.calculators import parallel as P
 from course.claims import gpu_infrastructure
 from course.facts.hardware import INTERCONNECTS
@@ -21,16 +23,16 @@ LLAMA70 = preset("llama-2-70b")
 def test_ring_collective_seconds_matches_the_ring_functions(n):
     args = (3e8, n, 2e11)
     kw = {"latency_seconds": 5e-6}
-    assert P.ring_collective_seconds("all_reduce", *args, **kw) == pytest.approx(
-        P.ring_allreduce_seconds(*args, **kw)
+    assert C.ring_collective_seconds("all_reduce", *args, **kw) == pytest.approx(
+        C.ring_allreduce_seconds(*args, **kw)
     )
-    assert P.ring_collective_seconds("all_gather", *args, **kw) == pytest.approx(
-        P.ring_allgather_seconds(*args, **kw)
+    assert C.ring_collective_seconds("all_gather", *args, **kw) == pytest.approx(
+        C.ring_allgather_seconds(*args, **kw)
     )
-    assert P.ring_collective_seconds("reduce_scatter", *args, **kw) == pytest.approx(
-        P.ring_reduce_scatter_seconds(*args, **kw)
+    assert C.ring_collective_seconds("reduce_scatter", *args, **kw) == pytest.approx(
+        C.ring_reduce_scatter_seconds(*args, **kw)
     )
-    assert P.ring_collective_seconds("broadcast", 3e8, n, 2e11) == pytest.approx(3e8 / 2e11)
+    assert C.ring_collective_seconds("broadcast", 3e8, n, 2e11) == pytest.approx(3e8 / 2e11)
 
 
 @pytest.mark.parametrize("collective, n", [("all_reduce", 2), ("all_gather", 8),
@@ -38,9 +40,9 @@ def test_ring_collective_seconds_matches_the_ring_functions(n):
 def test_fit_alpha_beta_recovers_the_model_it_was_given(collective, n):
     sizes = [4e3, 6.5e4, 1e6, 1.6e7]
     times = [
-        P.ring_collective_seconds(collective, s, n, 1.2e9, latency_seconds=2.5e-4) for s in sizes
+        C.ring_collective_seconds(collective, s, n, 1.2e9, latency_seconds=2.5e-4) for s in sizes
     ]
-    fit = P.fit_alpha_beta(sizes, times, collective=collective, n=n)
+    fit = C.fit_alpha_beta(sizes, times, collective=collective, n=n)
     assert fit.latency_seconds == pytest.approx(2.5e-4)
     assert fit.bandwidth_bytes_per_s == pytest.approx(1.2e9)
     assert fit.r_squared == pytest.approx(1.0)
@@ -50,9 +52,9 @@ def test_fit_alpha_beta_recovers_the_model_it_was_given(collective, n):
 def test_fit_alpha_beta_bus_bandwidth_matches_nccl_tests_busbw_of_a_large_message():
     # nccl-tests doc/PERFORMANCE.md: busbw = algbw x 2(n-1)/n for all-reduce
     n, size = 8, 1e9
-    t = P.ring_allreduce_seconds(size, n, 3.7e11)
-    busbw = P.bus_bandwidth(P.algorithm_bandwidth(size, t), n)
-    fit = P.fit_alpha_beta([1e8, size], [P.ring_allreduce_seconds(1e8, n, 3.7e11), t], n=n)
+    t = C.ring_allreduce_seconds(size, n, 3.7e11)
+    busbw = C.bus_bandwidth(C.algorithm_bandwidth(size, t), n)
+    fit = C.fit_alpha_beta([1e8, size], [C.ring_allreduce_seconds(1e8, n, 3.7e11), t], n=n)
     assert fit.bus_bandwidth_bytes_per_s == pytest.approx(busbw) == pytest.approx(3.7e11)
 
 
@@ -64,14 +66,14 @@ def test_fit_alpha_beta_bus_bandwidth_matches_nccl_tests_busbw_of_a_large_messag
 ])  # fmt: skip
 def test_fit_alpha_beta_refuses_what_it_cannot_fit(sizes, times, match):
     with pytest.raises(ValueError, match=match):
-        P.fit_alpha_beta(sizes, times)
+        C.fit_alpha_beta(sizes, times)
 
 
 def test_practice_question_6_seven_b_gradients_across_8_gpus():
     """bf16 gradients of Llama-2-7B (6.74e9 params, 13.5 GB), ring all-reduce on 8 GPUs:
     2 x 7/8 x 13.5 GB / 450 GB/s = 52 ms on NVLink 4; / 63 GB/s = 374 ms on PCIe 5.0 x16;
     / 50 GB/s = 472 ms on one 400 Gb/s InfiniBand NDR port per GPU."""
-    rows = P.gradient_allreduce_on_links(param_count(LLAMA7), 8)
+    rows = C.gradient_allreduce_on_links(param_count(LLAMA7), 8)
     nvlink, pcie, ib = rows
     size = 2 * param_count(LLAMA7)
     assert nvlink.message_bytes == size
@@ -86,7 +88,7 @@ def test_practice_question_6_seven_b_gradients_across_8_gpus():
 def test_nccl_reaches_370_of_nvlinks_450_gb_s():
     """NCCL's ring all-reduce reaches ~370 GB/s bus bandwidth on 8 H100s of the 450 GB/s line rate
     (S. Jeaugey, NCCL maintainer, github.com/NVIDIA/nccl-tests/issues/212, 2024-05-06)."""
-    (row,) = P.gradient_allreduce_on_links(1e9, 8, links=("nvlink4",), efficiency=370 / 450)
+    (row,) = C.gradient_allreduce_on_links(1e9, 8, links=("nvlink4",), efficiency=370 / 450)
     assert row.bus_bandwidth_bytes_per_s == pytest.approx(370e9)
     assert row.algorithm_bandwidth_bytes_per_s == pytest.approx(370e9 * 8 / 14)
 
@@ -185,12 +187,12 @@ def test_layout_step_reproduces_narayanan_2021_table_2_on_a100s(model):
     ("l40s", "pcie4"), ("rtx-4090", "pcie4"), ("h100-pcie", "pcie5"),
 ])  # fmt: skip
 def test_each_gpu_is_priced_with_its_own_links(gpu, link):
-    intra, inter = P.gpu_links(gpu)
+    intra, inter = C.gpu_links(gpu)
     assert intra.name == INTERCONNECTS[link].name
     r = P.layout_step(LLAMA7, gpu=gpu, data_parallel=4, tensor_parallel=2, microbatches=4,
                       seq_len=1024)  # fmt: skip
     assert r.intra_node_link == intra.name and r.inter_node_link == inter.name
-    expected = P.tensor_parallel_layer_comm(LLAMA7, seq_len=1024, tensor_parallel=2,
+    expected = C.tensor_parallel_layer_comm(LLAMA7, seq_len=1024, tensor_parallel=2,
                                             bandwidth_bytes_per_s=intra.bandwidth_bytes_per_s)  # fmt: skip
     assert r.tensor_parallel_comm_seconds == pytest.approx(32 * 4 * expected.seconds)
 
@@ -280,7 +282,7 @@ def test_seed_000_rule_as_written_and_what_it_misses():
     assert gpu_infrastructure.multi_gpu_efficiency_as_written(8, "data", 1400, 64) ["scaling_efficiency"] == \
         dp["scaling_efficiency"]  # fmt: skip
     # ... while the ring model's communication grows with the gradients and shrinks with the link
-    small, big = (P.gradient_allreduce_on_links(p, 8, links=("pcie5",))[0].seconds
+    small, big = (C.gradient_allreduce_on_links(p, 8, links=("pcie5",))[0].seconds
                   for p in (7e8, 7e10))  # fmt: skip
     assert big == pytest.approx(100 * small)
     # and its memory per GPU is the weights alone: ZeRO-0 mixed-precision Adam needs 8x that
@@ -298,12 +300,12 @@ def test_seed_000_rule_as_written_and_what_it_misses():
 def test_tensor_parallel_moves_four_activation_all_reduces_per_layer():
     """Llama-2-70B, s = 4096, b = 1, bf16: S = 4096 x 8192 x 2 = 67 MB per all-reduce; on 8 GPUs
     each sends 4 x 2 x 7/8 x S = 470 MB per layer per micro-batch."""
-    r = P.tensor_parallel_layer_comm(LLAMA70, seq_len=4096, tensor_parallel=8,
+    r = C.tensor_parallel_layer_comm(LLAMA70, seq_len=4096, tensor_parallel=8,
                                      bandwidth_bytes_per_s=450e9)  # fmt: skip
     assert r.message_bytes == 4096 * 8192 * 2
     assert r.bytes_sent_per_gpu == pytest.approx(4 * 1.75 * 4096 * 8192 * 2)
     assert r.seconds == pytest.approx(r.bytes_sent_per_gpu / 450e9)
-    ib = P.tensor_parallel_layer_comm(LLAMA70, seq_len=4096, tensor_parallel=8,
+    ib = C.tensor_parallel_layer_comm(LLAMA70, seq_len=4096, tensor_parallel=8,
                                       bandwidth_bytes_per_s=50e9)  # fmt: skip
     assert ib.seconds == pytest.approx(9 * r.seconds)
-    assert P.tensor_parallel_layer_comm(LLAMA70, seq_len=4096, tensor_parallel=1).seconds == 0
+    assert C.tensor_parallel_layer_comm(LLAMA70, seq_len=4096, tensor_parallel=1).seconds == 0

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from browser_setup import CHROMIUM_ARGS
 
 from course.presentation import quizzes
 
@@ -34,45 +35,10 @@ REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = REPO / "notebooks"
 NOTEBOOK = "00_setup.ipynb"
 
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    # Without these Chromium tries to reach Google's servers and, on a closed network, its
-    # connections (the ones to the local server included) can be refused.
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
 SERVER_START_S = 90  # JupyterLab answers in a few seconds; allow for a loaded 2-core machine
 KERNEL_IDLE_MS = 60_000  # kernel start (first open)
 RUN_ALL_MS = 90_000  # the lesson runs in ~6 s (torch import, checks); wide margin for load
 FEEDBACK_MS = 15_000  # a click's round trip to the kernel
-
-
-def _unavailable(reason: str) -> None:
-    """Skip, or fail when CI is set: there the browser test must run."""
-    if os.environ.get("CI"):
-        pytest.fail(f"CI is set, so the browser test may not be skipped: {reason}")
-    pytest.skip(reason)
-
-
-@pytest.fixture
-def chromium() -> str:
-    """Path of Debian's chromium; checked before a server is started for nothing."""
-    path = shutil.which("chromium")
-    if path is None:
-        _unavailable(
-            "Debian's chromium is not installed (apt-get install -y chromium); "
-            "the browser test drives it through Playwright and never downloads a browser"
-        )
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        _unavailable("the playwright package is not installed (pip install -r requirements.txt)")
-    return path
 
 
 def _free_port() -> int:

@@ -16,8 +16,8 @@ from urllib.parse import urlsplit
 
 import nbformat
 import pytest
+from browser_setup import CHROMIUM_ARGS
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
-from test_browser import CHROMIUM_ARGS, chromium  # noqa: F401 - the fixture
 
 from course.publishing import offline, site, slides, widget_html
 

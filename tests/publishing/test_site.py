@@ -17,7 +17,7 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
-from test_browser import CHROMIUM_ARGS
+from browser_setup import CHROMIUM_ARGS
 
 from course.publishing import offline, site, site_usability
 
