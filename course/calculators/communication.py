@@ -97,14 +97,16 @@ _BUS_FACTOR = {
 }
 
 
-def algorithm_bandwidth(message_bytes: float, seconds: float) -> float:
+def algorithm_bandwidth_bytes_per_s(message_bytes: float, seconds: float) -> float:
     """nccl-tests' "algbw": message size / time, in bytes/s."""
     size = validate.number("message_bytes", message_bytes, minimum=0, maximum=MAX_BYTES)
     t = validate.number("seconds", seconds, minimum=0, maximum=1e9, strict_min=True)
     return size / t
 
 
-def bus_bandwidth(algorithm_bytes_per_s: float, n: int, *, collective: str = "all_reduce") -> float:
+def bus_bandwidth_bytes_per_s(
+    algorithm_bytes_per_s: float, n: int, *, collective: str = "all_reduce"
+) -> float:
     """nccl-tests' "busbw": algorithm bandwidth x the collective's factor, in bytes/s.
 
     Factors (nccl-tests doc/PERFORMANCE.md): all-reduce 2 (n - 1) / n; all-gather and
@@ -380,8 +382,8 @@ __all__ = [
     "LinkAllReduce",
     "QUESTION_6_LINKS",
     "TensorParallelLayerComm",
-    "algorithm_bandwidth",
-    "bus_bandwidth",
+    "algorithm_bandwidth_bytes_per_s",
+    "bus_bandwidth_bytes_per_s",
     "fit_alpha_beta",
     "gpu_links",
     "gradient_allreduce_on_links",

@@ -34,7 +34,7 @@ MAX_FLOPS = 1e40
 #: Largest FLOP rate accepted, per GPU or per cluster (a zettaFLOP/s).
 MAX_FLOP_RATE = 1e21
 #: Largest bandwidth accepted (an exabyte per second).
-MAX_BANDWIDTH = 1e18
+MAX_BANDWIDTH_BYTES_PER_S = 1e18
 #: Largest byte count accepted for data moved by a workload.
 MAX_BYTES_MOVED = 1e30
 
@@ -48,9 +48,9 @@ def _rate(name: str, value: object) -> float:
     return validate.number(name, value, minimum=1, maximum=MAX_FLOP_RATE)
 
 
-def _bandwidth(name: str, value: object) -> float:
-    """A bandwidth in [1, MAX_BANDWIDTH] bytes/s."""
-    return validate.number(name, value, minimum=1, maximum=MAX_BANDWIDTH)
+def _bandwidth_bytes_per_s(name: str, value: object) -> float:
+    """A bandwidth in [1, MAX_BANDWIDTH_BYTES_PER_S] bytes/s."""
+    return validate.number(name, value, minimum=1, maximum=MAX_BANDWIDTH_BYTES_PER_S)
 
 
 def _utilisation(name: str, value: object) -> float:
@@ -179,7 +179,7 @@ def critical_intensity(peak_flop_per_s: float, bandwidth_bytes_per_s: float) -> 
 
     H100 SXM at bf16: 989.4e12 / 3.35e12 = 295 FLOP/byte.
     """
-    return _rate("peak_flop_per_s", peak_flop_per_s) / _bandwidth(
+    return _rate("peak_flop_per_s", peak_flop_per_s) / _bandwidth_bytes_per_s(
         "bandwidth_bytes_per_s", bandwidth_bytes_per_s
     )
 
@@ -191,7 +191,7 @@ def attainable_flop_per_s(
     i = validate.number("intensity", intensity, minimum=0, maximum=MAX_FLOPS)
     return min(
         _rate("peak_flop_per_s", peak_flop_per_s),
-        i * _bandwidth("bandwidth_bytes_per_s", bandwidth_bytes_per_s),
+        i * _bandwidth_bytes_per_s("bandwidth_bytes_per_s", bandwidth_bytes_per_s),
     )
 
 
@@ -223,7 +223,7 @@ def roofline_seconds(
     f = _flops("flops", flops)
     moved = _bytes("bytes_moved", bytes_moved)
     peak = _rate("peak_flop_per_s", peak_flop_per_s)
-    bw = _bandwidth("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
+    bw = _bandwidth_bytes_per_s("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
     if f == 0 and moved == 0:
         raise ValueError("flops and bytes_moved cannot both be 0: there is no work to time")
     t_compute, t_memory = f / peak, moved / bw
@@ -273,7 +273,7 @@ def weights_read_seconds(params: float, dtype: str, bandwidth_bytes_per_s: float
     """
     n = params_of("params", params)
     bpp = BYTES_PER_VALUE[validate.choice("dtype", dtype, BYTES_PER_VALUE)]
-    return n * bpp / _bandwidth("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
+    return n * bpp / _bandwidth_bytes_per_s("bandwidth_bytes_per_s", bandwidth_bytes_per_s)
 
 
 @dataclass(frozen=True)

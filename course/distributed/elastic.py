@@ -35,7 +35,7 @@ from pathlib import Path
 from course.distributed.launch import free_port, popen_dying_with_parent, process_group
 
 #: Seconds the agent's processes get to stop after SIGTERM before they are killed.
-GRACE_S = 5.0
+GRACE_SECONDS = 5.0
 
 
 def _log(path: str, **event) -> None:
@@ -135,14 +135,14 @@ def _stop_tree(proc: subprocess.Popen) -> None:
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)  # the agent stops its workers on SIGTERM
         try:
-            proc.wait(GRACE_S)
+            proc.wait(GRACE_SECONDS)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
     for k in kids:
         with contextlib.suppress(psutil.NoSuchProcess):
             k.kill()
-    psutil.wait_procs(kids, timeout=GRACE_S)
+    psutil.wait_procs(kids, timeout=GRACE_SECONDS)
 
 
 def run_torchrun(workdir: str | os.PathLike, *, nprocs: int = 2, steps: int = 10, every: int = 3,

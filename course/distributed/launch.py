@@ -43,9 +43,9 @@ from course.facts import validate
 #: Most processes one launch may start on this machine.
 MAX_PROCS = 16
 #: Seconds a worker that did not stop by itself gets after being asked to (then it is killed).
-GRACE_S = 3.0
+GRACE_SECONDS = 3.0
 #: Seconds a collective may wait for the other ranks before the process group gives up.
-PG_TIMEOUT_S = 300
+PG_TIMEOUT_SECONDS = 300
 
 
 class WorkerError(RuntimeError):
@@ -160,7 +160,7 @@ def process_group(backend_name: str | None = None):
     name = backend_name or backend()
     if name == "nccl":
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
-    timeout = datetime.timedelta(seconds=PG_TIMEOUT_S)
+    timeout = datetime.timedelta(seconds=PG_TIMEOUT_SECONDS)
     if os.environ.get("COURSE_LOOPBACK_STORE"):
         dist.init_process_group(name, timeout=timeout, store=_loopback_store(timeout),
                                 rank=int(os.environ["RANK"]),
@@ -326,7 +326,7 @@ def _stop(procs: Sequence) -> None:
     for p in procs:
         if p.is_alive():
             p.terminate()
-    deadline = time.monotonic() + GRACE_S
+    deadline = time.monotonic() + GRACE_SECONDS
     for p in procs:
         p.join(max(0.0, deadline - time.monotonic()))
     for p in procs:
@@ -405,7 +405,7 @@ def launch(
                 raise WorkerError(*_first_error(results, procs, done, {r: payload}))
             done[r] = pickle.loads(payload)
         for p in procs:
-            p.join(GRACE_S)
+            p.join(GRACE_SECONDS)
     finally:
         _stop(procs)
         results.close()

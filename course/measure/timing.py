@@ -31,7 +31,7 @@ from tqdm.auto import tqdm
 from course.facts import units, validate
 
 #: Sweeps with a budget above this many seconds show a progress bar.
-PROGRESS_THRESHOLD_S = 2.0
+PROGRESS_THRESHOLD_SECONDS = 2.0
 
 
 def synchronize(device: str) -> None:
@@ -170,7 +170,7 @@ class Budget:
 
 def progress(total: int, *, desc: str, budget_seconds: float, show: bool | None = None) -> tqdm:
     """A ``tqdm.auto`` bar over ``total`` steps, shown when the budget exceeds ~2 s (or if ``show``)."""
-    visible = budget_seconds > PROGRESS_THRESHOLD_S if show is None else show
+    visible = budget_seconds > PROGRESS_THRESHOLD_SECONDS if show is None else show
     return tqdm(total=total, desc=desc, disable=not visible, leave=False)
 
 
@@ -302,7 +302,7 @@ def median_of(values: Iterable[float]) -> float:
 
 
 __all__ = [
-    "PROGRESS_THRESHOLD_S",
+    "PROGRESS_THRESHOLD_SECONDS",
     "Budget",
     "Sweep",
     "Timing",

@@ -365,9 +365,9 @@ VALID: dict[str, tuple] = {
         "message_bytes": 1e9, "n": 8, "bandwidth_bytes_per_s": 4.5e11, "latency_seconds": 1e-5}),
     "communication.ring_reduce_scatter_seconds": (communication.ring_reduce_scatter_seconds, {
         "message_bytes": 1e9, "n": 8, "bandwidth_bytes_per_s": 4.5e11, "latency_seconds": 1e-5}),
-    "communication.algorithm_bandwidth": (communication.algorithm_bandwidth,
+    "communication.algorithm_bandwidth_bytes_per_s": (communication.algorithm_bandwidth_bytes_per_s,
                                      {"message_bytes": 1e9, "seconds": 0.01}),
-    "communication.bus_bandwidth": (communication.bus_bandwidth,
+    "communication.bus_bandwidth_bytes_per_s": (communication.bus_bandwidth_bytes_per_s,
                                {"algorithm_bytes_per_s": 1e11, "n": 8, "collective": "all_gather"}),
     "parallel.data_parallel_step_seconds": (parallel.data_parallel_step_seconds, {
         "compute_seconds": 0.5, "gradient_bytes": 14e9, "n_gpus": 8,

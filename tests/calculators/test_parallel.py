@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from course.calculators.communication import (
-    algorithm_bandwidth,
-    bus_bandwidth,
+    algorithm_bandwidth_bytes_per_s,
+    bus_bandwidth_bytes_per_s,
     ring_allgather_seconds,
     ring_allreduce_seconds,
     ring_reduce_scatter_seconds,
@@ -85,18 +85,22 @@ def test_allreduce_is_reduce_scatter_then_all_gather():
 def test_bus_bandwidth_factors_follow_nccl_tests():
     """nccl-tests doc/PERFORMANCE.md: busbw = algbw x 2(n-1)/n (all-reduce), x (n-1)/n
     (all-gather, reduce-scatter), x 1 (broadcast)."""
-    algbw = algorithm_bandwidth(1e9, 0.01)
+    algbw = algorithm_bandwidth_bytes_per_s(1e9, 0.01)
     assert algbw == 1e11
-    assert bus_bandwidth(algbw, 8) == pytest.approx(1e11 * 14 / 8)
-    assert bus_bandwidth(algbw, 8, collective="all_gather") == pytest.approx(1e11 * 7 / 8)
-    assert bus_bandwidth(algbw, 8, collective="broadcast") == 1e11
+    assert bus_bandwidth_bytes_per_s(algbw, 8) == pytest.approx(1e11 * 14 / 8)
+    assert bus_bandwidth_bytes_per_s(algbw, 8, collective="all_gather") == pytest.approx(
+        1e11 * 7 / 8
+    )
+    assert bus_bandwidth_bytes_per_s(algbw, 8, collective="broadcast") == 1e11
 
 
 def test_ring_allreduce_bus_bandwidth_equals_the_link_bandwidth():
     """The point of busbw: for an ideal ring, busbw equals the link's bandwidth for any n."""
     for n in (2, 4, 8, 64):
         t = ring_allreduce_seconds(1e9, n, 50e9)
-        assert bus_bandwidth(algorithm_bandwidth(1e9, t), n) == pytest.approx(50e9)
+        assert bus_bandwidth_bytes_per_s(
+            algorithm_bandwidth_bytes_per_s(1e9, t), n
+        ) == pytest.approx(50e9)
 
 
 def test_data_parallel_step_exposes_only_what_backward_cannot_hide():
@@ -163,4 +167,4 @@ def test_collectives_reject_zero_bandwidth_and_zero_ranks():
     with pytest.raises(ValueError, match="n must be an integer >= 1"):
         ring_allgather_seconds(1e9, 0, 1e9)
     with pytest.raises(ValueError, match="collective must be one of"):
-        bus_bandwidth(1e9, 8, collective="all_to_all")
+        bus_bandwidth_bytes_per_s(1e9, 8, collective="all_to_all")

@@ -53,7 +53,7 @@ def test_fit_alpha_beta_bus_bandwidth_matches_nccl_tests_busbw_of_a_large_messag
     # nccl-tests doc/PERFORMANCE.md: busbw = algbw x 2(n-1)/n for all-reduce
     n, size = 8, 1e9
     t = C.ring_allreduce_seconds(size, n, 3.7e11)
-    busbw = C.bus_bandwidth(C.algorithm_bandwidth(size, t), n)
+    busbw = C.bus_bandwidth_bytes_per_s(C.algorithm_bandwidth_bytes_per_s(size, t), n)
     fit = C.fit_alpha_beta([1e8, size], [C.ring_allreduce_seconds(1e8, n, 3.7e11), t], n=n)
     assert fit.bus_bandwidth_bytes_per_s == pytest.approx(busbw) == pytest.approx(3.7e11)
 

@@ -385,7 +385,7 @@ def main(raw: str) -> int:
     return status
 
 
-GRACE_S = 5.0  # beyond a cell's own limit before it is killed from outside
+GRACE_SECONDS = 5.0  # beyond a cell's own limit before it is killed from outside
 
 
 def _read_small_json(path: str):
@@ -433,7 +433,7 @@ def _kill_all_but_me(worker: int) -> None:
 
 
 def supervise(spawn, workdir: str) -> int:
-    """Run the worker; when a cell overruns its limit by ``GRACE_S`` (its own alarm failed: stuck in C
+    """Run the worker; when a cell overruns its limit by ``GRACE_SECONDS`` (its own alarm failed: stuck in C
     code, or the alarm was caught), kill the submission and run it again without that cell.
 
     Returns the worker's exit status. The request is read once, before any submission code runs.
@@ -455,7 +455,7 @@ def supervise(spawn, workdir: str) -> int:
                 return 98
             if done == worker:
                 return os.waitstatus_to_exitcode(status) & 0xFF
-    limit = float(request.get("cell_timeout", 60)) + GRACE_S
+    limit = float(request.get("cell_timeout", 60)) + GRACE_SECONDS
     progress_path = os.path.join(workdir, request.setdefault("progress", "progress.json"))
     skips: list[int] = []
     while True:
