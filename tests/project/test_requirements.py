@@ -23,7 +23,7 @@ from packaging.utils import canonicalize_name
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ("course", "notebooks", "solutions")
 DEV = ("tests",)
-FIRST_PARTY = {"course", "conftest", "grading_cases", "leaks", "browser_setup"}
+FIRST_PARTY = {"course", "conftest", "grading_cases", "leaks", "browser_setup", "solution_run"}
 #: Declared distributions that nothing imports: tools run by make, pytest or the site build.
 TOOLS = {
     "jupyterlab": "`make lab` opens the course in it",

@@ -5,10 +5,8 @@ the set's full and blank scores in tests/project/test_exercises.py."""
 
 from __future__ import annotations
 
-import contextlib
-import io
-
 import pytest
+from solution_run import solution_namespace
 
 from course.publishing.grading import authoring, spec
 from course.publishing.grading.learner import Grader
@@ -19,13 +17,7 @@ CALCULATED = ("q1", "q2", "q3", "q4", "q5", "q6")
 
 @pytest.fixture(scope="module")
 def namespace() -> dict:
-    ns: dict = {}
-    solution = authoring.SOLUTIONS_DIR / f"{SET}.ipynb"
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        for cell in spec.read(solution).run_cells:
-            if cell["question"] in (None, *CALCULATED):
-                exec(compile(cell["source"], solution.name, "exec"), ns)
-    return ns
+    return solution_namespace(SET, lambda cell: cell["question"] in (None, *CALCULATED))
 
 
 def test_set_02_has_six_to_eight_questions_two_of_them_measured():

@@ -3,12 +3,9 @@ the full grading of every set is in tests/publishing/test_grading.py)."""
 
 from __future__ import annotations
 
-import contextlib
-import io
-
 import pytest
+from solution_run import solution_namespace
 
-from course.publishing.grading import authoring, spec
 from course.publishing.grading.learner import Grader
 
 SET = "05_flops_time_cost"
@@ -16,12 +13,7 @@ SET = "05_flops_time_cost"
 
 @pytest.fixture(scope="module")
 def namespace() -> dict:
-    ns: dict = {}
-    solution = authoring.SOLUTIONS_DIR / f"{SET}.ipynb"
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        for cell in spec.read(solution).run_cells:
-            exec(compile(cell["source"], solution.name, "exec"), ns)
-    return ns
+    return solution_namespace(SET)
 
 
 def test_the_solution_passes_every_learner_check(namespace, monkeypatch):

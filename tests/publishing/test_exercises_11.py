@@ -4,12 +4,11 @@ notebook 0, the Triton kernel question included (checked on the grader's own pro
 
 from __future__ import annotations
 
-import contextlib
 import csv
-import io
 
 import nbformat
 import pytest
+from solution_run import solution_namespace
 
 from course.publishing.grading import authoring, gradebook, spec
 from course.publishing.grading.learner import Grader
@@ -21,11 +20,7 @@ EXERCISE = authoring.EXERCISES_DIR / f"{SET}.ipynb"
 
 @pytest.fixture(scope="module")
 def namespace() -> dict:
-    ns: dict = {}
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        for cell in spec.read(SOLUTION).run_cells:
-            exec(compile(cell["source"], SOLUTION.name, "exec"), ns)
-    return ns
+    return solution_namespace(SET)
 
 
 def test_set_11_has_at_least_seven_questions_and_a_function_answer():

@@ -4,10 +4,8 @@ get their hint (no sandbox here: the sandboxed grading of every set is in tests/
 
 from __future__ import annotations
 
-import contextlib
-import io
-
 import pytest
+from solution_run import solution_namespace
 
 from course.publishing.grading import authoring, check, runner, spec
 from course.publishing.grading.learner import Grader
@@ -18,11 +16,7 @@ SOLUTION = authoring.SOLUTIONS_DIR / f"{SET}.ipynb"
 
 @pytest.fixture(scope="module")
 def namespace() -> dict:
-    ns: dict = {}
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        for cell in spec.read(SOLUTION).run_cells:
-            exec(compile(cell["source"], SOLUTION.name, "exec"), ns)
-    return ns
+    return solution_namespace(SET)
 
 
 @pytest.fixture(scope="module")
