@@ -137,12 +137,12 @@ def test_missing_prices_stay_missing_and_say_why():
 
 
 @pytest.mark.parametrize(
-    ("purchase", "hourly", "seed_hours"),
+    ("purchase", "hourly", "as_written_hours"),
     [(1600, 0.40, 4000), (15_000, 4.0, 3750), (150_000, 32.0, 4687.5)],
 )
-def test_seed_004_breakeven_table_without_running_costs(purchase, hourly, seed_hours):
+def test_seed_004_breakeven_table_without_running_costs(purchase, hourly, as_written_hours):
     """Seed 004's table (FACTS.md: arithmetic ok, 4,000 / 3,750 / 4,688 h) ignores power."""
-    assert breakeven_hours(purchase, hourly) == pytest.approx(seed_hours)
+    assert breakeven_hours(purchase, hourly) == pytest.approx(as_written_hours)
 
 
 def test_seed004_rows_reproduce_the_seed_then_running_costs_push_breakeven_later():

@@ -80,6 +80,21 @@ def test_no_public_name_of_the_package_says_seed():
     assert not offenders, offenders
 
 
+def test_no_answer_an_exercise_asks_for_says_seed():
+    """The names a learner types in an exercise set are read as the course's words too: a reading's
+    figure is ``as_written_...``, never ``seed_...``."""
+    from course.publishing.grading import authoring, spec
+
+    offenders = [
+        f"{path.stem} {q.name}: {a.name}"
+        for path in sorted(authoring.SOLUTIONS_DIR.glob("[0-9][0-9]_*.ipynb"))
+        for q in spec.read(path).questions
+        for a in q.answers
+        if "seed" in a.name.lower()
+    ]
+    assert not offenders, offenders
+
+
 def test_the_currency_pattern_finds_amounts_and_spares_escapes_code_and_latex():
     text = "costs $5,000 and \\$6, `$7` and $2^{-M}$ and $e = 0$, then ~$0.10/kWh"
     hits = unescaped_currency(text)
