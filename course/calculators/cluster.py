@@ -17,6 +17,7 @@ from course.calculators import energy
 from course.calculators.compute import training_flops, training_seconds
 from course.calculators.facility import PUE_INDUSTRY_AVERAGE
 from course.calculators.memory import (
+    USABLE_MEMORY_FRACTION,
     model_state_bytes,
     params_of,
 )
@@ -64,7 +65,7 @@ def cluster_for_model(
     zero_stage: int = 1,
     precision: str = "mixed",
     optimizer: str = "adam",
-    usable_fraction: float = 0.9,
+    usable_fraction: float = USABLE_MEMORY_FRACTION,
     usd_per_kwh: float = 0.10,
     pue: float = 1.0,
 ) -> ClusterPlan:

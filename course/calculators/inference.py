@@ -22,15 +22,13 @@ import math
 from dataclasses import dataclass
 
 from course.calculators import cloud, compute, energy
-from course.calculators.memory import kv_cache_bytes
+from course.calculators.memory import gpus_needed, kv_cache_bytes
 from course.facts import hardware, validate
 from course.facts.dtypes import BYTES_PER_VALUE
 from course.facts.models import TransformerConfig, checked_config
 from course.facts.report import Report
 
 MAX_TOKENS = 10**8
-#: Share of each GPU's memory a serving replica may fill (CUDA context, allocator, workspace).
-USABLE_FRACTION = 0.9
 #: Longest time to a million output tokens :func:`serving_footprint` accepts (the 1e12 s limit
 #: of :func:`course.calculators.energy.energy_joules`, about 31,700 years).
 MAX_SERVING_SECONDS = 1e12
@@ -215,9 +213,7 @@ def serving(
                   efficiency=efficiency)  # fmt: skip
     kv = kv_cache_bytes(c.layers, c.kv_heads, c.head_dim, p + out, batch=step.batch,
                         bytes_per_value=BYTES_PER_VALUE[d])  # fmt: skip
-    per_replica = max(
-        1, math.ceil((first.weights_bytes + kv) / (USABLE_FRACTION * card.memory_bytes))
-    )
+    per_replica = gpus_needed(first.weights_bytes + kv, card)
     busy = first.seconds / per_replica + out * step.step_seconds / per_replica / step.batch
     if not math.isfinite(rate * busy):
         raise ValueError(f"efficiency={efficiency!r} is too small to give a finite serving time")

@@ -38,6 +38,9 @@ MAX_BYTES = 1e21
 #: Largest sequence length / batch / layer count accepted.
 MAX_SEQ_LEN = 10**8
 MAX_BATCH = 10**8
+#: Share of a GPU's memory a model may fill: the rest holds the CUDA context, the allocator's
+#: fragmentation and communication buffers (a planning figure; 1.0 is the datasheet ceiling).
+USABLE_MEMORY_FRACTION = 0.9
 
 PRECISIONS = ("mixed", "mixed_fp32_grads", "fp32")
 OPTIMIZERS = ("adam", "adamw", "sgd", "sgd_momentum", "adam_8bit")
@@ -357,14 +360,13 @@ def training_memory(
 
 
 def gpus_needed(
-    total_bytes: float, gpu: hardware.GPU | str, *, usable_fraction: float = 0.9
+    total_bytes: float, gpu: hardware.GPU | str, *, usable_fraction: float = USABLE_MEMORY_FRACTION
 ) -> int:
     """Fewest GPUs whose memory holds ``total_bytes``, using ``usable_fraction`` of each.
 
     ``gpu`` is a :class:`course.facts.hardware.GPU` or its key (``"a100-80gb-sxm"``);
-    ``usable_fraction`` is in [0.01, 1]. The default 0.9
-    leaves room for the CUDA context, the allocator's fragmentation and communication buffers;
-    1.0 gives the datasheet ceiling. Assumes the memory can be split evenly (sharding).
+    ``usable_fraction`` is in [0.01, 1]; the default is :data:`USABLE_MEMORY_FRACTION`
+    (1.0 gives the datasheet ceiling). Assumes the memory can be split evenly (sharding).
     """
     need = validate.number("total_bytes", total_bytes, minimum=0, maximum=MAX_BYTES)
     card = hardware.gpu(gpu)
@@ -617,6 +619,7 @@ def training_step_memory(
 
 
 __all__ = [
+    "USABLE_MEMORY_FRACTION",
     "InferenceMemory",
     "STEP_DEVICES",
     "STEP_PRECISIONS",

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from course.calculators.memory import (
+    USABLE_MEMORY_FRACTION,
     inference_memory,
     model_state_bytes,
     params_of,
@@ -177,7 +178,7 @@ def offload_decode_step(
     dtype: str = "bf16",
     seq_len: int = 4096,
     batch: int = 1,
-    usable_fraction: float = 0.9,
+    usable_fraction: float = USABLE_MEMORY_FRACTION,
 ) -> OffloadStep:
     """Floor of one decoding step when weights + KV cache exceed GPU memory and the excess is
     streamed from CPU memory each step (every weight and every cached token is read per step).

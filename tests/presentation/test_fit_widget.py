@@ -10,9 +10,10 @@ import re
 
 import pytest
 
+from course.calculators.memory import USABLE_MEMORY_FRACTION
 from course.facts.hardware import gpu
 from course.facts.models import PRESETS
-from course.presentation.widgets.fit import CUSTOM, USABLE_FRACTION, will_it_fit
+from course.presentation.widgets.fit import CUSTOM, will_it_fit
 
 H100 = gpu("h100-sxm").memory_bytes  # 80 GB, H100 datasheet
 
@@ -28,7 +29,7 @@ def test_defaults_answer_seed_003_question_3_train_7b_with_adam_mixed_precision(
     activations = L * s * h * (34 + 5 * a * s / h) + 4 * s * V  # Korthikanti 2022 + fp32 logits
     total = states + activations
     assert calc.result.report.total_bytes == pytest.approx(total, rel=1e-3)
-    needed = math.ceil(total / (H100 * USABLE_FRACTION))
+    needed = math.ceil(total / (H100 * USABLE_MEMORY_FRACTION))
     assert needed == 2 == calc.result.gpus_needed and not calc.result.fits
     assert "Does not fit on 1 x" in text
     assert f"GPUs needed: {needed} x NVIDIA H100" in text

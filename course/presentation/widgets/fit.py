@@ -41,8 +41,6 @@ CUSTOM = "custom size"
 PARAMS_LABEL = "parameters (custom size)"
 SEQ_LABEL = "sequence length (tokens)"
 GPUS_LABEL = "GPUs you have"
-#: Share of each GPU's memory the verdict counts as usable (CUDA context, fragmentation).
-USABLE_FRACTION = 0.9
 #: Inference: allowance for the activation workspace and allocator (a share of weights + KV
 #: cache). A rule of thumb, not a derivation; *GPU Infrastructure & Computational Requirements* uses 0.2.
 INFERENCE_OVERHEAD = 0.1
@@ -129,9 +127,11 @@ def answer(v: dict[str, Any]) -> FitAnswer:
     """The calculators' result for the widget's values ``v`` (errors name the on-screen labels)."""
     parts, result, notes = breakdown(v)
     have = parse_whole(GPUS_LABEL, v["n_gpus"], minimum=1, maximum=100_000)
-    need = memory.gpus_needed(result.total_bytes, v["gpu"], usable_fraction=USABLE_FRACTION)
+    need = memory.gpus_needed(
+        result.total_bytes, v["gpu"], usable_fraction=memory.USABLE_MEMORY_FRACTION
+    )
     seq_len = parse_whole(SEQ_LABEL, v["seq_len"])
-    return FitAnswer(result, parts, tuple(notes), seq_len, need, have, USABLE_FRACTION,
+    return FitAnswer(result, parts, tuple(notes), seq_len, need, have, memory.USABLE_MEMORY_FRACTION,
                      need <= have)  # fmt: skip
 
 
@@ -139,7 +139,7 @@ def _fit_html(a: FitAnswer, v: dict[str, Any]) -> str:
     parts, result, notes, need, have = a.parts, a.report, a.notes, a.gpus_needed, a.gpus_have
     card = hardware.gpu(v["gpu"])
     total = result.total_bytes
-    capacity = have * card.memory_bytes * USABLE_FRACTION
+    capacity = have * card.memory_bytes * memory.USABLE_MEMORY_FRACTION
     share = f"{100 * total / capacity:.0f} % of the usable memory"
     if a.fits:
         verdict = (f'<p style="color:#007a3d"><b>Fits</b> on {have} x {html.escape(card.name)}: '
@@ -148,7 +148,7 @@ def _fit_html(a: FitAnswer, v: dict[str, Any]) -> str:
         verdict = (f'<p style="color:{ERROR_COLOUR}"><b>Does not fit</b> on {have} x '
                    f"{html.escape(card.name)}: {units.fmt_bytes(total)} is {share}.</p>")  # fmt: skip
     verdict += (f"<p>GPUs needed: <b>{need} x {html.escape(card.name)}</b> "
-                f"({units.fmt_bytes(card.memory_bytes)} each, {USABLE_FRACTION:.0%} usable, "
+                f"({units.fmt_bytes(card.memory_bytes)} each, {memory.USABLE_MEMORY_FRACTION:.0%} usable, "
                 "memory split evenly across GPUs).</p>")  # fmt: skip
     extra = "".join(f"<p><i>{html.escape(n)}</i></p>" for n in notes)
     return verdict + _bar_html(parts, capacity) + extra + result._repr_html_()
@@ -221,5 +221,5 @@ def will_it_fit(
     return Calculator("Will it fit?", controls, answer, labels=labels, render=_fit_html)
 
 
-__all__ = ["CUSTOM", "INFERENCE_OVERHEAD", "USABLE_FRACTION", "FitAnswer", "answer", "breakdown",
+__all__ = ["CUSTOM", "INFERENCE_OVERHEAD", "FitAnswer", "answer", "breakdown",
            "will_it_fit"]  # fmt: skip
