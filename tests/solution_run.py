@@ -19,3 +19,10 @@ def solution_namespace(set_name: str, keep: Callable[[dict], bool] = lambda cell
             if keep(cell):
                 exec(compile(cell["source"], solution.name, "exec"), ns)  # noqa: S102 - our own solution
     return ns
+
+
+def feedback_with(set_name: str, namespace: dict, question: str, name: str, value) -> str:
+    """The learner's checker's feedback on ``question`` when the solution's ``name`` is ``value``."""
+    from course.publishing.grading.learner import Grader
+
+    return repr(Grader(set_name).check(question, {**namespace, name: value}))

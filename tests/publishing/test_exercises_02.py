@@ -6,7 +6,7 @@ the set's full and blank scores in tests/project/test_exercises.py."""
 from __future__ import annotations
 
 import pytest
-from solution_run import solution_namespace
+from solution_run import feedback_with, solution_namespace
 
 from course.publishing.grading import authoring, spec
 from course.publishing.grading.learner import Grader
@@ -52,7 +52,5 @@ def test_the_solution_passes_the_learner_checks(namespace, monkeypatch, question
 )
 def test_known_wrong_answers_get_their_hint(namespace, monkeypatch, question, name, change, hint):
     monkeypatch.delenv("COURSE_GRADING", raising=False)
-    ns = dict(namespace)
-    ns[name] = change(ns[name])
-    text = repr(Grader(SET).check(question, ns))
+    text = feedback_with(SET, namespace, question, name, change(namespace[name]))
     assert f"{name}: not right yet" in text and hint in text

@@ -4,7 +4,7 @@ the full grading of every set is in tests/publishing/test_grading.py)."""
 from __future__ import annotations
 
 import pytest
-from solution_run import solution_namespace
+from solution_run import feedback_with, solution_namespace
 
 from course.publishing.grading.learner import Grader
 
@@ -33,7 +33,5 @@ def test_the_solution_passes_every_learner_check(namespace, monkeypatch):
 )
 def test_known_wrong_answers_get_their_hint(namespace, monkeypatch, question, name, change, hint):
     monkeypatch.delenv("COURSE_GRADING", raising=False)
-    ns = dict(namespace)
-    ns[name] = change(ns[name])
-    text = repr(Grader(SET).check(question, ns))
+    text = feedback_with(SET, namespace, question, name, change(namespace[name]))
     assert f"{name}: not right yet" in text and hint in text

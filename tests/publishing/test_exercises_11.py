@@ -8,7 +8,7 @@ import csv
 
 import nbformat
 import pytest
-from solution_run import solution_namespace
+from solution_run import feedback_with, solution_namespace
 
 from course.publishing.grading import authoring, gradebook, spec
 from course.publishing.grading.learner import Grader
@@ -46,9 +46,7 @@ def test_the_solution_passes_every_learner_check(namespace, monkeypatch):
 )
 def test_known_wrong_answers_get_their_hint(namespace, monkeypatch, question, name, value, hint):
     monkeypatch.delenv("COURSE_GRADING", raising=False)
-    ns = dict(namespace)
-    ns[name] = value
-    text = repr(Grader(SET).check(question, ns))
+    text = feedback_with(SET, namespace, question, name, value)
     assert f"{name}: not right yet" in text and hint in text
 
 
