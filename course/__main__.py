@@ -4,13 +4,16 @@
 - ``measure [--budget S] [--save run.json] [--compare other.json | h100]``: this machine's matmul
   rates and memory bandwidths, measured now; saved as JSON, or printed beside another saved portrait
   (or the shipped H100 SXM reference run).
-- ``assign``: regenerate ``exercises/`` (student notebooks and their public checks) from ``solutions/``.
+- ``assign``: regenerate ``exercises/`` (student notebooks and their public checks) from
+  ``solutions/``.
 - ``grade SUBMISSIONS_DIR --out grades.csv``: grade every submission in a sandbox, one CSV row each.
-- ``release OUTDIR [--graded]``: what students receive (no solutions, no answer keys), from the committed
-  files, checked for hidden values; ``--graded``: public checks of form, units and coarse range only.
+- ``release OUTDIR [--graded]``: what students receive (no solutions, no answer keys), from the
+  committed files, checked for hidden values; ``--graded``: public checks of form, units and coarse
+  range only.
 - ``answer-keys OUTDIR [--no-values]``: one answer-key page per exercise set, from ``solutions/``.
 - ``site OUTDIR [--answer-keys]``: the course as a static website (Sphinx + myst-nb).
-- ``slides OUTDIR [--tag]``: one Reveal.js deck per lesson (``--tag`` re-applies the slide tags first).
+- ``slides OUTDIR [--tag]``: one Reveal.js deck per lesson (``--tag`` re-applies the slide tags
+  first).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""Headless Chromium for the browser tests (tests/project/test_browser.py, tests/publishing/test_site.py,
-tests/publishing/test_offline.py): Debian's chromium driven by Playwright, never a downloaded browser."""
+"""Headless Chromium for the browser tests (tests/project/test_browser.py,
+tests/publishing/test_site.py, tests/publishing/test_offline.py): Debian's chromium driven by
+Playwright, never a downloaded browser."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """Submissions for the grading tests, all graded in ONE ``grade_folder`` run (``--jobs 2``).
 
-``tests/publishing/test_grading.py`` (ordinary mistakes and breakage) and ``tests/publishing/test_grading_attacks.py``
-(a learner who wants marks without the answers) share the run through :func:`graded`: the sandbox
-start-up and the solution run are paid once. Submissions are made from the solution and exercise
-notebooks, so they follow any change to the questions.
+``tests/publishing/test_grading.py`` (ordinary mistakes and breakage) and
+``tests/publishing/test_grading_attacks.py`` (a learner who wants marks without the answers) share
+the run through :func:`graded`: the sandbox start-up and the solution run are paid once. Submissions
+are made from the solution and exercise notebooks, so they follow any change to the questions.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ TIMEOUT_S = 15  # per submission; only the submission that defeats the per-cell 
 CELL_TIMEOUT_S = 4  # an honest cell of set 00 takes well under a second
 POSSIBLE = sum(q.points for q in spec.read(SOLUTION).questions)  # the set's points, from its source
 MARKER = "DAEMON WAS HERE"
-# Attacks on files outside the sandbox run only where the sandbox can contain them (PID namespace and
-# hidden files); elsewhere they would really damage the machine running the tests.
+# Attacks on files outside the sandbox run only where the sandbox can contain them (PID namespace
+# and hidden files); elsewhere they would really damage the machine running the tests.
 CONTAINED = not {"pid-namespace", "hidden-files"} & set(sandbox.protections_off())
 
 
@@ -106,8 +106,11 @@ def build(subs: Path, out_dir: Path) -> None:
     if CONTAINED:  # without hidden files this would delete the grader's own /tmp
         put("deletes", with_cell(deletes, before_answer=4))
     put("memory-hog", with_cell("hog = bytearray(64 * 2**30)", before_answer=2))
-    wrong = with_answer(0, "weights_bytes = params * 2\nweights_gb = weights_bytes / GiB\n"
-                           "weights_gib = weights_bytes / GiB")  # fmt: skip
+    wrong = with_answer(
+        0,
+        "weights_bytes = params * 2\nweights_gb = weights_bytes / GiB\n"
+        "weights_gib = weights_bytes / GiB",
+    )
     put("gib-for-gb", wrong)
     (subs / f"{SET}-garbage.ipynb").write_bytes(random.Random(0).randbytes(4096))
     (subs / f"{SET}-not-a-notebook.ipynb").write_text(json.dumps({"hello": "world"}))
@@ -118,7 +121,8 @@ def build(subs: Path, out_dir: Path) -> None:
     other = authoring.EXERCISES_DIR / f"{OTHER_SET}.ipynb"
     nbformat.write(nbformat.read(other, as_version=4), subs / f"{OTHER_SET}-blank.ipynb")
 
-    # -- attacks (tests/publishing/test_grading_attacks.py): blank answers plus a trick; honest score 0 --
+    # -- attacks (tests/publishing/test_grading_attacks.py): blank answers plus a trick; honest
+    # score 0 --
     patch = (
         "try:\n    import otter.test_files.ok_test as t\n"
         "    t.run_doctest = lambda *a, **k: (True, '')\nexcept Exception:\n    pass\n"
@@ -242,8 +246,9 @@ def graded() -> dict:
     repo_before = _hashes(authoring.SOLUTIONS_DIR) | _hashes(authoring.EXERCISES_DIR)
     out_csv = out_dir / "grades.csv"
     start = time.monotonic()
-    status = gradebook.grade_folder(subs, out_csv, timeout_seconds=TIMEOUT_S,
-                                    cell_timeout_seconds=CELL_TIMEOUT_S, jobs=2)  # fmt: skip
+    status = gradebook.grade_folder(
+        subs, out_csv, timeout_seconds=TIMEOUT_S, cell_timeout_seconds=CELL_TIMEOUT_S, jobs=2
+    )
     seconds = time.monotonic() - start
     csvs = sorted(out_dir.glob("*.csv"))
     written = {p.name: p.read_bytes() for p in csvs}

@@ -11,7 +11,8 @@ from course.publishing.grading import authoring, spec
 
 
 def solution_namespace(set_name: str, keep: Callable[[dict], bool] = lambda cell: True) -> dict:
-    """The namespace after running ``solutions/<set_name>.ipynb``'s code cells that ``keep`` accepts."""
+    """The namespace after running ``solutions/<set_name>.ipynb``'s code cells that ``keep``
+    accepts."""
     ns: dict = {}
     solution = authoring.SOLUTIONS_DIR / f"{set_name}.ipynb"
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
@@ -22,7 +23,8 @@ def solution_namespace(set_name: str, keep: Callable[[dict], bool] = lambda cell
 
 
 def feedback_with(set_name: str, namespace: dict, question: str, name: str, value) -> str:
-    """The learner's checker's feedback on ``question`` when the solution's ``name`` is ``value``."""
+    """The learner's checker's feedback on ``question`` when the solution's ``name`` is
+    ``value``."""
     from course.publishing.grading.learner import Grader
 
     return repr(Grader(set_name).check(question, {**namespace, name: value}))

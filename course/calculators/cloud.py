@@ -1,19 +1,19 @@
 """Cloud GPU instances and the buy-versus-rent arithmetic.
 
-Cloud prices change (AWS cut P4 and P5 on-demand prices by up to 45 % in June 2025), so every
-price carries the date it was seen and its source, in :mod:`course.facts.data.cloud_instances`; a
-lesson shows the date beside the number and lets the learner type today's price. *AI Infrastructure*'s
+Cloud prices change (AWS cut P4 and P5 on-demand prices by up to 45 % in June 2025), so every price
+carries the date it was seen and its source, in :mod:`course.facts.data.cloud_instances`; a lesson
+shows the date beside the number and lets the learner type today's price. *AI Infrastructure*'s
 Azure and GCP figures have no source and are left out.
 
-Also here: total cost of ownership against on-demand, reserved and spot rent
-(:func:`own_vs_rent`), the readings' break-even table reproduced and corrected in :mod:`course.claims.silicon_to_tensors`,
-cost per training run and per million tokens served on an instance type, and checkpointing on
-spot capacity (Young 1974, Daly 2006).
+Also here: total cost of ownership against on-demand, reserved and spot rent (:func:`own_vs_rent`),
+the readings' break-even table reproduced and corrected in :mod:`course.claims.silicon_to_tensors`,
+cost per training run and per million tokens served on an instance type, and checkpointing on spot
+capacity (Young 1974, Daly 2006).
 
-:func:`breakeven_hours` and :func:`breakeven_months` answer practice question 9 of *AI Infrastructure*
-("Compare on-premise DGX vs cloud GPUs for a startup training models continuously") with power,
-facility overhead (PUE), fixed running costs and utilisation included, which the readings' tables
-(*Computational Resources for ML*: 4,000 / 3,750 / 4,688 hours) leave out.
+:func:`breakeven_hours` and :func:`breakeven_months` answer practice question 9 of *AI
+Infrastructure* ("Compare on-premise DGX vs cloud GPUs for a startup training models continuously")
+with power, facility overhead (PUE), fixed running costs and utilisation included, which the
+readings' tables (*Computational Resources for ML*: 4,000 / 3,750 / 4,688 hours) leave out.
 
 Used by lessons 09 and 10. Layer 2: no torch.
 """
@@ -67,8 +67,10 @@ class CloudInstance(Report):
 
 
 def _quotes(key: str, kind: str) -> list[cloud_data.PriceQuote]:
-    return sorted((q for q in cloud_data.PRICE_QUOTES if q.instance == key and q.kind == kind),
-                  key=lambda q: q.seen)  # fmt: skip
+    return sorted(
+        (q for q in cloud_data.PRICE_QUOTES if q.instance == key and q.kind == kind),
+        key=lambda q: q.seen,
+    )
 
 
 def _build(t: cloud_data.InstanceType) -> CloudInstance:
@@ -77,10 +79,18 @@ def _build(t: cloud_data.InstanceType) -> CloudInstance:
     if latest.usd_per_hour is None:
         notes = f"No price: {latest.source}. {notes}".strip()
     return CloudInstance(
-        key=t.key, provider=t.provider, name=t.name, gpu=t.gpu, gpus=t.gpus,
-        gpu_memory_bytes=t.gpus * hardware.gpu(t.gpu).memory_bytes, network=t.network,
-        usd_per_hour=latest.usd_per_hour, as_of=latest.seen, source=latest.source, notes=notes,
-    )  # fmt: skip
+        key=t.key,
+        provider=t.provider,
+        name=t.name,
+        gpu=t.gpu,
+        gpus=t.gpus,
+        gpu_memory_bytes=t.gpus * hardware.gpu(t.gpu).memory_bytes,
+        network=t.network,
+        usd_per_hour=latest.usd_per_hour,
+        as_of=latest.seen,
+        source=latest.source,
+        notes=notes,
+    )
 
 
 INSTANCES: MappingProxyType = MappingProxyType(
@@ -119,9 +129,14 @@ def rent_to_match(key: str, gpus: int) -> RentedMatch:
     owned = validate.positive_int("gpus", gpus, maximum=compute.MAX_GPUS)
     count = math.ceil(owned / inst.gpus)
     price = None if inst.usd_per_hour is None else count * inst.usd_per_hour
-    return RentedMatch(instance=inst.name, gpus_owned=owned, instances=count,
-                       gpus_rented=count * inst.gpus, on_demand_usd_per_hour=price,
-                       as_of=inst.as_of)  # fmt: skip
+    return RentedMatch(
+        instance=inst.name,
+        gpus_owned=owned,
+        instances=count,
+        gpus_rented=count * inst.gpus,
+        on_demand_usd_per_hour=price,
+        as_of=inst.as_of,
+    )
 
 
 def _usd(name: str, value: object) -> float:
@@ -139,14 +154,16 @@ def breakeven_hours(
 ) -> float:
     """Hours of use after which buying costs less than renting.
 
-    purchase / (rent per hour - running cost per hour of owning), where running cost = power x
-    PUE x electricity price + ``other_usd_per_hour`` (hosting, support). With no running costs
-    this is *Computational Resources for ML*'s purchase / hourly rate (RTX 4090: $1,600 / $0.40 = 4,000 h). Returns
-    ``math.inf`` when owning costs as much per hour as renting: buying never pays off.
+    purchase / (rent per hour - running cost per hour of owning), where running
+    cost = power x PUE x electricity price + ``other_usd_per_hour`` (hosting, support). With no
+    running costs this is *Computational Resources for ML*'s purchase / hourly rate (RTX 4090:
+    $1,600 / $0.40 = 4,000 h). Returns ``math.inf`` when owning costs as much per hour as renting:
+    buying never pays off.
     """
     price = _usd("purchase_usd", purchase_usd)
-    rent = validate.number("rent_usd_per_hour", rent_usd_per_hour, minimum=0, maximum=1e6,
-                           strict_min=True)  # fmt: skip
+    rent = validate.number(
+        "rent_usd_per_hour", rent_usd_per_hour, minimum=0, maximum=1e6, strict_min=True
+    )
     running = energy.electricity_usd_per_hour(power_watts, usd_per_kwh, pue=pue)
     running += validate.number("other_usd_per_hour", other_usd_per_hour, minimum=0, maximum=1e6)
     saving = rent - running
@@ -165,15 +182,16 @@ def breakeven_months(
 ) -> float:
     """Calendar months after which buying costs less than renting the same hours.
 
-    Each month the hardware is used ``utilisation`` x 730 h. Renting costs those hours x the
-    hourly rate; owning costs the energy of those hours (x PUE) plus ``other_usd_per_month``
-    (space, staff, support), paid used or not. Months = purchase / (monthly rent - monthly cost of
-    owning); ``math.inf`` if renting is never dearer. *AI Infrastructure*'s "6-12 months" holds only near
+    Each month the hardware is used ``utilisation`` x 730 h. Renting costs those hours x the hourly
+    rate; owning costs the energy of those hours (x PUE) plus ``other_usd_per_month`` (space, staff,
+    support), paid used or not. Months = purchase / (monthly rent - monthly cost of owning);
+    ``math.inf`` if renting is never dearer. *AI Infrastructure*'s "6-12 months" holds only near
     full utilisation: at 25 % it is four times longer.
     """
     price = _usd("purchase_usd", purchase_usd)
-    rent = validate.number("rent_usd_per_hour", rent_usd_per_hour, minimum=0, maximum=1e6,
-                           strict_min=True)  # fmt: skip
+    rent = validate.number(
+        "rent_usd_per_hour", rent_usd_per_hour, minimum=0, maximum=1e6, strict_min=True
+    )
     util = validate.fraction("utilisation", utilisation)
     running = energy.electricity_usd_per_hour(power_watts, usd_per_kwh, pue=pue)
     fixed = validate.number("other_usd_per_month", other_usd_per_month, minimum=0, maximum=1e9)
@@ -229,15 +247,20 @@ def instances_table(provider: str | None = None) -> list[dict[str, object]]:
         if provider is not None and inst.provider != provider:
             continue
         card = hardware.gpu(inst.gpu)
-        rows.append({
-            "provider": inst.provider, "instance": inst.name,
-            "GPUs": f"{inst.gpus} x {card.name}",
-            "GPU memory (GiB)": round(inst.gpu_memory_bytes / 2**30),
-            "network": inst.network,
-            "on-demand $/h": inst.usd_per_hour,
-            "$/GPU-h": None if inst.usd_per_gpu_hour is None else round(inst.usd_per_gpu_hour, 2),
-            "price seen": inst.as_of if inst.usd_per_hour is not None else "no source",
-        })  # fmt: skip
+        rows.append(
+            {
+                "provider": inst.provider,
+                "instance": inst.name,
+                "GPUs": f"{inst.gpus} x {card.name}",
+                "GPU memory (GiB)": round(inst.gpu_memory_bytes / 2**30),
+                "network": inst.network,
+                "on-demand $/h": inst.usd_per_hour,
+                "$/GPU-h": None
+                if inst.usd_per_gpu_hour is None
+                else round(inst.usd_per_gpu_hour, 2),
+                "price seen": inst.as_of if inst.usd_per_hour is not None else "no source",
+            }
+        )
     return rows
 
 
@@ -284,9 +307,15 @@ class OwnVsRent(Report):
 
     def components(self) -> dict[str, dict[str, float]]:
         """Cost components per option, for a stacked bar: {"own": {...}, "on-demand": {...}}."""
-        parts = {"own": {"purchase": self.purchase_usd, "electricity": self.electricity_usd,
-                         "hosting": self.hosting_usd, "staff": self.staff_usd},
-                 "on-demand": {"rent": self.rent_on_demand_usd}}  # fmt: skip
+        parts = {
+            "own": {
+                "purchase": self.purchase_usd,
+                "electricity": self.electricity_usd,
+                "hosting": self.hosting_usd,
+                "staff": self.staff_usd,
+            },
+            "on-demand": {"rent": self.rent_on_demand_usd},
+        }
         if self.rent_reserved_usd is not None:
             parts["reserved"] = {"rent": self.rent_reserved_usd}
         if self.rent_spot_usd is not None:
@@ -324,8 +353,9 @@ def own_vs_rent(
     on_demand = _rate("on_demand_usd_per_hour", on_demand_usd_per_hour)
     reserved = _rate("reserved_usd_per_hour", reserved_usd_per_hour, optional=True)
     spot = _rate("spot_usd_per_hour", spot_usd_per_hour, optional=True)
-    overhead = validate.number("spot_overhead_fraction", spot_overhead_fraction, minimum=0,
-                               maximum=100)  # fmt: skip
+    overhead = validate.number(
+        "spot_overhead_fraction", spot_overhead_fraction, minimum=0, maximum=100
+    )
     years = validate.number("lifetime_years", lifetime_years, minimum=0.01, maximum=50)
     util = validate.number("utilisation", utilisation, minimum=MIN_UTILISATION, maximum=1)
     running = energy.electricity_usd_per_hour(power_watts, usd_per_kwh, pue=pue)
@@ -375,8 +405,9 @@ def own_vs_rent(
 def _price(inst: CloudInstance, usd_per_hour: object) -> float:
     if usd_per_hour is None:
         if inst.usd_per_hour is None:
-            raise ValueError(f"usd_per_hour must be given for {inst.key}: no sourced price is "
-                             "recorded for it")  # fmt: skip
+            raise ValueError(
+                f"usd_per_hour must be given for {inst.key}: no sourced price is recorded for it"
+            )
         return inst.usd_per_hour
     return validate.number("usd_per_hour", usd_per_hour, minimum=0, maximum=1e6, strict_min=True)
 
@@ -393,15 +424,23 @@ def training_run_cost_on(
 ) -> energy.RunFootprint:
     """Time and rental cost of a 6 x params x tokens training run on ``instances`` of a type.
 
-    Wall clock = 6ND / (GPUs x dense peak(dtype) x MFU) (``course.calculators.compute.training_seconds``);
-    cost = GPU-hours x the instance's hourly price / its GPUs. ``usd_per_hour`` overrides the
-    recorded price (today's price, a spot or reserved rate). Energy is in the rent.
+    Wall clock = 6ND / (GPUs x dense peak(dtype) x MFU)
+    (``course.calculators.compute.training_seconds``); cost = GPU-hours x the instance's hourly
+    price / its GPUs. ``usd_per_hour`` overrides the recorded price (today's price, a spot or
+    reserved rate). Energy is in the rent.
     """
     inst = instance(key)
     n = validate.positive_int("instances", instances, maximum=100_000)
     price = _price(inst, usd_per_hour)
-    return energy.run_footprint(params, tokens, inst.gpu, n * inst.gpus, dtype=dtype, mfu=mfu,
-                                usd_per_gpu_hour=price / inst.gpus)  # fmt: skip
+    return energy.run_footprint(
+        params,
+        tokens,
+        inst.gpu,
+        n * inst.gpus,
+        dtype=dtype,
+        mfu=mfu,
+        usd_per_gpu_hour=price / inst.gpus,
+    )
 
 
 def usd_per_million_tokens(usd_per_hour: float, tokens_per_s: float) -> float:
@@ -437,10 +476,10 @@ def serving_cost(
 ) -> ServingCost:
     """Cost per 1M generated tokens of a model served on every GPU of an instance.
 
-    Throughput per GPU is the decoding roofline (``course.calculators.compute.decode_step``: all weights read
-    once per step, ``batch`` tokens per step) x ``efficiency``; with efficiency 1 the cost is a
-    lower bound (the H100 reference run reached about half the floor at batch 1: lesson 02).
-    Tensor parallelism across the instance's GPUs gives the same total floor, so the model only
+    Throughput per GPU is the decoding roofline (``course.calculators.compute.decode_step``: all
+    weights read once per step, ``batch`` tokens per step) x ``efficiency``; with efficiency 1 the
+    cost is a lower bound (the H100 reference run reached about half the floor at batch 1: lesson
+    02). Tensor parallelism across the instance's GPUs gives the same total floor, so the model only
     has to fit in the instance's memory (weights only; the KV cache is lesson 07).
     """
     inst = instance(key)
@@ -450,12 +489,19 @@ def serving_cost(
     n = validate.number("params", params, minimum=1e3, maximum=1e15)
     step = compute.decode_step(n, dtype, inst.gpu, batch)
     if step.weights_bytes > inst.gpu_memory_bytes:
-        raise ValueError(f"params: the weights ({step.weights_bytes / 1e9:,.0f} GB) do not fit in "
-                         f"{inst.name}'s {inst.gpu_memory_bytes / 1e9:,.0f} GB")  # fmt: skip
+        raise ValueError(
+            f"params: the weights ({step.weights_bytes / 1e9:,.0f} GB) do not fit in "
+            f"{inst.name}'s {inst.gpu_memory_bytes / 1e9:,.0f} GB"
+        )
     rate = inst.gpus * step.tokens_per_s * eff
-    return ServingCost(instance=inst.name, usd_per_hour=price, batch=step.batch, efficiency=eff,
-                       tokens_per_s=rate,
-                       usd_per_million_tokens=usd_per_million_tokens(price, rate))  # fmt: skip
+    return ServingCost(
+        instance=inst.name,
+        usd_per_hour=price,
+        batch=step.batch,
+        efficiency=eff,
+        tokens_per_s=rate,
+        usd_per_million_tokens=usd_per_million_tokens(price, rate),
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -509,8 +555,9 @@ def spot_training(
     on_demand = _rate("on_demand_usd_per_hour", on_demand_usd_per_hour)
     delta, mtbf = _checkpoint_args(checkpoint_seconds, mtbf_seconds)
     tau = daly_interval_seconds(delta, mtbf) if interval_seconds is None else interval_seconds
-    wall = expected_wall_clock_seconds(solve_seconds, tau, delta, mtbf,
-                                       restart_seconds=restart_seconds)  # fmt: skip
+    wall = expected_wall_clock_seconds(
+        solve_seconds, tau, delta, mtbf, restart_seconds=restart_seconds
+    )
     solve = float(solve_seconds)
     writing = solve / float(tau) * delta
     spot_cost = wall / HOUR * spot

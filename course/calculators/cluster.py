@@ -71,11 +71,12 @@ def cluster_for_model(
 ) -> ClusterPlan:
     """Plan the GPUs for training ``config``: memory first, then the time target.
 
-    1. Model parallelism: the planner's smallest layout (:func:`course.calculators.planner.smallest_layout`),
-       by Megatron-LM's rule (Narayanan et al. 2021, takeaway 1): raise the
-       tensor-parallel degree t through 1, 2, 4 ... up to the GPUs of one system (and dividing the
-       heads); if even that does not fit, add pipeline stages p (dividing the layers) until the
-       busiest GPU's memory (:func:`course.calculators.parallel.parallel_training_memory_per_gpu`, with
+    1. Model parallelism: the planner's smallest layout
+       (:func:`course.calculators.planner.smallest_layout`), by Megatron-LM's rule (Narayanan et al.
+       2021, takeaway 1): raise the tensor-parallel degree t through 1, 2, 4 ... up to the GPUs of
+       one system (and dividing the heads); if even that does not fit, add pipeline stages p
+       (dividing the layers) until the busiest GPU's memory
+       (:func:`course.calculators.parallel.parallel_training_memory_per_gpu`, with
        ``data_parallel=1``) fits ``usable_fraction`` of a GPU.
     2. Data parallelism d: 1, or, given ``tokens`` and ``days``, enough replicas that 6 x params x
        tokens FLOPs (8 x with ``recompute="full"``) finish in ``days`` at ``mfu`` of the dense
@@ -99,11 +100,18 @@ def cluster_for_model(
     validate.pue(pue)
     validate.positive_int("zero_stage", zero_stage, minimum=0, maximum=3)
 
-    settings = LayoutSettings(seq_len=seq_len, micro_batch=micro_batch, zero_stage=zero_stage,
-                              sequence_parallel=sequence_parallel, recompute=recompute,
-                              precision=precision, optimizer=optimizer)  # fmt: skip
-    layout = smallest_layout(config, usable_memory_bytes=usable, max_tensor_parallel=sys_.gpus,
-                             settings=settings)  # fmt: skip
+    settings = LayoutSettings(
+        seq_len=seq_len,
+        micro_batch=micro_batch,
+        zero_stage=zero_stage,
+        sequence_parallel=sequence_parallel,
+        recompute=recompute,
+        precision=precision,
+        optimizer=optimizer,
+    )
+    layout = smallest_layout(
+        config, usable_memory_bytes=usable, max_tensor_parallel=sys_.gpus, settings=settings
+    )
     t, p = layout.tensor_parallel, layout.pipeline_parallel
     params = config.params
     full = recompute == "full"
@@ -141,7 +149,8 @@ def cluster_for_model(
 
 @dataclass(frozen=True)
 class DgxDesign(Report):
-    """A training design: memory, layout, time, systems, SUs, network, power, racks, energy, cost."""
+    """A training design: memory, layout, time, systems, SUs, network, power, racks, energy,
+    cost."""
 
     _title = "DGX design"
     _formats = {"mfu": "percent"}
@@ -191,8 +200,8 @@ def dgx_design(
     pue: float = PUE_INDUSTRY_AVERAGE,
     usd_per_system: float = 0.0,
 ) -> DgxDesign:
-    """Practice question 8 of *AI Infrastructure* ("Design a DGX-based infrastructure for training a 175B
-    parameter model"), from the model to the electricity bill.
+    """Practice question 8 of *AI Infrastructure* ("Design a DGX-based infrastructure for training a
+    175B parameter model"), from the model to the electricity bill.
 
     Layout from :func:`cluster_for_model` (tensor parallelism inside a DGX, pipeline stages
     across, data parallelism for the time target ``days``); or give ``gpus`` (a multiple of the
@@ -207,34 +216,50 @@ def dgx_design(
     if (days is None) == (gpus is None):
         raise ValueError(f"give exactly one of days and gpus, got days={days!r}, gpus={gpus!r}")
     sys_ = hardware.system(system)
-    plan = cluster_for_model(config, system=sys_, seq_len=seq_len, tokens=tokens, days=days,
-                             dtype=dtype, mfu=mfu, recompute=recompute, usd_per_kwh=usd_per_kwh,
-                             pue=pue)  # fmt: skip
+    plan = cluster_for_model(
+        config,
+        system=sys_,
+        seq_len=seq_len,
+        tokens=tokens,
+        days=days,
+        dtype=dtype,
+        mfu=mfu,
+        recompute=recompute,
+        usd_per_kwh=usd_per_kwh,
+        pue=pue,
+    )
     t, p, d = plan.tensor_parallel, plan.pipeline_parallel, plan.data_parallel
     settings = LayoutSettings(seq_len=seq_len, recompute=recompute)  # cluster_for_model's defaults
     if pipeline_parallel is not None:
         p = validate.positive_int("pipeline_parallel", pipeline_parallel, maximum=config.layers)
         if config.layers % p:
-            raise ValueError(f"pipeline_parallel must divide the {config.layers} layers of "
-                             f"{config.name}; got {pipeline_parallel!r}")  # fmt: skip
+            raise ValueError(
+                f"pipeline_parallel must divide the {config.layers} layers of "
+                f"{config.name}; got {pipeline_parallel!r}"
+            )
         if layout_memory_bytes(config, t, p, 1, settings) > plan.usable_memory_per_gpu_bytes:
-            raise ValueError(f"pipeline_parallel={p} does not fit {config.name} on "
-                             f"{hardware.gpu(sys_.gpu).name} GPUs with tensor_parallel={t}: "
-                             f"use more stages (the smallest that fits is "
-                             f"{plan.pipeline_parallel})")  # fmt: skip
+            raise ValueError(
+                f"pipeline_parallel={p} does not fit {config.name} on "
+                f"{hardware.gpu(sys_.gpu).name} GPUs with tensor_parallel={t}: "
+                f"use more stages (the smallest that fits is "
+                f"{plan.pipeline_parallel})"
+            )
         if gpus is None:
             d = max(1, math.ceil(plan.gpus / (t * p)))
     if gpus is not None:
         n = validate.positive_int("gpus", gpus, maximum=MAX_SUS * 32 * sys_.gpus)
         if n % (t * p):
-            raise ValueError(f"gpus must be a multiple of tensor x pipeline = {t} x {p} = "
-                             f"{t * p} for {config.name}; got {gpus!r}")  # fmt: skip
+            raise ValueError(
+                f"gpus must be a multiple of tensor x pipeline = {t} x {p} = "
+                f"{t * p} for {config.name}; got {gpus!r}"
+            )
         d = n // (t * p)
     n_gpus = t * p * d
     card = hardware.gpu(sys_.gpu)
     full = recompute == "full"
-    seconds = training_seconds(config.params, float(tokens), n_gpus,
-                               card.dense_flop_per_s[dtype], mfu=mfu, recompute=full)  # fmt: skip
+    seconds = training_seconds(
+        config.params, float(tokens), n_gpus, card.dense_flop_per_s[dtype], mfu=mfu, recompute=full
+    )
     n_systems = math.ceil(n_gpus / sys_.gpus)
     arch = next((a for a in hardware.SUPERPODS.values() if a.system == sys_.key), None)
     su_size = arch.systems_per_su if arch else 32

@@ -41,8 +41,9 @@ def _collective_args(
 ):
     size = validate.number("message_bytes", message_bytes, minimum=0, maximum=MAX_BYTES)
     ranks = _gpus("n", n)
-    bw = validate.number("bandwidth_bytes_per_s", bandwidth_bytes_per_s, minimum=0, maximum=1e18,
-                         strict_min=True)  # fmt: skip
+    bw = validate.number(
+        "bandwidth_bytes_per_s", bandwidth_bytes_per_s, minimum=0, maximum=1e18, strict_min=True
+    )
     lat = validate.number("latency_seconds", latency_seconds, minimum=0, maximum=1e3)
     return size, ranks, bw, lat
 
@@ -50,7 +51,8 @@ def _collective_args(
 def ring_allreduce_seconds(
     message_bytes: float, n: int, bandwidth_bytes_per_s: float, *, latency_seconds: float = 0.0
 ) -> float:
-    """Ring all-reduce of ``message_bytes`` over ``n`` GPUs: 2 (n - 1) / n x S / B + 2 (n - 1) x latency.
+    """Ring all-reduce of ``message_bytes`` over ``n`` GPUs: 2 (n - 1) / n x S / B + 2
+    (n - 1) x latency.
 
     A reduce-scatter then an all-gather, each n - 1 steps sending S/n bytes per GPU.
     ``bandwidth_bytes_per_s`` is one GPU's link bandwidth in one direction (NVLink 4 on H100:
@@ -65,7 +67,8 @@ def ring_allreduce_seconds(
 def ring_allgather_seconds(
     message_bytes: float, n: int, bandwidth_bytes_per_s: float, *, latency_seconds: float = 0.0
 ) -> float:
-    """Ring all-gather producing ``message_bytes`` on each GPU: (n - 1)/n x S / B + (n - 1) x latency.
+    """Ring all-gather producing ``message_bytes`` on each GPU:
+    (n - 1)/n x S / B + (n - 1) x latency.
 
     ``message_bytes`` is the gathered (output) size, as nccl-tests report it; each GPU contributes
     S / n. FSDP/ZeRO-3 all-gathers each layer's weights before using them.
@@ -113,8 +116,7 @@ def bus_bandwidth_bytes_per_s(
     reduce-scatter (n - 1) / n; broadcast 1. Bus bandwidth is comparable with the link's peak
     whatever n, which algorithm bandwidth is not.
     """
-    algbw = validate.number("algorithm_bytes_per_s", algorithm_bytes_per_s, minimum=0,
-                            maximum=1e18)  # fmt: skip
+    algbw = validate.number("algorithm_bytes_per_s", algorithm_bytes_per_s, minimum=0, maximum=1e18)
     ranks = _gpus("n", n)
     kind = validate.choice("collective", collective, COLLECTIVES)
     return algbw * _BUS_FACTOR[kind](ranks)
@@ -124,7 +126,8 @@ def bus_bandwidth_bytes_per_s(
 # The alpha-beta model: fit it to measurements, apply it to the registry's links
 # ---------------------------------------------------------------------------------------------
 
-#: (latency steps, bandwidth factor) of each ring collective on n ranks: t = steps*alpha + factor*S/B.
+#: (latency steps, bandwidth factor) of each ring collective on n ranks:
+#: t = steps*alpha + factor*S/B.
 _RING_TERMS = {
     "all_reduce": lambda n: (2 * (n - 1), 2 * (n - 1) / n),
     "all_gather": lambda n: (n - 1, (n - 1) / n),
@@ -145,8 +148,8 @@ def ring_collective_seconds(
 
     ``all_reduce``: 2 (n - 1) steps, factor 2 (n - 1) / n; ``all_gather`` and ``reduce_scatter``:
     n - 1 steps, factor (n - 1) / n (S = the gathered output / the scattered input, as nccl-tests
-    count it); ``broadcast`` (pipelined ring): factor 1. ``latency_seconds`` is alpha, the cost of one
-    step; ``bandwidth_bytes_per_s`` is B = 1 / beta, one rank's link in one direction.
+    count it); ``broadcast`` (pipelined ring): factor 1. ``latency_seconds`` is alpha, the cost of
+    one step; ``bandwidth_bytes_per_s`` is B = 1 / beta, one rank's link in one direction.
     """
     kind = validate.choice("collective", collective, COLLECTIVES)
     size, ranks, bw, lat = _collective_args(
@@ -175,7 +178,8 @@ class AlphaBetaFit(Report):
 def fit_alpha_beta(
     message_bytes, seconds, *, collective: str = "all_reduce", n: int = 2
 ) -> AlphaBetaFit:
-    """Weighted least-squares fit of t = a + b x S to measured times; alpha and B from the ring model.
+    """Weighted least-squares fit of t = a + b x S to measured times; alpha and B from the ring
+    model.
 
     With the ring terms of :func:`ring_collective_seconds`, a = steps x alpha and
     b = factor / B, so alpha = a / steps and B = factor / b. B is then the bus bandwidth of
@@ -193,8 +197,9 @@ def fit_alpha_beta(
     xs = [validate.number("message_bytes", x, minimum=0, maximum=MAX_BYTES) for x in message_bytes]
     ys = [validate.number("seconds", y, minimum=0, maximum=1e9, strict_min=True) for y in seconds]
     if len(xs) != len(ys):
-        raise ValueError(f"message_bytes and seconds must have the same length, got {len(xs)} "
-                         f"and {len(ys)}")  # fmt: skip
+        raise ValueError(
+            f"message_bytes and seconds must have the same length, got {len(xs)} and {len(ys)}"
+        )
     if len(set(xs)) < 2:
         raise ValueError(
             f"message_bytes must hold at least 2 distinct sizes, got {sorted(set(xs))}"
@@ -207,8 +212,10 @@ def fit_alpha_beta(
     sxx = sum(wi * (x - mx) ** 2 for wi, x in zip(w, xs, strict=True))
     slope = sum(wi * (x - mx) * (y - my) for wi, x, y in zip(w, xs, ys, strict=True)) / sxx
     if not slope > 0:
-        raise ValueError("seconds must grow with message_bytes for a bandwidth to be fitted "
-                         f"(slope {slope:.3g} s/byte): measure larger messages or again")  # fmt: skip
+        raise ValueError(
+            "seconds must grow with message_bytes for a bandwidth to be fitted "
+            f"(slope {slope:.3g} s/byte): measure larger messages or again"
+        )
     intercept = max(0.0, my - slope * mx)
     ss_tot = sum(wi * (y - my) ** 2 for wi, y in zip(w, ys, strict=True))
     ss_res = sum(
@@ -258,13 +265,13 @@ def gradient_allreduce_on_links(
 ) -> tuple[LinkAllReduce, ...]:
     """Time to ring-all-reduce ``params`` gradients across ``n_gpus`` over each of ``links``.
 
-    Message S = params x bytes_per_gradient (2 for bf16); time = 2 (n - 1)/n x S / (B x
-    efficiency), B from ``course.facts.hardware.INTERCONNECTS`` (one direction). Latency is left out: it
-    is microseconds against the tenths of a second of a 7B model's gradients. ``efficiency``
-    scales the line rate to what a library reaches: NCCL's ring gets about 370 of NVLink 4's
-    450 GB/s (0.82; NCCL maintainer S. Jeaugey, github.com/NVIDIA/nccl-tests/issues/212, 2024).
-    For InfiniBand this assumes one GPU per node, each with its own 400 Gb/s port (a DGX H100 has
-    eight, one per GPU: a rail-optimised fabric).
+    Message S = params x bytes_per_gradient (2 for bf16); time = 2 (n - 1)/n x S / (B x efficiency),
+    B from ``course.facts.hardware.INTERCONNECTS`` (one direction). Latency is left out: it is
+    microseconds against the tenths of a second of a 7B model's gradients. ``efficiency`` scales the
+    line rate to what a library reaches: NCCL's ring gets about 370 of NVLink 4's 450 GB/s (0.82;
+    NCCL maintainer S. Jeaugey, github.com/NVIDIA/nccl-tests/issues/212, 2024). For InfiniBand this
+    assumes one GPU per node, each with its own 400 Gb/s port (a DGX H100 has eight, one per GPU: a
+    rail-optimised fabric).
     """
     from course.facts.hardware import INTERCONNECTS
 
@@ -274,18 +281,27 @@ def gradient_allreduce_on_links(
     )
     eff = validate.fraction("efficiency", efficiency)
     if not isinstance(links, list | tuple) or not links:
-        raise ValueError(f"links must be a non-empty list of {', '.join(INTERCONNECTS)}, "
-                         f"got {links!r}")  # fmt: skip
+        raise ValueError(
+            f"links must be a non-empty list of {', '.join(INTERCONNECTS)}, got {links!r}"
+        )
     rows = []
     for key in links:
         link = INTERCONNECTS[validate.choice("links", key, tuple(INTERCONNECTS))]
         bw = link.bandwidth_bytes_per_s * eff
         t = ring_allreduce_seconds(size, n, bw)
         algbw = size / t if t > 0 else math.inf
-        rows.append(LinkAllReduce(link=link.name, n_gpus=n, message_bytes=size,
-                                  link_bandwidth_bytes_per_s=link.bandwidth_bytes_per_s, efficiency=eff,
-                                  seconds=t, algorithm_bandwidth_bytes_per_s=algbw,
-                                  bus_bandwidth_bytes_per_s=bw if n > 1 else math.inf))  # fmt: skip
+        rows.append(
+            LinkAllReduce(
+                link=link.name,
+                n_gpus=n,
+                message_bytes=size,
+                link_bandwidth_bytes_per_s=link.bandwidth_bytes_per_s,
+                efficiency=eff,
+                seconds=t,
+                algorithm_bandwidth_bytes_per_s=algbw,
+                bus_bandwidth_bytes_per_s=bw if n > 1 else math.inf,
+            )
+        )
     return tuple(rows)
 
 
@@ -324,8 +340,9 @@ def tensor_parallel_layer_comm(
     s = validate.positive_int("seq_len", seq_len, maximum=MAX_SEQ_LEN)
     b = validate.positive_int("micro_batch", micro_batch, maximum=MAX_BATCH)
     t = validate.positive_int("tensor_parallel", tensor_parallel, maximum=config.heads)
-    width = validate.number("bytes_per_value", bytes_per_value, minimum=0, maximum=64,
-                            strict_min=True)  # fmt: skip
+    width = validate.number(
+        "bytes_per_value", bytes_per_value, minimum=0, maximum=64, strict_min=True
+    )
     size = b * s * config.hidden * width
     one = ring_allreduce_seconds(size, t, bandwidth_bytes_per_s)
     return TensorParallelLayerComm(
@@ -358,16 +375,28 @@ def gpu_links(gpu: str) -> tuple:
     intra = INTERCONNECTS[device.host_link]
     if device.form_factor == "SXM" and device.nvlink_bandwidth_bytes_per_s > 0:
         per_direction = device.nvlink_bandwidth_bytes_per_s / 2
-        intra = next((i for i in INTERCONNECTS.values() if i.connects == "GPU to GPU"
-                      and math.isclose(i.bandwidth_bytes_per_s, per_direction, rel_tol=1e-3)), None) or \
-            Interconnect(f"nvlink-{device.key}", f"NVLink ({device.name})", per_direction,
-                         "GPU to GPU", device.source)  # fmt: skip
+        intra = next(
+            (
+                i
+                for i in INTERCONNECTS.values()
+                if i.connects == "GPU to GPU"
+                and math.isclose(i.bandwidth_bytes_per_s, per_direction, rel_tol=1e-3)
+            ),
+            None,
+        ) or Interconnect(
+            f"nvlink-{device.key}",
+            f"NVLink ({device.name})",
+            per_direction,
+            "GPU to GPU",
+            device.source,
+        )
     inter = INTERCONNECTS["ib-ndr" if device.launch_year >= 2022 else "ib-hdr"]
     return intra, inter
 
 
 def link_or_default(name: str, key: object, default):
-    """The registry's link of key ``key`` (checked, named ``name`` in errors), or ``default`` if None."""
+    """The registry's link of key ``key`` (checked, named ``name`` in errors), or ``default`` if
+    None."""
     from course.facts.hardware import INTERCONNECTS
 
     if key is None:

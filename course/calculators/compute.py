@@ -3,9 +3,9 @@
 - FLOPs of a transformer: about 2 per parameter per token forward and 6 training (Kaplan et al.
   2020, sec. 2.1), plus an attention term that grows with the context: forward
   ``4 * layers * seq_len * heads * head_dim`` per token (Q K^T and attention x V; Narayanan et al.
-  2021, sec. 5.1, count the same). :func:`forward_flops_per_token` counts every matrix multiply of
-  a config exactly; tests/calculators/test_compute.py checks it against ``torch.utils.flop_counter`` on real
-  models built from the same config.
+  2021, sec. 5.1, count the same). :func:`forward_flops_per_token` counts every matrix multiply of a
+  config exactly; tests/calculators/test_compute.py checks it against ``torch.utils.flop_counter``
+  on real models built from the same config.
 - The roofline (Williams, Waterman, Patterson 2009): time >= max(FLOPs / peak, bytes / bandwidth);
   the critical intensity peak / bandwidth says which bound applies.
 - Time, MFU, energy and cost of a training run from a GPU in ``course.facts.hardware``.
@@ -106,7 +106,8 @@ def forward_flops_per_token(
 def forward_flops(
     config: TransformerConfig, seq_len: int, *, batch: int = 1, causal: bool = False
 ) -> float:
-    """Forward FLOPs of ``batch`` sequences of ``seq_len`` tokens (see :func:`forward_flops_per_token`)."""
+    """Forward FLOPs of ``batch`` sequences of ``seq_len`` tokens (see
+    :func:`forward_flops_per_token`)."""
     b = validate.positive_int("batch", batch, maximum=10**9)
     return forward_flops_per_token(config, seq_len, causal=causal) * seq_len * b
 
@@ -139,9 +140,9 @@ def training_flops_with_attention(
     - with recomputation (their eq. 3): ``96 B s l h^2 (1 + s/(6h) + V/(16 l h))``;
     - without recomputation: ``72 B s l h^2 (1 + s/(6h) + V/(12 l h))``.
 
-    (``96 B s l h^2 * V/(16 l h) = 6 B s h V``: the head's forward 2BshV, times 3, in both.)
-    Per token without recomputation this is ``6N + 12 * layers * seq_len * hidden`` plus the LM
-    head, the form FACTS.md quotes. Attention is counted over the full s x s scores, as in the paper.
+    (``96 B s l h^2 * V/(16 l h) = 6 B s h V``: the head's forward 2BshV, times 3, in both.) Per
+    token without recomputation this is ``6N + 12 * layers * seq_len * hidden`` plus the LM head,
+    the form FACTS.md quotes. Attention is counted over the full s x s scores, as in the paper.
     """
     n_tokens = params_of("tokens", tokens)
     validate.choice("recompute", recompute, (True, False))
@@ -169,8 +170,9 @@ def inference_flops(params: float, tokens: float) -> float:
 def arithmetic_intensity(flops: float, bytes_moved: float) -> float:
     """FLOPs per byte moved to or from memory."""
     f = _flops("flops", flops)
-    moved = validate.number("bytes_moved", bytes_moved, minimum=0, maximum=MAX_BYTES_MOVED,
-                            strict_min=True)  # fmt: skip
+    moved = validate.number(
+        "bytes_moved", bytes_moved, minimum=0, maximum=MAX_BYTES_MOVED, strict_min=True
+    )
     return f / moved
 
 
@@ -251,7 +253,8 @@ def _dims(m: object, n: object, k: object) -> tuple[int, int, int]:
 def matmul_flops(m: int, n: int, k: int) -> float:
     """FLOPs of an (m x k) @ (k x n) matrix multiply: 2mnk (one multiply and one add each).
 
-    4096^3: 2 x 68.7e9 multiply-adds = 137.4 GFLOP (*Computational Resources for ML* calls these "multiply-add operations").
+    4096^3: 2 x 68.7e9 multiply-adds = 137.4 GFLOP (*Computational Resources for ML* calls these
+    "multiply-add operations").
     """
     dims = _dims(m, n, k)
     return 2.0 * dims[0] * dims[1] * dims[2]
@@ -260,8 +263,9 @@ def matmul_flops(m: int, n: int, k: int) -> float:
 def matmul_bytes(m: int, n: int, k: int, *, bytes_per_element: float = 2) -> float:
     """Least bytes an (m x k) @ (k x n) multiply moves: read A and B once, write C once."""
     dims = _dims(m, n, k)
-    bpe = validate.number("bytes_per_element", bytes_per_element, minimum=0, maximum=8,
-                          strict_min=True)  # fmt: skip
+    bpe = validate.number(
+        "bytes_per_element", bytes_per_element, minimum=0, maximum=8, strict_min=True
+    )
     a, b, c = dims[0] * dims[2], dims[2] * dims[1], dims[0] * dims[1]
     return float(a + b + c) * bpe
 
@@ -269,7 +273,8 @@ def matmul_bytes(m: int, n: int, k: int, *, bytes_per_element: float = 2) -> flo
 def weights_read_seconds(params: float, dtype: str, bandwidth_bytes_per_s: float) -> float:
     """Time to read every weight once from memory: the floor on one decoding step at batch 1.
 
-    A 13B model in fp16 at 900 GB/s: 26e9 / 900e9 = 28.9 ms (*GPU Infrastructure & Computational Requirements* says ~15 ms).
+    A 13B model in fp16 at 900 GB/s: 26e9 / 900e9 = 28.9 ms (*GPU Infrastructure & Computational
+    Requirements* says ~15 ms).
     """
     n = params_of("params", params)
     bpp = BYTES_PER_VALUE[validate.choice("dtype", dtype, BYTES_PER_VALUE)]
@@ -278,7 +283,8 @@ def weights_read_seconds(params: float, dtype: str, bandwidth_bytes_per_s: float
 
 @dataclass(frozen=True)
 class DecodeStep(Report):
-    """Roofline floor of one decoding step of a whole batch (weights only; see :func:`decode_step`)."""
+    """Roofline floor of one decoding step of a whole batch (weights only; see
+    :func:`decode_step`)."""
 
     _title = "Decoding step (roofline floor)"
 
@@ -392,8 +398,13 @@ def mfu(
     if flops_per_token is None:
         per_token = 6.0 * n
     else:
-        per_token = validate.number("flops_per_token", flops_per_token, minimum=0,
-                                    maximum=MAX_FLOPS / MAX_COUNT, strict_min=True)  # fmt: skip
+        per_token = validate.number(
+            "flops_per_token",
+            flops_per_token,
+            minimum=0,
+            maximum=MAX_FLOPS / MAX_COUNT,
+            strict_min=True,
+        )
     return per_token * rate / (gpus * peak)
 
 
@@ -410,8 +421,9 @@ def chinchilla_optimal(flops: float, *, tokens_per_param: float = 20) -> tuple[f
     C = 6 N (k N) gives N = sqrt(C / 6k), D = k N. Returns floats (params, tokens).
     """
     c = validate.number("flops", flops, minimum=0, maximum=MAX_FLOPS, strict_min=True)
-    k = validate.number("tokens_per_param", tokens_per_param, minimum=0, maximum=1e6,
-                        strict_min=True)  # fmt: skip
+    k = validate.number(
+        "tokens_per_param", tokens_per_param, minimum=0, maximum=1e6, strict_min=True
+    )
     params = math.sqrt(c / (6.0 * k))
     return params, k * params
 
@@ -444,11 +456,13 @@ def hfu(
     46.2 % MFU (Chowdhery et al. 2022, Table 3) is a ratio of 1.25, about three quarters of the
     forward recomputed. MFU is the fairer measure: recomputation is work, not progress.
     """
-    frac = validate.number("recomputed_forward_fraction", recomputed_forward_fraction,
-                           minimum=0, maximum=1)  # fmt: skip
+    frac = validate.number(
+        "recomputed_forward_fraction", recomputed_forward_fraction, minimum=0, maximum=1
+    )
     n = params_of("params", params)
-    return mfu(n, tokens_per_second, n_gpus, peak_flops_per_gpu,
-               flops_per_token=(6.0 + 2.0 * frac) * n)  # fmt: skip
+    return mfu(
+        n, tokens_per_second, n_gpus, peak_flops_per_gpu, flops_per_token=(6.0 + 2.0 * frac) * n
+    )
 
 
 __all__ = [

@@ -5,8 +5,9 @@ Near-Infinite Context", https://arxiv.org/abs/2310.01889) splits a sequence of `
 over ``ranks`` ranks. Each keeps its own block of queries, keys, values and output, and the K/V
 blocks travel round the ring: at each of ``ranks`` steps a rank attends its queries to the block it
 holds while receiving the next one. Partial results merge by the log-sum-exp rule, so a rank only
-ever holds a (s/p) x (s/p) block of scores and one running log-sum-exp per query and head. Attention memory per rank falls as 1/p for the blocks and 1/p^2 for the scores. Used by
-lesson 12. Layer 2: no torch.
+ever holds a (s/p) x (s/p) block of scores and one running log-sum-exp per query and head. Attention
+memory per rank falls as 1/p for the blocks and 1/p^2 for the scores. Used by lesson 12. Layer 2: no
+torch.
 """
 
 from __future__ import annotations
@@ -34,9 +35,17 @@ class RingAttentionMemory(Report):
     one_device_scores_bytes: float  # the full s x s scores on one device, for comparison
 
 
-def ring_attention_bytes(seq_len: int, ranks: int, *, heads: int, head_dim: int,
-                         kv_heads: int | None = None, batch: int = 1, bytes_per_value: float = 2,
-                         materialize_scores: bool = True) -> RingAttentionMemory:  # fmt: skip
+def ring_attention_bytes(
+    seq_len: int,
+    ranks: int,
+    *,
+    heads: int,
+    head_dim: int,
+    kv_heads: int | None = None,
+    batch: int = 1,
+    bytes_per_value: float = 2,
+    materialize_scores: bool = True,
+) -> RingAttentionMemory:
     """Bytes one rank holds for one attention layer under ring attention over ``ranks`` ranks.
 
     Q and O: ``batch x heads x s/p x head_dim``; K and V (and the K/V block in flight):
@@ -60,11 +69,16 @@ def ring_attention_bytes(seq_len: int, ranks: int, *, heads: int, head_dim: int,
     flight = kv_block if p > 1 else 0.0
     scores = b * h * n * n * v if materialize_scores else 0.0
     stats = b * h * n * 4.0
-    return RingAttentionMemory(ranks=p, block_tokens=n, qkvo_bytes=qo + kv_block,
-                               kv_in_flight_bytes=flight, scores_bytes=scores,
-                               softmax_stats_bytes=stats,
-                               total_bytes=qo + kv_block + flight + scores + stats,
-                               one_device_scores_bytes=b * h * s * s * v)  # fmt: skip
+    return RingAttentionMemory(
+        ranks=p,
+        block_tokens=n,
+        qkvo_bytes=qo + kv_block,
+        kv_in_flight_bytes=flight,
+        scores_bytes=scores,
+        softmax_stats_bytes=stats,
+        total_bytes=qo + kv_block + flight + scores + stats,
+        one_device_scores_bytes=b * h * s * s * v,
+    )
 
 
 __all__ = ["RingAttentionMemory", "ring_attention_bytes"]

@@ -1,4 +1,5 @@
-"""Energy, electricity cost and CO2: the one home of kWh, PUE, electricity prices and grid intensity.
+"""Energy, electricity cost and CO2: the one home of kWh, PUE, electricity prices and grid
+intensity.
 
 - Energy = power x time x PUE (power usage effectiveness: the facility's total draw over its IT
   draw; 1.0 counts the IT load only, about 1.1-1.2 is a hyperscale site, the industry average is
@@ -8,10 +9,10 @@
 - :func:`run_footprint`: the time, GPU-hours, rental, energy, electricity and CO2 of a training
   run of 6 (or 8) x params x tokens FLOPs at a given MFU.
 
-Every other calculator (facility, cluster, cloud, inference, widgets) calls these functions for a watt
-turned into joules or dollars. Checked in tests/calculators/test_cost.py against BLOOM (Luccioni et al. 2022)
-and Llama 2 (Touvron et al. 2023, Table 2) as recorded in ``course.facts.data.published_runs``.
-Layer 2: no torch. Lesson 05.
+Every other calculator (facility, cluster, cloud, inference, widgets) calls these functions for a
+watt turned into joules or dollars. Checked in tests/calculators/test_cost.py against BLOOM
+(Luccioni et al. 2022) and Llama 2 (Touvron et al. 2023, Table 2) as recorded in
+``course.facts.data.published_runs``. Layer 2: no torch. Lesson 05.
 """
 
 from __future__ import annotations
@@ -129,7 +130,8 @@ def run_footprint(
     grid_g_per_kwh: float = 0.0,
     watts_per_gpu: float | None = None,
 ) -> RunFootprint:
-    """Time, GPU-hours, rental, energy, electricity and CO2 of training on 6 x params x tokens FLOPs.
+    """Time, GPU-hours, rental, energy, electricity and CO2 of training on 6 x params x tokens
+    FLOPs.
 
     Time = :func:`course.calculators.compute.training_seconds` at the GPU's dense peak for
     ``dtype`` (sparsity does not apply to training); with ``recompute`` the 8 x FLOPs executed and
@@ -152,12 +154,20 @@ def run_footprint(
     electricity = electricity_usd(energy, usd_per_kwh)
     rental = gpu_hours * price_gpu
     return RunFootprint(
-        gpu=card.name, n_gpus=gpus, flops=compute.training_flops(params, tokens, recompute=recompute),
-        mfu=float(mfu), wall_clock_seconds=seconds, gpu_hours=gpu_hours, pue=facility,
-        power_watts=gpus * watts * facility, energy_joules=energy, rental_usd=rental,
-        electricity_usd=electricity, total_usd=electricity + rental,
+        gpu=card.name,
+        n_gpus=gpus,
+        flops=compute.training_flops(params, tokens, recompute=recompute),
+        mfu=float(mfu),
+        wall_clock_seconds=seconds,
+        gpu_hours=gpu_hours,
+        pue=facility,
+        power_watts=gpus * watts * facility,
+        energy_joules=energy,
+        rental_usd=rental,
+        electricity_usd=electricity,
+        total_usd=electricity + rental,
         co2_kg=co2_kg(energy, grid_g_per_kwh),
-    )  # fmt: skip
+    )
 
 
 def sustained_power(samples: list, *, skip_seconds: float = 2.0) -> tuple[float, float]:
@@ -168,13 +178,20 @@ def sustained_power(samples: list, *, skip_seconds: float = 2.0) -> tuple[float,
     """
 
     def _row_ok(row: object) -> bool:
-        return (isinstance(row, list | tuple) and len(row) >= 3
-                and all(isinstance(x, int | float) and not isinstance(x, bool)
-                        and math.isfinite(x) for x in row[:3]))  # fmt: skip
+        return (
+            isinstance(row, list | tuple)
+            and len(row) >= 3
+            and all(
+                isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+                for x in row[:3]
+            )
+        )
 
     if not isinstance(samples, list | tuple) or not samples or not all(map(_row_ok, samples)):
-        raise ValueError("samples must be a non-empty list of [time, watts, clock MHz] rows of "
-                         f"finite numbers, got {samples!r:.80}")  # fmt: skip
+        raise ValueError(
+            "samples must be a non-empty list of [time, watts, clock MHz] rows of "
+            f"finite numbers, got {samples!r:.80}"
+        )
     skip = validate.number("skip_seconds", skip_seconds, minimum=0, maximum=1e6)
     start = samples[0][0]
     kept = [row for row in samples if row[0] - start >= skip] or list(samples)

@@ -53,15 +53,16 @@ def pod_annual_energy(
 ) -> PodEnergy:
     """Practice question 10 of *AI Infrastructure*: the annual power cost of a "32-GPU DGX POD".
 
-    The question is ambiguous: 32 GPUs are 4 DGX H100 systems (``gpus=32``), while an NVIDIA DGX
-    POD is 32 *systems* (``systems=32``, 256 GPUs). Give exactly one of ``gpus`` and ``systems``.
-    At 10.2 kW each and $0.10/kWh: 4 systems $35,741/year, 32 systems $285,926/year (*AI Infrastructure*
-    rounds this to $288,000), before PUE.
+    The question is ambiguous: 32 GPUs are 4 DGX H100 systems (``gpus=32``), while an NVIDIA DGX POD
+    is 32 *systems* (``systems=32``, 256 GPUs). Give exactly one of ``gpus`` and ``systems``. At
+    10.2 kW each and $0.10/kWh: 4 systems $35,741/year, 32 systems $285,926/year (*AI
+    Infrastructure* rounds this to $288,000), before PUE.
     """
     sys_ = hardware.system(system)
     if (gpus is None) == (systems is None):
-        raise ValueError(f"give exactly one of gpus and systems, got gpus={gpus!r}, "
-                         f"systems={systems!r}")  # fmt: skip
+        raise ValueError(
+            f"give exactly one of gpus and systems, got gpus={gpus!r}, systems={systems!r}"
+        )
     if gpus is not None:
         n_gpus = validate.positive_int("gpus", gpus, maximum=MAX_SYSTEMS * sys_.gpus)
         n_systems = math.ceil(n_gpus / sys_.gpus)
@@ -112,15 +113,20 @@ def rack_check(
 ) -> RackCheck:
     """Power, heat and space of ``systems`` servers in one rack.
 
-    Defaults follow *AI Infrastructure*'s "typical AI rack": 4 DGX H100 (4 x 10.2 kW) plus switches (2 kW)
-    and storage (1 kW) = 43.8 kW against its "air cooling up to 30-40 kW/rack". That limit is
+    Defaults follow *AI Infrastructure*'s "typical AI rack": 4 DGX H100 (4 x 10.2 kW) plus switches
+    (2 kW) and storage (1 kW) = 43.8 kW against its "air cooling up to 30-40 kW/rack". That limit is
     the reading's (unverified); many enterprise racks are provisioned for 10-20 kW, so set
     ``power_limit_watts`` to your facility's figure. A DGX H100 is 8U (DGX H100 User Guide).
     """
     sys_ = hardware.system(system)
     n = validate.positive_int("systems", systems, maximum=1000)
-    limit = validate.number("power_limit_watts", power_limit_watts, minimum=0, maximum=validate.MAX_WATTS,
-                            strict_min=True)  # fmt: skip
+    limit = validate.number(
+        "power_limit_watts",
+        power_limit_watts,
+        minimum=0,
+        maximum=validate.MAX_WATTS,
+        strict_min=True,
+    )
     other = validate.watts("other_watts", other_watts)
     height = validate.positive_int("rack_units", rack_units, maximum=1000)
     other_u = validate.positive_int("other_rack_units", other_rack_units, minimum=0, maximum=1000)
@@ -191,9 +197,10 @@ def power_levels(
 ) -> PowerLevels:
     """Power per GPU, server, rack and hall, and the facility's draw at ``pue``.
 
-    Defaults: 32 DGX H100 (one SU) at *AI Infrastructure*'s 4 per rack with 3 kW of switches and storage
-    per rack, at the industry-average PUE (Uptime Institute, 1.58). A DGX H100's 8 x 700 W =
-    5.6 kW of GPUs is 55 % of its 10.2 kW: CPUs, memory, NICs, NVSwitches and fans draw the rest.
+    Defaults: 32 DGX H100 (one SU) at *AI Infrastructure*'s 4 per rack with 3 kW of switches and
+    storage per rack, at the industry-average PUE (Uptime Institute, 1.58). A DGX H100's 8 x 700
+    W = 5.6 kW of GPUs is 55 % of its 10.2 kW: CPUs, memory, NICs, NVSwitches and fans draw the
+    rest.
     """
     sys_ = hardware.system(system)
     n = validate.positive_int("systems", systems, maximum=MAX_SYSTEMS)

@@ -6,8 +6,8 @@
   Check (the paper's Table 4): GPT-3 175B with rank 8 on W_q and W_v trains 37.7 M parameters,
   rank 1 trains 4.7 M.
 - :func:`lora_memory`: frozen weights stored in ``base_dtype`` (no gradients, no optimizer states;
-  int4 is QLoRA, Dettmers et al. 2023) plus mixed-precision Adam on the adapters only
-  (16 B/param, ``course.calculators.memory.model_state_bytes``), against full fine-tuning's 16 B/param on every
+  int4 is QLoRA, Dettmers et al. 2023) plus mixed-precision Adam on the adapters only (16 B/param,
+  ``course.calculators.memory.model_state_bytes``), against full fine-tuning's 16 B/param on every
   weight. Activations are the same for both (the frozen layers still pass gradients back), so they
   are added to both when a sequence length is given.
 - :func:`accumulation_steps`: how many micro-batches to accumulate so that
@@ -58,10 +58,21 @@ def lora_targets(config: TransformerConfig) -> tuple[str, ...]:
 
 
 def _matrix_shape(config: TransformerConfig, target: str) -> tuple[int, int]:
-    h, q, kv, f = (config.hidden, config.heads * config.head_dim,
-                   config.kv_heads * config.head_dim, config.ffn_hidden)  # fmt: skip
-    return {"q": (h, q), "k": (h, kv), "v": (h, kv), "o": (q, h),
-            "gate": (h, f), "up": (h, f), "down": (f, h)}[target]  # fmt: skip
+    h, q, kv, f = (
+        config.hidden,
+        config.heads * config.head_dim,
+        config.kv_heads * config.head_dim,
+        config.ffn_hidden,
+    )
+    return {
+        "q": (h, q),
+        "k": (h, kv),
+        "v": (h, kv),
+        "o": (q, h),
+        "gate": (h, f),
+        "up": (h, f),
+        "down": (f, h),
+    }[target]
 
 
 def lora_params(
@@ -149,10 +160,15 @@ class Accumulation(Report):
     """Micro-batches to accumulate per optimizer step to reach a global batch."""
 
     _title = "Gradient accumulation"
-    _formats = MappingProxyType({
-        "global_batch": "number", "micro_batch": "number", "data_parallel": "number",
-        "steps": "number", "tokens_per_step": "number",
-    })  # fmt: skip
+    _formats = MappingProxyType(
+        {
+            "global_batch": "number",
+            "micro_batch": "number",
+            "data_parallel": "number",
+            "steps": "number",
+            "tokens_per_step": "number",
+        }
+    )
 
     global_batch: int  # sequences per optimizer step
     micro_batch: int  # sequences per forward/backward on one device
@@ -168,8 +184,9 @@ def accumulation_steps(
 
     Accumulating ``steps`` micro-batches (summing their gradients, each loss divided by ``steps``)
     gives the gradient of one batch ``steps`` times larger, for the memory of one micro-batch; the
-    time per sample stays that of the micro-batch (tests/measure/test_measure_optim.py checks the gradient
-    to 1e-6). Example: a global batch of 512 sequences, micro-batches of 4 on 8 GPUs: 16 steps.
+    time per sample stays that of the micro-batch (tests/measure/test_measure_optim.py checks the
+    gradient to 1e-6). Example: a global batch of 512 sequences, micro-batches of 4 on 8 GPUs: 16
+    steps.
     """
     g = validate.positive_int("global_batch", global_batch, maximum=10**9)
     m = validate.positive_int("micro_batch", micro_batch, maximum=g)

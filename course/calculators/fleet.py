@@ -1,7 +1,8 @@
 """A serving fleet sized for a peak load and a latency SLO, and a day of traffic with autoscaling.
 
 Built on the course's per-GPU rates (:mod:`course.calculators.inference`: prefill and decode as
-roofline floors over an achieved efficiency) and the M/M/c queue (:mod:`course.calculators.queueing`):
+roofline floors over an achieved efficiency) and the M/M/c queue
+(:mod:`course.calculators.queueing`):
 
 - :func:`replicas_for_slo`: a replica (the fewest GPUs that hold the weights) runs ``batch``
   sequences at once, so it is ``batch`` servers of the queue, each held for one request's
@@ -46,12 +47,21 @@ class FleetPlan(Report):
     """Replicas and GPUs that serve a peak load within a time-to-first-token SLO."""
 
     _title = "Fleet for a peak load and an SLO"
-    _formats = MappingProxyType({
-        "gpu": "text", "peak_requests_per_s": "number", "batch": "number",
-        "gpus_per_replica": "number", "replicas_for_throughput": "number", "replicas": "number",
-        "gpus": "number", "utilisation": "percent", "quantile": "percent",
-        "requests_per_s_per_replica": "number", "usd_per_million_output_tokens": "usd",
-    })  # fmt: skip
+    _formats = MappingProxyType(
+        {
+            "gpu": "text",
+            "peak_requests_per_s": "number",
+            "batch": "number",
+            "gpus_per_replica": "number",
+            "replicas_for_throughput": "number",
+            "replicas": "number",
+            "gpus": "number",
+            "utilisation": "percent",
+            "quantile": "percent",
+            "requests_per_s_per_replica": "number",
+            "usd_per_million_output_tokens": "usd",
+        }
+    )
 
     gpu: str
     peak_requests_per_s: float
@@ -84,24 +94,37 @@ def replicas_for_slo(
     efficiency: float = 0.6,
     usd_per_gpu_hour: float = 2.0,
 ) -> FleetPlan:
-    """Fewest replicas whose modelled ``quantile`` of time to first token meets ``ttft_slo_seconds``.
+    """Fewest replicas whose modelled ``quantile`` of time to first token meets
+    ``ttft_slo_seconds``.
 
     Per replica, :func:`course.calculators.inference.serving` gives the GPUs that hold the weights,
     the prefill time and the busy time one request costs (``busy``); each of the ``batch`` slots
     is held for ``batch x busy`` seconds. TTFT = M/M/c wait (``c = replicas x batch``) + prefill.
     """
-    rate = validate.number("peak_requests_per_s", peak_requests_per_s, minimum=0, maximum=1e7,
-                           strict_min=True)  # fmt: skip
-    slo = validate.number("ttft_slo_seconds", ttft_slo_seconds, minimum=0, maximum=1e5,
-                          strict_min=True)  # fmt: skip
+    rate = validate.number(
+        "peak_requests_per_s", peak_requests_per_s, minimum=0, maximum=1e7, strict_min=True
+    )
+    slo = validate.number(
+        "ttft_slo_seconds", ttft_slo_seconds, minimum=0, maximum=1e5, strict_min=True
+    )
     q = validate.number("quantile", quantile, minimum=0.5, maximum=0.9999)
-    base = inference.serving(config, gpu, requests_per_s=rate, prompt_tokens=prompt_tokens,
-                             output_tokens=output_tokens, batch=batch, dtype=dtype,
-                             efficiency=efficiency, usd_per_gpu_hour=usd_per_gpu_hour)  # fmt: skip
+    base = inference.serving(
+        config,
+        gpu,
+        requests_per_s=rate,
+        prompt_tokens=prompt_tokens,
+        output_tokens=output_tokens,
+        batch=batch,
+        dtype=dtype,
+        efficiency=efficiency,
+        usd_per_gpu_hour=usd_per_gpu_hour,
+    )
     prefill = base.time_to_first_token_seconds
     if prefill >= slo:
-        raise ValueError(f"ttft_slo_seconds must exceed the prefill alone ({prefill:.3g} s on "
-                         f"{base.gpu}), got {slo:g}")  # fmt: skip
+        raise ValueError(
+            f"ttft_slo_seconds must exceed the prefill alone ({prefill:.3g} s on "
+            f"{base.gpu}), got {slo:g}"
+        )
     slot = base.batch * base.replica_busy_seconds
     # the fewest M/M/c servers whose q-quantile wait leaves room for the prefill (queueing's
     # search), rounded up to whole replicas of ``batch`` slots
@@ -112,20 +135,30 @@ def replicas_for_slo(
         servers = most + 1
     replicas = max(base.replicas, math.ceil(servers / base.batch))
     if replicas > MAX_REPLICAS:
-        raise ValueError(f"peak_requests_per_s: {rate:g}/s needs more than "
-                         f"{MAX_REPLICAS:,} replicas")  # fmt: skip
+        raise ValueError(
+            f"peak_requests_per_s: {rate:g}/s needs more than {MAX_REPLICAS:,} replicas"
+        )
     queue = queueing.mmc(rate, slot, replicas * base.batch)
     ttft = queue.wait_quantile_seconds(q) + prefill
     gpus = replicas * base.gpus_per_replica
     price = gpus * usd_per_gpu_hour
     return FleetPlan(
-        gpu=base.gpu, peak_requests_per_s=rate, batch=base.batch,
-        gpus_per_replica=base.gpus_per_replica, slot_seconds=slot, prefill_seconds=prefill,
-        replicas_for_throughput=base.replicas, replicas=replicas, gpus=gpus,
-        utilisation=queue.utilisation, quantile=q, ttft_quantile_seconds=ttft,
-        requests_per_s_per_replica=rate / replicas, usd_per_hour=price,
+        gpu=base.gpu,
+        peak_requests_per_s=rate,
+        batch=base.batch,
+        gpus_per_replica=base.gpus_per_replica,
+        slot_seconds=slot,
+        prefill_seconds=prefill,
+        replicas_for_throughput=base.replicas,
+        replicas=replicas,
+        gpus=gpus,
+        utilisation=queue.utilisation,
+        quantile=q,
+        ttft_quantile_seconds=ttft,
+        requests_per_s_per_replica=rate / replicas,
+        usd_per_hour=price,
         usd_per_million_output_tokens=cloud.usd_per_million_tokens(price, rate * output_tokens),
-    )  # fmt: skip
+    )
 
 
 @dataclass(frozen=True)
@@ -133,9 +166,15 @@ class TPOption(Report):
     """One way to spend a number of GPUs: ``replicas`` replicas of ``tp`` GPUs each."""
 
     _title = "Tensor parallel vs replicas"
-    _formats = MappingProxyType({"gpu": "text", "tp": "number", "replicas": "number",
-                                 "output_tokens_per_s": "number",
-                                 "output_tokens_per_s_per_gpu": "number"})  # fmt: skip
+    _formats = MappingProxyType(
+        {
+            "gpu": "text",
+            "tp": "number",
+            "replicas": "number",
+            "output_tokens_per_s": "number",
+            "output_tokens_per_s_per_gpu": "number",
+        }
+    )
 
     gpu: str
     tp: int  # GPUs per replica (tensor parallel degree)
@@ -164,8 +203,9 @@ def tensor_parallel_options(
     n = validate.positive_int("gpus", gpus, maximum=MAX_REPLICAS)
     eff_tp = validate.fraction("tp_efficiency", tp_efficiency)
     first = inference.prefill(config, prompt_tokens, card, dtype=dtype, efficiency=efficiency)
-    step = inference.decode(config, card, batch=batch, context_tokens=context_tokens,
-                            dtype=dtype, efficiency=efficiency)  # fmt: skip
+    step = inference.decode(
+        config, card, batch=batch, context_tokens=context_tokens, dtype=dtype, efficiency=efficiency
+    )
     fits = memory.gpus_needed(first.weights_bytes, card)  # 90 % of each GPU usable
     out, tp = [], 1
     while tp <= n:
@@ -173,15 +213,23 @@ def tensor_parallel_options(
             speed = tp * eff_tp ** math.log2(tp)
             replicas = n // tp
             tokens = replicas * step.batch / (step.step_seconds / speed)
-            out.append(TPOption(gpu=card.name, tp=tp, replicas=replicas,
-                                prefill_seconds=first.seconds / speed,
-                                step_seconds=step.step_seconds / speed,
-                                output_tokens_per_s=tokens,
-                                output_tokens_per_s_per_gpu=tokens / n))  # fmt: skip
+            out.append(
+                TPOption(
+                    gpu=card.name,
+                    tp=tp,
+                    replicas=replicas,
+                    prefill_seconds=first.seconds / speed,
+                    step_seconds=step.step_seconds / speed,
+                    output_tokens_per_s=tokens,
+                    output_tokens_per_s_per_gpu=tokens / n,
+                )
+            )
         tp *= 2
     if not out:
-        raise ValueError(f"gpus must be a multiple of a power of two >= {fits} (the GPUs that "
-                         f"hold the weights), got {n}")  # fmt: skip
+        raise ValueError(
+            f"gpus must be a multiple of a power of two >= {fits} (the GPUs that "
+            f"hold the weights), got {n}"
+        )
     return tuple(out)
 
 
@@ -192,8 +240,9 @@ def cost_per_million_tokens(
     a fraction ``utilisation`` of the time: idle capacity is paid for too."""
     price = validate.number("usd_per_gpu_hour", usd_per_gpu_hour, minimum=0, maximum=1e5)
     n = validate.positive_int("gpus", gpus, maximum=10**7)
-    cap = validate.number("capacity_tokens_per_s", capacity_tokens_per_s, minimum=0,
-                          maximum=1e12, strict_min=True)  # fmt: skip
+    cap = validate.number(
+        "capacity_tokens_per_s", capacity_tokens_per_s, minimum=0, maximum=1e12, strict_min=True
+    )
     u = validate.fraction("utilisation", utilisation)
     return cloud.usd_per_million_tokens(price * n, cap * u)
 
@@ -204,8 +253,9 @@ def scale_up_delay_seconds(
     """Time from asking for a replica to its first request: boot (VM, container, runtime) plus
     reading the weights at ``load_bytes_per_s`` (storage or network)."""
     w = validate.number("weights_bytes", weights_bytes, minimum=0, maximum=1e15)
-    bw = validate.number("load_bytes_per_s", load_bytes_per_s, minimum=0, maximum=1e13,
-                         strict_min=True)  # fmt: skip
+    bw = validate.number(
+        "load_bytes_per_s", load_bytes_per_s, minimum=0, maximum=1e13, strict_min=True
+    )
     boot = validate.number("boot_seconds", boot_seconds, minimum=0, maximum=1e5)
     return boot + w / bw
 
@@ -219,8 +269,9 @@ def diurnal_rates(
 ) -> tuple[float, ...]:
     """A day's request rate, one value per ``step_seconds``: a cosine between ``trough_fraction x
     peak`` (12 h from the peak) and the peak at ``peak_hour``. A model, not a trace."""
-    peak = validate.number("peak_requests_per_s", peak_requests_per_s, minimum=0, maximum=1e7,
-                           strict_min=True)  # fmt: skip
+    peak = validate.number(
+        "peak_requests_per_s", peak_requests_per_s, minimum=0, maximum=1e7, strict_min=True
+    )
     trough = validate.fraction("trough_fraction", trough_fraction, allow_zero=True)
     hour = validate.number("peak_hour", peak_hour, minimum=0, maximum=24)
     step = validate.number("step_seconds", step_seconds, minimum=1, maximum=units.HOUR * 6)
@@ -241,10 +292,15 @@ class DayResult(Report):
     """A day of traffic on a fixed or autoscaled fleet: GPU-hours and SLO misses."""
 
     _title = "A day of traffic"
-    _formats = MappingProxyType({
-        "policy": "text", "peak_replicas": "number", "min_replicas": "number",
-        "gpu_hours": "number", "missed_request_fraction": "percent",
-    })  # fmt: skip
+    _formats = MappingProxyType(
+        {
+            "policy": "text",
+            "peak_replicas": "number",
+            "min_replicas": "number",
+            "gpu_hours": "number",
+            "missed_request_fraction": "percent",
+        }
+    )
 
     policy: str
     min_replicas: int
@@ -276,14 +332,20 @@ def simulate_day(
         raise ValueError(f"rates_per_s must be a non-empty sequence of rates, got {rates_per_s!r}")
     rates = [validate.number("rates_per_s", r, minimum=0, maximum=1e7) for r in rates_per_s]
     step = validate.number("step_seconds", step_seconds, minimum=1, maximum=units.DAY)
-    cap = validate.number("requests_per_s_per_replica", requests_per_s_per_replica, minimum=0,
-                          maximum=1e7, strict_min=True)  # fmt: skip
+    cap = validate.number(
+        "requests_per_s_per_replica",
+        requests_per_s_per_replica,
+        minimum=0,
+        maximum=1e7,
+        strict_min=True,
+    )
     g = validate.positive_int("gpus_per_replica", gpus_per_replica, maximum=10**4)
     mode = validate.choice("policy", policy, POLICIES)
     low = validate.positive_int("min_replicas", min_replicas, minimum=0, maximum=MAX_REPLICAS)
     target = validate.fraction("target_utilisation", target_utilisation)
-    delay = validate.number("scale_up_delay_seconds", scale_up_delay_seconds, minimum=0,
-                            maximum=units.DAY)  # fmt: skip
+    delay = validate.number(
+        "scale_up_delay_seconds", scale_up_delay_seconds, minimum=0, maximum=units.DAY
+    )
     lag = math.ceil(delay / step - 1e-9)
     peak_need = max(low, math.ceil(max(rates) / cap - 1e-9))
     ready, starting = (peak_need, []) if mode == "fixed" else (low, [])
@@ -313,10 +375,14 @@ def simulate_day(
         missed += over * step
         total += rate * step
     return DayResult(
-        policy=mode, min_replicas=low if mode == "autoscaled" else peak_need,
-        peak_replicas=max(history), gpu_hours=billed / units.HOUR, slo_miss_seconds=miss_seconds,
-        missed_request_fraction=missed / total if total else 0.0, ready_replicas=tuple(history),
-    )  # fmt: skip
+        policy=mode,
+        min_replicas=low if mode == "autoscaled" else peak_need,
+        peak_replicas=max(history),
+        gpu_hours=billed / units.HOUR,
+        slo_miss_seconds=miss_seconds,
+        missed_request_fraction=missed / total if total else 0.0,
+        ready_replicas=tuple(history),
+    )
 
 
 @dataclass(frozen=True)
@@ -324,10 +390,15 @@ class Speculative(Report):
     """Speculative decoding: a draft proposes ``draft_tokens``, the target verifies them at once."""
 
     _title = "Speculative decoding"
-    _formats = MappingProxyType({"acceptance_rate": "percent", "draft_tokens": "number",
-                                 "draft_cost_ratio": "percent",
-                                 "tokens_per_target_pass": "number",
-                                 "speedup": "number"})  # fmt: skip
+    _formats = MappingProxyType(
+        {
+            "acceptance_rate": "percent",
+            "draft_tokens": "number",
+            "draft_cost_ratio": "percent",
+            "tokens_per_target_pass": "number",
+            "speedup": "number",
+        }
+    )
 
     acceptance_rate: float  # alpha: chance the target accepts a draft token
     draft_tokens: int  # gamma
@@ -346,8 +417,13 @@ def speculative_decoding(
     g = validate.positive_int("draft_tokens", draft_tokens, maximum=1000)
     c = validate.number("draft_cost_ratio", draft_cost_ratio, minimum=0, maximum=10)
     tokens = g + 1.0 if a == 1 else (1 - a ** (g + 1)) / (1 - a)
-    return Speculative(acceptance_rate=a, draft_tokens=g, draft_cost_ratio=c,
-                       tokens_per_target_pass=tokens, speedup=tokens / (g * c + 1))  # fmt: skip
+    return Speculative(
+        acceptance_rate=a,
+        draft_tokens=g,
+        draft_cost_ratio=c,
+        tokens_per_target_pass=tokens,
+        speedup=tokens / (g * c + 1),
+    )
 
 
 __all__ = [

@@ -8,12 +8,13 @@ Generating text has two phases with different bottlenecks (lesson 02's roofline)
   position).
 - **Decode** makes one token per sequence per step: every weight (and each sequence's KV cache) is
   read again for a handful of FLOPs, so at small batch it is bandwidth-bound; batching sequences
-  shares the weight read until the compute roof is reached (:func:`course.calculators.compute.decode_step`).
+  shares the weight read until the compute roof is reached
+  (:func:`course.calculators.compute.decode_step`).
 
 Both are roofline *floors* divided by an achieved fraction of the roof (``efficiency``); the H100
-reference run (``course.facts.data.reference``, ``inference_7b``) measured prefill at 56-60 % of the bf16
-peak and decode at batch 1 at ~65 % of the HBM bandwidth. :func:`serving` turns a request rate into
-GPUs and a cost per million tokens. Layer 2: no torch. Used by lesson 05.
+reference run (``course.facts.data.reference``, ``inference_7b``) measured prefill at 56-60 % of the
+bf16 peak and decode at batch 1 at ~65 % of the HBM bandwidth. :func:`serving` turns a request rate
+into GPUs and a cost per million tokens. Layer 2: no torch. Used by lesson 05.
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ def _dtype(value: object) -> str:
 
 @dataclass(frozen=True)
 class Prefill(Report):
-    """Time of the prefill of ``batch`` prompts of ``prompt_tokens`` each (= time to first token)."""
+    """Time of the prefill of ``batch`` prompts of ``prompt_tokens`` each (= time to first
+    token)."""
 
     _title = "Prefill (time to first token)"
     _formats = {"prompt_tokens": "number"}
@@ -73,8 +75,8 @@ def prefill(
 ) -> Prefill:
     """Prefill time of ``batch`` prompts: max(FLOPs / peak, weight bytes / bandwidth) / efficiency.
 
-    FLOPs from :func:`course.calculators.compute.forward_flops` with a causal mask counted as half the
-    attention square (what FlashAttention-style kernels execute). ``efficiency`` = 1 gives the
+    FLOPs from :func:`course.calculators.compute.forward_flops` with a causal mask counted as half
+    the attention square (what FlashAttention-style kernels execute). ``efficiency`` = 1 gives the
     floor; the H100 reference run reached 0.56-0.60 of the dense bf16 peak.
     """
     c, card = checked_config(config), hardware.gpu(gpu)
@@ -88,10 +90,18 @@ def prefill(
     )
     seconds = roof.seconds / eff
     return Prefill(
-        gpu=card.name, prompt_tokens=s, batch=b, work_flops=flops, weights_bytes=w_bytes,
-        compute_floor_seconds=roof.compute_seconds, memory_floor_seconds=roof.memory_seconds,
-        efficiency=eff, seconds=seconds, bound=roof.bound, tokens_per_s=s * b / seconds,
-    )  # fmt: skip
+        gpu=card.name,
+        prompt_tokens=s,
+        batch=b,
+        work_flops=flops,
+        weights_bytes=w_bytes,
+        compute_floor_seconds=roof.compute_seconds,
+        memory_floor_seconds=roof.memory_seconds,
+        efficiency=eff,
+        seconds=seconds,
+        bound=roof.bound,
+        tokens_per_s=s * b / seconds,
+    )
 
 
 @dataclass(frozen=True)
@@ -129,27 +139,38 @@ def decode(
     """Time of one decoding step: (weights + KV cache) / bandwidth or FLOPs / peak, / efficiency.
 
     Extends :func:`course.calculators.compute.decode_step` with the KV cache (``context_tokens`` per
-    sequence, :func:`course.calculators.memory.kv_cache_bytes`) and the attention FLOPs over it, which is why
-    the H100 reference run's step grew from 6.4 ms at batch 1 to 17.7 ms at batch 64.
+    sequence, :func:`course.calculators.memory.kv_cache_bytes`) and the attention FLOPs over it,
+    which is why the H100 reference run's step grew from 6.4 ms at batch 1 to 17.7 ms at batch 64.
     """
     c, card = checked_config(config), hardware.gpu(gpu)
     b = validate.positive_int("batch", batch, maximum=10**6)
     ctx = validate.positive_int("context_tokens", context_tokens, maximum=MAX_TOKENS)
     d, eff = _dtype(dtype), _efficiency(efficiency)
     step = compute.decode_step(c.params, d, card, b)
-    kv = kv_cache_bytes(c.layers, c.kv_heads, c.head_dim, ctx, batch=b,
-                        bytes_per_value=BYTES_PER_VALUE[d])  # fmt: skip
+    kv = kv_cache_bytes(
+        c.layers, c.kv_heads, c.head_dim, ctx, batch=b, bytes_per_value=BYTES_PER_VALUE[d]
+    )
     flops = step.work_flops + b * compute.attention_flops_per_token(c, ctx)
-    roof = compute.roofline_seconds(flops, step.weights_bytes + kv, card.peak_flop_per_s(d),
-                                    card.memory_bandwidth_bytes_per_s)  # fmt: skip
+    roof = compute.roofline_seconds(
+        flops, step.weights_bytes + kv, card.peak_flop_per_s(d), card.memory_bandwidth_bytes_per_s
+    )
     seconds = roof.seconds / eff
     return Decode(
-        gpu=card.name, batch=b, context_tokens=ctx, weights_bytes=step.weights_bytes,
-        kv_cache_bytes=kv, work_flops=flops, memory_floor_seconds=roof.memory_seconds,
-        compute_floor_seconds=roof.compute_seconds, efficiency=eff, step_seconds=seconds,
-        bound=roof.bound, tokens_per_s=b / seconds, tokens_per_s_per_sequence=1 / seconds,
+        gpu=card.name,
+        batch=b,
+        context_tokens=ctx,
+        weights_bytes=step.weights_bytes,
+        kv_cache_bytes=kv,
+        work_flops=flops,
+        memory_floor_seconds=roof.memory_seconds,
+        compute_floor_seconds=roof.compute_seconds,
+        efficiency=eff,
+        step_seconds=seconds,
+        bound=roof.bound,
+        tokens_per_s=b / seconds,
+        tokens_per_s_per_sequence=1 / seconds,
         compute_bound_batch=step.compute_bound_batch,
-    )  # fmt: skip
+    )
 
 
 @dataclass(frozen=True)
@@ -190,49 +211,67 @@ def serving(
     """GPUs needed for ``requests_per_s`` and the cost per million generated tokens (estimate).
 
     One replica (the fewest GPUs that hold the weights and the KV cache of ``batch`` sequences at
-    their longest context, prompt + output, in 90 % of their memory) serves ``batch`` sequences at
-    a time; prompt + output must fit in the model's context window. A request costs it the prefill of its prompt plus ``output_tokens``
-    decode steps shared by the batch (context = prompt + half the output, on average):
-    ``busy = prefill + output_tokens x step(batch) / batch``. Replicas = ceil(rate x busy).
-    Cost per 1M output tokens = GPUs x price per GPU-hour / (output tokens per hour) x 1e6.
-    A replica of several GPUs is assumed to split each pass evenly (tensor parallelism with free
-    communication). Leaves out queueing and uneven request lengths.
+    their longest context, prompt + output, in 90 % of their memory) serves ``batch`` sequences at a
+    time; prompt + output must fit in the model's context window. A request costs it the prefill of
+    its prompt plus ``output_tokens`` decode steps shared by the batch (context = prompt + half the
+    output, on average): ``busy = prefill + output_tokens x step(batch) / batch``.
+    Replicas = ceil(rate x busy). Cost per 1M output tokens = GPUs x price per GPU-hour / (output
+    tokens per hour) x 1e6. A replica of several GPUs is assumed to split each pass evenly (tensor
+    parallelism with free communication). Leaves out queueing and uneven request lengths.
     """
     c, card = checked_config(config), hardware.gpu(gpu)
-    rate = validate.number("requests_per_s", requests_per_s, minimum=0, maximum=1e9,
-                           strict_min=True)  # fmt: skip
+    rate = validate.number(
+        "requests_per_s", requests_per_s, minimum=0, maximum=1e9, strict_min=True
+    )
     p = validate.positive_int("prompt_tokens", prompt_tokens, maximum=MAX_TOKENS)
     out = validate.positive_int("output_tokens", output_tokens, maximum=MAX_TOKENS)
     price = validate.number("usd_per_gpu_hour", usd_per_gpu_hour, minimum=0, maximum=1e6)
     d = _dtype(dtype)
     if p + out > c.max_positions:
-        raise ValueError(f"prompt tokens + output tokens must be <= {c.max_positions:,} for "
-                         f"{c.name} (its context window), got {p:,} + {out:,} = {p + out:,}")  # fmt: skip
+        raise ValueError(
+            f"prompt tokens + output tokens must be <= {c.max_positions:,} for "
+            f"{c.name} (its context window), got {p:,} + {out:,} = {p + out:,}"
+        )
     first = prefill(c, p, card, dtype=d, efficiency=efficiency)
-    step = decode(c, card, batch=batch, context_tokens=p + out // 2, dtype=d,
-                  efficiency=efficiency)  # fmt: skip
-    kv = kv_cache_bytes(c.layers, c.kv_heads, c.head_dim, p + out, batch=step.batch,
-                        bytes_per_value=BYTES_PER_VALUE[d])  # fmt: skip
+    step = decode(c, card, batch=batch, context_tokens=p + out // 2, dtype=d, efficiency=efficiency)
+    kv = kv_cache_bytes(
+        c.layers,
+        c.kv_heads,
+        c.head_dim,
+        p + out,
+        batch=step.batch,
+        bytes_per_value=BYTES_PER_VALUE[d],
+    )
     per_replica = gpus_needed(first.weights_bytes + kv, card)
     busy = first.seconds / per_replica + out * step.step_seconds / per_replica / step.batch
     if not math.isfinite(rate * busy):
         raise ValueError(f"efficiency={efficiency!r} is too small to give a finite serving time")
     if rate * busy * per_replica > compute.MAX_GPUS:
-        raise ValueError(f"efficiency is too small for {rate:,.6g} requests per second: serving "
-                         f"them needs {rate * busy * per_replica:.3g} GPUs, more than "
-                         f"{compute.MAX_GPUS:,}")  # fmt: skip
+        raise ValueError(
+            f"efficiency is too small for {rate:,.6g} requests per second: serving "
+            f"them needs {rate * busy * per_replica:.3g} GPUs, more than "
+            f"{compute.MAX_GPUS:,}"
+        )
     replicas = max(1, math.ceil(rate * busy - 1e-9))
     gpus = replicas * per_replica
     tokens_per_s = rate * out
     cost = gpus * price
     return Serving(
-        gpu=card.name, batch=step.batch, requests_per_s=rate, context_tokens=p + out,
-        weights_bytes=first.weights_bytes, kv_cache_bytes=kv, gpus_per_replica=per_replica,
-        replica_busy_seconds=busy, replicas=replicas, gpus=gpus,
-        output_tokens_per_s=tokens_per_s, time_to_first_token_seconds=first.seconds / per_replica,
+        gpu=card.name,
+        batch=step.batch,
+        requests_per_s=rate,
+        context_tokens=p + out,
+        weights_bytes=first.weights_bytes,
+        kv_cache_bytes=kv,
+        gpus_per_replica=per_replica,
+        replica_busy_seconds=busy,
+        replicas=replicas,
+        gpus=gpus,
+        output_tokens_per_s=tokens_per_s,
+        time_to_first_token_seconds=first.seconds / per_replica,
         cost_per_hour_usd=cost,
         usd_per_million_output_tokens=cloud.usd_per_million_tokens(cost, tokens_per_s),
-    )  # fmt: skip
+    )
 
 
 @dataclass(frozen=True)
@@ -270,18 +309,31 @@ def serving_footprint(
     card = hardware.gpu(gpu)
     seconds = 1e6 / s.output_tokens_per_s
     if seconds > MAX_SERVING_SECONDS:
-        raise ValueError(f"requests per second x output tokens must reach a million output tokens "
-                         f"in {MAX_SERVING_SECONDS / 3.15576e7:,.0f} years; got "
-                         f"{s.output_tokens_per_s:.3g} tokens/s")  # fmt: skip
+        raise ValueError(
+            f"requests per second x output tokens must reach a million output tokens "
+            f"in {MAX_SERVING_SECONDS / 3.15576e7:,.0f} years; got "
+            f"{s.output_tokens_per_s:.3g} tokens/s"
+        )
     joules = energy.energy_joules(s.gpus * card.tdp_watts, seconds, pue=pue)
     power_usd = energy.electricity_usd(joules, usd_per_kwh)
     return ServingFootprint(
-        gpus=s.gpus, seconds=seconds, energy_joules=joules,
-        gpu_time_usd=s.usd_per_million_output_tokens, electricity_usd=power_usd,
+        gpus=s.gpus,
+        seconds=seconds,
+        energy_joules=joules,
+        gpu_time_usd=s.usd_per_million_output_tokens,
+        electricity_usd=power_usd,
         total_usd=s.usd_per_million_output_tokens + power_usd,
         co2_kg=energy.co2_kg(joules, grid_g_per_kwh),
-    )  # fmt: skip
+    )
 
 
-__all__ = ["Decode", "Prefill", "Serving", "ServingFootprint", "decode", "prefill", "serving",
-           "serving_footprint"]  # fmt: skip
+__all__ = [
+    "Decode",
+    "Prefill",
+    "Serving",
+    "ServingFootprint",
+    "decode",
+    "prefill",
+    "serving",
+    "serving_footprint",
+]

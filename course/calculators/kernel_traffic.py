@@ -32,8 +32,9 @@ class FusionBytes(Report):
 
 def rmsnorm_bytes(rows: int, cols: int, element_bytes: int = 4) -> FusionBytes:
     """Bytes to and from memory of RMSNorm fused (read x, read w, write out) against the four
-    unfused torch ops of ``course.measure.triton_kernels.rmsnorm_torch`` (``x*x``: read x, write sq; ``mean``: read sq, write
-    rows; ``x/sqrt(..)``: read x and rows, write normed; ``*w``: read normed and w, write out),
+    unfused torch ops of ``course.measure.triton_kernels.rmsnorm_torch`` (``x*x``: read x, write sq;
+    ``mean``: read sq, write rows; ``x/sqrt(..)``: read x and rows, write normed; ``*w``: read
+    normed and w, write out),
     assuming no intermediate stays in cache."""
     r = validate.positive_int("rows", rows)
     c = validate.positive_int("cols", cols)

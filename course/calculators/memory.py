@@ -16,8 +16,8 @@ two agree (tests/measure/test_measure_memory.py).
 
 The readings' rules of thumb are in :mod:`course.claims`, beside these. Used by lessons 04, 07 and
 10. About 640 lines, kept as one module: it answers one question (how many bytes), and its two
-accountings, per parameter and tensor by tensor, check each other (tests/calculators/test_memory.py) and share
-their input checks and limits. Layer 2: no torch.
+accountings, per parameter and tensor by tensor, check each other (tests/calculators/test_memory.py)
+and share their input checks and limits. Layer 2: no torch.
 """
 
 from __future__ import annotations
@@ -107,10 +107,11 @@ def model_state_bytes(
         2 + 2 + (4 + 4 + 4) = 16 bytes/param, ZeRO's accounting (Rajbhandari et al. 2019, sec.
         3.1, K = 12). This is what DeepSpeed and Megatron keep.
       - ``"mixed_fp32_grads"``: as mixed, but gradients kept in fp32 (4 bytes): with Adam
-        2 + 4 + 4 + 8 = **18 bytes/param**, the figure of the Hugging Face "Efficient training on
-        a single GPU" guide, Bekman's "ML Engineering" and *AI Infrastructure* (whose breakdown, "2 model + 2
-        gradients + 4 optimizer + overheads", does not add up to it). Use this option when you
-        want 18; it is not the default because frameworks that reduce gradients in 16-bit need 16.
+        2 + 4 + 4 + 8 = **18 bytes/param**, the figure of the Hugging Face "Efficient training on a
+        single GPU" guide, Bekman's "ML Engineering" and *AI Infrastructure* (whose breakdown, "2
+        model + 2 gradients + 4 optimizer + overheads", does not add up to it). Use this option when
+        you want 18; it is not the default because frameworks that reduce gradients in 16-bit need
+        16.
       - ``"fp32"``: everything fp32, no separate master copy: Adam 4 + 4 + 8 = 16 bytes/param.
 
     ``optimizer``: ``"adam"``/``"adamw"`` (two fp32 moments, 8 B/param), ``"sgd"`` (none),
@@ -258,11 +259,12 @@ def inference_memory(
 ) -> InferenceMemory:
     """Weights in ``dtype`` + KV cache for ``batch`` sequences of ``seq_len`` tokens + overhead.
 
-    ``model`` is a :class:`TransformerConfig` (needed for the KV cache) or a parameter count
-    (then ``seq_len`` must be 0). ``kv_dtype`` defaults to ``dtype`` when that is 16-bit or wider,
-    else bf16 (weight-only quantisation keeps a 16-bit cache). ``overhead_fraction`` adds a share
-    of the subtotal for the CUDA context, allocator fragmentation and temporary activations
-    (*GPU Infrastructure & Computational Requirements* uses 0.2); it is 0 by default so the parts stay visible.
+    ``model`` is a :class:`TransformerConfig` (needed for the KV cache) or a parameter count (then
+    ``seq_len`` must be 0). ``kv_dtype`` defaults to ``dtype`` when that is 16-bit or wider, else
+    bf16 (weight-only quantisation keeps a 16-bit cache). ``overhead_fraction`` adds a share of the
+    subtotal for the CUDA context, allocator fragmentation and temporary activations (*GPU
+    Infrastructure & Computational Requirements* uses 0.2); it is 0 by default so the parts stay
+    visible.
     """
     params, config = _params_or_config(model)
     weight_bytes_per_param = _dtype("dtype", dtype)
@@ -281,9 +283,13 @@ def inference_memory(
         kv = 0.0
     else:
         kv = kv_cache_bytes(
-            config.layers, config.kv_heads, config.head_dim, tokens,
-            batch=b, bytes_per_value=kv_bpv,
-        )  # fmt: skip
+            config.layers,
+            config.kv_heads,
+            config.head_dim,
+            tokens,
+            batch=b,
+            bytes_per_value=kv_bpv,
+        )
     weights = params * weight_bytes_per_param
     extra = overhead * (weights + kv)
     return InferenceMemory(
@@ -325,9 +331,9 @@ def training_memory(
     With a :class:`TransformerConfig` and a ``seq_len``, activations are ``layers`` x
     :func:`activation_bytes_per_layer` plus the fp32 logits the cross-entropy keeps
     (4*s*b*vocab bytes, also in Korthikanti et al. 2022's count); with ``precision="fp32"`` the
-    activations are fp32 (``bytes_per_value=4``, 1.9x the 16-bit count). With ``seq_len=None`` (or a bare
-    parameter count) only the model states are counted, and the activation rows read 0.
-    Not counted: the CUDA context (~0.5-1 GB), allocator fragmentation and temporary buffers.
+    activations are fp32 (``bytes_per_value=4``, 1.9x the 16-bit count). With ``seq_len=None`` (or a
+    bare parameter count) only the model states are counted, and the activation rows read 0. Not
+    counted: the CUDA context (~0.5-1 GB), allocator fragmentation and temporary buffers.
     """
     params, config = _params_or_config(model)
     b = validate.positive_int("batch", batch, maximum=MAX_BATCH)
@@ -342,9 +348,13 @@ def training_memory(
             )
         s = validate.positive_int("seq_len", seq_len, maximum=MAX_SEQ_LEN)
         per_layer = activation_bytes_per_layer(
-            s, b, config.hidden, config.heads, recompute=recompute,
+            s,
+            b,
+            config.hidden,
+            config.heads,
+            recompute=recompute,
             bytes_per_value=4 if precision == "fp32" else 2,
-        )  # fmt: skip
+        )
         activations = config.layers * per_layer
         logits = 4.0 * s * b * config.vocab if config.lm_head else 0.0
     return TrainingMemory(
@@ -428,7 +438,8 @@ def step_activation_bytes(
     checkpointing: bool = False,
     device: str = "cpu",
 ) -> StepActivations:
-    """Count, tensor by tensor, the activations ``course.measure.torchmodels`` keeps for the backward pass.
+    """Count, tensor by tensor, the activations ``course.measure.torchmodels`` keeps for the
+    backward pass.
 
     This is Korthikanti et al. 2022's method (sec. 4.1: list every tensor the backward pass needs)
     applied to the course's Llama-style implementation rather than to Megatron's GPT block, so it
@@ -512,10 +523,20 @@ class StepMemory(Report):
 
 
 def _param_sizes(c: TransformerConfig) -> list[int]:
-    """Parameter tensor sizes in ``course.measure.torchmodels``' registration order (Llama-style)."""
+    """Parameter tensor sizes in ``course.measure.torchmodels``' registration order
+    (Llama-style)."""
     h, q, kv = c.hidden, c.heads * c.head_dim, c.kv_heads * c.head_dim
-    block = [h, h * q, h * kv, h * kv, q * h, h, h * c.ffn_hidden, h * c.ffn_hidden,
-             c.ffn_hidden * h]  # fmt: skip
+    block = [
+        h,
+        h * q,
+        h * kv,
+        h * kv,
+        q * h,
+        h,
+        h * c.ffn_hidden,
+        h * c.ffn_hidden,
+        c.ffn_hidden * h,
+    ]
     head = [] if c.tied_embeddings else [c.vocab * h]
     return [c.vocab * h] + block * c.layers + [h] + head
 
@@ -547,21 +568,25 @@ def training_step_memory(
        ``sqrt`` and a division for one parameter while the previous one's result is still
        referenced). MemTracker files those under optimizer states, and so does this estimate.
 
-    With tied embeddings the LM head's gradient waits as a temporary until the embedding's
-    arrives. The allocator's rounding (512 B on CUDA) and tensors under a kilobyte are not counted.
-    ``device`` ("cpu" or "cuda") is where the step runs: under bf16 autocast the two keep
-    different tensors (see :func:`step_activation_bytes`). MemTracker counts tensors only;
-    ``torch.cuda.max_memory_allocated`` is higher by the cuBLAS/cuBLASLt workspaces and buffers
-    that kernels allocate internally (on the H100 reference run: 64 MiB more for the demo model).
-    Accounting after Korthikanti et al. 2022 sec. 4 (activations) and Rajbhandari et al. 2019
-    sec. 3 (model states); checked against MemTracker in tests/measure/test_measure_memory.py (CPU) and
+    With tied embeddings the LM head's gradient waits as a temporary until the embedding's arrives.
+    The allocator's rounding (512 B on CUDA) and tensors under a kilobyte are not counted.
+    ``device`` ("cpu" or "cuda") is where the step runs: under bf16 autocast the two keep different
+    tensors (see :func:`step_activation_bytes`). MemTracker counts tensors only;
+    ``torch.cuda.max_memory_allocated`` is higher by the cuBLAS/cuBLASLt workspaces and buffers that
+    kernels allocate internally (on the H100 reference run: 64 MiB more for the demo model).
+    Accounting after Korthikanti et al. 2022 sec. 4 (activations) and Rajbhandari et al. 2019 sec. 3
+    (model states); checked against MemTracker in tests/measure/test_measure_memory.py (CPU) and
     tests/measure/test_memory_cuda.py (the H100 reference run, and CUDA itself where present).
     """
     c = _check_step_config(config)
     acts = step_activation_bytes(
-        c, batch=batch, seq_len=seq_len, precision=precision, checkpointing=checkpointing,
+        c,
+        batch=batch,
+        seq_len=seq_len,
+        precision=precision,
+        checkpointing=checkpointing,
         device=device,
-    )  # fmt: skip
+    )
     n = c.params
     states = model_state_bytes(n, precision="fp32", optimizer="adamw")
     tokens = float(batch) * seq_len
@@ -585,22 +610,28 @@ def training_step_memory(
         grads = head_grads + 4.0 * block_params * (c.layers - k)
         kept = (k - 1) * kept_per_block + block
         # MLP: down projection done (weight gradient made, its input and weight copy freed)
-        phases.append((
-            f"backward of block {k}'s MLP",
-            grads + 4.0 * h * f,
-            kept - x * sbf - (2.0 * h * f if bf16 else 0.0),
-            4 * sbh + 3 * x * sbf + tied_wait,
-            0.0,
-        ))  # fmt: skip
+        phases.append(
+            (
+                f"backward of block {k}'s MLP",
+                grads + 4.0 * h * f,
+                kept - x * sbf - (2.0 * h * f if bf16 else 0.0),
+                4 * sbh + 3 * x * sbf + tied_wait,
+                0.0,
+            )
+        )
         # attention softmax: MLP and output projection done, V's matmul done
-        phases.append((
-            f"backward of block {k}'s attention",
-            grads + 4.0 * (mlp_params + o_proj),
-            kept - acts.mlp_per_layer_bytes - (2.0 * 3 * h * f + 2.0 * o_proj if bf16 else 0.0)
-            - 2 * x * sbh,
-            4 * sbh + x * sbh + 2 * x * scores + tied_wait,
-            0.0,
-        ))  # fmt: skip
+        phases.append(
+            (
+                f"backward of block {k}'s attention",
+                grads + 4.0 * (mlp_params + o_proj),
+                kept
+                - acts.mlp_per_layer_bytes
+                - (2.0 * 3 * h * f + 2.0 * o_proj if bf16 else 0.0)
+                - 2 * x * sbh,
+                4 * sbh + x * sbh + 2 * x * scores + tied_wait,
+                0.0,
+            )
+        )
     phases.append(("optimizer step", states.gradients_bytes, 0.0, 0.0, adam_temps))
     name, grads, activations, temps, opt_temps = max(phases, key=lambda p: sum(p[1:]))
     optimizer = states.optimizer_states_bytes + opt_temps

@@ -8,8 +8,9 @@ With expert parallelism each rank holds ``experts / ranks`` experts, and every M
 tokens twice with ``all_to_all`` (dispatch to the experts, combine back), four times in training
 (the backward pass sends the gradients the same way).
 
-Parameter counts come from :mod:`course.facts.models` (:func:`~course.facts.models.active_param_count`),
-FLOPs from :func:`course.calculators.compute.forward_flops_per_token`, bytes from
+Parameter counts come from :mod:`course.facts.models`
+(:func:`~course.facts.models.active_param_count`), FLOPs from
+:func:`course.calculators.compute.forward_flops_per_token`, bytes from
 :func:`course.calculators.memory.weights_bytes`. Used by lesson 12. Layer 2: no torch.
 """
 
@@ -51,12 +52,16 @@ def moe_account(
     total, active = float(config.params), float(active_param_count(config))
     flops = compute.forward_flops_per_token(config, seq_len)
     dense = config.replace(experts_per_token=config.experts)
-    return MoEAccount(experts=config.experts, experts_per_token=config.experts_per_token,
-                      total_params=total, active_params=active, active_fraction=active / total,
-                      weights_bytes=memory.weights_bytes(total, dtype),
-                      forward_flops_per_token=flops,
-                      dense_equivalent_flops_per_token=compute.forward_flops_per_token(
-                          dense, seq_len))  # fmt: skip
+    return MoEAccount(
+        experts=config.experts,
+        experts_per_token=config.experts_per_token,
+        total_params=total,
+        active_params=active,
+        active_fraction=active / total,
+        weights_bytes=memory.weights_bytes(total, dtype),
+        forward_flops_per_token=flops,
+        dense_equivalent_flops_per_token=compute.forward_flops_per_token(dense, seq_len),
+    )
 
 
 @dataclass(frozen=True)
@@ -72,9 +77,16 @@ class AllToAll(Report):
     per_step_bytes: float  # all MoE layers, every exchange
 
 
-def all_to_all_bytes(tokens_per_rank: int, hidden: int, *, experts_per_token: int = 1,
-                     ranks: int = 2, moe_layers: int = 1, bytes_per_value: float = 2,
-                     training: bool = True) -> AllToAll:  # fmt: skip
+def all_to_all_bytes(
+    tokens_per_rank: int,
+    hidden: int,
+    *,
+    experts_per_token: int = 1,
+    ranks: int = 2,
+    moe_layers: int = 1,
+    bytes_per_value: float = 2,
+    training: bool = True,
+) -> AllToAll:
     """Bytes one rank sends in the all-to-alls of expert parallelism, routing assumed uniform.
 
     Each of the rank's ``tokens_per_rank`` tokens goes to ``experts_per_token`` experts; with the
@@ -92,8 +104,13 @@ def all_to_all_bytes(tokens_per_rank: int, hidden: int, *, experts_per_token: in
     off = (p - 1) / p
     one_way = t * k * h * b * off
     exchanges = 4 if training else 2
-    return AllToAll(dispatch_bytes=one_way, combine_bytes=one_way, exchanges=exchanges,
-                    off_rank_fraction=off, per_step_bytes=one_way * exchanges * layers)  # fmt: skip
+    return AllToAll(
+        dispatch_bytes=one_way,
+        combine_bytes=one_way,
+        exchanges=exchanges,
+        off_rank_fraction=off,
+        per_step_bytes=one_way * exchanges * layers,
+    )
 
 
 __all__ = ["AllToAll", "MoEAccount", "all_to_all_bytes", "moe_account"]

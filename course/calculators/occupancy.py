@@ -137,8 +137,11 @@ def occupancy_sweep(
     for t in threads_per_block:
         for r in registers_per_thread:
             try:
-                out.append(occupancy(t, r, shared_memory_per_block_bytes,
-                                     compute_capability=compute_capability))  # fmt: skip
+                out.append(
+                    occupancy(
+                        t, r, shared_memory_per_block_bytes, compute_capability=compute_capability
+                    )
+                )
             except ValueError as err:
                 if "cannot launch" not in str(err):
                     raise

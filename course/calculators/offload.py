@@ -11,9 +11,9 @@
 - :func:`weight_streaming` is the inference case: weights that live in CPU memory must cross the
   link on every forward pass, so a decode step costs at least weights / link bandwidth.
 
-Link bandwidths come from ``course.facts.hardware.INTERCONNECTS`` (PCIe 4/5 x16, NVLink-C2C) or a number
-in bytes/s, such as the H100 reference run's measured 55 GB/s of pinned host-to-device copies.
-Layer 2: pure, no torch. Used by lesson 07.
+Link bandwidths come from ``course.facts.hardware.INTERCONNECTS`` (PCIe 4/5 x16, NVLink-C2C) or a
+number in bytes/s, such as the H100 reference run's measured 55 GB/s of pinned host-to-device
+copies. Layer 2: pure, no torch. Used by lesson 07.
 """
 
 from __future__ import annotations
@@ -87,10 +87,12 @@ def optimizer_offload(
     """
     n = params_of("params", params)
     bandwidth_bytes_per_s = link_bandwidth_bytes_per_s(link)
-    compute = validate.number("compute_seconds", compute_seconds, minimum=0, maximum=1e9,
-                              strict_min=True)  # fmt: skip
-    per_param = validate.number("cpu_seconds_per_param", cpu_seconds_per_param, minimum=0,
-                                maximum=1)  # fmt: skip
+    compute = validate.number(
+        "compute_seconds", compute_seconds, minimum=0, maximum=1e9, strict_min=True
+    )
+    per_param = validate.number(
+        "cpu_seconds_per_param", cpu_seconds_per_param, minimum=0, maximum=1
+    )
     hidden = validate.fraction("overlap", overlap, allow_zero=True)
     full = model_state_bytes(n, precision="mixed", optimizer="adam")
     moved = OFFLOAD_LINK_BYTES_PER_PARAM * n

@@ -146,13 +146,12 @@ def parallel_training_memory_per_gpu(
     holds the token (and position) embedding, the last the LM head (and the fp32 logits,
     ``4*s*b*vocab/t``). Under the 1F1B schedule the first stage keeps the activations of ``p``
     micro-batches in flight, so its activations are ``p x layers/p = layers`` layers' worth,
-    whatever ``p`` (Korthikanti et al. 2022, "pipeline parallelism" in sec. 4); the last stage keeps one.
-    With fewer ``microbatches`` than stages (m < p) only m are ever in flight. The interleaved
+    whatever ``p`` (Korthikanti et al. 2022, "pipeline parallelism" in sec. 4); the last stage keeps
+    one. With fewer ``microbatches`` than stages (m < p) only m are ever in flight. The interleaved
     schedule (``virtual_stages`` v > 1) holds 1 + (p - 1)/(p v) times as much on the first stage
-    (Korthikanti et al. 2022, sec. 4.2.3). Model states
-    are then sharded over ``data_parallel`` GPUs by ``zero_stage``. Returns the larger of the first
-    and last stage. Norm weights are counted as split t ways (they are replicated; the error is
-    negligible).
+    (Korthikanti et al. 2022, sec. 4.2.3). Model states are then sharded over ``data_parallel`` GPUs
+    by ``zero_stage``. Returns the larger of the first and last stage. Norm weights are counted as
+    split t ways (they are replicated; the error is negligible).
     """
     if not isinstance(config, TransformerConfig):
         raise ValueError(f"config must be a TransformerConfig, got {config!r}")
@@ -165,8 +164,11 @@ def parallel_training_memory_per_gpu(
     p = validate.positive_int("pipeline_parallel", pipeline_parallel, maximum=c.layers)
     d = _gpus("data_parallel", data_parallel)
     zs = validate.choice("zero_stage", zero_stage, ZERO_STAGES)
-    m = p if microbatches is None else validate.positive_int("microbatches", microbatches,
-                                                             maximum=10**9)  # fmt: skip
+    m = (
+        p
+        if microbatches is None
+        else validate.positive_int("microbatches", microbatches, maximum=10**9)
+    )
     v = validate.positive_int("virtual_stages", virtual_stages, maximum=c.layers)
     in_flight = min(p, m) * (1 + (p - 1) / (p * v) if v > 1 else 1.0)
 
@@ -181,16 +183,20 @@ def parallel_training_memory_per_gpu(
         first_params = last_params = parts.total_params / t
 
     act_layer = activation_bytes_per_layer(
-        s, b, c.hidden, c.heads, tensor_parallel=t, sequence_parallel=sequence_parallel,
+        s,
+        b,
+        c.hidden,
+        c.heads,
+        tensor_parallel=t,
+        sequence_parallel=sequence_parallel,
         recompute=recompute,
-    )  # fmt: skip
+    )
     logits = 4.0 * s * b * c.vocab / t if c.lm_head else 0.0
     first_act = in_flight * layers_per_stage * act_layer + (logits if p == 1 else 0.0)
     last_act = layers_per_stage * act_layer + logits
 
     def stage(params: float, activations: float) -> ParallelMemory:
-        st = zero_model_state_bytes_per_gpu(params, d, zs, precision=precision,
-                                            optimizer=optimizer)  # fmt: skip
+        st = zero_model_state_bytes_per_gpu(params, d, zs, precision=precision, optimizer=optimizer)
         return ParallelMemory(
             params_per_gpu=params,
             weights_bytes=st.weights_bytes,
@@ -273,8 +279,9 @@ def data_parallel_step_seconds(
     compute); only what does not fit is exposed: step = compute + max(0, comm - overlap x compute).
     Scaling efficiency = compute / step; speedup = n_gpus x efficiency.
     """
-    t_compute = validate.number("compute_seconds", compute_seconds, minimum=0, maximum=1e9,
-                                strict_min=True)  # fmt: skip
+    t_compute = validate.number(
+        "compute_seconds", compute_seconds, minimum=0, maximum=1e9, strict_min=True
+    )
     n = _gpus("n_gpus", n_gpus)
     comm = ring_allreduce_seconds(
         gradient_bytes, n, bandwidth_bytes_per_s, latency_seconds=latency_seconds
@@ -367,15 +374,15 @@ def layout_step(
       parallelism on when TP > 1; at most ``min(p, m)`` micro-batches in flight; the interleaved
       schedule's 1 + (p - 1)/(p v)), against the GPU's memory.
     - Compute: the model FLOPs of :func:`course.calculators.compute.training_flops_with_attention`
-      (6 N per token plus attention's 12 l s h, which matters at long context), plus the
-      recomputed forward (all layers with ``recompute="full"``, the attention core with
-      ``"selective"``): the *hardware* FLOPs, executed at ``compute_hfu`` x the GPU's dense peak
-      in its own 16-bit format (bf16, fp16 on a V100). ``compute_hfu`` is the kernels' efficiency
-      while computing, an HFU before any bubble or communication; its default 0.5 is about what
-      Narayanan et al. 2021, Table 2, imply for GPT-3 175B on A100s (0.53; 0.59 for their 530B:
-      tests/calculators/test_parallel_links.py calibrates it on each model's smallest cluster and predicts
-      the two larger ones within 2 %). It grows with the model's matrices: Korthikanti et al.
-      2022, Table 5, imply 0.47 for 22B on 8 GPUs up to 0.66 for 1T on 512, and with it the
+      (6 N per token plus attention's 12 l s h, which matters at long context), plus the recomputed
+      forward (all layers with ``recompute="full"``, the attention core with ``"selective"``): the
+      *hardware* FLOPs, executed at ``compute_hfu`` x the GPU's dense peak in its own 16-bit format
+      (bf16, fp16 on a V100). ``compute_hfu`` is the kernels' efficiency while computing, an HFU
+      before any bubble or communication; its default 0.5 is about what Narayanan et al. 2021, Table
+      2, imply for GPT-3 175B on A100s (0.53; 0.59 for their 530B:
+      tests/calculators/test_parallel_links.py calibrates it on each model's smallest cluster and
+      predicts the two larger ones within 2 %). It grows with the model's matrices: Korthikanti et
+      al. 2022, Table 5, imply 0.47 for 22B on 8 GPUs up to 0.66 for 1T on 512, and with it the
       full-recomputation times within 2.5 % (tests/presentation/test_layout_korthikanti.py).
     - Bubble: compute x (p - 1) / (v m) (:func:`pipeline_bubble_overhead`; ``virtual_stages`` v > 1
       is the interleaved schedule of Narayanan et al. 2021, sec. 2.2.2).
@@ -410,25 +417,35 @@ def layout_step(
     if d * t * p != total:
         raise ValueError(
             f"data x tensor x pipeline parallel = {d} x {t} x {p} = {d * t * p:,} GPUs must equal "
-            f"GPUs per node x nodes = {per_node} x {n_nodes} = {total:,}")  # fmt: skip
+            f"GPUs per node x nodes = {per_node} x {n_nodes} = {total:,}"
+        )
     if t > per_node:
         raise ValueError(
             f"tensor_parallel ({t}) must be at most GPUs per node ({per_node}): its all-reduces "
-            "run on every layer and need the node's NVLink")  # fmt: skip
+            "run on every layer and need the node's NVLink"
+        )
     if config.heads % t:
-        raise ValueError(f"tensor_parallel ({t}) must divide the {config.heads} attention heads "
-                         "(each GPU computes whole heads)")  # fmt: skip
+        raise ValueError(
+            f"tensor_parallel ({t}) must divide the {config.heads} attention heads "
+            "(each GPU computes whole heads)"
+        )
     if config.kv_heads % t and t % config.kv_heads:
-        raise ValueError(f"tensor_parallel ({t}) must divide the {config.kv_heads} K/V heads, or "
-                         "be a multiple of them (each GPU then keeps a copy of one)")  # fmt: skip
+        raise ValueError(
+            f"tensor_parallel ({t}) must divide the {config.kv_heads} K/V heads, or "
+            "be a multiple of them (each GPU then keeps a copy of one)"
+        )
     if p > config.layers:
-        raise ValueError(f"pipeline_parallel ({p}) must be at most the model's {config.layers} "
-                         "layers (one layer per stage at least)")  # fmt: skip
+        raise ValueError(
+            f"pipeline_parallel ({p}) must be at most the model's {config.layers} "
+            "layers (one layer per stage at least)"
+        )
     m = validate.positive_int("microbatches", microbatches, maximum=10**6)
     v = validate.positive_int("virtual_stages", virtual_stages, maximum=config.layers)
     if p * v > config.layers:
-        raise ValueError(f"pipeline_parallel x virtual_stages = {p * v} must be at most the "
-                         f"model's {config.layers} layers")  # fmt: skip
+        raise ValueError(
+            f"pipeline_parallel x virtual_stages = {p * v} must be at most the "
+            f"model's {config.layers} layers"
+        )
     b = validate.positive_int("micro_batch", micro_batch, maximum=MAX_BATCH)
     s = validate.positive_int("seq_len", seq_len, maximum=MAX_SEQ_LEN)
     rc = validate.choice("recompute", recompute, ("none", "selective", "full"))
@@ -440,10 +457,18 @@ def layout_step(
     peak = device.peak_flop_per_s(dtype)
 
     mem = parallel_training_memory_per_gpu(
-        config, seq_len=s, micro_batch=b, tensor_parallel=t, pipeline_parallel=p,
-        data_parallel=d, zero_stage=zero_stage, sequence_parallel=t > 1, recompute=rc,
-        microbatches=m, virtual_stages=v,
-    )  # fmt: skip
+        config,
+        seq_len=s,
+        micro_batch=b,
+        tensor_parallel=t,
+        pipeline_parallel=p,
+        data_parallel=d,
+        zero_stage=zero_stage,
+        sequence_parallel=t > 1,
+        recompute=rc,
+        microbatches=m,
+        virtual_stages=v,
+    )
     tokens = d * m * b * s
     model_flops = training_flops_with_attention(config, tokens, s)
     if rc == "full":
@@ -456,27 +481,37 @@ def layout_step(
     bubble = compute * pipeline_bubble_overhead(p, m, virtual_stages=v)
     act_bytes = 2.0 * b * s * config.hidden
     layers_here = math.ceil(config.layers / p)
-    per_layer = tensor_parallel_layer_comm(config, seq_len=s, micro_batch=b, tensor_parallel=t,
-                                           bandwidth_bytes_per_s=intra.bandwidth_bytes_per_s)  # fmt: skip
+    per_layer = tensor_parallel_layer_comm(
+        config,
+        seq_len=s,
+        micro_batch=b,
+        tensor_parallel=t,
+        bandwidth_bytes_per_s=intra.bandwidth_bytes_per_s,
+    )
     tp_comm = layers_here * m * per_layer.seconds
     pp_link = intra if t * d * p <= per_node else inter
     pp_comm = 0.0 if p == 1 else 2 * v * m * act_bytes / (t * pp_link.bandwidth_bytes_per_s)
     dp_link = intra if t * d <= per_node else inter
     grad_bytes = 2.0 * mem.params_per_gpu
-    dp_comm = ring_allreduce_seconds(grad_bytes, d, dp_link.bandwidth_bytes_per_s) * (1.5 if zero_stage == 3
-                                                                          else 1.0)  # fmt: skip
+    dp_comm = ring_allreduce_seconds(grad_bytes, d, dp_link.bandwidth_bytes_per_s) * (
+        1.5 if zero_stage == 3 else 1.0
+    )
     comm = tp_comm + pp_comm + dp_comm
     step = compute + bubble + comm
     capacity = device.memory_bytes
     notes = []
     if config.layers % p:
-        notes.append(f"{p} stages do not divide the {config.layers} layers: the busiest stage has "
-                     f"{layers_here}, the others wait for it")  # fmt: skip
+        notes.append(
+            f"{p} stages do not divide the {config.layers} layers: the busiest stage has "
+            f"{layers_here}, the others wait for it"
+        )
     if m < p:
         notes.append(f"fewer micro-batches ({m}) than stages ({p}): most of the step is bubble")
     if t > config.kv_heads:
-        notes.append(f"TP {t} exceeds the {config.kv_heads} K/V heads: each is copied "
-                     f"{t // config.kv_heads} times")  # fmt: skip
+        notes.append(
+            f"TP {t} exceeds the {config.kv_heads} K/V heads: each is copied "
+            f"{t // config.kv_heads} times"
+        )
     if dtype != "bf16":
         notes.append(f"the {device.name} has no bf16: priced in fp16")
     sched = f", interleaved v = {v}" if v > 1 else ""
@@ -492,7 +527,7 @@ def layout_step(
         gpu_memory_bytes=capacity,
         fits="yes"
         if mem.total_bytes <= capacity
-        else f"no: {mem.total_bytes / capacity:.1f}x the GPU's memory",  # fmt: skip
+        else f"no: {mem.total_bytes / capacity:.1f}x the GPU's memory",
         model_flops=model_flops,
         hardware_flops=hardware_flops,
         compute_seconds=compute,

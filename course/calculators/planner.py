@@ -6,9 +6,10 @@ t does not fit, keep it and add pipeline stages p (dividing the layers) until th
 memory (:func:`course.calculators.parallel.parallel_training_memory_per_gpu`, one data-parallel
 replica) fits the usable memory of one GPU. Data parallelism is then chosen for time, not memory.
 
-:func:`course.calculators.cluster.cluster_for_model` and :func:`~course.calculators.cluster.dgx_design`
-compose this planner; :func:`course.calculators.parallel.layout_step` prices any layout, and at the
-planner's layout it reports the same memory. Layer 2: no torch.
+:func:`course.calculators.cluster.cluster_for_model` and
+:func:`~course.calculators.cluster.dgx_design` compose this planner;
+:func:`course.calculators.parallel.layout_step` prices any layout, and at the planner's layout it
+reports the same memory. Layer 2: no torch.
 """
 
 from __future__ import annotations
@@ -50,14 +51,22 @@ def layout_memory_bytes(
     data_parallel: int = 1,
     settings: LayoutSettings = LayoutSettings(),
 ) -> float:
-    """Bytes on the busiest GPU of a t x p x d layout under ``settings`` (ZeRO over the d replicas)."""
+    """Bytes on the busiest GPU of a t x p x d layout under ``settings`` (ZeRO over the d
+    replicas)."""
     s = _checked_settings(settings)
     return parallel_training_memory_per_gpu(
-        config, seq_len=s.seq_len, micro_batch=s.micro_batch, tensor_parallel=tensor_parallel,
-        pipeline_parallel=pipeline_parallel, data_parallel=data_parallel, zero_stage=s.zero_stage,
-        sequence_parallel=s.sequence_parallel, recompute=s.recompute, precision=s.precision,
+        config,
+        seq_len=s.seq_len,
+        micro_batch=s.micro_batch,
+        tensor_parallel=tensor_parallel,
+        pipeline_parallel=pipeline_parallel,
+        data_parallel=data_parallel,
+        zero_stage=s.zero_stage,
+        sequence_parallel=s.sequence_parallel,
+        recompute=s.recompute,
+        precision=s.precision,
         optimizer=s.optimizer,
-    ).total_bytes  # fmt: skip
+    ).total_bytes
 
 
 @dataclass(frozen=True)
@@ -87,8 +96,9 @@ def smallest_layout(
     """
     checked_config(config)
     _checked_settings(settings)
-    usable = validate.number("usable_memory_bytes", usable_memory_bytes, minimum=0,
-                             maximum=1e15, strict_min=True)  # fmt: skip
+    usable = validate.number(
+        "usable_memory_bytes", usable_memory_bytes, minimum=0, maximum=1e15, strict_min=True
+    )
     most = validate.positive_int("max_tensor_parallel", max_tensor_parallel, maximum=1024)
     t_options = [t for t in TENSOR_PARALLEL_DEGREES if t <= most and config.heads % t == 0]
 

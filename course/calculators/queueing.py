@@ -70,9 +70,13 @@ def latency_summary(values_seconds: Sequence[float]) -> LatencySummary:
     """Mean, p50, p90, p99 and max of a latency sample (seconds)."""
     xs = _sample("values_seconds", values_seconds)
     return LatencySummary(
-        count=len(xs), mean_seconds=sum(xs) / len(xs), p50_seconds=_percentile(xs, 50),
-        p90_seconds=_percentile(xs, 90), p99_seconds=_percentile(xs, 99), max_seconds=max(xs),
-    )  # fmt: skip
+        count=len(xs),
+        mean_seconds=sum(xs) / len(xs),
+        p50_seconds=_percentile(xs, 50),
+        p90_seconds=_percentile(xs, 90),
+        p99_seconds=_percentile(xs, 99),
+        max_seconds=max(xs),
+    )
 
 
 @dataclass(frozen=True)
@@ -98,12 +102,20 @@ def littles_law(
     Example: a server that completes 4 requests/s, each inside for 2.5 s on average, holds 10
     requests at once on average, so it needs 10 batch slots (or a queue) to keep up.
     """
-    given = {k: v for k, v in (("arrivals_per_second", arrivals_per_second),
-                               ("time_in_system_seconds", time_in_system_seconds),
-                               ("in_system", in_system)) if v is not None}  # fmt: skip
+    given = {
+        k: v
+        for k, v in (
+            ("arrivals_per_second", arrivals_per_second),
+            ("time_in_system_seconds", time_in_system_seconds),
+            ("in_system", in_system),
+        )
+        if v is not None
+    }
     if len(given) != 2:
-        raise ValueError("littles_law needs exactly two of arrivals_per_second, "
-                         f"time_in_system_seconds, in_system; got {sorted(given) or 'none'}")  # fmt: skip
+        raise ValueError(
+            "littles_law needs exactly two of arrivals_per_second, "
+            f"time_in_system_seconds, in_system; got {sorted(given) or 'none'}"
+        )
     vals = {k: validate.number(k, v, minimum=0, maximum=1e12) for k, v in given.items()}
     lam = vals.get("arrivals_per_second")
     w = vals.get("time_in_system_seconds")
@@ -144,10 +156,15 @@ class MMc(Report):
     """An M/M/c queue at one load: utilisation, chance of waiting, wait and time in system."""
 
     _title = "M/M/c queue"
-    _formats = MappingProxyType({
-        "servers": "number", "arrivals_per_second": "number", "utilisation": "percent",
-        "wait_probability": "percent", "mean_in_system": "number",
-    })  # fmt: skip
+    _formats = MappingProxyType(
+        {
+            "servers": "number",
+            "arrivals_per_second": "number",
+            "utilisation": "percent",
+            "wait_probability": "percent",
+            "mean_in_system": "number",
+        }
+    )
 
     servers: int
     arrivals_per_second: float
@@ -182,24 +199,44 @@ def mmc(arrivals_per_second: float, service_seconds: float, servers: int = 1) ->
     and ``C = rho``. Waits are ``inf`` when ``rho >= 1``.
     """
     lam = validate.number("arrivals_per_second", arrivals_per_second, minimum=0, maximum=1e9)
-    s = validate.number("service_seconds", service_seconds, minimum=0, maximum=1e6,
-                        strict_min=True)  # fmt: skip
+    s = validate.number("service_seconds", service_seconds, minimum=0, maximum=1e6, strict_min=True)
     c = validate.positive_int("servers", servers, maximum=MAX_SERVERS)
     rho = lam * s / c
     if rho >= 1:
         inf = math.inf
-        return MMc(servers=c, arrivals_per_second=lam, service_seconds=s, utilisation=rho,
-                   wait_probability=1.0, mean_wait_seconds=inf, p50_wait_seconds=inf,
-                   p99_wait_seconds=inf, mean_time_in_system_seconds=inf,
-                   mean_in_system=inf)  # fmt: skip
+        return MMc(
+            servers=c,
+            arrivals_per_second=lam,
+            service_seconds=s,
+            utilisation=rho,
+            wait_probability=1.0,
+            mean_wait_seconds=inf,
+            p50_wait_seconds=inf,
+            p99_wait_seconds=inf,
+            mean_time_in_system_seconds=inf,
+            mean_in_system=inf,
+        )
     pw = erlang_c(c, lam * s)
     wq = pw * s / (c * (1 - rho))
-    draft = MMc(servers=c, arrivals_per_second=lam, service_seconds=s, utilisation=rho,
-                wait_probability=pw, mean_wait_seconds=wq, p50_wait_seconds=0.0,
-                p99_wait_seconds=0.0, mean_time_in_system_seconds=wq + s,
-                mean_in_system=lam * (wq + s))  # fmt: skip
-    return MMc(**{**draft.__dict__, "p50_wait_seconds": draft.wait_quantile_seconds(0.5),
-                  "p99_wait_seconds": draft.wait_quantile_seconds(0.99)})  # fmt: skip
+    draft = MMc(
+        servers=c,
+        arrivals_per_second=lam,
+        service_seconds=s,
+        utilisation=rho,
+        wait_probability=pw,
+        mean_wait_seconds=wq,
+        p50_wait_seconds=0.0,
+        p99_wait_seconds=0.0,
+        mean_time_in_system_seconds=wq + s,
+        mean_in_system=lam * (wq + s),
+    )
+    return MMc(
+        **{
+            **draft.__dict__,
+            "p50_wait_seconds": draft.wait_quantile_seconds(0.5),
+            "p99_wait_seconds": draft.wait_quantile_seconds(0.99),
+        }
+    )
 
 
 def servers_for_wait(
@@ -209,15 +246,17 @@ def servers_for_wait(
     *,
     quantile: float = 0.99,
 ) -> int:
-    """The fewest servers ``c`` whose ``quantile`` of the M/M/c wait is at most ``wait_slo_seconds``."""
+    """The fewest servers ``c`` whose ``quantile`` of the M/M/c wait is at most
+    ``wait_slo_seconds``."""
     lam = validate.number("arrivals_per_second", arrivals_per_second, minimum=0, maximum=1e9)
-    s = validate.number("service_seconds", service_seconds, minimum=0, maximum=1e6,
-                        strict_min=True)  # fmt: skip
+    s = validate.number("service_seconds", service_seconds, minimum=0, maximum=1e6, strict_min=True)
     slo = validate.number("wait_slo_seconds", wait_slo_seconds, minimum=0, maximum=1e6)
     q = validate.number("quantile", quantile, minimum=0, maximum=1, strict_min=True)
     if q >= 1:
-        raise ValueError(f"quantile must be < 1 (a 100 % percentile of an exponential wait is "
-                         f"infinite), got {quantile!r}")  # fmt: skip
+        raise ValueError(
+            f"quantile must be < 1 (a 100 % percentile of an exponential wait is "
+            f"infinite), got {quantile!r}"
+        )
     c = max(1, math.floor(lam * s) + 1)  # the fewest that are stable
     while c <= MAX_SERVERS:
         if mmc(lam, s, c).wait_quantile_seconds(q) <= slo:
@@ -266,8 +305,10 @@ def route(
     arrivals = _sample("arrival_seconds", arrival_seconds)
     services = _sample("service_seconds", service_seconds)
     if len(arrivals) != len(services):
-        raise ValueError(f"service_seconds must have one value per arrival ({len(arrivals)}), got "
-                         f"{len(services)}")  # fmt: skip
+        raise ValueError(
+            f"service_seconds must have one value per arrival ({len(arrivals)}), got "
+            f"{len(services)}"
+        )
     n_rep = validate.positive_int("replicas", replicas, maximum=1000)
     k = validate.positive_int("slots", slots, maximum=10_000)
     mode = validate.choice("policy", policy, ROUTING)
@@ -287,10 +328,15 @@ def route(
         ends[r] = [e for e in ends[r] if e > t] + [start + services[i]]
         waits.append(start - t)
         totals.append(start - t + services[i])
-    return Routing(policy=mode, replicas=n_rep, requests=len(waits),
-                   mean_wait_seconds=sum(waits) / len(waits), p50_wait_seconds=_percentile(waits, 50),
-                   p99_wait_seconds=_percentile(waits, 99),
-                   p99_time_in_system_seconds=_percentile(totals, 99))  # fmt: skip
+    return Routing(
+        policy=mode,
+        replicas=n_rep,
+        requests=len(waits),
+        mean_wait_seconds=sum(waits) / len(waits),
+        p50_wait_seconds=_percentile(waits, 50),
+        p99_wait_seconds=_percentile(waits, 99),
+        p99_time_in_system_seconds=_percentile(totals, 99),
+    )
 
 
 __all__ = [

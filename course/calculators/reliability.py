@@ -13,8 +13,9 @@ minimises the expected wall clock, and Daly's expectation of that wall clock
 Sources: J. W. Young, "A first order approximation to the optimum checkpoint interval", CACM 17(9),
 1974; J. T. Daly, "A higher order estimate of the optimum checkpoint interval for restart dumps",
 Future Generation Computer Systems 22 (2006) 303-312. Validated against the Llama 3 405B and
-OPT-175B failure logs (:mod:`course.facts.data.reliability`) in tests/calculators/test_reliability.py.
-Used by lessons 09 (spot capacity, through :mod:`course.calculators.cloud`) and 12. Layer 2: no torch.
+OPT-175B failure logs (:mod:`course.facts.data.reliability`) in
+tests/calculators/test_reliability.py. Used by lessons 09 (spot capacity, through
+:mod:`course.calculators.cloud`) and 12. Layer 2: no torch.
 """
 
 from __future__ import annotations
@@ -40,8 +41,9 @@ def _seconds(name: str, value: object, *, allow_zero: bool = False) -> float:
 
 
 def _checkpoint_args(checkpoint_seconds: object, mtbf_seconds: object) -> tuple[float, float]:
-    delta = validate.number("checkpoint_seconds", checkpoint_seconds, minimum=0, maximum=1e7,
-                            strict_min=True)  # fmt: skip
+    delta = validate.number(
+        "checkpoint_seconds", checkpoint_seconds, minimum=0, maximum=1e7, strict_min=True
+    )
     mtbf = validate.number("mtbf_seconds", mtbf_seconds, minimum=1, maximum=1e10)
     return delta, mtbf
 
@@ -64,7 +66,8 @@ def job_mtbf_seconds(components: int, component_mtbf_seconds: float) -> float:
 def component_mtbf_seconds(interruptions: float, window_seconds: float, components: int) -> float:
     """Per-part MTBF implied by a failure log: ``components x window / interruptions``.
 
-    Llama 3 405B (Table 5): 419 unexpected interruptions in 54 days on 16,384 GPUs: 50,680 h per GPU.
+    Llama 3 405B (Table 5): 419 unexpected interruptions in 54 days on 16,384 GPUs: 50,680 h per
+    GPU.
     """
     k = validate.number("interruptions", interruptions, minimum=0, maximum=1e9, strict_min=True)
     n = validate.positive_int("components", components, maximum=MAX_COMPONENTS)
@@ -130,21 +133,30 @@ def expected_wall_clock_seconds(
     (M = MTBF, R = restart time, d = checkpoint time, tau = interval, T_s = solve time). ValueError
     when (tau + d + R) / M is so large that the job effectively never finishes.
     """
-    solve = validate.number("solve_seconds", solve_seconds, minimum=0, maximum=MAX_SECONDS,
-                            strict_min=True)  # fmt: skip
-    tau = validate.number("interval_seconds", interval_seconds, minimum=0, maximum=MAX_SECONDS,
-                          strict_min=True)  # fmt: skip
+    solve = validate.number(
+        "solve_seconds", solve_seconds, minimum=0, maximum=MAX_SECONDS, strict_min=True
+    )
+    tau = validate.number(
+        "interval_seconds", interval_seconds, minimum=0, maximum=MAX_SECONDS, strict_min=True
+    )
     delta, mtbf = _checkpoint_args(checkpoint_seconds, mtbf_seconds)
     restart = validate.number("restart_seconds", restart_seconds, minimum=0, maximum=1e7)
     exponent = (tau + delta + restart) / mtbf
     if exponent > 50:
-        raise ValueError(f"interval_seconds + checkpoint_seconds + restart_seconds must be under "
-                         f"50 x mtbf_seconds (the job would never finish), got {exponent:.3g} x")  # fmt: skip
+        raise ValueError(
+            f"interval_seconds + checkpoint_seconds + restart_seconds must be under "
+            f"50 x mtbf_seconds (the job would never finish), got {exponent:.3g} x"
+        )
     return mtbf * math.exp(restart / mtbf) * math.expm1((tau + delta) / mtbf) * solve / tau
 
 
-def goodput_fraction(interval_seconds: float, checkpoint_seconds: float, mtbf_seconds: float, *,
-                     restart_seconds: float = 0.0) -> float:  # fmt: skip
+def goodput_fraction(
+    interval_seconds: float,
+    checkpoint_seconds: float,
+    mtbf_seconds: float,
+    *,
+    restart_seconds: float = 0.0,
+) -> float:
     """Useful work / wall clock when checkpointing every ``interval_seconds`` of work: the
     inverse of Daly's expected wall clock per unit of work (:func:`expected_wall_clock_seconds`).
 
@@ -152,8 +164,9 @@ def goodput_fraction(interval_seconds: float, checkpoint_seconds: float, mtbf_se
     average about (tau + d) / 2) and the restarts (R per failure). No failures and free
     checkpoints give 1.
     """
-    return 1.0 / expected_wall_clock_seconds(1.0, interval_seconds, checkpoint_seconds,
-                                             mtbf_seconds, restart_seconds=restart_seconds)  # fmt: skip
+    return 1.0 / expected_wall_clock_seconds(
+        1.0, interval_seconds, checkpoint_seconds, mtbf_seconds, restart_seconds=restart_seconds
+    )
 
 
 @dataclass(frozen=True)
@@ -195,8 +208,9 @@ def failure_plan(
     mtbf = job_mtbf_seconds(components, component_mtbf_seconds)
     delta, _ = _checkpoint_args(checkpoint_seconds, mtbf)
     tau = daly_interval_seconds(delta, mtbf) if interval_seconds is None else interval_seconds
-    wall = expected_wall_clock_seconds(work_seconds, tau, delta, mtbf,
-                                       restart_seconds=restart_seconds)  # fmt: skip
+    wall = expected_wall_clock_seconds(
+        work_seconds, tau, delta, mtbf, restart_seconds=restart_seconds
+    )
     work = float(work_seconds)
     writing = work / float(tau) * delta
     if deadline_seconds is None:
@@ -204,13 +218,19 @@ def failure_plan(
     else:
         met = "yes" if wall <= _seconds("deadline_seconds", deadline_seconds) else "no"
     return FailurePlan(
-        components=int(components), job_mtbf_seconds=mtbf,
-        young_interval_seconds=young_interval_seconds(delta, mtbf), interval_seconds=float(tau),
-        checkpoint_seconds=delta, restart_seconds=float(restart_seconds),
-        goodput_fraction=work / wall, wall_clock_seconds=wall,
-        expected_interruptions=wall / mtbf, lost_work_seconds=max(wall - work - writing, 0.0),
-        checkpointing_seconds=writing, deadline_met=met,
-    )  # fmt: skip
+        components=int(components),
+        job_mtbf_seconds=mtbf,
+        young_interval_seconds=young_interval_seconds(delta, mtbf),
+        interval_seconds=float(tau),
+        checkpoint_seconds=delta,
+        restart_seconds=float(restart_seconds),
+        goodput_fraction=work / wall,
+        wall_clock_seconds=wall,
+        expected_interruptions=wall / mtbf,
+        lost_work_seconds=max(wall - work - writing, 0.0),
+        checkpointing_seconds=writing,
+        deadline_met=met,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -255,15 +275,25 @@ def checkpoint_bytes(
     state = memory.model_state_bytes(params, precision=precision, optimizer=optimizer)
     n = validate.positive_int("ranks", ranks, maximum=MAX_COMPONENTS)
     rng = validate.number("rng_bytes_per_rank", rng_bytes_per_rank, minimum=0, maximum=1e9) * n
-    loader = validate.number("dataloader_bytes_per_rank", dataloader_bytes_per_rank, minimum=0,
-                             maximum=1e9) * n  # fmt: skip
+    loader = (
+        validate.number(
+            "dataloader_bytes_per_rank", dataloader_bytes_per_rank, minimum=0, maximum=1e9
+        )
+        * n
+    )
     weights = state.master_weights_bytes or state.weights_bytes
     total = weights + state.optimizer_states_bytes + rng + loader
     seconds = 0.0 if bandwidth_bytes_per_s is None else write_seconds(total, bandwidth_bytes_per_s)
-    return CheckpointSize(params=state.params, weights_bytes=weights,
-                          optimizer_states_bytes=state.optimizer_states_bytes, rng_bytes=rng,
-                          dataloader_bytes=loader, total_bytes=total,
-                          model_state_bytes=state.total_bytes, write_seconds=seconds)  # fmt: skip
+    return CheckpointSize(
+        params=state.params,
+        weights_bytes=weights,
+        optimizer_states_bytes=state.optimizer_states_bytes,
+        rng_bytes=rng,
+        dataloader_bytes=loader,
+        total_bytes=total,
+        model_state_bytes=state.total_bytes,
+        write_seconds=seconds,
+    )
 
 
 def write_seconds(total_bytes: float, bandwidth_bytes_per_s: float) -> float:

@@ -1,4 +1,5 @@
-"""Serving calculators: KV-cache allocation (contiguous vs paged) and batching (static vs continuous).
+"""Serving calculators: KV-cache allocation (contiguous vs paged) and batching (static vs
+continuous).
 
 Two pure simulations of what an inference server does with a stream of requests, each request a
 prompt of ``prompt_tokens`` and an answer of ``output_tokens``:
@@ -142,15 +143,14 @@ def kv_allocation(
     - ``"paged"``: each request holds ``ceil(tokens / block_tokens)`` blocks of ``block_tokens``
       tokens (vLLM's default block is 16 tokens); only the last block is partly empty.
 
-    ``kv_bytes_per_token`` is :func:`course.calculators.memory.kv_cache_bytes` for one token (OPT-13B:
-    819,200 B). ``batch_that_fits`` counts how many requests, taken in order (cycling through the
-    mix if needed), fit in ``memory_bytes`` at their final length (0 when no budget is given).
-    Reservations made for a request's prompt and answer are counted when it finishes, the moment
-    it holds the most.
+    ``kv_bytes_per_token`` is :func:`course.calculators.memory.kv_cache_bytes` for one token
+    (OPT-13B: 819,200 B). ``batch_that_fits`` counts how many requests, taken in order (cycling
+    through the mix if needed), fit in ``memory_bytes`` at their final length (0 when no budget is
+    given). Reservations made for a request's prompt and answer are counted when it finishes, the
+    moment it holds the most.
     """
     reqs = _requests(requests)
-    per_token = validate.number("kv_bytes_per_token", kv_bytes_per_token, minimum=1,
-                                maximum=1e12)  # fmt: skip
+    per_token = validate.number("kv_bytes_per_token", kv_bytes_per_token, minimum=1, maximum=1e12)
     mode = validate.choice("policy", policy, ALLOCATIONS)
     cap = validate.positive_int("max_seq_len", max_seq_len, maximum=MAX_TOKENS)
     block = validate.positive_int("block_tokens", block_tokens, maximum=MAX_TOKENS)
@@ -159,8 +159,9 @@ def kv_allocation(
         budget = validate.number("memory_bytes", memory_bytes, minimum=0, maximum=1e18)
     longest = max(r.tokens for r in reqs)
     if longest > cap:
-        raise ValueError(f"max_seq_len must be at least the longest request ({longest:,} tokens), "
-                         f"got {cap:,}")  # fmt: skip
+        raise ValueError(
+            f"max_seq_len must be at least the longest request ({longest:,} tokens), got {cap:,}"
+        )
 
     def reserved_tokens(r: Request) -> int:
         return cap if mode == "contiguous" else block * math.ceil(r.tokens / block)
@@ -193,10 +194,14 @@ class BatchingResult(Report):
     """What a stream of requests experienced under one batching policy (simulated)."""
 
     _title = "Batching simulation"
-    _formats = MappingProxyType({
-        "policy": "text", "requests": "number", "tokens_per_second": "number",
-        "mean_batch": "number",
-    })  # fmt: skip
+    _formats = MappingProxyType(
+        {
+            "policy": "text",
+            "requests": "number",
+            "tokens_per_second": "number",
+            "mean_batch": "number",
+        }
+    )
 
     policy: str
     requests: int
@@ -244,8 +249,9 @@ def simulate_batching(
     cap = validate.positive_int("max_batch", max_batch, maximum=100_000)
     base = validate.number("step_base_seconds", step_base_seconds, minimum=0, maximum=3600)
     per_seq = validate.number("step_per_seq_seconds", step_per_seq_seconds, minimum=0, maximum=3600)
-    prefill = validate.number("prefill_seconds_per_token", prefill_seconds_per_token, minimum=0,
-                              maximum=3600)  # fmt: skip
+    prefill = validate.number(
+        "prefill_seconds_per_token", prefill_seconds_per_token, minimum=0, maximum=3600
+    )
     if base == 0 and per_seq == 0:
         raise ValueError("step_base_seconds and step_per_seq_seconds must not both be 0")
     order = sorted(range(len(reqs)), key=lambda i: (reqs[i].arrival_seconds, i))

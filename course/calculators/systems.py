@@ -56,14 +56,16 @@ class DgxSummary(Report):
 def dgx_from_parts(system: str | hardware.System = "dgx-h100") -> DgxSummary:
     """A DGX's totals computed from its GPU row and its fabric (``hardware.SYSTEM_FABRICS``).
 
-    DGX H100: 8 x 1,978.9 = 15.8 PFLOP/s dense FP8 (31.7 sparse: the datasheet's "32 PF");
-    8 x 80 GB; 8 x 900 GB/s NVLink through 4 NVSwitch chips; 8 x 400 Gb/s = 400 GB/s of
-    compute network. DGX A100: 8 x 312 = 2.5 PFLOP/s dense FP16 (*AI Infrastructure*'s "5 PF" is sparse).
+    DGX H100: 8 x 1,978.9 = 15.8 PFLOP/s dense FP8 (31.7 sparse: the datasheet's "32 PF"); 8 x 80
+    GB; 8 x 900 GB/s NVLink through 4 NVSwitch chips; 8 x 400 Gb/s = 400 GB/s of compute network.
+    DGX A100: 8 x 312 = 2.5 PFLOP/s dense FP16 (*AI Infrastructure*'s "5 PF" is sparse).
     """
     sys_ = hardware.system(system)
     if sys_.key not in hardware.SYSTEM_FABRICS:
-        raise ValueError(f"system must be one of {', '.join(hardware.SYSTEM_FABRICS)} (systems "
-                         f"with a tabulated fabric); got {system!r}")  # fmt: skip
+        raise ValueError(
+            f"system must be one of {', '.join(hardware.SYSTEM_FABRICS)} (systems "
+            f"with a tabulated fabric); got {system!r}"
+        )
     fabric = hardware.SYSTEM_FABRICS[sys_.key]
     card = hardware.gpu(sys_.gpu)
     n = sys_.gpus
@@ -94,7 +96,8 @@ def dgx_from_parts(system: str | hardware.System = "dgx-h100") -> DgxSummary:
 
 @dataclass(frozen=True)
 class SuperPod(Report):
-    """A DGX SuperPOD of some scalable units: systems, GPUs, compute-fabric switches, peaks, power."""
+    """A DGX SuperPOD of some scalable units: systems, GPUs, compute-fabric switches, peaks,
+    power."""
 
     _title = "DGX SuperPOD"
 
@@ -131,8 +134,9 @@ def superpod(
     give ``watts_per_switch`` from your switch's datasheet to count it.
     """
     if not isinstance(architecture, str) or architecture not in hardware.SUPERPODS:
-        raise ValueError(f"architecture must be one of {', '.join(hardware.SUPERPODS)}; "
-                         f"got {architecture!r}")  # fmt: skip
+        raise ValueError(
+            f"architecture must be one of {', '.join(hardware.SUPERPODS)}; got {architecture!r}"
+        )
     arch = hardware.SUPERPODS[architecture]
     n_su = validate.positive_int("sus", sus, maximum=MAX_SUS)
     switch_watts = validate.watts("watts_per_switch", watts_per_switch)
@@ -207,14 +211,17 @@ def mig_layout(gpu: str | hardware.GPU, profiles: list[str] | tuple[str, ...]) -
     card = hardware.gpu(gpu)
     table = {p.name: p for p in hardware.mig_profiles(card.key)}
     if not isinstance(profiles, list | tuple) or not profiles:
-        raise ValueError(f"profiles must be a non-empty list of MIG profile names "
-                         f"({', '.join(table)}); got {profiles!r}")  # fmt: skip
+        raise ValueError(
+            f"profiles must be a non-empty list of MIG profile names "
+            f"({', '.join(table)}); got {profiles!r}"
+        )
     chosen = [_mig_profile(table, name) for name in profiles]
     for p in table.values():
         count = sum(1 for c in chosen if c.name == p.name)
         if count > p.instances:
-            raise ValueError(f"at most {p.instances} x {p.name} fit on one {card.name}; "
-                             f"got {count}")  # fmt: skip
+            raise ValueError(
+                f"at most {p.instances} x {p.name} fit on one {card.name}; got {count}"
+            )
     compute = sum(p.compute_slices for p in chosen)
     if compute > hardware.MIG_COMPUTE_SLICES:
         raise ValueError(
@@ -289,16 +296,17 @@ def mig_serving_fit(
 ) -> MigServingFit:
     """Which MIG profiles of ``gpu`` hold ``model`` for serving ``batch`` sequences of ``seq_len``.
 
-    Memory = :func:`course.calculators.memory.inference_memory` (weights + KV cache + ``overhead_fraction``
-    of both). A profile fits when that is at most its memory. ``instances_per_gpu`` is how many
-    of the smallest fitting profile one GPU holds: that many independent replicas (MIG's use
-    case: many small models or tenants on one GPU). Llama-2-7B in bf16 (13.5 GB) needs a
-    20 GB slice on an H100: 4 replicas, not 7.
+    Memory = :func:`course.calculators.memory.inference_memory` (weights + KV
+    cache + ``overhead_fraction`` of both). A profile fits when that is at most its memory.
+    ``instances_per_gpu`` is how many of the smallest fitting profile one GPU holds: that many
+    independent replicas (MIG's use case: many small models or tenants on one GPU). Llama-2-7B in
+    bf16 (13.5 GB) needs a 20 GB slice on an H100: 4 replicas, not 7.
     """
     card = hardware.gpu(gpu)
     table = hardware.mig_profiles(card.key)
-    need = inference_memory(model, dtype=dtype, seq_len=seq_len, batch=batch,
-                            overhead_fraction=overhead_fraction).total_bytes  # fmt: skip
+    need = inference_memory(
+        model, dtype=dtype, seq_len=seq_len, batch=batch, overhead_fraction=overhead_fraction
+    ).total_bytes
     fitting = [p for p in table if p.memory_bytes >= need]
     name = model.name if isinstance(model, TransformerConfig) else f"{float(model):.3g} params"
     if not fitting:
@@ -362,27 +370,29 @@ def choose_gpu(
     mfu: float = 0.4,
     budget_usd: float = 0.0,
 ) -> GpuChoice:
-    """Practice question 4 of *AI Infrastructure* ("A100 vs H100, when would you choose each?"), with numbers.
+    """Practice question 4 of *AI Infrastructure* ("A100 vs H100, when would you choose each?"),
+    with numbers.
 
-    Training: tokens/s per GPU = ``mfu`` x dense peak / (6 x params) (Kaplan 2020's 6N; the same
-    MFU on both), so the speed-up is the ratio of dense peaks in the dtype each GPU can use
-    (``fp8`` on an A100 falls back to ``bf16``). GPUs needed = training memory (model states +
-    activations, lesson 04) / 90 % of one GPU. Serving: one decoding step's roofline floor
-    (:func:`course.calculators.compute.decode_step`, weights only) at ``batch``: memory-bound at small
-    batches, so the speed-up is the bandwidth ratio; compute-bound at large ones. Cost per
+    Training: tokens/s per GPU = ``mfu`` x dense peak / (6 x params) (Kaplan 2020's 6N; the same MFU
+    on both), so the speed-up is the ratio of dense peaks in the dtype each GPU can use (``fp8`` on
+    an A100 falls back to ``bf16``). GPUs needed = training memory (model states + activations,
+    lesson 04) / 90 % of one GPU. Serving: one decoding step's roofline floor
+    (:func:`course.calculators.compute.decode_step`, weights only) at ``batch``: memory-bound at
+    small batches, so the speed-up is the bandwidth ratio; compute-bound at large ones. Cost per
     million tokens = price per GPU-hour / tokens per GPU-hour. The pick is the cheaper per token;
     the reason says by how much and what limits it. Estimates, not measurements.
     """
     if not isinstance(model, TransformerConfig):
-        raise ValueError(f"model must be a TransformerConfig (a preset from course.facts.models), "
-                         f"got {model!r}")  # fmt: skip
+        raise ValueError(
+            f"model must be a TransformerConfig (a preset from course.facts.models), got {model!r}"
+        )
     kind = validate.choice("workload", workload, WORKLOADS)
     validate.choice("dtype", dtype, ("fp32", "tf32", "fp16", "bf16", "fp8"))
     cards = (hardware.gpu(gpu_a), hardware.gpu(gpu_b))
     prices = (
         validate.number("usd_per_gpu_hour_a", usd_per_gpu_hour_a, minimum=1e-4, maximum=1e4),
         validate.number("usd_per_gpu_hour_b", usd_per_gpu_hour_b, minimum=1e-4, maximum=1e4),
-    )  # fmt: skip
+    )
     b = validate.positive_int("batch", batch, maximum=10**5)
     s = validate.positive_int("seq_len", seq_len, maximum=2**20)
     util = validate.fraction("mfu", mfu)
@@ -397,8 +407,10 @@ def choose_gpu(
     else:
         weights_dtype = "fp8" if dtype == "fp8" else ("fp32" if dtype == "fp32" else "bf16")
         mem = inference_memory(model, dtype=weights_dtype, seq_len=s, batch=b).total_bytes
-        steps = tuple(decode_step(params, weights_dtype, c, b, compute_dtype=d)
-                      for c, d in zip(cards, dtypes, strict=True))  # fmt: skip
+        steps = tuple(
+            decode_step(params, weights_dtype, c, b, compute_dtype=d)
+            for c, d in zip(cards, dtypes, strict=True)
+        )
         tps = tuple(st.tokens_per_s for st in steps)
         bound = steps[1].bound
     needed = tuple(gpus_needed(mem, c) for c in cards)

@@ -19,15 +19,16 @@ def training_bytes_as_written(params: float) -> float:
     """*AI Infrastructure*: "Training memory (FP16 + Adam): Parameters x 18 bytes".
 
     The 18 is right for mixed precision with fp32 gradients (see
-    ``course.calculators.memory.model_state_bytes(..., precision="mixed_fp32_grads")``), but the reading's breakdown
-    "2 model + 2 gradients + 4 optimizer + overheads" adds up to 8, and it excludes activations.
+    ``course.calculators.memory.model_state_bytes(..., precision="mixed_fp32_grads")``), but the
+    reading's breakdown "2 model + 2 gradients + 4 optimizer + overheads" adds up to 8, and it
+    excludes activations.
     """
     return 18 * params_of("params", params)
 
 
 def purchase_usd_as_written(gpu: str, gpus: int) -> float:
-    """*AI Infrastructure*'s purchase price of ``gpus`` GPUs of key ``gpu``: the midpoint of its range
-    per GPU ("~$30,000-$40,000" for an H100 -> 35,000; "~$15,000" for an A100) x ``gpus``."""
+    """*AI Infrastructure*'s purchase price of ``gpus`` GPUs of key ``gpu``: the midpoint of its
+    range per GPU ("~$30,000-$40,000" for an H100 -> 35,000; "~$15,000" for an A100) x ``gpus``."""
     key = validate.choice("gpu", gpu, tuple(PURCHASE_USD_PER_GPU_AS_WRITTEN))
     n = validate.positive_int("gpus", gpus, maximum=10**6)
     low, high = PURCHASE_USD_PER_GPU_AS_WRITTEN[key]

@@ -14,15 +14,17 @@ from course.facts import validate
 def inference_gpus_as_written(
     params: float, bytes_per_param: float, gpu_memory_bytes: float
 ) -> float:
-    """The rule of *Computation Requirements*: GPUs ~ params (billions) x precision (bytes) / GPU memory (GB).
+    """The rule of *Computation Requirements*: GPUs ~ params (billions) x precision (bytes) / GPU
+    memory (GB).
 
-    Returns the ratio as the reading writes it (not rounded up). It counts weights only: no KV cache,
-    no activations, no overhead, so round up and add headroom before buying.
+    Returns the ratio as the reading writes it (not rounded up). It counts weights only: no KV
+    cache, no activations, no overhead, so round up and add headroom before buying.
     """
     n = params_of("params", params)
     bpp = validate.number("bytes_per_param", bytes_per_param, minimum=0, maximum=8, strict_min=True)
-    mem = validate.number("gpu_memory_bytes", gpu_memory_bytes, minimum=0, maximum=MAX_BYTES,
-                          strict_min=True)  # fmt: skip
+    mem = validate.number(
+        "gpu_memory_bytes", gpu_memory_bytes, minimum=0, maximum=MAX_BYTES, strict_min=True
+    )
     return n * bpp / mem
 
 

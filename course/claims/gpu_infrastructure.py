@@ -62,7 +62,8 @@ def estimate_runtime(gpu: GPUSpec, workload: WorkloadProfile, efficiency: float 
     """
     if not isinstance(gpu, GPUSpec) or not isinstance(workload, WorkloadProfile):
         raise ValueError(
-            "estimate_runtime takes a GPUSpec and a WorkloadProfile (course.claims.gpu_infrastructure)"
+            "estimate_runtime takes a GPUSpec and a WorkloadProfile "
+            "(course.claims.gpu_infrastructure)"
         )
     validate.number("efficiency", efficiency, minimum=0, maximum=1, strict_min=True)
     tflops = gpu.fp16_tflops if workload.precision == "fp16" else gpu.fp32_tflops
@@ -86,19 +87,35 @@ def estimate_runtime(gpu: GPUSpec, workload: WorkloadProfile, efficiency: float 
 
 #: The source's two GPUs, as it defines them.
 SOURCE_GPUS = {
-    "consumer": GPUSpec(name="Consumer 24GB", fp32_tflops=35, fp16_tflops=70, memory_gb=24,
-                        memory_bandwidth_gbps=900, tdp_watts=350, cost_per_hour=1.50),
-    "datacenter": GPUSpec(name="Datacenter 80GB", fp32_tflops=20, fp16_tflops=300, memory_gb=80,
-                          memory_bandwidth_gbps=2000, tdp_watts=400, cost_per_hour=8.00),
-}  # fmt: skip
+    "consumer": GPUSpec(
+        name="Consumer 24GB",
+        fp32_tflops=35,
+        fp16_tflops=70,
+        memory_gb=24,
+        memory_bandwidth_gbps=900,
+        tdp_watts=350,
+        cost_per_hour=1.50,
+    ),
+    "datacenter": GPUSpec(
+        name="Datacenter 80GB",
+        fp32_tflops=20,
+        fp16_tflops=300,
+        memory_gb=80,
+        memory_bandwidth_gbps=2000,
+        tdp_watts=400,
+        cost_per_hour=8.00,
+    ),
+}
 
 #: The source's two workloads, as it defines them.
 SOURCE_WORKLOADS = {
-    "inference": WorkloadProfile(total_flops=7e9 * 2 * 1000, memory_accessed_gb=14,
-                                 precision="fp16"),
-    "training": WorkloadProfile(total_flops=7e9 * 6 * 10000, memory_accessed_gb=280,
-                                precision="fp16"),
-}  # fmt: skip
+    "inference": WorkloadProfile(
+        total_flops=7e9 * 2 * 1000, memory_accessed_gb=14, precision="fp16"
+    ),
+    "training": WorkloadProfile(
+        total_flops=7e9 * 6 * 10000, memory_accessed_gb=280, precision="fp16"
+    ),
+}
 
 #: The real GPUs the source's two stand for (FACTS.md: A100 80GB SXM; close to an RTX 3090).
 REAL_GPUS = {"consumer": "rtx-3090", "datacenter": "a100-80gb-sxm"}
@@ -138,10 +155,12 @@ def course_estimate(
     """The course's estimate for the source's workloads with a Llama-2-7B (bf16) on ``gpu``.
 
     - ``"prefill"``: the 1,000 tokens as one prompt (:func:`course.calculators.inference.prefill`);
-    - ``"generate"``: 1,000 tokens generated one at a time at batch 1, 1,000 decode steps that
-      each read the weights and the KV cache (:func:`course.calculators.inference.decode`, mean context 500);
+    - ``"generate"``: 1,000 tokens generated one at a time at batch 1, 1,000 decode steps that each
+      read the weights and the KV cache (:func:`course.calculators.inference.decode`, mean context
+      500);
     - ``"training"``: 10,000 tokens at 6N + attention per token (seq 2,048), compute-bound
-      (:func:`course.calculators.compute.training_flops_with_attention`) at ``efficiency`` of the bf16 peak.
+      (:func:`course.calculators.compute.training_flops_with_attention`) at ``efficiency`` of the
+      bf16 peak.
 
     ``efficiency`` divides the binding roof (the source divides only the compute roof).
     """
@@ -162,8 +181,15 @@ def course_estimate(
             * validate.number("efficiency", efficiency, minimum=0, maximum=1, strict_min=True)
         )
         bound = "compute"
-    return CourseEstimate(workload=key, gpu=card.name, work_flops=flops, bytes_moved_bytes=moved,
-                          efficiency=float(efficiency), seconds=seconds, bound=bound)  # fmt: skip
+    return CourseEstimate(
+        workload=key,
+        gpu=card.name,
+        work_flops=flops,
+        bytes_moved_bytes=moved,
+        efficiency=float(efficiency),
+        seconds=seconds,
+        bound=bound,
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -178,7 +204,8 @@ def memory_requirements_as_written(
     sequence_length: int,
     training: bool = False,
 ) -> dict[str, float]:
-    """The reading's heuristic memory calculator (``calculate_memory_requirements``), reproduced so a lesson can show what it gets wrong.
+    """The reading's heuristic memory calculator (``calculate_memory_requirements``), reproduced so
+    a lesson can show what it gets wrong.
 
     Same inputs and output as the reading (values in "GB" that are really GiB, rounded to 0.01):
     activations = 4 x weights x batch x seq_len / 2048; gradients = weights; optimizer = 2 x
@@ -214,8 +241,13 @@ def memory_requirements_as_written(
 STRATEGIES = ("data", "model", "pipeline")
 
 
-def multi_gpu_efficiency_as_written(num_gpus: int, strategy: str, model_size_gb: float,
-                              batch_size: int, communication_overhead: float = 0.1) -> dict:  # fmt: skip
+def multi_gpu_efficiency_as_written(
+    num_gpus: int,
+    strategy: str,
+    model_size_gb: float,
+    batch_size: int,
+    communication_overhead: float = 0.1,
+) -> dict:
     """``calculate_multi_gpu_efficiency`` of *GPU Infrastructure & Computational Requirements*,
     as written there (the document ends inside it: its tensor-parallel branch is missing).
 

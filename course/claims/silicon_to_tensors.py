@@ -44,8 +44,9 @@ def breakeven_table_as_written(
     server draws more (CPUs, fans, NICs), so the correction is a lower bound.
     """
     util = validate.number("utilisation", utilisation, minimum=cloud.MIN_UTILISATION, maximum=1)
-    hosting = validate.number("hosting_usd_per_gpu_year", hosting_usd_per_gpu_year, minimum=0,
-                              maximum=1e8)  # fmt: skip
+    hosting = validate.number(
+        "hosting_usd_per_gpu_year", hosting_usd_per_gpu_year, minimum=0, maximum=1e8
+    )
     rows = []
     for (
         label,
@@ -59,17 +60,33 @@ def breakeven_table_as_written(
         hosting_year = hosting * gpus
         running = energy.electricity_usd_per_hour(watts, usd_per_kwh, pue=pue)
         per_used_hour = running + hosting_year / (util * YEAR / HOUR)
-        rows.append(BreakevenRow(
-            hardware=label, purchase_usd=float(purchase), rent_usd_per_hour=hourly,
-            hours_as_written=hours_as_written, reproduced_hours=cloud.breakeven_hours(purchase, hourly),
-            running_usd_per_hour=per_used_hour,
-            corrected_hours=cloud.breakeven_hours(purchase, hourly, power_watts=watts,
-                                            usd_per_kwh=usd_per_kwh, pue=pue,
-                                            other_usd_per_hour=hosting_year / (util * YEAR / HOUR)),
-            corrected_months=cloud.breakeven_months(purchase, hourly, utilisation=util,
-                                              power_watts=watts, usd_per_kwh=usd_per_kwh,
-                                              pue=pue, other_usd_per_month=hosting_year / 12),
-        ))  # fmt: skip
+        rows.append(
+            BreakevenRow(
+                hardware=label,
+                purchase_usd=float(purchase),
+                rent_usd_per_hour=hourly,
+                hours_as_written=hours_as_written,
+                reproduced_hours=cloud.breakeven_hours(purchase, hourly),
+                running_usd_per_hour=per_used_hour,
+                corrected_hours=cloud.breakeven_hours(
+                    purchase,
+                    hourly,
+                    power_watts=watts,
+                    usd_per_kwh=usd_per_kwh,
+                    pue=pue,
+                    other_usd_per_hour=hosting_year / (util * YEAR / HOUR),
+                ),
+                corrected_months=cloud.breakeven_months(
+                    purchase,
+                    hourly,
+                    utilisation=util,
+                    power_watts=watts,
+                    usd_per_kwh=usd_per_kwh,
+                    pue=pue,
+                    other_usd_per_month=hosting_year / 12,
+                ),
+            )
+        )
     return tuple(rows)
 
 

@@ -1,4 +1,5 @@
-"""The ``main()`` of every demo: run a worker under torchrun's process group, print rank 0's view."""
+"""The ``main()`` of every demo: run a worker under torchrun's process group, print rank 0's
+view."""
 
 from __future__ import annotations
 

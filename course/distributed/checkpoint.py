@@ -1,4 +1,5 @@
-"""Checkpoints for real: ``torch.save`` of a full state dict against ``torch.distributed.checkpoint``.
+"""Checkpoints for real: ``torch.save`` of a full state dict against
+``torch.distributed.checkpoint``.
 
 - :func:`save_both` trains an FSDP2-sharded model a few Adam steps on every rank, then writes the
   same state twice: gathered to rank 0 and written with ``torch.save`` (one file, one writer), and
@@ -6,10 +7,11 @@
   the planner writes, describing which rank holds which piece of which tensor).
 - :func:`async_overlap` times ``dcp.async_save`` (returns once the state is staged; the write runs
   in the background while training continues) against a blocking ``dcp.save``.
-- **Resharding**: a DCP checkpoint records global shapes and offsets, so it loads on any number
-  of ranks. :func:`load_on_one` reads the 2-rank checkpoint in a single process (no process group)
-  and :func:`save_on_one` writes one from a single process; :func:`load_sharded` loads that back
-  into 2 FSDP2 ranks. ``tests/distributed/test_distributed_scale.py`` checks every tensor equal to the byte.
+- **Resharding**: a DCP checkpoint records global shapes and offsets, so it loads on any number of
+  ranks. :func:`load_on_one` reads the 2-rank checkpoint in a single process (no process group) and
+  :func:`save_on_one` writes one from a single process; :func:`load_sharded` loads that back into 2
+  FSDP2 ranks. ``tests/distributed/test_distributed_scale.py`` checks every tensor equal to the
+  byte.
 
 State saved: the model, Adam's states (step, m, v) and the step counter and RNG state a restart
 needs (:func:`course.calculators.reliability.checkpoint_bytes` counts the same).
@@ -43,8 +45,15 @@ from course.facts.models import TransformerConfig
 LR = 1e-2
 
 
-def train(model: torch.nn.Module, opt: torch.optim.Optimizer, steps: int, *, start: int = 0,
-          batch: int = 4, seq_len: int = 16) -> list[float]:  # fmt: skip
+def train(
+    model: torch.nn.Module,
+    opt: torch.optim.Optimizer,
+    steps: int,
+    *,
+    start: int = 0,
+    batch: int = 4,
+    seq_len: int = 16,
+) -> list[float]:
     """``steps`` Adam steps; step ``i`` uses the seeded batch ``i`` (so a resumed run sees the same
     data order), each rank its share of it. Returns the losses."""
     r, p = (dist.get_rank(), dist.get_world_size()) if dist.is_initialized() else (0, 1)
@@ -111,13 +120,19 @@ def save_both(root: str, config: TransformerConfig = TINY_CONFIG, steps: int = 3
     t1 = _synced()
     dcp.save(app_state(model, opt), checkpoint_id=os.path.join(root, "dcp"))
     t2 = _synced()
-    return {"rank": r, "losses": losses, "torch_save_seconds": t1 - t0, "dcp_save_seconds": t2 - t1,
-            "full_bytes": os.path.getsize(os.path.join(root, "full.pt")) if r == 0 else None,
-            "dcp_files": files_of(os.path.join(root, "dcp")) if r == 0 else None}  # fmt: skip
+    return {
+        "rank": r,
+        "losses": losses,
+        "torch_save_seconds": t1 - t0,
+        "dcp_save_seconds": t2 - t1,
+        "full_bytes": os.path.getsize(os.path.join(root, "full.pt")) if r == 0 else None,
+        "dcp_files": files_of(os.path.join(root, "dcp")) if r == 0 else None,
+    }
 
 
-def async_overlap(root: str, config: TransformerConfig = TINY_CONFIG, repeats: int = 3,
-                  steps_between: int = 2) -> dict:  # fmt: skip
+def async_overlap(
+    root: str, config: TransformerConfig = TINY_CONFIG, repeats: int = 3, steps_between: int = 2
+) -> dict:
     """Blocking ``dcp.save`` against ``dcp.async_save``, paired and interleaved ``repeats`` times.
 
     For each pair: the seconds a blocking save stops training, the seconds ``async_save`` blocks
@@ -134,16 +149,26 @@ def async_overlap(root: str, config: TransformerConfig = TINY_CONFIG, repeats: i
         t0 = _synced()
         dcp.save(app_state(model, opt), checkpoint_id=os.path.join(root, f"sync{i}"))
         t1 = _synced()
-        future = dcp.async_save(app_state(model, opt), checkpoint_id=os.path.join(root, f"async{i}"),
-                                process_group=ckpt_group)  # fmt: skip
+        future = dcp.async_save(
+            app_state(model, opt),
+            checkpoint_id=os.path.join(root, f"async{i}"),
+            process_group=ckpt_group,
+        )
         t2 = _synced()
         train(model, opt, steps_between, start=1 + i * steps_between)
         t3 = _synced()
         future.result()
         t4 = _synced()
-        records.append({"repeat": i, "blocking_save_seconds": t1 - t0,
-                        "async_blocked_seconds": t2 - t1, "overlapped_steps": steps_between,
-                        "training_seconds": t3 - t2, "async_total_seconds": t4 - t1})  # fmt: skip
+        records.append(
+            {
+                "repeat": i,
+                "blocking_save_seconds": t1 - t0,
+                "async_blocked_seconds": t2 - t1,
+                "overlapped_steps": steps_between,
+                "training_seconds": t3 - t2,
+                "async_total_seconds": t4 - t1,
+            }
+        )
     dist.destroy_process_group(ckpt_group)
     return {"rank": dist.get_rank(), "records": records}
 
@@ -237,9 +262,13 @@ def main() -> None:
     def worker():
         saved = save_both(root)
         overlap = async_overlap(root, repeats=1)
-        return {"checkpoint": root, "torch.save (s)": round(saved["torch_save_seconds"], 4),
-                "dcp.save (s)": round(saved["dcp_save_seconds"], 4), "dcp files": saved["dcp_files"],
-                "async_save": overlap["records"]}  # fmt: skip
+        return {
+            "checkpoint": root,
+            "torch.save (s)": round(saved["torch_save_seconds"], 4),
+            "dcp.save (s)": round(saved["dcp_save_seconds"], 4),
+            "dcp files": saved["dcp_files"],
+            "async_save": overlap["records"],
+        }
 
     run_script(worker, "torch.save against torch.distributed.checkpoint")
 
@@ -247,5 +276,17 @@ def main() -> None:
 if __name__ == "__main__":
     main()
 
-__all__ = ["app_state", "async_overlap", "files_of", "load_on_one", "load_sharded", "main",
-           "plain_model", "save_both", "save_on_one", "sharded_model", "states_equal", "train"]  # fmt: skip
+__all__ = [
+    "app_state",
+    "async_overlap",
+    "files_of",
+    "load_on_one",
+    "load_sharded",
+    "main",
+    "plain_model",
+    "save_both",
+    "save_on_one",
+    "sharded_model",
+    "states_equal",
+    "train",
+]

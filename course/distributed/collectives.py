@@ -1,12 +1,13 @@
 """The collectives, shown on small tensors and timed against message size.
 
 :func:`show_collectives` runs all-reduce, broadcast, all-gather, reduce-scatter and all-to-all on
-tiny tensors whose values say which rank they came from. :func:`time_collectives` times
-all-reduce, all-gather and reduce-scatter for a range of message sizes (median of repeats, after a
-warm-up, a barrier before each) and returns records for :func:`course.calculators.communication.fit_alpha_beta`.
-Message size follows nccl-tests: the all-reduce's buffer, the all-gather's *output*, the
-reduce-scatter's *input*. Under gloo on one host the "link" is the loopback (memory copies through
-the kernel), and gloo builds some collectives from others: nothing here is NCCL on NVLink.
+tiny tensors whose values say which rank they came from. :func:`time_collectives` times all-reduce,
+all-gather and reduce-scatter for a range of message sizes (median of repeats, after a warm-up, a
+barrier before each) and returns records for
+:func:`course.calculators.communication.fit_alpha_beta`. Message size follows nccl-tests: the
+all-reduce's buffer, the all-gather's *output*, the reduce-scatter's *input*. Under gloo on one host
+the "link" is the loopback (memory copies through the kernel), and gloo builds some collectives from
+others: nothing here is NCCL on NVLink.
 
 Run: ``torchrun --nproc-per-node 2 -m course.distributed.collectives``. Layer 3.
 """
@@ -31,7 +32,8 @@ TIMED = ("all_reduce", "all_gather", "reduce_scatter")
 
 
 def show_collectives() -> dict:
-    """Each collective on a 4-element tensor per rank (rank r starts from r + 1); what it holds after."""
+    """Each collective on a 4-element tensor per rank (rank r starts from r + 1); what it holds
+    after."""
     r, n, dev = dist.get_rank(), dist.get_world_size(), device()
     mine = torch.full((4,), float(r + 1), device=dev)
     out: dict = {"rank": r, "before": mine.tolist()}
@@ -70,8 +72,9 @@ def _op(name: str, size_bytes: int, n: int, dev):
     raise ValueError(f"collective must be one of {', '.join(TIMED)}, got {name!r}")
 
 
-def time_collectives(sizes=DEFAULT_SIZES, collectives=TIMED, repeats: int = 5,
-                     budget_seconds: float = 6.0) -> list[dict]:  # fmt: skip
+def time_collectives(
+    sizes=DEFAULT_SIZES, collectives=TIMED, repeats: int = 5, budget_seconds: float = 6.0
+) -> list[dict]:
     """Median seconds of each collective at each message size, on this rank.
 
     Records ``{"collective", "bytes", "seconds", "min_seconds", "ranks"}``. Stops adding sizes
@@ -96,34 +99,52 @@ def time_collectives(sizes=DEFAULT_SIZES, collectives=TIMED, repeats: int = 5,
                 if dev.type == "cuda":
                     torch.cuda.synchronize(dev)
                 times.append(time.perf_counter() - t0)
-            records.append({"collective": name, "bytes": nbytes, "seconds":
-                            statistics.median(times), "min_seconds": min(times), "ranks": n})  # fmt: skip
+            records.append(
+                {
+                    "collective": name,
+                    "bytes": nbytes,
+                    "seconds": statistics.median(times),
+                    "min_seconds": min(times),
+                    "ranks": n,
+                }
+            )
     return records
 
 
 def fit_records(records: list[dict]) -> dict:
-    """An alpha-beta fit (:func:`course.calculators.communication.fit_alpha_beta`) per collective in ``records``;
-    None for a collective whose times did not grow with size (noise)."""
+    """An alpha-beta fit (:func:`course.calculators.communication.fit_alpha_beta`) per collective
+    in ``records``; None for a collective whose times did not grow with size (noise)."""
     from course.calculators.communication import fit_alpha_beta
 
     fits = {}
     for name in dict.fromkeys(r["collective"] for r in records):
         sel = [r for r in records if r["collective"] == name]
         try:
-            fits[name] = fit_alpha_beta([r["bytes"] for r in sel], [r["seconds"] for r in sel],
-                                        collective=name, n=sel[0]["ranks"])  # fmt: skip
+            fits[name] = fit_alpha_beta(
+                [r["bytes"] for r in sel],
+                [r["seconds"] for r in sel],
+                collective=name,
+                n=sel[0]["ranks"],
+            )
         except ValueError:
             fits[name] = None
     return fits
 
 
 def fit_curves(fits: dict) -> dict:
-    """name -> seconds(bytes) of each fitted alpha-beta model (for ``course.presentation.plots.collective_times``)."""
+    """name -> seconds(bytes) of each fitted alpha-beta model (for
+    ``course.presentation.plots.collective_times``)."""
     from course.calculators.communication import ring_collective_seconds
 
-    return {name: (lambda size, f=f, name=name: ring_collective_seconds(
-                name, size, f.ranks, f.bandwidth_bytes_per_s, latency_seconds=f.latency_seconds))
-            for name, f in fits.items() if f is not None}  # fmt: skip
+    return {
+        name: (
+            lambda size, f=f, name=name: ring_collective_seconds(
+                name, size, f.ranks, f.bandwidth_bytes_per_s, latency_seconds=f.latency_seconds
+            )
+        )
+        for name, f in fits.items()
+        if f is not None
+    }
 
 
 def main() -> None:
@@ -132,8 +153,12 @@ def main() -> None:
     def worker():
         shown = show_collectives()
         timed = time_collectives(sizes=DEFAULT_SIZES[::2], repeats=3)
-        return {"collectives": shown, "timings": [(r["collective"], r["bytes"],
-                f"{r['seconds'] * 1e3:.3f} ms") for r in timed]}  # fmt: skip
+        return {
+            "collectives": shown,
+            "timings": [
+                (r["collective"], r["bytes"], f"{r['seconds'] * 1e3:.3f} ms") for r in timed
+            ],
+        }
 
     run_script(worker, "Collectives (rank 0's view) and their time against message size")
 

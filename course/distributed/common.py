@@ -30,15 +30,19 @@ def scaled_batch(world: int, per_rank: int = PER_RANK_BATCH) -> int:
 
 
 def require_divisible(what: str, count: int, world: int, fix: str = "") -> None:
-    """A clear ``ValueError`` when ``count`` ``what`` cannot be split evenly over ``world`` ranks."""
+    """A clear ``ValueError`` when ``count`` ``what`` cannot be split evenly over ``world``
+    ranks."""
     if world < 1 or count % world:
         hint = f" {fix}" if fix else ""
-        raise ValueError(f"{what} ({count}) cannot be split evenly over {world} ranks: choose a "
-                         f"number of processes that divides {count}.{hint}")  # fmt: skip
+        raise ValueError(
+            f"{what} ({count}) cannot be split evenly over {world} ranks: choose a "
+            f"number of processes that divides {count}.{hint}"
+        )
 
 
-def seeded_model(config: TransformerConfig = TINY_CONFIG, seed: int = 0,
-                 device: str | torch.device = "cpu") -> Transformer:  # fmt: skip
+def seeded_model(
+    config: TransformerConfig = TINY_CONFIG, seed: int = 0, device: str | torch.device = "cpu"
+) -> Transformer:
     """``build_model(config)`` with weights drawn from ``seed`` (the global RNG is left alone)."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
@@ -46,8 +50,9 @@ def seeded_model(config: TransformerConfig = TINY_CONFIG, seed: int = 0,
     return model.to(device)
 
 
-def token_batch(config: TransformerConfig = TINY_CONFIG, batch: int = 4, seq_len: int = 16,
-                seed: int = 1) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+def token_batch(
+    config: TransformerConfig = TINY_CONFIG, batch: int = 4, seq_len: int = 16, seed: int = 1
+) -> tuple[torch.Tensor, torch.Tensor]:
     """A seeded ``(inputs, targets)`` pair of ``batch x seq_len`` token ids (targets shifted)."""
     generator = torch.Generator().manual_seed(seed)
     tokens = torch.randint(0, config.vocab, (batch, seq_len + 1), generator=generator)
@@ -76,5 +81,15 @@ def tensor_bytes(t: torch.Tensor) -> int:
     return local.numel() * local.element_size()
 
 
-__all__ = ["PER_RANK_BATCH", "SCALE_CONFIG", "TINY_CONFIG", "lm_loss", "require_divisible",
-           "scaled_batch", "seeded_model", "shard_of", "tensor_bytes", "token_batch"]  # fmt: skip
+__all__ = [
+    "PER_RANK_BATCH",
+    "SCALE_CONFIG",
+    "TINY_CONFIG",
+    "lm_loss",
+    "require_divisible",
+    "scaled_batch",
+    "seeded_model",
+    "shard_of",
+    "tensor_bytes",
+    "token_batch",
+]

@@ -1,11 +1,11 @@
 """Data parallelism with ``DistributedDataParallel``: same model on every rank, batch split.
 
-Each rank computes the gradient of its share of the batch; DDP all-reduces (averages) the
-gradients in buckets while the backward pass is still running, so every rank ends with the gradient
-of the full batch (:func:`ddp_gradients`; tests/distributed/test_distributed_demos.py holds it equal to one
-process on the whole batch, :func:`reference_gradients`, to 1e-6). :func:`ddp_timeline` records
-when each bucket's all-reduce started and finished against the backward pass, and the step time
-with and without gradient synchronisation (``no_sync``).
+Each rank computes the gradient of its share of the batch; DDP all-reduces (averages) the gradients
+in buckets while the backward pass is still running, so every rank ends with the gradient of the
+full batch (:func:`ddp_gradients`; tests/distributed/test_distributed_demos.py holds it equal to one
+process on the whole batch, :func:`reference_gradients`, to 1e-6). :func:`ddp_timeline` records when
+each bucket's all-reduce started and finished against the backward pass, and the step time with and
+without gradient synchronisation (``no_sync``).
 
 Run: ``torchrun --nproc-per-node 2 -m course.distributed.ddp``. Layer 3.
 """
@@ -31,8 +31,9 @@ from course.distributed.launch import device
 from course.facts.models import TransformerConfig
 
 
-def reference_gradients(config: TransformerConfig = TINY_CONFIG, batch: int = 4,
-                        seq_len: int = 16) -> dict[str, torch.Tensor]:  # fmt: skip
+def reference_gradients(
+    config: TransformerConfig = TINY_CONFIG, batch: int = 4, seq_len: int = 16
+) -> dict[str, torch.Tensor]:
     """Gradients of one process on the full batch (the same seeded model and batch as the ranks)."""
     model = seeded_model(config)
     inputs, targets = token_batch(config, batch, seq_len)
@@ -47,8 +48,9 @@ def _ddp(config: TransformerConfig, bucket_cap_mb: float) -> DDP:
     return DDP(model, device_ids=ids, bucket_cap_mb=bucket_cap_mb)
 
 
-def ddp_gradients(config: TransformerConfig = TINY_CONFIG, batch: int | None = None,
-                  seq_len: int = 16) -> dict[str, torch.Tensor]:  # fmt: skip
+def ddp_gradients(
+    config: TransformerConfig = TINY_CONFIG, batch: int | None = None, seq_len: int = 16
+) -> dict[str, torch.Tensor]:
     """One DDP backward on this rank's share of the batch; returns the (averaged) gradients.
 
     ``batch`` defaults to 2 sequences per rank (4 on 2 ranks: :func:`reference_gradients`'s
@@ -69,8 +71,15 @@ def _timing_hook(events: list, clock) -> callable:
         fut = dist.all_reduce(buf, async_op=True).get_future()
 
         def finish(f):
-            events.append({"kind": "all-reduce", "bucket": bucket.index(), "start": start,
-                           "end": clock(), "bytes": buf.numel() * buf.element_size()})  # fmt: skip
+            events.append(
+                {
+                    "kind": "all-reduce",
+                    "bucket": bucket.index(),
+                    "start": start,
+                    "end": clock(),
+                    "bytes": buf.numel() * buf.element_size(),
+                }
+            )
             return f.value()[0].div_(n)
 
         return fut.then(finish)
@@ -78,8 +87,13 @@ def _timing_hook(events: list, clock) -> callable:
     return hook
 
 
-def ddp_timeline(config: TransformerConfig = TINY_CONFIG, batch: int = 8, seq_len: int = 32,
-                 steps: int = 5, bucket_cap_mb: float = 0.1) -> dict:  # fmt: skip
+def ddp_timeline(
+    config: TransformerConfig = TINY_CONFIG,
+    batch: int = 8,
+    seq_len: int = 32,
+    steps: int = 5,
+    bucket_cap_mb: float = 0.1,
+) -> dict:
     """Measured DDP training steps on this rank (``batch`` sequences per rank).
 
     Returns ``{"rank", "events", "gradients_ready_seconds", "pairs", "sync_seconds",
@@ -149,12 +163,15 @@ def ddp_timeline(config: TransformerConfig = TINY_CONFIG, batch: int = 8, seq_le
             a = step(True)
         pairs.append((a, b))
     sync_events, sync_ready = last_sync
-    return {"rank": r, "events": [dict(e, rank=r) for e in sync_events],
-            "gradients_ready_seconds": max(sync_ready) if sync_ready else None,
-            "pairs": pairs,
-            "sync_seconds": statistics.median(p[0] for p in pairs) if pairs else None,
-            "no_sync_seconds": statistics.median(p[1] for p in pairs) if pairs else None,
-            "buckets": len([e for e in sync_events if e["kind"] == "all-reduce"])}  # fmt: skip
+    return {
+        "rank": r,
+        "events": [dict(e, rank=r) for e in sync_events],
+        "gradients_ready_seconds": max(sync_ready) if sync_ready else None,
+        "pairs": pairs,
+        "sync_seconds": statistics.median(p[0] for p in pairs) if pairs else None,
+        "no_sync_seconds": statistics.median(p[1] for p in pairs) if pairs else None,
+        "buckets": len([e for e in sync_events if e["kind"] == "all-reduce"]),
+    }
 
 
 def main() -> None:
@@ -163,9 +180,12 @@ def main() -> None:
     def worker():
         grads = ddp_gradients()
         timing = ddp_timeline(steps=3)
-        return {"gradient tensors": len(grads), "buckets": timing["buckets"],
-                "step with all-reduce (s)": round(timing["sync_seconds"], 4),
-                "step without (no_sync) (s)": round(timing["no_sync_seconds"], 4)}  # fmt: skip
+        return {
+            "gradient tensors": len(grads),
+            "buckets": timing["buckets"],
+            "step with all-reduce (s)": round(timing["sync_seconds"], 4),
+            "step without (no_sync) (s)": round(timing["no_sync_seconds"], 4),
+        }
 
     run_script(worker, "DDP on the tiny transformer")
 

@@ -49,8 +49,14 @@ def _latest(ckpt_dir: Path) -> int | None:
     return int(marker.read_text()) if marker.exists() else None
 
 
-def train_script(steps: int, every: int, ckpt_dir: str, log: str, fail_step: int | None = None,
-                 fail_rank: int = 1) -> None:  # fmt: skip
+def train_script(
+    steps: int,
+    every: int,
+    ckpt_dir: str,
+    log: str,
+    fail_step: int | None = None,
+    fail_rank: int = 1,
+) -> None:
     """The body of the elastic training script (inside torchrun's process group)."""
     import torch.distributed as dist
     import torch.distributed.checkpoint as dcp
@@ -145,9 +151,17 @@ def _stop_tree(proc: subprocess.Popen) -> None:
     psutil.wait_procs(kids, timeout=GRACE_SECONDS)
 
 
-def run_torchrun(workdir: str | os.PathLike, *, nprocs: int = 2, steps: int = 10, every: int = 3,
-                 fail_step: int | None = None, fail_rank: int = 1, max_restarts: int = 1,
-                 timeout_seconds: float = 120.0) -> dict:  # fmt: skip
+def run_torchrun(
+    workdir: str | os.PathLike,
+    *,
+    nprocs: int = 2,
+    steps: int = 10,
+    every: int = 3,
+    fail_step: int | None = None,
+    fail_rank: int = 1,
+    max_restarts: int = 1,
+    timeout_seconds: float = 120.0,
+) -> dict:
     """Run the elastic script under ``torchrun`` (a subprocess) in ``workdir``; return its events.
 
     The rendezvous listens on 127.0.0.1 at a free port. ``timeout_seconds`` bounds the whole run; on
@@ -160,32 +174,52 @@ def run_torchrun(workdir: str | os.PathLike, *, nprocs: int = 2, steps: int = 10
     work = Path(workdir)
     work.mkdir(parents=True, exist_ok=True)
     log = work / "events.jsonl"
-    cmd = [sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={nprocs}",
-           "--nnodes=1", f"--max-restarts={max_restarts}", "--monitor-interval=0.2",
-           "--rdzv-backend=c10d", f"--rdzv-endpoint=127.0.0.1:{free_port()}",
-           f"--log-dir={work / 'torchrun-logs'}",  # not a torchelastic_* folder left in /tmp
-           "-m", "course.distributed.elastic", f"--steps={steps}", f"--every={every}",
-           f"--ckpt-dir={work}", f"--events-file={log}", f"--fail-rank={fail_rank}"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        f"--nproc-per-node={nprocs}",
+        "--nnodes=1",
+        f"--max-restarts={max_restarts}",
+        "--monitor-interval=0.2",
+        "--rdzv-backend=c10d",
+        f"--rdzv-endpoint=127.0.0.1:{free_port()}",
+        f"--log-dir={work / 'torchrun-logs'}",  # not a torchelastic_* folder left in /tmp
+        "-m",
+        "course.distributed.elastic",
+        f"--steps={steps}",
+        f"--every={every}",
+        f"--ckpt-dir={work}",
+        f"--events-file={log}",
+        f"--fail-rank={fail_rank}",
+    ]
     if fail_step is not None:
         cmd.append(f"--fail-step={fail_step}")
     env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
     out_path = work / "torchrun.out"
     with open(out_path, "w") as out:
-        proc = popen_dying_with_parent(cmd, stdout=out, stderr=subprocess.STDOUT, env=env,
-                                       start_new_session=True)  # fmt: skip
+        proc = popen_dying_with_parent(
+            cmd, stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
         try:
             proc.wait(timeout_seconds)
         except subprocess.TimeoutExpired:
             _stop_tree(proc)
-            raise TimeoutError(f"torchrun did not finish within timeout_seconds={timeout_seconds:g} s; "
-                               f"stopped. Its output: {out_path}") from None  # fmt: skip
+            raise TimeoutError(
+                f"torchrun did not finish within timeout_seconds={timeout_seconds:g} s; "
+                f"stopped. Its output: {out_path}"
+            ) from None
         finally:
             _stop_tree(proc)
     events = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
     final = work / "final.pt"
-    return {"returncode": proc.returncode, "events": events,
-            "final": str(final) if final.exists() else None, "command": " ".join(cmd[1:]),
-            "output": out_path.read_text()[-4000:]}  # fmt: skip
+    return {
+        "returncode": proc.returncode,
+        "events": events,
+        "final": str(final) if final.exists() else None,
+        "command": " ".join(cmd[1:]),
+        "output": out_path.read_text()[-4000:],
+    }
 
 
 def timeline(events: list[dict]) -> dict:
@@ -197,8 +231,9 @@ def timeline(events: list[dict]) -> dict:
         raise ValueError("events: the run logged nothing (did torchrun start?)")
     t_first = min(e.get("t0", e["t"]) for e in events)
     rel = lambda t: t - t_first  # noqa: E731
-    steps = [(e["attempt"], e["step"], rel(e["t0"]), rel(e["t"])) for e in events
-             if e["event"] == "step"]  # fmt: skip
+    steps = [
+        (e["attempt"], e["step"], rel(e["t0"]), rel(e["t"])) for e in events if e["event"] == "step"
+    ]
     ckpts = [(e["step"], rel(e["t0"]), rel(e["t"])) for e in events if e["event"] == "checkpoint"]
     fails = [(e["step"], rel(e["t"]), e["rank"]) for e in events if e["event"] == "fail"]
     starts = [(e["attempt"], rel(e["t"])) for e in events if e["event"] == "start"]
@@ -209,10 +244,17 @@ def timeline(events: list[dict]) -> dict:
         lost = [s for s in steps if s[0] == 0 and s[1] >= resumed_from]
     done = [e for e in events if e["event"] == "done"]
     total = rel(done[-1]["t"]) if done else max(s[3] for s in steps) if steps else 0.0
-    return {"steps": steps, "checkpoints": ckpts, "failures": fails, "starts": starts,
-            "resumes": resumes, "lost_steps": [s[1] for s in lost],
-            "lost_seconds": sum(s[3] - s[2] for s in lost), "total_seconds": total,
-            "restart_seconds": (resumes[0][2] - fails[0][1]) if fails and resumes else None}  # fmt: skip
+    return {
+        "steps": steps,
+        "checkpoints": ckpts,
+        "failures": fails,
+        "starts": starts,
+        "resumes": resumes,
+        "lost_steps": [s[1] for s in lost],
+        "lost_seconds": sum(s[3] - s[2] for s in lost),
+        "total_seconds": total,
+        "restart_seconds": (resumes[0][2] - fails[0][1]) if fails and resumes else None,
+    }
 
 
 if __name__ == "__main__":

@@ -10,10 +10,11 @@
 :func:`sharded_states` trains one step and counts the bytes of the tensors this rank holds
 (its local shards: parameters, gradients, Adam moments) and, for stage 3, the step's peak from
 torch's ``FSDPMemTracker`` (which also sees the all-gather and reduce-scatter buffers). The
-calculator :func:`course.calculators.parallel.zero_model_state_bytes_per_gpu` (fp32 Adam: 16 B/param over
-the ranks) is held against it in tests/distributed/test_distributed_demos.py. ZeRO stage 2 has no counterpart
-in PyTorch core (FSDP2 with ``reshard_after_forward=False`` keeps the weights unsharded between
-forward and backward, but holds sharded states at rest like stage 3), so it is not measured here.
+calculator :func:`course.calculators.parallel.zero_model_state_bytes_per_gpu` (fp32 Adam: 16 B/param
+over the ranks) is held against it in tests/distributed/test_distributed_demos.py. ZeRO stage 2 has
+no counterpart in PyTorch core (FSDP2 with ``reshard_after_forward=False`` keeps the weights
+unsharded between forward and backward, but holds sharded states at rest like stage 3), so it is not
+measured here.
 
 Run: ``torchrun --nproc-per-node 2 -m course.distributed.fsdp``. Layer 3.
 """
@@ -55,8 +56,11 @@ def shard_model(model: torch.nn.Module, *, bf16: bool = False) -> torch.nn.Modul
     sharded master weights).
     """
     m = mesh()
-    policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.bfloat16) \
-        if bf16 else MixedPrecisionPolicy()  # fmt: skip
+    policy = (
+        MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.bfloat16)
+        if bf16
+        else MixedPrecisionPolicy()
+    )
     for block in model.blocks:
         fully_shard(block, mesh=m, mp_policy=policy)
     fully_shard(model, mesh=m, mp_policy=policy)
@@ -73,8 +77,12 @@ def _optimizer_bytes(opt) -> int:
     return total
 
 
-def sharded_states(stage: int = 3, config: TransformerConfig = TINY_CONFIG,
-                   batch: int | None = None, seq_len: int = 16) -> dict:  # fmt: skip
+def sharded_states(
+    stage: int = 3,
+    config: TransformerConfig = TINY_CONFIG,
+    batch: int | None = None,
+    seq_len: int = 16,
+) -> dict:
     """Train one step (fp32, Adam) under ZeRO ``stage`` (0, 1 or 3); bytes this rank holds.
 
     Returns ``{"stage", "rank", "params", "parameters_bytes", "gradients_bytes",
@@ -99,8 +107,11 @@ def sharded_states(stage: int = 3, config: TransformerConfig = TINY_CONFIG,
         trained = model
     else:
         trained = DDP(model, device_ids=[dev.index] if dev.type == "cuda" else None)
-        opt = (ZeroRedundancyOptimizer(model.parameters(), optimizer_class=torch.optim.Adam, lr=1e-3)
-               if stage == 1 else torch.optim.Adam(model.parameters(), lr=1e-3, foreach=False))  # fmt: skip
+        opt = (
+            ZeroRedundancyOptimizer(model.parameters(), optimizer_class=torch.optim.Adam, lr=1e-3)
+            if stage == 1
+            else torch.optim.Adam(model.parameters(), lr=1e-3, foreach=False)
+        )
     inputs, targets = token_batch(config, batch, seq_len)
     x, y = shard_of(inputs, r, n).to(dev), shard_of(targets, r, n).to(dev)
 
@@ -131,16 +142,24 @@ def sharded_states(stage: int = 3, config: TransformerConfig = TINY_CONFIG,
             step()
         snap = tracker.get_tracker_snapshot("peak").get(dev, {})
         peak = {name: value for name, value in most.items() if name != "Total"}
-        peak["Total"] = int(next((v for k, v in snap.items()
-                                  if getattr(k, "value", str(k)) == "Total"), 0))  # fmt: skip
+        peak["Total"] = int(
+            next((v for k, v in snap.items() if getattr(k, "value", str(k)) == "Total"), 0)
+        )
     step(zero=False)
     p_bytes = sum(tensor_bytes(p) for p in model.parameters())
     g_bytes = sum(tensor_bytes(p.grad) for p in model.parameters() if p.grad is not None)
     o_bytes = _optimizer_bytes(opt)
-    return {"stage": stage, "rank": r, "params": params, "parameters_bytes": p_bytes,
-            "gradients_bytes": g_bytes, "optimizer_states_bytes": o_bytes,
-            "total_bytes": p_bytes + g_bytes + o_bytes,
-            "peak_bytes": None if peak is None else peak.get("Total"), "peak": peak}  # fmt: skip
+    return {
+        "stage": stage,
+        "rank": r,
+        "params": params,
+        "parameters_bytes": p_bytes,
+        "gradients_bytes": g_bytes,
+        "optimizer_states_bytes": o_bytes,
+        "total_bytes": p_bytes + g_bytes + o_bytes,
+        "peak_bytes": None if peak is None else peak.get("Total"),
+        "peak": peak,
+    }
 
 
 def all_stages() -> list[dict]:
@@ -148,8 +167,9 @@ def all_stages() -> list[dict]:
     return [sharded_states(stage) for stage in MEASURED_STAGES]
 
 
-def fsdp_output(config: TransformerConfig = TINY_CONFIG, batch: int = 4,
-                seq_len: int = 16) -> torch.Tensor:  # fmt: skip
+def fsdp_output(
+    config: TransformerConfig = TINY_CONFIG, batch: int = 4, seq_len: int = 16
+) -> torch.Tensor:
     """Logits of the full batch from the FSDP2-sharded model (equal to the unsharded model's).
 
     Every rank feeds the same whole batch (FSDP2 shards the weights, not this input)."""
@@ -160,8 +180,9 @@ def fsdp_output(config: TransformerConfig = TINY_CONFIG, batch: int = 4,
 
 
 def compare_with_zero(measured: list[dict], n: int) -> list[dict]:
-    """Each measured stage beside :func:`course.calculators.parallel.zero_model_state_bytes_per_gpu` (fp32
-    Adam over ``n`` ranks), plus stage 2 from the calculator alone (``measured_bytes`` None)."""
+    """Each measured stage beside
+    :func:`course.calculators.parallel.zero_model_state_bytes_per_gpu` (fp32 Adam over ``n``
+    ranks), plus stage 2 from the calculator alone (``measured_bytes`` None)."""
     from course.calculators.parallel import zero_model_state_bytes_per_gpu
 
     by_stage = {m["stage"]: m for m in measured}
@@ -170,9 +191,14 @@ def compare_with_zero(measured: list[dict], n: int) -> list[dict]:
     for stage in (0, 1, 2, 3):
         est = zero_model_state_bytes_per_gpu(params, n, stage, precision="fp32", optimizer="adam")
         got = by_stage.get(stage)
-        rows.append({"stage": stage, "estimate_bytes": est.total_bytes,
-                     "measured_bytes": None if got is None else got["total_bytes"],
-                     "ratio": None if got is None else got["total_bytes"] / est.total_bytes})  # fmt: skip
+        rows.append(
+            {
+                "stage": stage,
+                "estimate_bytes": est.total_bytes,
+                "measured_bytes": None if got is None else got["total_bytes"],
+                "ratio": None if got is None else got["total_bytes"] / est.total_bytes,
+            }
+        )
     return rows
 
 
@@ -188,5 +214,13 @@ def main() -> None:
 if __name__ == "__main__":
     main()
 
-__all__ = ["MEASURED_STAGES", "all_stages", "compare_with_zero", "fsdp_output", "main", "mesh", "shard_model",
-           "sharded_states"]  # fmt: skip
+__all__ = [
+    "MEASURED_STAGES",
+    "all_stages",
+    "compare_with_zero",
+    "fsdp_output",
+    "main",
+    "mesh",
+    "shard_model",
+    "sharded_states",
+]

@@ -1,21 +1,21 @@
 """Run a function on N local processes joined in a ``torch.distributed`` process group.
 
-:func:`launch` does from Python what ``torchrun --nproc-per-node N`` does from the shell: it starts N
-processes (the ``spawn`` start method, so the worker must be an importable module-level function,
+:func:`launch` does from Python what ``torchrun --nproc-per-node N`` does from the shell: it starts
+N processes (the ``spawn`` start method, so the worker must be an importable module-level function,
 which also makes it work where spawn or forkserver is the default, as on macOS), gives each the
 environment torchrun would (``MASTER_ADDR``, ``MASTER_PORT``, ``RANK``, ``WORLD_SIZE``,
 ``LOCAL_RANK``), initialises the process group (gloo on CPU, nccl where each rank has a GPU), calls
 the worker, and returns the ranks' results in rank order.
 
-Guarantees (tests/distributed/test_distributed_launch.py checks each): a time limit is enforced; when a rank
-raises, the others are stopped and :class:`WorkerError` carries the rank's traceback; a rank killed
-by a signal is named as such (not the peer that then lost its connection); in every case all
-worker processes are gone and the rendezvous port is free again when :func:`launch` returns. On
+Guarantees (tests/distributed/test_distributed_launch.py checks each): a time limit is enforced;
+when a rank raises, the others are stopped and :class:`WorkerError` carries the rank's traceback; a
+rank killed by a signal is named as such (not the peer that then lost its connection); in every case
+all worker processes are gone and the rendezvous port is free again when :func:`launch` returns. On
 Linux the ranks also die with the process that launched them (``PR_SET_PDEATHSIG``): a killed
-Jupyter kernel leaves no rank behind. Ranks meet on the loopback interface only: rank 0's TCP
-store listens on 127.0.0.1 (not on every interface, as ``init_process_group`` would make it) and
-gloo's (and NCCL's bootstrap) sockets are bound to the loopback device. nccl is used only when
-every rank has a GPU of its own; with fewer GPUs than ranks the launch falls back to gloo.
+Jupyter kernel leaves no rank behind. Ranks meet on the loopback interface only: rank 0's TCP store
+listens on 127.0.0.1 (not on every interface, as ``init_process_group`` would make it) and gloo's
+(and NCCL's bootstrap) sockets are bound to the loopback device. nccl is used only when every rank
+has a GPU of its own; with fewer GPUs than ranks the launch falls back to gloo.
 
 Each launch pays for importing torch in every process (about 2 s), so a lesson passes a *list* of
 workers to run several demos in one process group. Layer 3.
@@ -58,8 +58,9 @@ class WorkerError(RuntimeError):
             super().__init__(f"rank {rank} {remote_traceback}")
             return
         last = remote_traceback.strip().splitlines()[-1] if remote_traceback.strip() else "?"
-        super().__init__(f"rank {rank} raised: {last}\n--- traceback of rank {rank} ---\n"
-                         f"{remote_traceback}")  # fmt: skip
+        super().__init__(
+            f"rank {rank} raised: {last}\n--- traceback of rank {rank} ---\n{remote_traceback}"
+        )
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -162,14 +163,19 @@ def process_group(backend_name: str | None = None):
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
     timeout = datetime.timedelta(seconds=PG_TIMEOUT_SECONDS)
     if os.environ.get("COURSE_LOOPBACK_STORE"):
-        dist.init_process_group(name, timeout=timeout, store=_loopback_store(timeout),
-                                rank=int(os.environ["RANK"]),
-                                world_size=int(os.environ["WORLD_SIZE"]))  # fmt: skip
+        dist.init_process_group(
+            name,
+            timeout=timeout,
+            store=_loopback_store(timeout),
+            rank=int(os.environ["RANK"]),
+            world_size=int(os.environ["WORLD_SIZE"]),
+        )
     elif ATTEMPT_ENV in os.environ:  # under torchrun's elastic agent
         _die_with_parent(os.getppid())  # the agent: a SIGKILLed torchrun leaves no worker
         store, rank, world = next(dist.rendezvous("env://", timeout=timeout))
-        dist.init_process_group(name, timeout=timeout, store=attempt_store(store), rank=rank,
-                                world_size=world)  # fmt: skip
+        dist.init_process_group(
+            name, timeout=timeout, store=attempt_store(store), rank=rank, world_size=world
+        )
     else:
         dist.init_process_group(name, timeout=timeout)
     try:
@@ -235,8 +241,9 @@ def _loopback_store(timeout: datetime.timedelta):
     server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     server.bind((host, port))
     server.listen(128)
-    store = dist.TCPStore(host, port, world, is_master=True, timeout=timeout,
-                          master_listen_fd=server.detach())  # fmt: skip
+    store = dist.TCPStore(
+        host, port, world, is_master=True, timeout=timeout, master_listen_fd=server.detach()
+    )
     return store
 
 
@@ -271,7 +278,8 @@ def _worker(fns, args, kwargs, env: dict, threads: int, results) -> None:
 
 
 def _first_error(results, procs: Sequence, done: dict, errors: dict, wait_seconds: float = 3.0):
-    """The rank whose error came first, after waiting up to ``wait_seconds`` for the others to report.
+    """The rank whose error came first, after waiting up to ``wait_seconds`` for the others to
+    report.
 
     When one rank raises, its peers soon fail too ("connection reset by peer" from gloo or nccl):
     the earliest error is the cause, whichever message reached the parent first.
@@ -287,8 +295,11 @@ def _first_error(results, procs: Sequence, done: dict, errors: dict, wait_second
             continue
         if status == "error":
             errors[r] = payload
-    killed = [i for i, p in enumerate(procs) if i not in errors and p.exitcode is not None
-              and p.exitcode < 0]  # fmt: skip
+    killed = [
+        i
+        for i, p in enumerate(procs)
+        if i not in errors and p.exitcode is not None and p.exitcode < 0
+    ]
     if killed:  # a rank killed by a signal reports nothing; its peers then blame the connection
         return killed[0], _signal_message(procs[killed[0]].exitcode)
     rank = min(errors, key=lambda k: errors[k][0])
@@ -315,11 +326,13 @@ def _check_importable(fns: Sequence[Callable]) -> None:
             raise ValueError(
                 f"the worker {qual!r} is defined in a notebook cell (module __main__); each rank "
                 "is a new process that imports the worker by its module, and a notebook is not "
-                "importable: put the function in a .py file next to the notebook and import it")  # fmt: skip
+                "importable: put the function in a .py file next to the notebook and import it"
+            )
         if "<locals>" in qual or "<lambda>" in qual:
             raise ValueError(
                 f"the worker {qual!r} is a lambda or a nested function; each rank imports the "
-                "worker by module and name: define it at the top level of a module")  # fmt: skip
+                "worker by module and name: define it at the top level of a module"
+            )
 
 
 def _stop(procs: Sequence) -> None:
@@ -347,11 +360,11 @@ def launch(
 ) -> list[Any]:
     """Run ``fn(*args, **kwargs)`` on ``nprocs`` ranks; return the results, rank 0 first.
 
-    ``fn`` may be a list of functions: they run one after another in the *same* process group
-    (one torch import per rank for several demos), and each rank's result is then the list of
-    their results. Results travel back pickled, so return tensors, numbers, dicts or dataclasses.
-    ``timeout_seconds`` bounds the whole launch (raises ``TimeoutError``); a rank that raises makes the
-    launch raise :class:`WorkerError`. ``threads_per_rank`` defaults to the CPU cores divided
+    ``fn`` may be a list of functions: they run one after another in the *same* process group (one
+    torch import per rank for several demos), and each rank's result is then the list of their
+    results. Results travel back pickled, so return tensors, numbers, dicts or dataclasses.
+    ``timeout_seconds`` bounds the whole launch (raises ``TimeoutError``); a rank that raises makes
+    the launch raise :class:`WorkerError`. ``threads_per_rank`` defaults to the CPU cores divided
     among the ranks (at least 1). ``backend_name`` defaults to nccl on CUDA, gloo elsewhere.
     """
     many = not callable(fn)
@@ -368,9 +381,15 @@ def launch(
     ctx = mp.get_context("spawn")
     results = ctx.Queue()
     procs = []
-    base = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "WORLD_SIZE": str(n),
-            "LOCAL_WORLD_SIZE": str(n), "COURSE_BACKEND": backend_name or backend(n),
-            "COURSE_LOOPBACK_STORE": "1", "COURSE_PARENT_PID": str(os.getpid())}  # fmt: skip
+    base = {
+        "MASTER_ADDR": "127.0.0.1",
+        "MASTER_PORT": str(port),
+        "WORLD_SIZE": str(n),
+        "LOCAL_WORLD_SIZE": str(n),
+        "COURSE_BACKEND": backend_name or backend(n),
+        "COURSE_LOOPBACK_STORE": "1",
+        "COURSE_PARENT_PID": str(os.getpid()),
+    }
     lo = loopback_interface()
     for var in ("GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME"):
         if lo and var not in os.environ:
@@ -379,16 +398,22 @@ def launch(
     try:
         for r in range(n):
             env = {**base, "RANK": str(r), "LOCAL_RANK": str(r), "GROUP_RANK": "0"}
-            p = ctx.Process(target=_worker, args=(fns, args, kwargs or {}, env, threads, results),
-                            name=f"course-rank-{r}", daemon=True)  # fmt: skip
+            p = ctx.Process(
+                target=_worker,
+                args=(fns, args, kwargs or {}, env, threads, results),
+                name=f"course-rank-{r}",
+                daemon=True,
+            )
             p.start()
             procs.append(p)
         deadline = time.monotonic() + limit
         while len(done) < n:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise TimeoutError(f"launch did not finish within timeout_seconds={limit:g} s "
-                                   f"({len(done)} of {n} ranks done); all ranks stopped")  # fmt: skip
+                raise TimeoutError(
+                    f"launch did not finish within timeout_seconds={limit:g} s "
+                    f"({len(done)} of {n} ranks done); all ranks stopped"
+                )
             try:
                 r, status, payload = results.get(timeout=min(remaining, 0.2))
             except queue.Empty:
@@ -398,8 +423,12 @@ def launch(
                     if results.empty():
                         i = dead[0]
                         code = procs[i].exitcode
-                        raise WorkerError(i, _signal_message(code) if code < 0 else
-                                          f"exited with code {code} without a result") from None  # fmt: skip
+                        raise WorkerError(
+                            i,
+                            _signal_message(code)
+                            if code < 0
+                            else f"exited with code {code} without a result",
+                        ) from None
                 continue
             if status == "error":
                 raise WorkerError(*_first_error(results, procs, done, {r: payload}))

@@ -29,10 +29,12 @@ def moe_weights(experts: int = 4, hidden: int = 32, ffn: int = 64, seed: int = 0
     (experts x hidden x ffn), ``w2`` (experts x ffn x hidden). Every rank draws the same."""
     g = torch.Generator().manual_seed(seed)
     scale = hidden**-0.5
-    return {"router": torch.randn(hidden, experts, generator=g) * scale,
-            "w1": torch.randn(experts, hidden, ffn, generator=g) * scale,
-            "w3": torch.randn(experts, hidden, ffn, generator=g) * scale,
-            "w2": torch.randn(experts, ffn, hidden, generator=g) * ffn**-0.5}  # fmt: skip
+    return {
+        "router": torch.randn(hidden, experts, generator=g) * scale,
+        "w1": torch.randn(experts, hidden, ffn, generator=g) * scale,
+        "w3": torch.randn(experts, hidden, ffn, generator=g) * scale,
+        "w2": torch.randn(experts, ffn, hidden, generator=g) * ffn**-0.5,
+    }
 
 
 def tokens(n: int = 64, hidden: int = 32, seed: int = 1) -> torch.Tensor:
@@ -92,13 +94,23 @@ def moe_layer(x: torch.Tensor, w: dict, k: int = 2) -> dict:
     out = (slots.view(-1, k, hidden) * gate[..., None]).sum(1)
     row_bytes = hidden * x.element_size()
     off = sum(c for j, c in enumerate(s_split) if j != r)
-    return {"out": out, "tokens_per_expert": torch.bincount(flat, minlength=n_exp),
-            "send_counts": s_split, "dispatch_bytes": off * row_bytes,
-            "combine_bytes": (sum(r_split) - r_split[r]) * row_bytes}  # fmt: skip
+    return {
+        "out": out,
+        "tokens_per_expert": torch.bincount(flat, minlength=n_exp),
+        "send_counts": s_split,
+        "dispatch_bytes": off * row_bytes,
+        "combine_bytes": (sum(r_split) - r_split[r]) * row_bytes,
+    }
 
 
-def moe_demo(experts: int | None = None, k: int = 2, n_tokens: int | None = None, hidden: int = 32,
-             ffn: int = 64, seed: int = 0) -> dict:  # fmt: skip
+def moe_demo(
+    experts: int | None = None,
+    k: int = 2,
+    n_tokens: int | None = None,
+    hidden: int = 32,
+    ffn: int = 64,
+    seed: int = 0,
+) -> dict:
     """Run :func:`moe_layer` on this rank's share of ``n_tokens`` seeded tokens; compare with the
     single-process layer on the same tokens; count tokens per expert over all ranks.
 
@@ -117,10 +129,20 @@ def moe_demo(experts: int | None = None, k: int = 2, n_tokens: int | None = None
     per_expert = res["tokens_per_expert"].clone()
     dist.all_reduce(per_expert)
     err = float((res["out"] - moe_reference(x, w, k)).abs().max())
-    return {"rank": r, "ranks": p, "experts": experts, "k": k, "hidden": hidden,
-            "tokens": x.shape[0], "out": res["out"].cpu(), "max_abs_error": err,
-            "tokens_per_expert": per_expert.tolist(), "send_counts": res["send_counts"],
-            "dispatch_bytes": res["dispatch_bytes"], "combine_bytes": res["combine_bytes"]}  # fmt: skip
+    return {
+        "rank": r,
+        "ranks": p,
+        "experts": experts,
+        "k": k,
+        "hidden": hidden,
+        "tokens": x.shape[0],
+        "out": res["out"].cpu(),
+        "max_abs_error": err,
+        "tokens_per_expert": per_expert.tolist(),
+        "send_counts": res["send_counts"],
+        "dispatch_bytes": res["dispatch_bytes"],
+        "combine_bytes": res["combine_bytes"],
+    }
 
 
 def main() -> None:

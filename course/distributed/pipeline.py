@@ -1,4 +1,5 @@
-"""Pipeline parallelism with ``torch.distributed.pipelining``: stages, schedules, a measured timeline.
+"""Pipeline parallelism with ``torch.distributed.pipelining``: stages, schedules, a measured
+timeline.
 
 The course's transformer is cut into consecutive stages (the first holds the embedding, the last
 the final norm and LM head); each rank runs its stage(s) on micro-batches, sending activations
@@ -42,9 +43,16 @@ from course.facts.models import TransformerConfig
 #: The pipeline demo's model: 4 layers so that 2 ranks x 2 virtual stages each get one, and wide
 #: enough (hidden 256) that a stage's compute outweighs gloo's ~0.5 ms per message.
 PIPE_CONFIG = TransformerConfig(
-    name="pipe-llama", layers=4, hidden=256, heads=4, kv_heads=4, ffn_hidden=688, vocab=256,
-    max_positions=128, source="course demo: a small decoder for the pipeline schedules",
-)  # fmt: skip
+    name="pipe-llama",
+    layers=4,
+    hidden=256,
+    heads=4,
+    kv_heads=4,
+    ffn_hidden=688,
+    vocab=256,
+    max_positions=128,
+    source="course demo: a small decoder for the pipeline schedules",
+)
 
 
 def pipeline_config(world: int, virtual: int = 2) -> TransformerConfig:
@@ -53,21 +61,26 @@ def pipeline_config(world: int, virtual: int = 2) -> TransformerConfig:
     return dataclasses.replace(PIPE_CONFIG, layers=max(PIPE_CONFIG.layers, world * virtual))
 
 
-SCHEDULES = {"GPipe": (ScheduleGPipe, 1), "1F1B": (Schedule1F1B, 1),
-             "Interleaved1F1B": (ScheduleInterleaved1F1B, 2)}  # fmt: skip
+SCHEDULES = {
+    "GPipe": (ScheduleGPipe, 1),
+    "1F1B": (Schedule1F1B, 1),
+    "Interleaved1F1B": (ScheduleInterleaved1F1B, 2),
+}
 
 
 class Stage(nn.Module):
-    """Consecutive blocks of a :class:`course.measure.torchmodels.Transformer`, with the embedding on the
-    first stage and the final norm and LM head on the last."""
+    """Consecutive blocks of a :class:`course.measure.torchmodels.Transformer`, with the
+    embedding on the first stage and the final norm and LM head on the last."""
 
     def __init__(self, model: nn.Module, index: int, count: int) -> None:
         super().__init__()
         layers = len(model.blocks)
         if count > layers:
-            raise ValueError(f"stages must be at most the {layers} layers, got {count}: a stage "
-                             "holds one layer at least; use a deeper model "
-                             "(pipeline_config(world) gives one) or fewer ranks")  # fmt: skip
+            raise ValueError(
+                f"stages must be at most the {layers} layers, got {count}: a stage "
+                "holds one layer at least; use a deeper model "
+                "(pipeline_config(world) gives one) or fewer ranks"
+            )
         lo, hi = index * layers // count, (index + 1) * layers // count
         self.embed = model.embed if index == 0 else None
         self.blocks = nn.ModuleList(model.blocks[lo:hi])
@@ -92,22 +105,34 @@ class Stage(nn.Module):
 
 
 def _instrument(stage: PipelineStage, events: list, clock) -> None:
-    for kind, name in (("F", "forward_one_chunk"), ("B", "backward_one_chunk"),
-                       ("W", "backward_weight_one_chunk")):  # fmt: skip
+    for kind, name in (
+        ("F", "forward_one_chunk"),
+        ("B", "backward_one_chunk"),
+        ("W", "backward_weight_one_chunk"),
+    ):
         original = getattr(stage, name)
 
         def timed(chunk, *args, _original=original, _kind=kind, **kwargs):
             start = clock()
             out = _original(chunk, *args, **kwargs)
-            events.append({"rank": dist.get_rank(), "stage": stage.stage_index, "kind": _kind,
-                           "microbatch": int(chunk), "start": start, "end": clock()})  # fmt: skip
+            events.append(
+                {
+                    "rank": dist.get_rank(),
+                    "stage": stage.stage_index,
+                    "kind": _kind,
+                    "microbatch": int(chunk),
+                    "start": start,
+                    "end": clock(),
+                }
+            )
             return out
 
         setattr(stage, name, timed)
 
 
-def _build(schedule: str, config: TransformerConfig | None, microbatches: int | None, events: list,
-           clock):  # fmt: skip
+def _build(
+    schedule: str, config: TransformerConfig | None, microbatches: int | None, events: list, clock
+):
     if schedule not in SCHEDULES:
         raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
     cls, virtual = SCHEDULES[schedule]
@@ -141,9 +166,14 @@ def _split_batch(batch: int | None, microbatches: int | None, n: int) -> tuple[i
     return b, m
 
 
-def pipeline_run(schedule: str = "1F1B", config: TransformerConfig | None = None,
-                 microbatches: int | None = None, batch: int | None = None, seq_len: int = 64,
-                 steps: int = 2) -> dict:  # fmt: skip
+def pipeline_run(
+    schedule: str = "1F1B",
+    config: TransformerConfig | None = None,
+    microbatches: int | None = None,
+    batch: int | None = None,
+    seq_len: int = 64,
+    steps: int = 2,
+) -> dict:
     """Train ``steps`` steps under ``schedule`` on this rank; the last step's timeline.
 
     ``config`` defaults to :func:`pipeline_config` of the world size, ``microbatches`` to
@@ -180,8 +210,14 @@ def pipeline_run(schedule: str = "1F1B", config: TransformerConfig | None = None
         target = targets.to(dev) if holds_last else None
         sched.step(*args, target=target, losses=losses if holds_last else None)
     loss = float(torch.stack(losses).detach().mean()) if losses else None
-    return {"schedule": schedule, "rank": dist.get_rank(), "stages": count,
-            "microbatches": microbatches, "events": list(events), "loss": loss}  # fmt: skip
+    return {
+        "schedule": schedule,
+        "rank": dist.get_rank(),
+        "stages": count,
+        "microbatches": microbatches,
+        "events": list(events),
+        "loss": loss,
+    }
 
 
 def all_schedules(microbatches: int | None = None, steps: int = 2) -> list[dict]:
@@ -189,8 +225,12 @@ def all_schedules(microbatches: int | None = None, steps: int = 2) -> list[dict]
     return [pipeline_run(name, microbatches=microbatches, steps=steps) for name in SCHEDULES]
 
 
-def pipeline_output(config: TransformerConfig | None = None, microbatches: int | None = None,
-                    batch: int | None = None, seq_len: int = 16) -> dict:  # fmt: skip
+def pipeline_output(
+    config: TransformerConfig | None = None,
+    microbatches: int | None = None,
+    batch: int | None = None,
+    seq_len: int = 16,
+) -> dict:
     """One GPipe step's output (logits of the whole batch) and loss, on the last stage's rank,
     and the gradients of this rank's stage (``"grads"``: parameter name in the whole model ->
     gradient). Defaults scale with the world size: :func:`pipeline_config`, one micro-batch of
@@ -203,16 +243,34 @@ def pipeline_output(config: TransformerConfig | None = None, microbatches: int |
     inputs, targets = token_batch(config, batch, seq_len)
     losses: list = []
     first, last = stages[0].is_first, stages[-1].is_last
-    out = sched.step(*((inputs.to(dev),) if first else ()),
-                     target=targets.to(dev) if last else None, losses=losses if last else None)  # fmt: skip
-    grads = {name: p.grad.detach().cpu().clone() for stage in stages
-             for name, p in stage.submod.whole_model_names().items() if p.grad is not None}  # fmt: skip
+    out = sched.step(
+        *((inputs.to(dev),) if first else ()),
+        target=targets.to(dev) if last else None,
+        losses=losses if last else None,
+    )
+    grads = {
+        name: p.grad.detach().cpu().clone()
+        for stage in stages
+        for name, p in stage.submod.whole_model_names().items()
+        if p.grad is not None
+    }
     if not last:
-        return {"rank": dist.get_rank(), "logits": None, "loss": None, "grads": grads,
-                "microbatches": microbatches, "batch": batch}  # fmt: skip
-    return {"rank": dist.get_rank(), "logits": out.detach().cpu(), "grads": grads,
-            "loss": float(torch.stack(losses).detach().mean()), "microbatches": microbatches,
-            "batch": batch}  # fmt: skip
+        return {
+            "rank": dist.get_rank(),
+            "logits": None,
+            "loss": None,
+            "grads": grads,
+            "microbatches": microbatches,
+            "batch": batch,
+        }
+    return {
+        "rank": dist.get_rank(),
+        "logits": out.detach().cpu(),
+        "grads": grads,
+        "loss": float(torch.stack(losses).detach().mean()),
+        "microbatches": microbatches,
+        "batch": batch,
+    }
 
 
 def bubble_from_events(events: list[dict]) -> dict:
@@ -228,8 +286,12 @@ def bubble_from_events(events: list[dict]) -> dict:
     start = min(e["start"] for e in events)
     span = max(e["end"] for e in events) - start
     busy = sum(e["end"] - e["start"] for e in events)
-    return {"span_seconds": span, "busy_seconds": busy, "ranks": len(ranks),
-            "bubble_fraction": 1 - busy / (len(ranks) * span)}  # fmt: skip
+    return {
+        "span_seconds": span,
+        "busy_seconds": busy,
+        "ranks": len(ranks),
+        "bubble_fraction": 1 - busy / (len(ranks) * span),
+    }
 
 
 def in_flight_from_events(events: list[dict]) -> dict[int, int]:
@@ -238,8 +300,9 @@ def in_flight_from_events(events: list[dict]) -> dict[int, int]:
     peak: dict[int, int] = {}
     for stage in sorted({e["stage"] for e in events}):
         held, most = 0, 0
-        mine = sorted((e for e in events if e["stage"] == stage and e["kind"] in "FB"),
-                      key=lambda e: e["end"])  # fmt: skip
+        mine = sorted(
+            (e for e in events if e["stage"] == stage and e["kind"] in "FB"), key=lambda e: e["end"]
+        )
         for e in mine:
             held += 1 if e["kind"] == "F" else -1
             most = max(most, held)
@@ -256,10 +319,16 @@ def bubble_summary(runs: dict[str, list[dict]], microbatches: int) -> list[dict]
     for name, events in runs.items():
         measured = bubble_from_events(events)
         virtual = SCHEDULES[name][1]
-        rows.append({"schedule": name, "bubble_fraction": measured["bubble_fraction"],
-                     "formula": pipeline_bubble_fraction(measured["ranks"], microbatches,
-                                                         virtual_stages=virtual),
-                     "span_seconds": measured["span_seconds"]})  # fmt: skip
+        rows.append(
+            {
+                "schedule": name,
+                "bubble_fraction": measured["bubble_fraction"],
+                "formula": pipeline_bubble_fraction(
+                    measured["ranks"], microbatches, virtual_stages=virtual
+                ),
+                "span_seconds": measured["span_seconds"],
+            }
+        )
     return rows
 
 
@@ -268,8 +337,9 @@ def main() -> None:
 
     def worker():
         runs = all_schedules(steps=1)
-        return [{"schedule": r["schedule"], "events": len(r["events"]), "loss": r["loss"]}
-                for r in runs]  # fmt: skip
+        return [
+            {"schedule": r["schedule"], "events": len(r["events"]), "loss": r["loss"]} for r in runs
+        ]
 
     run_script(worker, "Pipeline schedules (each rank's events; loss on the last stage)")
 
@@ -277,6 +347,17 @@ def main() -> None:
 if __name__ == "__main__":
     main()
 
-__all__ = ["PIPE_CONFIG", "SCHEDULES", "Stage", "all_schedules", "bubble_from_events",
-           "bubble_summary", "default_microbatches", "pipeline_config",
-           "in_flight_from_events", "main", "pipeline_output", "pipeline_run"]  # fmt: skip
+__all__ = [
+    "PIPE_CONFIG",
+    "SCHEDULES",
+    "Stage",
+    "all_schedules",
+    "bubble_from_events",
+    "bubble_summary",
+    "default_microbatches",
+    "pipeline_config",
+    "in_flight_from_events",
+    "main",
+    "pipeline_output",
+    "pipeline_run",
+]

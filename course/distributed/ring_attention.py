@@ -28,22 +28,31 @@ import torch.distributed as dist
 from course.distributed.launch import device
 
 
-def qkv(batch: int = 1, heads: int = 4, seq_len: int = 64, head_dim: int = 16, seed: int = 0,
-        dev: str | torch.device = "cpu") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:  # fmt: skip
-    """Seeded full ``(q, k, v)`` of shape ``batch x heads x seq_len x head_dim`` (every rank the same)."""
+def qkv(
+    batch: int = 1,
+    heads: int = 4,
+    seq_len: int = 64,
+    head_dim: int = 16,
+    seed: int = 0,
+    dev: str | torch.device = "cpu",
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Seeded full ``(q, k, v)`` of shape ``batch x heads x seq_len x head_dim`` (every rank the
+    same)."""
     g = torch.Generator().manual_seed(seed)
     shape = (batch, heads, seq_len, head_dim)
     return tuple(torch.randn(shape, generator=g).to(dev) for _ in range(3))  # type: ignore[return-value]
 
 
-def full_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *,
-                   causal: bool = False) -> torch.Tensor:  # fmt: skip
+def full_attention(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool = False
+) -> torch.Tensor:
     """Softmax attention on one device (the reference), scaled by 1/sqrt(head_dim)."""
     scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
     if causal:
         s = q.shape[-2]
-        scores = scores.masked_fill(torch.ones(s, s, dtype=torch.bool, device=q.device).triu(1),
-                                    float("-inf"))  # fmt: skip
+        scores = scores.masked_fill(
+            torch.ones(s, s, dtype=torch.bool, device=q.device).triu(1), float("-inf")
+        )
     return torch.softmax(scores, dim=-1) @ v
 
 
@@ -55,14 +64,16 @@ def _block(q, k, v, mask):
     return torch.exp(scores - lse) @ v, lse, scores
 
 
-def ring_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *,
-                   causal: bool = False) -> dict:  # fmt: skip
+def ring_attention(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool = False
+) -> dict:
     """Attention of this rank's block ``q`` over every rank's ``k``/``v`` blocks, round the ring.
 
     Returns ``{"out", "lse", "steps", "sent_bytes", "peak_block_bytes"}``: the output block, its
-    log-sum-exp, the blocks attended (``causal`` skips some), the bytes this rank sent and the
-    bytes of the tensors it held at once (Q, K, V, output, the K/V block in flight, one block
-    of scores and the fp32 log-sum-exp per query row), for :func:`course.calculators.context.ring_attention_bytes`.
+    log-sum-exp, the blocks attended (``causal`` skips some), the bytes this rank sent and the bytes
+    of the tensors it held at once (Q, K, V, output, the K/V block in flight, one block of scores
+    and the fp32 log-sum-exp per query row), for
+    :func:`course.calculators.context.ring_attention_bytes`.
     """
     r, p = dist.get_rank(), dist.get_world_size()
     out = torch.zeros_like(q)
@@ -84,8 +95,7 @@ def ring_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *,
             out = out * torch.exp(lse - new) + b_out * torch.exp(b_lse - new)
             lse, steps = new, steps + 1
             tensors = [q, out, kv, scores] + ([incoming] if pending else [])
-            held = max(held, sum(t.numel() * t.element_size() for t in tensors)
-                       + lse.numel() * 4)  # fmt: skip
+            held = max(held, sum(t.numel() * t.element_size() for t in tensors) + lse.numel() * 4)
         for work in pending:
             work.wait()
         if pending:
@@ -93,8 +103,14 @@ def ring_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *,
     return {"out": out, "lse": lse, "steps": steps, "sent_bytes": sent, "peak_block_bytes": held}
 
 
-def ring_demo(batch: int = 1, heads: int = 4, seq_len: int | None = None, head_dim: int = 16,
-              causal: bool = False, seed: int = 0) -> dict:  # fmt: skip
+def ring_demo(
+    batch: int = 1,
+    heads: int = 4,
+    seq_len: int | None = None,
+    head_dim: int = 16,
+    causal: bool = False,
+    seed: int = 0,
+) -> dict:
     """Ring attention on this rank's block of a seeded sequence, against full attention.
 
     Every rank builds the same full q, k, v (``seed``) and keeps its block; the result carries the
@@ -110,10 +126,17 @@ def ring_demo(batch: int = 1, heads: int = 4, seq_len: int | None = None, head_d
     blocks = [t.chunk(p, dim=-2)[r].contiguous() for t in (q, k, v)]
     res = ring_attention(*blocks, causal=causal)
     ref = full_attention(q, k, v, causal=causal).chunk(p, dim=-2)[r]
-    return {"rank": r, "ranks": p, "seq_len": seq_len, "causal": causal,
-            "out": res["out"].cpu(), "max_abs_error": float((res["out"] - ref).abs().max()),
-            "steps": res["steps"], "sent_bytes": res["sent_bytes"],
-            "peak_block_bytes": res["peak_block_bytes"]}  # fmt: skip
+    return {
+        "rank": r,
+        "ranks": p,
+        "seq_len": seq_len,
+        "causal": causal,
+        "out": res["out"].cpu(),
+        "max_abs_error": float((res["out"] - ref).abs().max()),
+        "steps": res["steps"],
+        "sent_bytes": res["sent_bytes"],
+        "peak_block_bytes": res["peak_block_bytes"],
+    }
 
 
 def main() -> None:

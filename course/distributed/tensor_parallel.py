@@ -11,8 +11,8 @@ activations (batch x seq x hidden) in the forward pass and two in the backward p
 layer, every micro-batch, which is why tensor parallelism stays inside a node on NVLink.
 
 :func:`tp_block` returns the split block's output on the same input as the unsplit block (equal to
-float rounding: tests/distributed/test_distributed_demos.py) and the collectives ``CommDebugMode`` counted in
-the forward and backward. The mesh is explicit: CPU under gloo.
+float rounding: tests/distributed/test_distributed_demos.py) and the collectives ``CommDebugMode``
+counted in the forward and backward. The mesh is explicit: CPU under gloo.
 
 Run: ``torchrun --nproc-per-node 2 -m course.distributed.tensor_parallel``. Layer 3.
 """
@@ -38,21 +38,29 @@ from course.measure.torchmodels import Block
 
 
 def _replicated_input() -> PrepareModuleInput:
-    return PrepareModuleInput(input_layouts=(Replicate(),), desired_input_layouts=(Replicate(),),
-                              use_local_output=False)  # fmt: skip
+    return PrepareModuleInput(
+        input_layouts=(Replicate(),), desired_input_layouts=(Replicate(),), use_local_output=False
+    )
 
 
 #: Megatron's split of a block: column-parallel in, row-parallel out, for attention and MLP; the
 #: input of each made a replicated DTensor once, so its gradient is all-reduced once.
-PLAN = {"attn": _replicated_input(), "mlp": _replicated_input(),
-        "attn.q_proj": ColwiseParallel(), "attn.k_proj": ColwiseParallel(),
-        "attn.v_proj": ColwiseParallel(), "attn.o_proj": RowwiseParallel(),
-        "mlp.up": ColwiseParallel(), "mlp.gate": ColwiseParallel(),
-        "mlp.down": RowwiseParallel()}  # fmt: skip
+PLAN = {
+    "attn": _replicated_input(),
+    "mlp": _replicated_input(),
+    "attn.q_proj": ColwiseParallel(),
+    "attn.k_proj": ColwiseParallel(),
+    "attn.v_proj": ColwiseParallel(),
+    "attn.o_proj": RowwiseParallel(),
+    "mlp.up": ColwiseParallel(),
+    "mlp.gate": ColwiseParallel(),
+    "mlp.down": RowwiseParallel(),
+}
 
 
-def block_input(config: TransformerConfig = SCALE_CONFIG, batch: int = 2, seq_len: int = 16,
-                seed: int = 2) -> torch.Tensor:  # fmt: skip
+def block_input(
+    config: TransformerConfig = SCALE_CONFIG, batch: int = 2, seq_len: int = 16, seed: int = 2
+) -> torch.Tensor:
     """The seeded activations ``(batch, seq_len, hidden)`` fed to the block (same on all ranks)."""
     generator = torch.Generator().manual_seed(seed)
     return torch.randn(batch, seq_len, config.hidden, generator=generator)
@@ -95,26 +103,38 @@ def tp_block(config: TransformerConfig = SCALE_CONFIG, batch: int = 2, seq_len: 
     local = sum((p.to_local() if hasattr(p, "to_local") else p).numel() for p in block.parameters())
 
     def counts(mode) -> dict[str, int]:
-        return {getattr(k, "__name__", str(k)).split(".")[-1]: int(v)
-                for k, v in mode.get_comm_counts().items()}  # fmt: skip
+        return {
+            getattr(k, "__name__", str(k)).split(".")[-1]: int(v)
+            for k, v in mode.get_comm_counts().items()
+        }
 
-    grads = {name: (p.grad.full_tensor() if hasattr(p.grad, "full_tensor") else p.grad).cpu()
-             for name, p in block.named_parameters()}  # fmt: skip
-    return {"rank": dist.get_rank(), "output": out.detach().cpu(), "input_grad": x.grad.cpu(),
-            "grads": grads, "forward_collectives":
-            counts(fwd), "backward_collectives": counts(bwd), "local_params": local,
-            "params": params}  # fmt: skip
+    grads = {
+        name: (p.grad.full_tensor() if hasattr(p.grad, "full_tensor") else p.grad).cpu()
+        for name, p in block.named_parameters()
+    }
+    return {
+        "rank": dist.get_rank(),
+        "output": out.detach().cpu(),
+        "input_grad": x.grad.cpu(),
+        "grads": grads,
+        "forward_collectives": counts(fwd),
+        "backward_collectives": counts(bwd),
+        "local_params": local,
+        "params": params,
+    }
 
 
-def reference_block_output(config: TransformerConfig = SCALE_CONFIG, batch: int = 2,
-                           seq_len: int = 16) -> torch.Tensor:  # fmt: skip
+def reference_block_output(
+    config: TransformerConfig = SCALE_CONFIG, batch: int = 2, seq_len: int = 16
+) -> torch.Tensor:
     """The unsplit block 0 of the same seeded model on the same input, in one process."""
     with torch.no_grad():
         return seeded_model(config).blocks[0](block_input(config, batch, seq_len))
 
 
-def reference_block_gradients(config: TransformerConfig = SCALE_CONFIG, batch: int = 2,
-                              seq_len: int = 16) -> dict:  # fmt: skip
+def reference_block_gradients(
+    config: TransformerConfig = SCALE_CONFIG, batch: int = 2, seq_len: int = 16
+) -> dict:
     """``{"input_grad", "grads"}`` of ``output.sum()`` through the unsplit block 0, one process."""
     block = seeded_model(config).blocks[0]
     x = block_input(config, batch, seq_len).requires_grad_(True)
@@ -135,5 +155,12 @@ def main() -> None:
 if __name__ == "__main__":
     main()
 
-__all__ = ["PLAN", "block_input", "main", "reference_block_gradients", "reference_block_output",
-           "split_block", "tp_block"]  # fmt: skip
+__all__ = [
+    "PLAN",
+    "block_input",
+    "main",
+    "reference_block_gradients",
+    "reference_block_output",
+    "split_block",
+    "tp_block",
+]

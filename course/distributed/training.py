@@ -4,8 +4,8 @@ Every way trains the same seeded model (:data:`course.distributed.common.SCALE_C
 evenly over 1, 2, 3, 4 or 8 ranks) on the same batch with the same Adam, for the same steps. The
 parallel ways split the work differently (the batch for DDP and FSDP2, every layer's heads for TP,
 the layers for PP) but compute the same mathematics, so their loss curves and final weights equal
-the single process's to float rounding: tests/distributed/test_distributed_training.py holds them to it, and
-lesson 06 draws the curves on top of each other.
+the single process's to float rounding: tests/distributed/test_distributed_training.py holds them to
+it, and lesson 06 draws the curves on top of each other.
 
 :func:`train` runs one way on this rank and returns its losses and the whole model's weights (the
 shards gathered); :func:`all_ways` runs each in turn. :func:`reference_train` is the single process.
@@ -48,8 +48,9 @@ def _full(t: torch.Tensor) -> torch.Tensor:
     return (t.full_tensor() if hasattr(t, "full_tensor") else t).detach().cpu().clone()
 
 
-def reference_train(steps: int = 4, batch: int = 4, config: TransformerConfig = SCALE_CONFIG,
-                    seq_len: int = SEQ_LEN) -> dict:  # fmt: skip
+def reference_train(
+    steps: int = 4, batch: int = 4, config: TransformerConfig = SCALE_CONFIG, seq_len: int = SEQ_LEN
+) -> dict:
     """The single process: ``steps`` Adam steps on the whole batch. ``{"losses", "params"}``."""
     model = seeded_model(config)
     opt = _adam(model.parameters())
@@ -128,9 +129,11 @@ def _pipeline(steps: int, batch: int, config: TransformerConfig) -> dict:
     losses = []
     for _ in range(steps):
         mine: list = []
-        sched.step(*((x.to(dev),) if stage.is_first else ()),
-                   target=y.to(dev) if stage.is_last else None,
-                   losses=mine if stage.is_last else None)  # fmt: skip
+        sched.step(
+            *((x.to(dev),) if stage.is_first else ()),
+            target=y.to(dev) if stage.is_last else None,
+            losses=mine if stage.is_last else None,
+        )
         opt.step()
         opt.zero_grad(set_to_none=True)
         loss = torch.stack(mine).mean().detach().cpu() if mine else torch.zeros(())
@@ -141,8 +144,9 @@ def _pipeline(steps: int, batch: int, config: TransformerConfig) -> dict:
     return {"losses": losses, "params": params}
 
 
-def train(way: str, steps: int = 4, batch: int | None = None,
-          config: TransformerConfig = SCALE_CONFIG) -> dict:  # fmt: skip
+def train(
+    way: str, steps: int = 4, batch: int | None = None, config: TransformerConfig = SCALE_CONFIG
+) -> dict:
     """Train ``steps`` Adam steps one ``way`` (of :data:`WAYS`) on this rank.
 
     Returns ``{"way", "rank", "ranks", "batch", "losses", "params"}``: the loss of each step (of

@@ -1,31 +1,32 @@
 """Number formats as bits: what sign, exponent and mantissa bits imply for range and precision.
 
-A binary floating-point format stores a sign bit ``s``, ``E`` exponent bits holding a biased exponent
-``e`` and ``M`` mantissa (fraction) bits holding ``f``. A *normal* number is
+A binary floating-point format stores a sign bit ``s``, ``E`` exponent bits holding a biased
+exponent ``e`` and ``M`` mantissa (fraction) bits holding ``f``. A *normal* number is
 ``(-1)**s * 2**(e - bias) * (1 + f / 2**M)``; when ``e == 0`` the number is *subnormal*,
 ``(-1)**s * 2**(1 - bias) * (f / 2**M)``, which fills the gap between zero and the smallest normal.
 Everything in the tables below (largest value, smallest normal and subnormal, machine epsilon,
 decimal digits, spacing at a value) is *derived* from ``E``, ``M`` and the format's rule for the top
-exponent; ``tests/facts/test_dtypes.py`` checks each derived number against ``torch.finfo`` and decodes every
-8- and 16-bit pattern to compare with torch.
+exponent; ``tests/facts/test_dtypes.py`` checks each derived number against ``torch.finfo`` and
+decodes every 8- and 16-bit pattern to compare with torch.
 
 How the formats treat the top of the exponent range (the "encoding"):
 
 - ``"ieee"``: IEEE 754 (fp64, fp32, fp16) and bf16, fp8 E5M2: the all-ones exponent is reserved for
   infinity (``f == 0``) and NaN (``f != 0``).
-- ``"fn"`` ("finite"): OCP fp8 E4M3 (torch ``float8_e4m3fn``): no infinity; only the pattern with all
-  exponent *and* mantissa bits set is NaN, so the top exponent still holds values (max 448).
-- ``"fnuz"`` ("finite, no negative zero"; AMD MI300 / Graphcore fp8): no infinity, the one NaN is the
-  negative-zero pattern ``0x80``, and the bias is one larger than IEEE's.
+- ``"fn"`` ("finite"): OCP fp8 E4M3 (torch ``float8_e4m3fn``): no infinity; only the pattern with
+  all exponent *and* mantissa bits set is NaN, so the top exponent still holds values (max 448).
+- ``"fnuz"`` ("finite, no negative zero"; AMD MI300 / Graphcore fp8): no infinity, the one NaN is
+  the negative-zero pattern ``0x80``, and the bias is one larger than IEEE's.
 - ``"e8m0"``: OCP MX scale format, unsigned, exponent only: ``2**(e - 127)``, ``e = 255`` is NaN, no
   zero and no subnormals.
 - ``"finite"``: every pattern is a number (fp4 E2M1, the element type of MXFP4 and NVFP4).
 
-Sources: IEEE 754-2019; Micikevicius et al. 2022, "FP8 Formats for Deep Learning" (arXiv:2209.05433);
-OCP "8-bit Floating Point Specification (OFP8)" rev 1.0 (2023) and "Microscaling Formats (MX)
-Specification" v1.0 (2023); NVIDIA A100 whitepaper (2020) for TF32; Kalamkar et al. 2019, "A Study of
-BFLOAT16 for Deep Learning Training" (arXiv:1905.12322). Used by lesson 03 (data types and precision).
-Layer 1: standard library only; ``course.measure.precision`` does the torch side.
+Sources: IEEE 754-2019; Micikevicius et al. 2022, "FP8 Formats for Deep Learning"
+(arXiv:2209.05433); OCP "8-bit Floating Point Specification (OFP8)" rev 1.0 (2023) and "Microscaling
+Formats (MX) Specification" v1.0 (2023); NVIDIA A100 whitepaper (2020) for TF32; Kalamkar et al.
+2019, "A Study of BFLOAT16 for Deep Learning Training" (arXiv:1905.12322). Used by lesson 03 (data
+types and precision). Layer 1: standard library only; ``course.measure.precision`` does the torch
+side.
 """
 
 from __future__ import annotations
@@ -300,7 +301,7 @@ DTYPE_FORMATS: MappingProxyType = MappingProxyType(
         "fp8": "fp8_e4m3",
         "int8": "int8",
         "int4": "int4",
-    }  # fmt: skip
+    }
 )
 
 
@@ -311,7 +312,8 @@ def _bytes_of(format_key: str) -> float:
 
 
 #: Bytes one value takes in memory, by the course's dtype name, derived from the formats' bits: the
-#: one bytes-per-value table of the course (fp32 4, tf32 4, fp16 2, bf16 2, fp8 1, int8 1, int4 0.5).
+#: one bytes-per-value table of the course (fp32 4, tf32 4, fp16 2, bf16 2, fp8 1, int8 1, int4
+#: 0.5).
 BYTES_PER_VALUE: MappingProxyType = MappingProxyType(
     {name: _bytes_of(fmt) for name, fmt in DTYPE_FORMATS.items()}
 )
@@ -329,7 +331,8 @@ def int_format(key: str) -> IntFormat:
 
 @dataclass(frozen=True)
 class FloatFamilyRow:
-    """One row of "The Float Family" table of *Computational Resources for ML*, as printed there (text kept verbatim)."""
+    """One row of "The Float Family" table of *Computational Resources for ML*, as printed there
+    (text kept verbatim)."""
 
     key: str
     range_as_written: str
@@ -337,7 +340,8 @@ class FloatFamilyRow:
     precision_as_written: str
 
 
-#: *Computational Resources for ML*, section "Data Types: Precision, Speed, and Memory Trade-offs", table "The Float Family".
+#: *Computational Resources for ML*, section "Data Types: Precision, Speed, and Memory Trade-offs",
+#: table "The Float Family".
 FLOAT_FAMILY_AS_WRITTEN = (
     FloatFamilyRow("fp32", "~1e-38 to ~3e38", 1e-38, "~7 digits"),
     FloatFamilyRow("fp16", "~6e-5 to 65504", 6e-5, "~3 digits"),
@@ -349,7 +353,8 @@ FLOAT_FAMILY_AS_WRITTEN = (
 
 def loss_scale_needed(smallest_gradient: float, key: str = "fp16") -> float:
     """Smallest power-of-two loss scale that lifts ``smallest_gradient`` to a *normal* value of the
-    format (so it keeps all its mantissa bits): 2**ceil(log2(smallest_normal / gradient)), at least 1.
+    format (so it keeps all its mantissa bits): 2**ceil(log2(smallest_normal / gradient)), at least
+    1.
 
     Source: Micikevicius et al. 2018, "Mixed Precision Training" (arXiv:1710.03740), section 3.2.
     """

@@ -1,10 +1,10 @@
 """Transformer architectures as configs, and their exact parameter counts.
 
-A :class:`TransformerConfig` says what a model is made of (layers, hidden size, heads, KV heads,
-FFN size, vocabulary, positions, norms, biases, tied embeddings); :func:`param_count` counts its
-parameters from that alone. ``course.measure.torchmodels.build_model`` builds a real ``torch.nn.Module``
-from the same config, and the tests check that the two counts agree exactly for every preset
-(Llama-2-7B: 6,738,415,616).
+A :class:`TransformerConfig` says what a model is made of (layers, hidden size, heads, KV heads, FFN
+size, vocabulary, positions, norms, biases, tied embeddings); :func:`param_count` counts its
+parameters from that alone. ``course.measure.torchmodels.build_model`` builds a real
+``torch.nn.Module`` from the same config, and the tests check that the two counts agree exactly for
+every preset (Llama-2-7B: 6,738,415,616).
 
 Three families are covered, each by a combination of flags:
 
@@ -98,8 +98,7 @@ class TransformerConfig:
         validate.positive_int("experts", self.experts, maximum=100_000)
         validate.positive_int("experts_per_token", self.experts_per_token, maximum=self.experts)
         validate.positive_int("shared_experts", self.shared_experts, minimum=0, maximum=1000)
-        validate.positive_int("expert_ffn_hidden", self.expert_ffn_hidden, minimum=0,
-                              maximum=10**7)  # fmt: skip
+        validate.positive_int("expert_ffn_hidden", self.expert_ffn_hidden, minimum=0, maximum=10**7)
         validate.positive_int("dense_layers", self.dense_layers, minimum=0, maximum=self.layers)
         if self.tied_embeddings and not self.lm_head:
             raise ValueError("tied_embeddings=True needs lm_head=True (there is nothing to tie)")
@@ -161,8 +160,10 @@ def checked_config(config: object, name: str = "config") -> TransformerConfig:
     """``config`` itself if it is a :class:`TransformerConfig`; else a ValueError that says where
     the presets are. Every calculator that takes a model checks it here."""
     if not isinstance(config, TransformerConfig):
-        raise ValueError(f"{name} must be a TransformerConfig (a preset from "
-                         f"course.facts.models.PRESETS), got {config!r}")  # fmt: skip
+        raise ValueError(
+            f"{name} must be a TransformerConfig (a preset from "
+            f"course.facts.models.PRESETS), got {config!r}"
+        )
     return config
 
 
@@ -170,8 +171,8 @@ def param_breakdown(config: TransformerConfig) -> ParamBreakdown:
     """Count parameters by part, exactly, from the config alone.
 
     Per layer: Q and O are ``hidden x heads*head_dim``, K and V ``hidden x kv_heads*head_dim``
-    (grouped-query attention shrinks them), the MLP has 3 matrices if gated (SwiGLU) else 2, and
-    two norms (RMSNorm: a weight of ``hidden``; LayerNorm: weight and bias). ``non_embedding_params``
+    (grouped-query attention shrinks them), the MLP has 3 matrices if gated (SwiGLU) else 2, and two
+    norms (RMSNorm: a weight of ``hidden``; LayerNorm: weight and bias). ``non_embedding_params``
     follows Kaplan et al. 2020 ("excluding vocabulary and positional embeddings"): it leaves out the
     token, position and token-type tables and an untied LM head (also a vocabulary matrix).
     """
@@ -245,8 +246,9 @@ def active_matmul_params(config: TransformerConfig) -> int:
     attention = 2 * h * c.heads * hd + 2 * h * c.kv_heads * hd
     per = 3 if c.gated_mlp else 2
     dense = c.dense_layers * per * h * c.ffn_hidden
-    moe = c.moe_layers * ((c.experts_per_token + c.shared_experts) * per * h * _expert_ffn(c)
-                          + h * c.experts)  # fmt: skip
+    moe = c.moe_layers * (
+        (c.experts_per_token + c.shared_experts) * per * h * _expert_ffn(c) + h * c.experts
+    )
     return c.layers * attention + dense + moe
 
 
@@ -284,56 +286,164 @@ def _llama(name: str, source: str, **kw: object) -> TransformerConfig:
 
 
 def _gpt(name: str, source: str, **kw: object) -> TransformerConfig:
-    fixed = dict(gated_mlp=False, tied_embeddings=True, norm="layernorm", bias=True,
-                 positions="learned", activation="gelu")  # fmt: skip
+    fixed = dict(
+        gated_mlp=False,
+        tied_embeddings=True,
+        norm="layernorm",
+        bias=True,
+        positions="learned",
+        activation="gelu",
+    )
     return TransformerConfig(name=name, source=source, **fixed, **kw)  # type: ignore[arg-type]
 
 
 def _bert(name: str, source: str, **kw: object) -> TransformerConfig:
-    fixed = dict(gated_mlp=False, norm="layernorm", bias=True, positions="learned",
-                 norm_placement="post", token_types=2, causal=False, lm_head=False, pooler=True,
-                 activation="gelu", norm_eps=1e-12, vocab=30522, max_positions=512)  # fmt: skip
+    fixed = dict(
+        gated_mlp=False,
+        norm="layernorm",
+        bias=True,
+        positions="learned",
+        norm_placement="post",
+        token_types=2,
+        causal=False,
+        lm_head=False,
+        pooler=True,
+        activation="gelu",
+        norm_eps=1e-12,
+        vocab=30522,
+        max_positions=512,
+    )
     return TransformerConfig(name=name, source=source, **fixed, **kw)  # type: ignore[arg-type]
 
 
 #: Published architectures, keyed like ``"llama-2-7b"``. Each records where its numbers come from.
-PRESETS: MappingProxyType = MappingProxyType({c.name: c for c in [
-    _gpt("gpt2", _GPT2 + " of openai-community/gpt2 (GPT-2 small)",
-         layers=12, hidden=768, heads=12, kv_heads=12, ffn_hidden=3072, vocab=50257,
-         max_positions=1024),
-    _gpt("gpt2-xl", _GPT2 + " of openai-community/gpt2-xl",
-         layers=48, hidden=1600, heads=25, kv_heads=25, ffn_hidden=6400, vocab=50257,
-         max_positions=1024),
-    _gpt("gpt-3-175b",
-         "Brown et al. 2020, 'Language Models are Few-Shot Learners', Table 2.1 (96 layers, "
-         "d_model 12288, 96 heads of 128, context 2048); GPT-2's vocabulary of 50,257 and "
-         "architecture (sec. 2.1). The paper rounds the count to 175.0B.",
-         layers=96, hidden=12288, heads=96, kv_heads=96, ffn_hidden=4 * 12288, vocab=50257,
-         max_positions=2048),
-    _bert("bert-base", _BERT.format("bert-base-uncased"),
-          layers=12, hidden=768, heads=12, kv_heads=12, ffn_hidden=3072),
-    _bert("bert-large", _BERT.format("bert-large-uncased"),
-          layers=24, hidden=1024, heads=16, kv_heads=16, ffn_hidden=4096),
-    _llama("llama-2-7b", _LLAMA2.format("7b"),
-           layers=32, hidden=4096, heads=32, kv_heads=32, ffn_hidden=11008, vocab=32000,
-           max_positions=4096),
-    _llama("llama-2-13b", _LLAMA2.format("13b"),
-           layers=40, hidden=5120, heads=40, kv_heads=40, ffn_hidden=13824, vocab=32000,
-           max_positions=4096),
-    _llama("llama-2-70b", _LLAMA2.format("70b"),
-           layers=80, hidden=8192, heads=64, kv_heads=8, ffn_hidden=28672, vocab=32000,
-           max_positions=4096),
-    _llama("llama-3-8b", _LLAMA3.format("Meta-Llama-3-8B"),
-           layers=32, hidden=4096, heads=32, kv_heads=8, ffn_hidden=14336, vocab=128256,
-           max_positions=8192),
-    _llama("llama-3-70b", _LLAMA3.format("Meta-Llama-3-70B"),
-           layers=80, hidden=8192, heads=64, kv_heads=8, ffn_hidden=28672, vocab=128256,
-           max_positions=8192),
-    _llama("mistral-7b",
-           "Jiang et al. 2023, 'Mistral 7B'; released config.json of mistralai/Mistral-7B-v0.1",
-           layers=32, hidden=4096, heads=32, kv_heads=8, ffn_hidden=14336, vocab=32000,
-           max_positions=32768),
-]})  # fmt: skip
+PRESETS: MappingProxyType = MappingProxyType(
+    {
+        c.name: c
+        for c in [
+            _gpt(
+                "gpt2",
+                _GPT2 + " of openai-community/gpt2 (GPT-2 small)",
+                layers=12,
+                hidden=768,
+                heads=12,
+                kv_heads=12,
+                ffn_hidden=3072,
+                vocab=50257,
+                max_positions=1024,
+            ),
+            _gpt(
+                "gpt2-xl",
+                _GPT2 + " of openai-community/gpt2-xl",
+                layers=48,
+                hidden=1600,
+                heads=25,
+                kv_heads=25,
+                ffn_hidden=6400,
+                vocab=50257,
+                max_positions=1024,
+            ),
+            _gpt(
+                "gpt-3-175b",
+                "Brown et al. 2020, 'Language Models are Few-Shot Learners', Table 2.1 (96 layers, "
+                "d_model 12288, 96 heads of 128, context 2048); GPT-2's vocabulary of 50,257 and "
+                "architecture (sec. 2.1). The paper rounds the count to 175.0B.",
+                layers=96,
+                hidden=12288,
+                heads=96,
+                kv_heads=96,
+                ffn_hidden=4 * 12288,
+                vocab=50257,
+                max_positions=2048,
+            ),
+            _bert(
+                "bert-base",
+                _BERT.format("bert-base-uncased"),
+                layers=12,
+                hidden=768,
+                heads=12,
+                kv_heads=12,
+                ffn_hidden=3072,
+            ),
+            _bert(
+                "bert-large",
+                _BERT.format("bert-large-uncased"),
+                layers=24,
+                hidden=1024,
+                heads=16,
+                kv_heads=16,
+                ffn_hidden=4096,
+            ),
+            _llama(
+                "llama-2-7b",
+                _LLAMA2.format("7b"),
+                layers=32,
+                hidden=4096,
+                heads=32,
+                kv_heads=32,
+                ffn_hidden=11008,
+                vocab=32000,
+                max_positions=4096,
+            ),
+            _llama(
+                "llama-2-13b",
+                _LLAMA2.format("13b"),
+                layers=40,
+                hidden=5120,
+                heads=40,
+                kv_heads=40,
+                ffn_hidden=13824,
+                vocab=32000,
+                max_positions=4096,
+            ),
+            _llama(
+                "llama-2-70b",
+                _LLAMA2.format("70b"),
+                layers=80,
+                hidden=8192,
+                heads=64,
+                kv_heads=8,
+                ffn_hidden=28672,
+                vocab=32000,
+                max_positions=4096,
+            ),
+            _llama(
+                "llama-3-8b",
+                _LLAMA3.format("Meta-Llama-3-8B"),
+                layers=32,
+                hidden=4096,
+                heads=32,
+                kv_heads=8,
+                ffn_hidden=14336,
+                vocab=128256,
+                max_positions=8192,
+            ),
+            _llama(
+                "llama-3-70b",
+                _LLAMA3.format("Meta-Llama-3-70B"),
+                layers=80,
+                hidden=8192,
+                heads=64,
+                kv_heads=8,
+                ffn_hidden=28672,
+                vocab=128256,
+                max_positions=8192,
+            ),
+            _llama(
+                "mistral-7b",
+                "Jiang et al. 2023, 'Mistral 7B'; released config.json of "
+                "mistralai/Mistral-7B-v0.1",
+                layers=32,
+                hidden=4096,
+                heads=32,
+                kv_heads=8,
+                ffn_hidden=14336,
+                vocab=32000,
+                max_positions=32768,
+            ),
+        ]
+    }
+)
 
 
 _MIXTRAL = (
@@ -352,33 +462,92 @@ _DEEPSEEK = (
 
 #: Mixtures of experts, kept apart from :data:`PRESETS` (``course.measure.torchmodels`` builds
 #: dense models only). Counted by :func:`param_count` and :func:`active_param_count`.
-MOE_PRESETS: MappingProxyType = MappingProxyType({c.name: c for c in [
-    _llama("mixtral-8x7b", _MIXTRAL, layers=32, hidden=4096, heads=32, kv_heads=8,
-           ffn_hidden=14336, vocab=32000, max_positions=32768, experts=8, experts_per_token=2),
-    _llama("deepseek-v3", _DEEPSEEK, layers=61, hidden=7168, heads=128, kv_heads=128,
-           ffn_hidden=18432, vocab=129280, max_positions=163840, experts=256,
-           experts_per_token=8, shared_experts=1, expert_ffn_hidden=2048, dense_layers=3),
-]})  # fmt: skip
+MOE_PRESETS: MappingProxyType = MappingProxyType(
+    {
+        c.name: c
+        for c in [
+            _llama(
+                "mixtral-8x7b",
+                _MIXTRAL,
+                layers=32,
+                hidden=4096,
+                heads=32,
+                kv_heads=8,
+                ffn_hidden=14336,
+                vocab=32000,
+                max_positions=32768,
+                experts=8,
+                experts_per_token=2,
+            ),
+            _llama(
+                "deepseek-v3",
+                _DEEPSEEK,
+                layers=61,
+                hidden=7168,
+                heads=128,
+                kv_heads=128,
+                ffn_hidden=18432,
+                vocab=129280,
+                max_positions=163840,
+                experts=256,
+                experts_per_token=8,
+                shared_experts=1,
+                expert_ffn_hidden=2048,
+                dense_layers=3,
+            ),
+        ]
+    }
+)
 
 
 #: The tiny Llama-shaped models the course trains for real on a CPU, one table for every demo:
-#: ``small-llama`` (lesson 04 measures a training step's memory on it: 4 layers, hidden 128, 4 heads,
-#: 2 K/V heads, SwiGLU of 344 (about 8/3 x hidden, as Llama), vocabulary 512; 0.86 M parameters,
-#: about a second a step of 4 x 128 tokens on 2 CPU cores); ``tiny-llama`` (the distributed demos:
-#: 2 layers, hidden 64, 4 heads; 0.11 M parameters, small because each rank gets one core);
-#: ``scale-llama`` (splits evenly at 1, 2, 3, 4, 6, 8, 12 or 24 ranks: 24 heads and K/V heads, an MLP
-#: of 240 = 24 x 10, 8 layers for up to 8 pipeline stages; hidden 96, 0.9 M parameters).
-DEMO_PRESETS: MappingProxyType = MappingProxyType({c.name: c for c in [
-    TransformerConfig(name="small-llama", layers=4, hidden=128, heads=4, kv_heads=2,
-                      ffn_hidden=344, vocab=512, max_positions=512,
-                      source="course demo: a scaled-down Llama-3-style decoder (course.measure.memory)"),
-    TransformerConfig(name="tiny-llama", layers=2, hidden=64, heads=4, kv_heads=2, ffn_hidden=172,
-                      vocab=256, max_positions=128,
-                      source="course demo: a tiny Llama-style decoder (course.distributed)"),
-    TransformerConfig(name="scale-llama", layers=8, hidden=96, heads=24, kv_heads=24,
-                      ffn_hidden=240, vocab=256, max_positions=128,
-                      source="course demo: a small decoder that splits evenly over 1, 2, 3, 4 or 8 ranks"),
-]})  # fmt: skip
+#: ``small-llama`` (lesson 04 measures a training step's memory on it: 4 layers, hidden 128, 4
+#: heads, 2 K/V heads, SwiGLU of 344 (about 8/3 x hidden, as Llama), vocabulary 512; 0.86 M
+#: parameters, about a second a step of 4 x 128 tokens on 2 CPU cores); ``tiny-llama`` (the
+#: distributed demos: 2 layers, hidden 64, 4 heads; 0.11 M parameters, small because each rank gets
+#: one core); ``scale-llama`` (splits evenly at 1, 2, 3, 4, 6, 8, 12 or 24 ranks: 24 heads and K/V
+#: heads, an MLP of 240 = 24 x 10, 8 layers for up to 8 pipeline stages; hidden 96, 0.9 M
+#: parameters).
+DEMO_PRESETS: MappingProxyType = MappingProxyType(
+    {
+        c.name: c
+        for c in [
+            TransformerConfig(
+                name="small-llama",
+                layers=4,
+                hidden=128,
+                heads=4,
+                kv_heads=2,
+                ffn_hidden=344,
+                vocab=512,
+                max_positions=512,
+                source="course demo: a scaled-down Llama-3-style decoder (course.measure.memory)",
+            ),
+            TransformerConfig(
+                name="tiny-llama",
+                layers=2,
+                hidden=64,
+                heads=4,
+                kv_heads=2,
+                ffn_hidden=172,
+                vocab=256,
+                max_positions=128,
+                source="course demo: a tiny Llama-style decoder (course.distributed)",
+            ),
+            TransformerConfig(
+                name="scale-llama",
+                layers=8,
+                hidden=96,
+                heads=24,
+                kv_heads=24,
+                ffn_hidden=240,
+                vocab=256,
+                max_positions=128,
+                source="course demo: a small decoder that splits evenly over 1, 2, 3, 4 or 8 ranks",
+            ),
+        ]
+    }
+)
 
 
 def preset(key: str) -> TransformerConfig:

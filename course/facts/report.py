@@ -113,8 +113,18 @@ def unit_kind(field_name: str) -> str:
 
 
 # Suffixes that only name a unit, so the table's label can drop them ("weights_bytes" -> "weights").
-_UNIT_ONLY = {"bandwidth", "flop_rate", "usd_per_hour", "intensity", "bytes", "flops", "seconds",
-              "watts", "usd", "joules"}  # fmt: skip
+_UNIT_ONLY = {
+    "bandwidth",
+    "flop_rate",
+    "usd_per_hour",
+    "intensity",
+    "bytes",
+    "flops",
+    "seconds",
+    "watts",
+    "usd",
+    "joules",
+}
 
 
 def _label(field_name: str, kind: str) -> str:

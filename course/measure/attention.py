@@ -1,14 +1,16 @@
-"""Naive attention against ``scaled_dot_product_attention``: peak memory and time vs sequence length.
+"""Naive attention against ``scaled_dot_product_attention``: peak memory and time vs sequence
+length.
 
-Naive attention (``softmax(q k^T / sqrt(d)) v`` written out, as ``course.measure.torchmodels`` does by
-default) materialises ``batch x heads x s x s`` scores and keeps the softmax output for the backward
-pass. ``torch.nn.functional.scaled_dot_product_attention`` picks a fused kernel (FlashAttention-style
-on CUDA, a flash kernel on the CPU too) that works tile by tile and keeps only the output and a
-per-row log-sum-exp. :func:`attention_sweep` runs forward + backward of one causal attention call
-both ways for growing ``seq_len`` and records the peak tensor memory (torch's ``MemTracker``, which
-works on the CPU) and the median time, beside the score bytes ``course.calculators.memory.attention_scores_bytes``
-predicts. Layer 3 (torch). Used by lesson 07; the H100 reference run did the same inside a
-12-layer training step (``course.facts.data.reference``, ``attention_memory``).
+Naive attention (``softmax(q k^T / sqrt(d)) v`` written out, as ``course.measure.torchmodels`` does
+by default) materialises ``batch x heads x s x s`` scores and keeps the softmax output for the
+backward pass. ``torch.nn.functional.scaled_dot_product_attention`` picks a fused kernel
+(FlashAttention-style on CUDA, a flash kernel on the CPU too) that works tile by tile and keeps only
+the output and a per-row log-sum-exp. :func:`attention_sweep` runs forward + backward of one causal
+attention call both ways for growing ``seq_len`` and records the peak tensor memory (torch's
+``MemTracker``, which works on the CPU) and the median time, beside the score bytes
+``course.calculators.memory.attention_scores_bytes`` predicts. Layer 3 (torch). Used by lesson 07;
+the H100 reference run did the same inside a 12-layer training step
+(``course.facts.data.reference``, ``attention_memory``).
 """
 
 from __future__ import annotations
@@ -59,14 +61,22 @@ class AttentionRecord:
 
 def _qkv(batch: int, heads: int, seq_len: int, head_dim: int, seed: int):
     g = torch.Generator().manual_seed(seed)
-    return [torch.randn(batch, heads, seq_len, head_dim, generator=g, requires_grad=True)
-            for _ in range(3)]  # fmt: skip
+    return [
+        torch.randn(batch, heads, seq_len, head_dim, generator=g, requires_grad=True)
+        for _ in range(3)
+    ]
 
 
 def measure_attention(
-    kind: str, seq_len: int, *, batch: int = 1, heads: int = 4, head_dim: int = 32, seed: int = 0,
+    kind: str,
+    seq_len: int,
+    *,
+    batch: int = 1,
+    heads: int = 4,
+    head_dim: int = 32,
+    seed: int = 0,
     min_run_time: float = 0.1,
-) -> AttentionRecord:  # fmt: skip
+) -> AttentionRecord:
     """Peak memory and time of forward + backward of one causal attention call (fp32, CPU)."""
     validate.choice("kind", kind, KINDS)
     s = validate.positive_int("seq_len", seq_len, maximum=65536)
@@ -106,23 +116,28 @@ def attention_sweep(
     ``MAX_SCORES_BYTES``.
     """
     budget = Budget(budget_seconds)
-    sweep = Sweep(f"Attention forward + backward: batch {batch}, {heads} heads of {head_dim}, fp32",
-                  budget_seconds)  # fmt: skip
+    sweep = Sweep(
+        f"Attention forward + backward: batch {batch}, {heads} heads of {head_dim}, fp32",
+        budget_seconds,
+    )
     cost, last = 0.0, None
     with progress(len(seq_lens), desc="attention", budget_seconds=budget_seconds) as bar:
         for s in seq_lens:
             scores = memory.attention_scores_bytes(batch, heads, s, bytes_per_value=4)
             predicted = cost * (s / last) ** 2 if last else 0.0  # attention is quadratic in s
             if scores > MAX_SCORES_BYTES:
-                sweep.skipped.append(f"seq_len {s}: naive scores would need "
-                                     f"{scores / 2**30:.1f} GiB (limit {MAX_SCORES_BYTES / 2**30:g})")  # fmt: skip
+                sweep.skipped.append(
+                    f"seq_len {s}: naive scores would need "
+                    f"{scores / 2**30:.1f} GiB (limit {MAX_SCORES_BYTES / 2**30:g})"
+                )
             elif len(sweep.records) >= 4 and not budget.fits(predicted):  # two lengths always
                 sweep.skipped.append(f"seq_len {s}: would not fit the budget")
             else:
                 start = budget.elapsed
                 for kind in KINDS:
-                    sweep.records.append(measure_attention(kind, s, batch=batch, heads=heads,
-                                                           head_dim=head_dim))  # fmt: skip
+                    sweep.records.append(
+                        measure_attention(kind, s, batch=batch, heads=heads, head_dim=head_dim)
+                    )
                 cost, last = budget.elapsed - start, s
             bar.update()
     sweep.elapsed_seconds = budget.elapsed

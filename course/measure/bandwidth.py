@@ -38,8 +38,15 @@ KERNELS = ("read", "copy")
 #: Bytes each call of the read kernel moves at least (small buffers are read many times over).
 READ_BYTES_PER_CALL = {"cpu": 64 * MiB, "cuda": 256 * MiB, "mps": 64 * MiB}
 
-COLUMNS = ("kernel", "device", "working_set_bytes", "threads", "seconds", "spread_seconds",
-           "bytes_per_s")  # fmt: skip
+COLUMNS = (
+    "kernel",
+    "device",
+    "working_set_bytes",
+    "threads",
+    "seconds",
+    "spread_seconds",
+    "bytes_per_s",
+)
 
 
 @dataclass(frozen=True)
@@ -75,8 +82,10 @@ def read_callable(working_set_bytes: int, *, device: str = "cpu"):
 
     Returns ``(fn, bytes_moved_per_call)``.
     """
-    n = validate.positive_int("working_set_bytes", working_set_bytes, minimum=64,
-                              maximum=2**34) // 4  # fmt: skip
+    n = (
+        validate.positive_int("working_set_bytes", working_set_bytes, minimum=64, maximum=2**34)
+        // 4
+    )
     kind = torch.device(check_device(device)).type
     x = torch.ones(n, dtype=torch.float32, device=device)
     reps = max(1, READ_BYTES_PER_CALL[kind] // (4 * n))
@@ -86,8 +95,10 @@ def read_callable(working_set_bytes: int, *, device: str = "cpu"):
 
 def copy_callable(working_set_bytes: int, *, device: str = "cpu"):
     """A no-argument function copying a float32 buffer into another; moves 2x its size per call."""
-    n = validate.positive_int("working_set_bytes", working_set_bytes, minimum=64,
-                              maximum=2**34) // 4  # fmt: skip
+    n = (
+        validate.positive_int("working_set_bytes", working_set_bytes, minimum=64, maximum=2**34)
+        // 4
+    )
     check_device(device)
     src = torch.ones(n, dtype=torch.float32, device=device)
     dst = torch.empty_like(src)
@@ -119,12 +130,17 @@ def working_set_sweep(
     size_list = sorted({validate.positive_int("size", s, minimum=64, maximum=2**34) for s in sizes})
     if not size_list:
         raise ValueError("sizes must name at least one working-set size in bytes")
-    sweep = Sweep(f"Bandwidth ({kernel}) vs working set on {device}", budget.seconds,
-                  columns=COLUMNS)  # fmt: skip
+    sweep = Sweep(
+        f"Bandwidth ({kernel}) vs working set on {device}", budget.seconds, columns=COLUMNS
+    )
     per_point = min(0.1, max(0.005, budget.seconds / (3 * len(size_list))))
     make = read_callable if kernel == "read" else copy_callable
-    with progress(len(size_list), desc=f"{kernel} bandwidth", budget_seconds=budget.seconds,
-                  show=show_progress) as bar:  # fmt: skip
+    with progress(
+        len(size_list),
+        desc=f"{kernel} bandwidth",
+        budget_seconds=budget.seconds,
+        show=show_progress,
+    ) as bar:
         for i, size in enumerate(size_list):
             # a point costs its measuring time plus allocation and a few calls (~3x per_point)
             if not budget.fits(3 * per_point) and i > 0:
@@ -172,8 +188,9 @@ def cache_plateaus(sweep: Sweep, caches: Mapping[str, int]) -> list[Plateau]:
     levels = sorted(caches.items(), key=lambda kv: kv[1])
     out, lower = [], 0
     for name, size in levels:
-        inside = [r.bytes_per_s for r in sweep.records
-                  if 2 * lower <= r.working_set_bytes <= size / 2]  # fmt: skip
+        inside = [
+            r.bytes_per_s for r in sweep.records if 2 * lower <= r.working_set_bytes <= size / 2
+        ]
         if inside:
             out.append(Plateau(name, size, median_of(inside), len(inside)))
         lower = size
@@ -184,9 +201,13 @@ def cache_plateaus(sweep: Sweep, caches: Mapping[str, int]) -> list[Plateau]:
 
 
 def out_of_order(plateaus: Sequence[Plateau], tolerance: float = 0.10) -> list[str]:
-    """Levels measured more than ``tolerance`` slower than the level below them (a method artefact)."""
-    return [a.level for a, b in zip(plateaus, plateaus[1:], strict=False)
-            if a.bytes_per_s < (1 - tolerance) * b.bytes_per_s]  # fmt: skip
+    """Levels measured more than ``tolerance`` slower than the level below them (a method
+    artefact)."""
+    return [
+        a.level
+        for a, b in zip(plateaus, plateaus[1:], strict=False)
+        if a.bytes_per_s < (1 - tolerance) * b.bytes_per_s
+    ]
 
 
 def host_device_sweep(
@@ -232,7 +253,7 @@ def host_device_sweep(
                     size / timing.median_seconds,
                     None,
                     pin,
-                )  # fmt: skip
+                )
             )
             bar.update(1)
     sweep.elapsed_seconds = budget.elapsed

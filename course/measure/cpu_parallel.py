@@ -1,14 +1,14 @@
 """CPU parallelism measured: threads vs processes under the GIL, and DataLoader workers.
 
 :func:`gil_comparison` runs the same number of equal tasks one after another, on a thread pool and
-on a process pool, for two kinds of task: pure-Python arithmetic (holds CPython's global
-interpreter lock, so threads take turns) and a torch matrix multiply (torch releases the GIL
-inside its kernels, so threads can overlap). :func:`dataloader_sweep` feeds a small model from a
+on a process pool, for two kinds of task: pure-Python arithmetic (holds CPython's global interpreter
+lock, so threads take turns) and a torch matrix multiply (torch releases the GIL inside its kernels,
+so threads can overlap). :func:`dataloader_sweep` feeds a small model from a
 ``torch.utils.data.DataLoader`` whose samples cost CPU time to prepare (as decoding and augmenting
 images do), with 0, 1, 2 ... worker processes, and splits each epoch into time spent waiting for
 data and time spent in the model. Both return tidy records; the findings are printed from them by
-``course.presentation.findings.parallelism``. Worker functions are module-level so that spawn works (macOS,
-Windows). Layer 3.
+``course.presentation.findings.parallelism``. Worker functions are module-level so that spawn works
+(macOS, Windows). Layer 3.
 """
 
 from __future__ import annotations
@@ -73,21 +73,45 @@ def gil_comparison(tasks: int = 4, workers: int = 2, work: int = 1_000_000) -> l
             t0 = time.perf_counter()
             for _ in range(n):
                 _run(kind, size)
-            records.append({"kind": kind, "mode": "serial", "workers": 1, "tasks": n,
-                            "seconds": time.perf_counter() - t0, "startup_seconds": 0.0})  # fmt: skip
+            records.append(
+                {
+                    "kind": kind,
+                    "mode": "serial",
+                    "workers": 1,
+                    "tasks": n,
+                    "seconds": time.perf_counter() - t0,
+                    "startup_seconds": 0.0,
+                }
+            )
             with ThreadPoolExecutor(w) as pool:
                 t0 = time.perf_counter()
                 list(pool.map(_run, [kind] * n, [size] * n))
-                records.append({"kind": kind, "mode": "threads", "workers": w, "tasks": n,
-                                "seconds": time.perf_counter() - t0, "startup_seconds": 0.0})  # fmt: skip
+                records.append(
+                    {
+                        "kind": kind,
+                        "mode": "threads",
+                        "workers": w,
+                        "tasks": n,
+                        "seconds": time.perf_counter() - t0,
+                        "startup_seconds": 0.0,
+                    }
+                )
             s0 = time.perf_counter()
             with ProcessPoolExecutor(w, mp_context=multiprocessing.get_context("spawn")) as pool:
                 list(pool.map(_warm, range(w)))
                 startup = time.perf_counter() - s0
                 t0 = time.perf_counter()
                 list(pool.map(_run, [kind] * n, [size] * n))
-                records.append({"kind": kind, "mode": "processes", "workers": w, "tasks": n,
-                                "seconds": time.perf_counter() - t0, "startup_seconds": startup})  # fmt: skip
+                records.append(
+                    {
+                        "kind": kind,
+                        "mode": "processes",
+                        "workers": w,
+                        "tasks": n,
+                        "seconds": time.perf_counter() - t0,
+                        "startup_seconds": startup,
+                    }
+                )
     finally:
         torch.set_num_threads(threads_before)
     return records
@@ -112,8 +136,9 @@ class SlowDataset(Dataset):
         return x, torch.tensor(acc % 10)
 
 
-def dataloader_sweep(workers=(0, 1, 2), *, length: int = 256, batch: int = 32,
-                     work: int = 20_000, hidden: int = 128) -> list[dict]:  # fmt: skip
+def dataloader_sweep(
+    workers=(0, 1, 2), *, length: int = 256, batch: int = 32, work: int = 20_000, hidden: int = 128
+) -> list[dict]:
     """One epoch of a small MLP fed by a DataLoader with each number of ``workers``.
 
     Records: ``{"num_workers", "seconds", "wait_seconds", "compute_seconds", "batches",
@@ -162,12 +187,26 @@ def _epochs(workers, data, b, model, opt) -> list[dict]:
             wait += c - a
             compute += time.perf_counter() - c
             batches += 1
-        records.append({"num_workers": w, "seconds": time.perf_counter() - t0, "wait_seconds":
-                        wait, "compute_seconds": compute, "batches": batches,
-                        "startup_seconds": startup})  # fmt: skip
+        records.append(
+            {
+                "num_workers": w,
+                "seconds": time.perf_counter() - t0,
+                "wait_seconds": wait,
+                "compute_seconds": compute,
+                "batches": batches,
+                "startup_seconds": startup,
+            }
+        )
         del it, loader
     return records
 
 
-__all__ = ["KINDS", "MODES", "SlowDataset", "dataloader_sweep", "gil_comparison", "python_task",
-           "torch_task"]  # fmt: skip
+__all__ = [
+    "KINDS",
+    "MODES",
+    "SlowDataset",
+    "dataloader_sweep",
+    "gil_comparison",
+    "python_task",
+    "torch_task",
+]

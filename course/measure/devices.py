@@ -1,9 +1,10 @@
 """What this machine has: CPU, caches, memory, and the CUDA or Apple MPS devices torch can use.
 
 Every lesson prints ``describe_machine()`` in its setup cell, so each measured figure says where it
-was measured. Lesson 00 shows the whole of ``machine_info()`` and ``cuda_stack()`` (the driver /
-toolkit / cuDNN "version triangle" of *Computational Resources for ML*). Layer 3: reads the OS and torch, computes nothing.
-Cache sizes come from the OS (Linux sysfs, macOS sysctl); where the OS does not say, they are None.
+was measured. Lesson 00 shows the whole of ``machine_info()`` and ``cuda_stack()`` (the
+driver / toolkit / cuDNN "version triangle" of *Computational Resources for ML*). Layer 3: reads the
+OS and torch, computes nothing. Cache sizes come from the OS (Linux sysfs, macOS sysctl); where the
+OS does not say, they are None.
 """
 
 from __future__ import annotations
@@ -89,7 +90,8 @@ def _sysctl(name: str) -> str | None:
 
 
 def cpu_caches() -> dict[str, int]:
-    """Data/unified cache sizes of one core, in bytes, as the OS reports them ({} if it does not)."""
+    """Data/unified cache sizes of one core, in bytes, as the OS reports them ({} if it does
+    not)."""
     caches: dict[str, int] = {}
     base = Path("/sys/devices/system/cpu/cpu0/cache")
     for index in sorted(base.glob("index*")):
@@ -155,7 +157,8 @@ def cpu_features() -> tuple[str, ...]:
 
 
 def cpu_capability() -> str:
-    """The widest instruction set torch's own CPU kernels use here ("AVX2", "AVX512", "DEFAULT"...)."""
+    """The widest instruction set torch's own CPU kernels use here ("AVX2", "AVX512",
+    "DEFAULT"...)."""
     try:
         return str(torch.backends.cpu.get_cpu_capability())
     except (AttributeError, RuntimeError):
@@ -270,9 +273,10 @@ class DeviceTest:
 def verify_device(device: str, *, size: int = 256, rel_tol: float = 1e-3) -> DeviceTest:
     """Multiply two seeded random matrices on ``device`` and compare with float64 on the CPU.
 
-    Unlike *Computational Resources for ML*'s script, which prints PASSED whenever no exception is raised, this waits for
-    the device to finish (GPU work is asynchronous) and checks the numbers. The tolerance allows
-    TF32 on Ampere and newer GPUs (10-bit mantissa, relative error ~1e-3 per product).
+    Unlike *Computational Resources for ML*'s script, which prints PASSED whenever no exception is
+    raised, this waits for the device to finish (GPU work is asynchronous) and checks the numbers.
+    The tolerance allows TF32 on Ampere and newer GPUs (10-bit mantissa, relative error ~1e-3 per
+    product).
     """
     try:
         gen = torch.Generator().manual_seed(0)
@@ -295,7 +299,8 @@ def verify_devices() -> list[DeviceTest]:
 
 @dataclass(frozen=True)
 class CudaStack:
-    """The 'version triangle' of *Computational Resources for ML*: driver, the CUDA runtime torch was built with, cuDNN."""
+    """The 'version triangle' of *Computational Resources for ML*: driver, the CUDA runtime torch
+    was built with, cuDNN."""
 
     torch_cuda: str | None  # CUDA version torch was compiled against (None: CPU or MPS build)
     cudnn: int | None

@@ -1,13 +1,13 @@
 """FLOPs of real torch code counted by ``torch.utils.flop_counter.FlopCounterMode``, and its traps.
 
 The counter records the FLOPs of every matmul-like aten op that runs (2 per multiply-add), which
-makes it the referee for the formulas of ``course.calculators.compute``. Three traps a learner meets (lesson 05,
-each tested in tests/measure/test_flops_measure.py):
+makes it the referee for the formulas of ``course.calculators.compute``. Three traps a learner meets
+(lesson 05, each tested in tests/measure/test_flops_measure.py):
 
 1. **Fused attention on the CPU counts as 0.** ``F.scaled_dot_product_attention`` dispatches to a
    fused CPU kernel that has no FLOP formula; under ``sdpa_kernel(SDPBackend.MATH)`` it decomposes
-   into two batched matmuls and is counted (:func:`sdpa_flops`). ``course.measure.torchmodels`` writes
-   attention as plain matmuls for this reason.
+   into two batched matmuls and is counted (:func:`sdpa_flops`). ``course.measure.torchmodels``
+   writes attention as plain matmuls for this reason.
 2. **A causal mask is never discounted.** The masked upper triangle is still multiplied and then
    thrown away, so the count equals the unmasked one (:func:`attention_block_flops`). Only kernels
    that skip masked tiles (FlashAttention) do half the work.
@@ -61,20 +61,27 @@ class FlopCount:
         return (self.counted_flops - self.formula_flops) / self.formula_flops
 
     def __str__(self) -> str:
-        return (f"{self.what}: counted {self.counted_flops:.4g} FLOPs, formula "
-                f"{self.formula_flops:.4g} ({100 * self.relative_error:+.2f} %)")  # fmt: skip
+        return (
+            f"{self.what}: counted {self.counted_flops:.4g} FLOPs, formula "
+            f"{self.formula_flops:.4g} ({100 * self.relative_error:+.2f} %)"
+        )
 
 
 def transformer_flops(
-    config: TransformerConfig, *, batch: int = 2, seq_len: int = 64, training: bool = True,
-    device: str = "meta", seed: int = 0,
-) -> FlopCount:  # fmt: skip
+    config: TransformerConfig,
+    *,
+    batch: int = 2,
+    seq_len: int = 64,
+    training: bool = True,
+    device: str = "meta",
+    seed: int = 0,
+) -> FlopCount:
     """Count a forward (and backward, if ``training``) pass of ``config``'s model; formula beside.
 
     On ``"meta"`` nothing is allocated, so Llama-2-7B counts in seconds. The formula is
-    :func:`course.calculators.compute.forward_flops` (x 3 with backward: every matmul's backward costs two of
-    its forward, the embedding-fed first projection included because the embedding output
-    requires grad).
+    :func:`course.calculators.compute.forward_flops` (x 3 with backward: every matmul's backward
+    costs two of its forward, the embedding-fed first projection included because the embedding
+    output requires grad).
     """
     b = validate.positive_int("batch", batch, maximum=4096)
     s = validate.positive_int("seq_len", seq_len, maximum=1 << 20)

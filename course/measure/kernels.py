@@ -29,11 +29,24 @@ from course.facts import validate
 from course.measure.timing import Budget, Sweep, check_device, progress, time_call
 
 #: dtype name -> (torch dtype, bytes per element)
-DTYPES = {"fp32": (torch.float32, 4), "fp64": (torch.float64, 8), "bf16": (torch.bfloat16, 2),
-          "fp16": (torch.float16, 2)}  # fmt: skip
+DTYPES = {
+    "fp32": (torch.float32, 4),
+    "fp64": (torch.float64, 8),
+    "bf16": (torch.bfloat16, 2),
+    "fp16": (torch.float16, 2),
+}
 
-COLUMNS = ("name", "device", "dtype", "flops", "bytes_moved", "intensity_flop_per_byte",
-           "seconds", "flop_per_s", "bytes_per_s")  # fmt: skip
+COLUMNS = (
+    "name",
+    "device",
+    "dtype",
+    "flops",
+    "bytes_moved",
+    "intensity_flop_per_byte",
+    "seconds",
+    "flop_per_s",
+    "bytes_per_s",
+)
 
 
 @dataclass(frozen=True)
@@ -81,8 +94,10 @@ def _operands(
     first: tuple[int, ...], second: tuple[int, ...], device: str, dtype: torch.dtype
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Two seeded random operands of the given shapes (seeds 1 and 2), on ``device``."""
-    return (_randn(*first, device=device, dtype=dtype, seed=1),
-            _randn(*second, device=device, dtype=dtype, seed=2))  # fmt: skip
+    return (
+        _randn(*first, device=device, dtype=dtype, seed=1),
+        _randn(*second, device=device, dtype=dtype, seed=2),
+    )
 
 
 def _dtype(dtype: str) -> tuple[torch.dtype, int]:
@@ -171,8 +186,11 @@ def mlp_forward(batch: int, hidden: int, dtype: str = "fp32") -> KernelSpec:
     def build(device: str, dt: torch.dtype):
         with torch.random.fork_rng(devices=[]):  # seeded weights, global RNG left as it was
             torch.manual_seed(0)
-            mlp = torch.nn.Sequential(torch.nn.Linear(h, 4 * h, bias=False), torch.nn.GELU(),
-                                      torch.nn.Linear(4 * h, h, bias=False))  # fmt: skip
+            mlp = torch.nn.Sequential(
+                torch.nn.Linear(h, 4 * h, bias=False),
+                torch.nn.GELU(),
+                torch.nn.Linear(4 * h, h, bias=False),
+            )
         mlp = mlp.to(device=device, dtype=dt).eval()
         x = _randn(b, h, device=device, dtype=dt, seed=2)
 
@@ -208,7 +226,8 @@ def measure_kernels(
     budget_seconds: float = 6.0,
     show_progress: bool | None = None,
 ) -> Sweep:
-    """Time each kernel (median of repeats) within ``budget_seconds``; records hold FLOP/s and bytes/s."""
+    """Time each kernel (median of repeats) within ``budget_seconds``; records hold FLOP/s and
+    bytes/s."""
     check_device(device)
     budget = Budget(budget_seconds)
     sweep = Sweep(f"Kernels on {device}", budget.seconds, columns=COLUMNS)
@@ -241,7 +260,7 @@ def measure_kernels(
                     spec.bytes_moved / t,
                     timing.threads,
                     spec.batch,
-                )  # fmt: skip
+                )
             )
             bar.update(1)
     sweep.elapsed_seconds = budget.elapsed
@@ -260,8 +279,13 @@ def batching_sweep(
 ) -> Sweep:
     """One hidden x hidden linear layer applied to 1, 2, 4, ... vectors at once (see module doc)."""
     specs = [batched_matvec(hidden, b, dtype) for b in sorted(set(batches))]
-    sweep = measure_kernels(specs, device=device, threads=threads, budget_seconds=budget_seconds,
-                            show_progress=show_progress)  # fmt: skip
+    sweep = measure_kernels(
+        specs,
+        device=device,
+        threads=threads,
+        budget_seconds=budget_seconds,
+        show_progress=show_progress,
+    )
     sweep.title = f"Batching: linear layer {hidden} x {hidden} on {device}"
     return sweep
 

@@ -7,10 +7,10 @@ Three parts, each small enough to read:
   PagedAttention). It is the allocator whose memory lesson 07 counted with
   :func:`course.calculators.serving.kv_allocation` (``policy="paged"``); a test checks that its
   peak reservation is what that calculator says.
-- :class:`PagedDecoder` runs the course's decoder (:func:`course.measure.serving.serve_model`, lesson
-  07's model) with that cache: a prefill of one prompt, then decode steps over a batch of
-  sequences of different lengths, each reading its own blocks. Its logits equal the plain
-  model's on the whole sequence (tested).
+- :class:`PagedDecoder` runs the course's decoder (:func:`course.measure.serving.serve_model`,
+  lesson 07's model) with that cache: a prefill of one prompt, then decode steps over a batch of
+  sequences of different lengths, each reading its own blocks. Its logits equal the plain model's on
+  the whole sequence (tested).
 - :class:`Engine` schedules: ``"continuous"`` (iteration-level, Orca: Yu et al. 2022) admits
   waiting requests before every step while slots and blocks last, and a finished sequence
   leaves at once; ``"static"`` starts a batch only when the last one has fully finished and keeps
@@ -63,8 +63,15 @@ class PagedKVCache:
     most ``block_tokens - 1`` slots per sequence are reserved and unused.
     """
 
-    def __init__(self, config: TransformerConfig, num_blocks: int, *, block_tokens: int = 16,
-                 dtype: torch.dtype = torch.float32, device: str | torch.device = "cpu"):  # fmt: skip
+    def __init__(
+        self,
+        config: TransformerConfig,
+        num_blocks: int,
+        *,
+        block_tokens: int = 16,
+        dtype: torch.dtype = torch.float32,
+        device: str | torch.device = "cpu",
+    ):
         self.blocks = validate.positive_int("num_blocks", num_blocks, maximum=10**6)
         self.block_tokens = validate.positive_int("block_tokens", block_tokens, maximum=4096)
         shape = (config.layers, self.blocks, self.block_tokens, config.kv_heads, config.head_dim)
@@ -98,16 +105,21 @@ class PagedKVCache:
 
     def slots(self, seqs: list[int], positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(block ids, offsets), flattened row by row, of ``positions`` (batch, seq) of ``seqs``."""
-        blk = [self.tables[s][p // self.block_tokens]
-               for s, row in zip(seqs, positions.tolist(), strict=True) for p in row]  # fmt: skip
+        blk = [
+            self.tables[s][p // self.block_tokens]
+            for s, row in zip(seqs, positions.tolist(), strict=True)
+            for p in row
+        ]
         off = (positions % self.block_tokens).reshape(-1)
         return torch.tensor(blk, device=positions.device), off
 
     def table(self, seqs: list[int]) -> torch.Tensor:
         """The block tables of ``seqs`` as one (batch, blocks) tensor, padded with block 0."""
         width = max(len(self.tables[s]) for s in seqs)
-        return torch.tensor([self.tables[s] + [0] * (width - len(self.tables[s])) for s in seqs],
-                            device=self.k.device)  # fmt: skip
+        return torch.tensor(
+            [self.tables[s] + [0] * (width - len(self.tables[s])) for s in seqs],
+            device=self.k.device,
+        )
 
     def gather(self, layer: int, table: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Keys and values of the sequences whose block ``table`` is given, as (batch, tokens,
@@ -143,8 +155,15 @@ class PagedDecoder:
             raise ValueError("model must be a pre-norm RoPE decoder with an LM head")
         self.model, self.cache, self.config = model, cache, c
 
-    def _attend(self, i: int, attn: nn.Module, h: torch.Tensor, positions: torch.Tensor,
-                where: tuple[torch.Tensor, torch.Tensor], table: torch.Tensor | None) -> torch.Tensor:  # fmt: skip
+    def _attend(
+        self,
+        i: int,
+        attn: nn.Module,
+        h: torch.Tensor,
+        positions: torch.Tensor,
+        where: tuple[torch.Tensor, torch.Tensor],
+        table: torch.Tensor | None,
+    ) -> torch.Tensor:
         b, s, _ = h.shape
         q = attn.q_proj(h).view(b, s, attn.heads, attn.head_dim).transpose(1, 2)
         k = attn.k_proj(h).view(b, s, attn.kv_heads, attn.head_dim).transpose(1, 2)
@@ -188,8 +207,9 @@ class PagedDecoder:
         n = len(prompt)
         self.cache.reserve(seq, n)
         dev = self.cache.k.device
-        logits = self.forward(torch.tensor([prompt], device=dev), [seq],
-                              torch.arange(n, device=dev)[None])  # fmt: skip
+        logits = self.forward(
+            torch.tensor([prompt], device=dev), [seq], torch.arange(n, device=dev)[None]
+        )
         self.cache.lengths[seq] = n
         return int(logits.argmax(-1)[0])
 
@@ -238,8 +258,15 @@ class EngineStats:
 class Engine:
     """Iteration-level scheduler over a :class:`PagedDecoder` (see the module docstring)."""
 
-    def __init__(self, model: nn.Module | None = None, *, policy: str = "continuous",
-                 max_batch: int = 8, num_blocks: int = 256, block_tokens: int = 16):  # fmt: skip
+    def __init__(
+        self,
+        model: nn.Module | None = None,
+        *,
+        policy: str = "continuous",
+        max_batch: int = 8,
+        num_blocks: int = 256,
+        block_tokens: int = 16,
+    ):
         self.policy = validate.choice("policy", policy, POLICIES)
         self.max_batch = validate.positive_int("max_batch", max_batch, maximum=1024)
         model = serve_model(MODEL_CONFIG) if model is None else model
@@ -271,8 +298,11 @@ class Engine:
         self._wake.set()
 
     def _future_blocks(self) -> int:
-        return sum(self.cache.blocks_for(len(r.prompt) + r.max_tokens)
-                   - len(self.cache.tables.get(r.rid, [])) for r in self.running)  # fmt: skip
+        return sum(
+            self.cache.blocks_for(len(r.prompt) + r.max_tokens)
+            - len(self.cache.tables.get(r.rid, []))
+            for r in self.running
+        )
 
     def _admit(self) -> list[_Live]:
         if self.policy == "static" and self.running:
@@ -329,8 +359,9 @@ class Engine:
         decoded = (
             len(self.running) - len(joined) if self.policy == "static" and active else len(active)
         )
-        self.stats.steps.append(StepRecord(decoded, sum(len(r.prompt) for r in joined),
-                                           time.perf_counter() - start))  # fmt: skip
+        self.stats.steps.append(
+            StepRecord(decoded, sum(len(r.prompt) for r in joined), time.perf_counter() - start)
+        )
         if self.policy == "continuous":
             for r in [r for r in self.running if r.produced >= r.max_tokens]:
                 self._finish(r)
@@ -369,15 +400,18 @@ class ServerHandle:
         return f"http://{self.host}:{self.port}/generate"
 
 
-async def _handle(engine: Engine, handle: ServerHandle, reader: asyncio.StreamReader,
-                  writer: asyncio.StreamWriter) -> None:  # fmt: skip
+async def _handle(
+    engine: Engine, handle: ServerHandle, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
     live = None
     try:
         head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
         lines = head.decode("latin-1").split("\r\n")
         method, path, _ = lines[0].split(" ", 2)
-        length = next((int(h.split(":", 1)[1]) for h in lines[1:]
-                       if h.lower().startswith("content-length:")), 0)  # fmt: skip
+        length = next(
+            (int(h.split(":", 1)[1]) for h in lines[1:] if h.lower().startswith("content-length:")),
+            0,
+        )
         body = json.loads(await reader.readexactly(length)) if length else {}
         if method != "POST" or path != "/generate":
             writer.write(
@@ -385,15 +419,24 @@ async def _handle(engine: Engine, handle: ServerHandle, reader: asyncio.StreamRe
             )
             return
         try:
-            live = engine.submit([int(t) for t in body["prompt"]], int(body["max_tokens"]),
-                                 asyncio.get_running_loop())  # fmt: skip
+            live = engine.submit(
+                [int(t) for t in body["prompt"]],
+                int(body["max_tokens"]),
+                asyncio.get_running_loop(),
+            )
         except (KeyError, TypeError, ValueError) as exc:
             msg = str(exc).encode()
-            writer.write(b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: "
-                         + str(len(msg)).encode() + b"\r\n\r\n" + msg)  # fmt: skip
+            writer.write(
+                b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: "
+                + str(len(msg)).encode()
+                + b"\r\n\r\n"
+                + msg
+            )
             return
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                     b"Cache-Control: no-cache\r\nConnection: close\r\n\r\n")  # fmt: skip
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+            b"Cache-Control: no-cache\r\nConnection: close\r\n\r\n"
+        )
         while True:
             token, done = await live.out.get()
             writer.write(f"data: {json.dumps({'token': token})}\n\n".encode())
@@ -416,7 +459,8 @@ async def _handle(engine: Engine, handle: ServerHandle, reader: asyncio.StreamRe
 
 
 async def _reachable(host: str, port: int) -> bool:
-    """Whether a client can connect to ``host:port`` (not inside a sandbox whose loopback is down)."""
+    """Whether a client can connect to ``host:port`` (not inside a sandbox whose loopback is
+    down)."""
     try:
         _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), 2)
     except (TimeoutError, OSError):
@@ -428,8 +472,9 @@ async def _reachable(host: str, port: int) -> bool:
 
 
 @contextlib.contextmanager
-def running_server(engine: Engine | None = None, *, host: str = "127.0.0.1",
-                   startup_timeout_seconds: float = 30.0) -> Iterator[ServerHandle]:  # fmt: skip
+def running_server(
+    engine: Engine | None = None, *, host: str = "127.0.0.1", startup_timeout_seconds: float = 30.0
+) -> Iterator[ServerHandle]:
     """Serve ``engine`` on ``host`` (a free port) in background threads; stop everything on exit.
 
     Where the loopback interface is down (the grading sandbox has no network), the same HTTP is
@@ -473,8 +518,9 @@ def running_server(engine: Engine | None = None, *, host: str = "127.0.0.1",
             ready.set()
 
     net = threading.Thread(target=serve, name="llm-server-http", daemon=True)
-    compute = threading.Thread(target=engine.run_forever, args=(stop,), name="llm-server-engine",
-                               daemon=True)  # fmt: skip
+    compute = threading.Thread(
+        target=engine.run_forever, args=(stop,), name="llm-server-engine", daemon=True
+    )
     net.start()
     compute.start()
     try:

@@ -60,8 +60,9 @@ class RequestRecord:
         return (self.e2e_seconds - self.ttft_seconds) / (self.received_tokens - 1)
 
 
-async def _request(host: str, port: int, prompt: list[int], max_tokens: int,
-                   abort_after: int | None = None) -> tuple[list[float], str]:  # fmt: skip
+async def _request(
+    host: str, port: int, prompt: list[int], max_tokens: int, abort_after: int | None = None
+) -> tuple[list[float], str]:
     """Send one request; return the arrival time of each token (perf_counter) and an error."""
     stamps: list[float] = []
     if host.startswith("unix:"):  # the server fell back to a Unix socket (no loopback)
@@ -70,9 +71,14 @@ async def _request(host: str, port: int, prompt: list[int], max_tokens: int,
         reader, writer = await asyncio.open_connection(host, port)
     try:
         body = json.dumps({"prompt": prompt, "max_tokens": max_tokens}).encode()
-        writer.write(b"POST /generate HTTP/1.1\r\nHost: " + host.encode()
-                     + b"\r\nContent-Type: application/json\r\nContent-Length: "
-                     + str(len(body)).encode() + b"\r\n\r\n" + body)  # fmt: skip
+        writer.write(
+            b"POST /generate HTTP/1.1\r\nHost: "
+            + host.encode()
+            + b"\r\nContent-Type: application/json\r\nContent-Length: "
+            + str(len(body)).encode()
+            + b"\r\n\r\n"
+            + body
+        )
         await writer.drain()
         status = (await reader.readline()).decode()
         if " 200 " not in status:
@@ -95,8 +101,15 @@ async def _request(host: str, port: int, prompt: list[int], max_tokens: int,
             await writer.wait_closed()
 
 
-async def _run(host: str, port: int, mix: Sequence[serving.Request], vocab: int, budget_seconds: float,
-               seed: int, abort_every: int) -> list[RequestRecord]:  # fmt: skip
+async def _run(
+    host: str,
+    port: int,
+    mix: Sequence[serving.Request],
+    vocab: int,
+    budget_seconds: float,
+    seed: int,
+    abort_every: int,
+) -> list[RequestRecord]:
     rng = random.Random(seed)
     start = time.perf_counter()
     tasks, sent = [], []
@@ -113,13 +126,23 @@ async def _run(host: str, port: int, mix: Sequence[serving.Request], vocab: int,
         except (ConnectionError, OSError, asyncio.IncompleteReadError) as exc:
             stamps, err = [], type(exc).__name__
         except asyncio.CancelledError:
-            return RequestRecord(i, r.prompt_tokens, r.output_tokens, 0, t0 - start, math.nan,
-                                 math.nan, (), "cancelled at the time budget")  # fmt: skip
+            return RequestRecord(
+                i,
+                r.prompt_tokens,
+                r.output_tokens,
+                0,
+                t0 - start,
+                math.nan,
+                math.nan,
+                (),
+                "cancelled at the time budget",
+            )
         ttft = stamps[0] - t0 if stamps else math.nan
         e2e = stamps[-1] - t0 if stamps else math.nan
         gaps = tuple(b - a for a, b in zip(stamps, stamps[1:], strict=False))
-        return RequestRecord(i, r.prompt_tokens, r.output_tokens, len(stamps), t0 - start, ttft,
-                             e2e, gaps, err)  # fmt: skip
+        return RequestRecord(
+            i, r.prompt_tokens, r.output_tokens, len(stamps), t0 - start, ttft, e2e, gaps, err
+        )
 
     for i, r in enumerate(mix):
         delay = r.arrival_seconds - (time.perf_counter() - start)
@@ -136,8 +159,16 @@ async def _run(host: str, port: int, mix: Sequence[serving.Request], vocab: int,
     return [t.result() for t in tasks if not t.cancelled() and t.exception() is None]
 
 
-def run_load(host: str, port: int, mix: Sequence[serving.Request], *, vocab: int,
-             budget_seconds: float = 20.0, seed: int = 0, abort_every: int = 0) -> list[RequestRecord]:  # fmt: skip
+def run_load(
+    host: str,
+    port: int,
+    mix: Sequence[serving.Request],
+    *,
+    vocab: int,
+    budget_seconds: float = 20.0,
+    seed: int = 0,
+    abort_every: int = 0,
+) -> list[RequestRecord]:
     """Send ``mix`` to the server at its arrival times and time every token (a fresh event loop in
     a thread of its own, so it runs the same from a script or a notebook). ``abort_every`` = k
     makes every k-th client hang up halfway through its answer (tests use it)."""
@@ -188,9 +219,16 @@ def _pct(xs: list[float], q: float) -> float:
     return percentile(xs, q) if xs else math.nan
 
 
-def summarise(records: Sequence[RequestRecord], *, policy: str, offered_per_s: float,
-              mean_batch: float, ttft_slo_seconds: float = math.inf,
-              tpot_slo_seconds: float = math.inf, repeat: int = 0) -> LoadPoint:  # fmt: skip
+def summarise(
+    records: Sequence[RequestRecord],
+    *,
+    policy: str,
+    offered_per_s: float,
+    mean_batch: float,
+    ttft_slo_seconds: float = math.inf,
+    tpot_slo_seconds: float = math.inf,
+    repeat: int = 0,
+) -> LoadPoint:
     """A :class:`LoadPoint` from one run's records (percentiles over completed requests)."""
     ok = [r for r in records if r.ok]
     if ok:
@@ -199,22 +237,33 @@ def summarise(records: Sequence[RequestRecord], *, policy: str, offered_per_s: f
         duration = max(t1 - t0, 1e-9)
     else:
         duration = math.nan
-    good = [r for r in ok if r.ttft_seconds <= ttft_slo_seconds
-            and (r.received_tokens < 2 or r.tpot_seconds <= tpot_slo_seconds)]  # fmt: skip
+    good = [
+        r
+        for r in ok
+        if r.ttft_seconds <= ttft_slo_seconds
+        and (r.received_tokens < 2 or r.tpot_seconds <= tpot_slo_seconds)
+    ]
     gaps = [g for r in ok for g in r.itl_seconds]
     rate = lambda n: n / duration if ok else 0.0  # noqa: E731
     return LoadPoint(
-        policy=policy, offered_per_s=offered_per_s, sent=len(records), completed=len(ok),
-        duration_seconds=duration, requests_per_s=rate(len(ok)),
+        policy=policy,
+        offered_per_s=offered_per_s,
+        sent=len(records),
+        completed=len(ok),
+        duration_seconds=duration,
+        requests_per_s=rate(len(ok)),
         output_tokens_per_s=rate(sum(r.received_tokens for r in ok)),
         ttft_p50_seconds=_pct([r.ttft_seconds for r in ok], 50),
         ttft_p99_seconds=_pct([r.ttft_seconds for r in ok], 99),
-        itl_p50_seconds=_pct(gaps, 50), itl_p99_seconds=_pct(gaps, 99),
+        itl_p50_seconds=_pct(gaps, 50),
+        itl_p99_seconds=_pct(gaps, 99),
         tpot_p50_seconds=_pct([r.tpot_seconds for r in ok], 50),
         e2e_p50_seconds=_pct([r.e2e_seconds for r in ok], 50),
         e2e_p99_seconds=_pct([r.e2e_seconds for r in ok], 99),
-        goodput_per_s=rate(len(good)), mean_batch=mean_batch, repeat=repeat,
-    )  # fmt: skip
+        goodput_per_s=rate(len(good)),
+        mean_batch=mean_batch,
+        repeat=repeat,
+    )
 
 
 def _mean_batch(engine: Engine, since: int) -> float:
@@ -224,7 +273,8 @@ def _mean_batch(engine: Engine, since: int) -> float:
 
 @dataclass
 class ServingRun:
-    """A whole lesson-13 measurement: capacity, the load sweep, static vs continuous, raw records."""
+    """A whole lesson-13 measurement: capacity, the load sweep, static vs continuous, raw
+    records."""
 
     capacity_per_s: float  # requests/s while saturated, from a burst (continuous batching)
     unloaded_ttft_seconds: float  # median TTFT of requests sent one at a time
@@ -240,9 +290,14 @@ class ServingRun:
 
 
 def _mix(n: int, rate: float, seed: int, prompt: float, output: float) -> tuple:
-    return serving.request_mix(n, mean_prompt_tokens=prompt, mean_output_tokens=output,
-                               max_seq_len=4 * int(prompt + output), arrivals_per_second=rate,
-                               seed=seed)  # fmt: skip
+    return serving.request_mix(
+        n,
+        mean_prompt_tokens=prompt,
+        mean_output_tokens=output,
+        max_seq_len=4 * int(prompt + output),
+        arrivals_per_second=rate,
+        seed=seed,
+    )
 
 
 def _capacity(records: Sequence[RequestRecord], max_batch: int) -> float:
@@ -258,8 +313,21 @@ def _capacity(records: Sequence[RequestRecord], max_batch: int) -> float:
     return k / (ends[k - 1] - start)
 
 
-def _sweep(srv, engine: Engine, vocab: int, bar, left, *, fractions, n: int, seed: int,
-           max_batch: int, prompt: float, output: float, reserve_seconds) -> ServingRun:  # fmt: skip
+def _sweep(
+    srv,
+    engine: Engine,
+    vocab: int,
+    bar,
+    left,
+    *,
+    fractions,
+    n: int,
+    seed: int,
+    max_batch: int,
+    prompt: float,
+    output: float,
+    reserve_seconds,
+) -> ServingRun:
     solo = _mix(6, 0.0, seed, prompt, output)
     unloaded = []
     for i, r in enumerate(solo):  # one at a time: no queue
@@ -276,9 +344,14 @@ def _sweep(srv, engine: Engine, vocab: int, bar, left, *, fractions, n: int, see
     recs = run_load(srv.host, srv.port, burst, vocab=vocab, budget_seconds=max(5.0, left() / 3))
     cap = _capacity(recs, max_batch)
     bar.update()
-    run = ServingRun(capacity_per_s=cap, unloaded_ttft_seconds=ttft0, max_batch=max_batch,
-                     ttft_slo_seconds=5 * ttft0, tpot_slo_seconds=3 * tpot0,
-                     service_seconds=[r.e2e_seconds for r in ok])  # fmt: skip
+    run = ServingRun(
+        capacity_per_s=cap,
+        unloaded_ttft_seconds=ttft0,
+        max_batch=max_batch,
+        ttft_slo_seconds=5 * ttft0,
+        tpot_slo_seconds=3 * tpot0,
+        service_seconds=[r.e2e_seconds for r in ok],
+    )
     run.records["burst"] = recs
     top = max(fractions)
     reserve = reserve_seconds(cap)
@@ -290,13 +363,24 @@ def _sweep(srv, engine: Engine, vocab: int, bar, left, *, fractions, n: int, see
             run.skipped.append(f"offered {f:.0%} of capacity: would not fit the budget")
         else:
             since = len(engine.stats.steps)
-            recs = run_load(srv.host, srv.port, _mix(count, rate, seed + 10 + k, prompt, output),
-                            vocab=vocab, budget_seconds=need * 3)  # fmt: skip
+            recs = run_load(
+                srv.host,
+                srv.port,
+                _mix(count, rate, seed + 10 + k, prompt, output),
+                vocab=vocab,
+                budget_seconds=need * 3,
+            )
             run.records[f"continuous@{f:g}"] = recs
-            run.sweep.append(summarise(recs, policy="continuous", offered_per_s=rate,
-                                       mean_batch=_mean_batch(engine, since),
-                                       ttft_slo_seconds=run.ttft_slo_seconds,
-                                       tpot_slo_seconds=run.tpot_slo_seconds))  # fmt: skip
+            run.sweep.append(
+                summarise(
+                    recs,
+                    policy="continuous",
+                    offered_per_s=rate,
+                    mean_batch=_mean_batch(engine, since),
+                    ttft_slo_seconds=run.ttft_slo_seconds,
+                    tpot_slo_seconds=run.tpot_slo_seconds,
+                )
+            )
         bar.update()
     return run
 
@@ -338,18 +422,31 @@ def serving_run(
         steps, desc="serving under load", budget_seconds=budget_seconds, show=True
     ) as bar:
         with running_server(engine) as srv:
-            run = _sweep(srv, engine, vocab, bar, left, fractions=fractions, n=n, seed=seed,
-                         max_batch=max_batch, prompt=mean_prompt_tokens,
-                         output=mean_output_tokens,
-                         reserve_seconds=lambda cap: batching_repeats * 2 * (n / (batching_fraction * cap) + 2))  # fmt: skip
+            run = _sweep(
+                srv,
+                engine,
+                vocab,
+                bar,
+                left,
+                fractions=fractions,
+                n=n,
+                seed=seed,
+                max_batch=max_batch,
+                prompt=mean_prompt_tokens,
+                output=mean_output_tokens,
+                reserve_seconds=lambda cap: (
+                    batching_repeats * 2 * (n / (batching_fraction * cap) + 2)
+                ),
+            )
         rate = batching_fraction * run.capacity_per_s
         mix = _mix(n, rate, seed + 99, mean_prompt_tokens, mean_output_tokens)
         for rep in range(batching_repeats):
             for policy in POLICIES:
                 need = n / rate + 2
                 if need * 2 > left():
-                    run.skipped.append(f"{policy} batching, repeat {rep + 1}: would not fit the "
-                                       "budget")  # fmt: skip
+                    run.skipped.append(
+                        f"{policy} batching, repeat {rep + 1}: would not fit the budget"
+                    )
                 else:
                     eng = Engine(engine.decoder.model, policy=policy, max_batch=max_batch)
                     with running_server(eng) as srv:
@@ -357,24 +454,39 @@ def serving_run(
                             srv.host, srv.port, mix, vocab=vocab, budget_seconds=need * 4
                         )
                     run.records[f"{policy}#{rep}"] = recs
-                    run.batching.append(summarise(
-                        recs, policy=policy, offered_per_s=rate, mean_batch=_mean_batch(eng, 0),
-                        ttft_slo_seconds=run.ttft_slo_seconds,
-                        tpot_slo_seconds=run.tpot_slo_seconds, repeat=rep))  # fmt: skip
+                    run.batching.append(
+                        summarise(
+                            recs,
+                            policy=policy,
+                            offered_per_s=rate,
+                            mean_batch=_mean_batch(eng, 0),
+                            ttft_slo_seconds=run.ttft_slo_seconds,
+                            tpot_slo_seconds=run.tpot_slo_seconds,
+                            repeat=rep,
+                        )
+                    )
                 bar.update()
     run.elapsed_seconds = time.perf_counter() - t_start
     return run
 
 
-def routing_replay(run: ServingRun, *, replicas: int = 2, utilisation: float = 0.8,
-                   requests: int = 2000, seed: int = 0) -> tuple:  # fmt: skip
+def routing_replay(
+    run: ServingRun,
+    *,
+    replicas: int = 2,
+    utilisation: float = 0.8,
+    requests: int = 2000,
+    seed: int = 0,
+) -> tuple:
     """Round-robin vs least-outstanding over ``replicas`` copies of the measured server, replayed
     with :func:`course.calculators.queueing.route`: Poisson arrivals at ``utilisation`` of their
     slots, each request's service time drawn (seeded) from the end-to-end times measured at the
     lowest load of the sweep (little queueing there). A model fed with measurements, not live
     servers: two servers on two shared cores would measure the cores, not the routing."""
-    keys = sorted((k for k in run.records if k.startswith("continuous@")),
-                  key=lambda k: float(k.split("@")[1]))  # fmt: skip
+    keys = sorted(
+        (k for k in run.records if k.startswith("continuous@")),
+        key=lambda k: float(k.split("@")[1]),
+    )
     services = [r.e2e_seconds for r in run.records[keys[0]] if r.ok] if keys else []
     services = services or run.service_seconds
     if not services:
@@ -387,8 +499,10 @@ def routing_replay(run: ServingRun, *, replicas: int = 2, utilisation: float = 0
         t += rng.expovariate(rate)
         arrivals.append(t)
         drawn.append(rng.choice(services))
-    return tuple(queueing.route(arrivals, drawn, replicas=replicas, slots=run.max_batch,
-                                policy=p) for p in queueing.ROUTING)  # fmt: skip
+    return tuple(
+        queueing.route(arrivals, drawn, replicas=replicas, slots=run.max_batch, policy=p)
+        for p in queueing.ROUTING
+    )
 
 
 __all__ = [

@@ -1,9 +1,11 @@
-"""Matrix-multiply throughput on this machine: pure Python, numpy and torch, by size, dtype, threads.
+"""Matrix-multiply throughput on this machine: pure Python, numpy and torch, by size, dtype,
+threads.
 
-Every measurement is an ``n x n @ n x n`` product, which costs ``2 n^3`` FLOPs (one multiply and
-one add per term; ``course.calculators.compute.matmul_flops``). A record keeps the FLOPs beside the seconds so
-a lesson can show FLOP/s, the rate, rather than seconds, which mix the rate with the problem size
-(*GPU Infrastructure & Computational Requirements* times a 32 x 32 loop against a 1024 x 1024 BLAS call and calls the ratio a speed-up).
+Every measurement is an ``n x n @ n x n`` product, which costs ``2 n^3`` FLOPs (one multiply and one
+add per term; ``course.calculators.compute.matmul_flops``). A record keeps the FLOPs beside the
+seconds so a lesson can show FLOP/s, the rate, rather than seconds, which mix the rate with the
+problem size (*GPU Infrastructure & Computational Requirements* times a 32 x 32 loop against a
+1024 x 1024 BLAS call and calls the ratio a speed-up).
 
 - :func:`time_matmul` times one point; :func:`matmul_sweep` times a grid of points inside a time
   budget, predicting each point's cost from the smaller sizes already measured and skipping
@@ -60,8 +62,16 @@ SPECIAL_GEMM_DTYPES = ("fp8_e4m3", "fp8_e5m2", "int8")
 NUMPY_DTYPES = {"fp64": np.float64, "fp32": np.float32, "fp16": np.float16}
 
 #: Columns a matmul sweep shows as a table.
-COLUMNS = ("library", "device", "dtype", "size", "threads", "seconds", "spread_seconds",
-           "flop_per_s")  # fmt: skip
+COLUMNS = (
+    "library",
+    "device",
+    "dtype",
+    "size",
+    "threads",
+    "seconds",
+    "spread_seconds",
+    "flop_per_s",
+)
 
 
 @dataclass(frozen=True)
@@ -86,7 +96,8 @@ class MatmulRecord:
 
 
 def python_matmul(a: list[list[float]], b: list[list[float]]) -> list[list[float]]:
-    """The schoolbook triple loop of *GPU Infrastructure & Computational Requirements*, on Python lists: one multiply-add at a time."""
+    """The schoolbook triple loop of *GPU Infrastructure & Computational Requirements*, on Python
+    lists: one multiply-add at a time."""
     n, k, m = len(a), len(b), len(b[0])
     out = [[0.0] * m for _ in range(n)]
     for i in range(n):
@@ -146,8 +157,9 @@ def _check_point(library: str, dtype: str, device: str) -> None:
     if library != "torch" and device != "cpu":
         raise ValueError(f"library {library!r} runs on the CPU only, got device {device!r}")
     if library == "python" and dtype != "fp64":
-        raise ValueError(f"Python floats are fp64; dtype must be 'fp64' for library 'python', "
-                         f"got {dtype!r}")  # fmt: skip
+        raise ValueError(
+            f"Python floats are fp64; dtype must be 'fp64' for library 'python', got {dtype!r}"
+        )
     if library == "numpy" and dtype not in NUMPY_DTYPES:
         raise ValueError(f"numpy has no {dtype!r}; use one of {', '.join(NUMPY_DTYPES)}")
     if dtype == "tf32" and not device.startswith("cuda"):
@@ -160,8 +172,10 @@ def _check_point(library: str, dtype: str, device: str) -> None:
 
 def _check_size(dtype: str, size: int) -> None:
     if dtype in SPECIAL_GEMM_DTYPES and (size < 32 or size % 16):
-        raise ValueError(f"size must be a multiple of 16 and at least 32 for {dtype!r} "
-                         f"(torch's fp8 and int8 GEMMs on CUDA need it), got {size}")  # fmt: skip
+        raise ValueError(
+            f"size must be a multiple of 16 and at least 32 for {dtype!r} "
+            f"(torch's fp8 and int8 GEMMs on CUDA need it), got {size}"
+        )
 
 
 def _product(dtype: str, device: str) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
@@ -170,14 +184,16 @@ def _product(dtype: str, device: str) -> Callable[[torch.Tensor, torch.Tensor], 
         return torch._int_mm
     if dtype in SPECIAL_GEMM_DTYPES:  # fp8 inputs, per-tensor scales of 1, bf16 product
         one = torch.ones((), device=device)
-        return lambda a, b: torch._scaled_mm(a, b, scale_a=one, scale_b=one,
-                                             out_dtype=torch.bfloat16)  # fmt: skip
+        return lambda a, b: torch._scaled_mm(
+            a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16
+        )
     return torch.matmul
 
 
 @functools.cache
 def _unsupported(dtype: str, device: str) -> str:
-    """Why torch cannot multiply ``dtype`` on ``device`` (tried once on 32 x 32), or '' if it can."""
+    """Why torch cannot multiply ``dtype`` on ``device`` (tried once on 32 x 32), or '' if it
+    can."""
     a, b = _operands("torch", dtype, 32, seed=0)
     try:
         _product(dtype, device)(a.to(device), b.to(device))
@@ -247,8 +263,9 @@ def time_matmul(
     ``dtype`` is a key of :data:`TORCH_DTYPES`; for ``int8`` the record's rate is integer
     operations per second.
     """
-    fn = matmul_callable(size, library=library, dtype=dtype, device=device,
-                         include_transfer=include_transfer)  # fmt: skip
+    fn = matmul_callable(
+        size, library=library, dtype=dtype, device=device, include_transfer=include_transfer
+    )
     pin = _numpy_threads(threads) if library == "numpy" else contextlib.nullcontext()
     with _tf32(dtype == "tf32"), pin:
         timing = time_call(fn, device=device, threads=threads, min_run_time=min_run_time)
@@ -281,9 +298,11 @@ def _predict_call_seconds(done: list[MatmulRecord], size: int) -> float:
 
 
 def _groups(
-    libraries: Sequence[str], dtypes: Sequence[str], devices: Sequence[str],
+    libraries: Sequence[str],
+    dtypes: Sequence[str],
+    devices: Sequence[str],
     threads: Sequence[int | None],
-) -> tuple[list[tuple[str, str, str, int | None]], list[str]]:  # fmt: skip
+) -> tuple[list[tuple[str, str, str, int | None]], list[str]]:
     groups, skipped = [], []
     for library in libraries:
         for device in devices:
@@ -311,7 +330,8 @@ def matmul_sweep(
     include_transfer: bool = False,
     show_progress: bool | None = None,
 ) -> Sweep:
-    """Time every (library, device, dtype, threads) group at each size, inside ``budget_seconds`` seconds.
+    """Time every (library, device, dtype, threads) group at each size, inside ``budget_seconds``
+    seconds.
 
     Groups run one after another (numpy's and torch's thread pools slow each other when calls
     alternate), each with an equal share of the budget plus whatever earlier groups left over.
@@ -329,8 +349,12 @@ def matmul_sweep(
         raise ValueError("sizes must name at least one matrix size")
     groups, skipped = _groups(libraries, dtypes, devices, threads)
     sweep = Sweep("Matrix multiply throughput", budget.seconds, skipped=skipped, columns=COLUMNS)
-    bar = progress(len(groups) * len(size_list), desc="matmul sweep", budget_seconds=budget.seconds,
-                   show=show_progress)  # fmt: skip
+    bar = progress(
+        len(groups) * len(size_list),
+        desc="matmul sweep",
+        budget_seconds=budget.seconds,
+        show=show_progress,
+    )
     with bar:
         for g, (library, dtype, device, t) in enumerate(groups):
             share = budget.remaining / (len(groups) - g)
@@ -350,13 +374,21 @@ def matmul_sweep(
                 # warm-up + block-size estimate + at least one measured call ~ 3 calls
                 predicted = 3 * _predict_call_seconds(done, size) + per_point
                 if predicted > left or not budget.fits(predicted):
-                    skipped.append(f"{library}/{dtype}/{device} n={size}: predicted "
-                                   f"{predicted:.2g} s, {max(left, 0):.2g} s left")  # fmt: skip
+                    skipped.append(
+                        f"{library}/{dtype}/{device} n={size}: predicted "
+                        f"{predicted:.2g} s, {max(left, 0):.2g} s left"
+                    )
                     bar.update(1)
                     continue
-                record = time_matmul(size, library=library, dtype=dtype, device=device,
-                                     threads=t, min_run_time=per_point,
-                                     include_transfer=include_transfer)  # fmt: skip
+                record = time_matmul(
+                    size,
+                    library=library,
+                    dtype=dtype,
+                    device=device,
+                    threads=t,
+                    min_run_time=per_point,
+                    include_transfer=include_transfer,
+                )
                 done.append(record)
                 sweep.records.append(record)
                 bar.update(1)
@@ -389,8 +421,9 @@ def thread_scaling(
     core, which makes N threads *slower* than 1 (threads wait for each other): look at the spread.
     """
     counts = list(threads) if threads is not None else thread_counts()
-    return matmul_sweep([size], dtypes=(dtype,), devices=(device,), threads=counts,
-                        budget_seconds=budget_seconds)  # fmt: skip
+    return matmul_sweep(
+        [size], dtypes=(dtype,), devices=(device,), threads=counts, budget_seconds=budget_seconds
+    )
 
 
 @dataclass(frozen=True)
@@ -426,8 +459,9 @@ def fit_fixed_cost(records: Sequence[MatmulRecord], label: str = "") -> FixedCos
 def crossover_size(slow_start: FixedCostFit, quick_start: FixedCostFit) -> float:
     """Matrix size n from which ``slow_start`` (more overhead, faster rate) beats ``quick_start``.
 
-    Solves ``f_seconds + 2n^3 / r_seconds = f_q + 2n^3 / r_q`` for n. ``math.inf`` when the option with more
-    overhead is not faster per FLOP either (it never wins); 0 when it has no more overhead.
+    Solves ``f_seconds + 2n^3 / r_seconds = f_q + 2n^3 / r_q`` for n. ``math.inf`` when the option
+    with more overhead is not faster per FLOP either (it never wins); 0 when it has no more
+    overhead.
     """
     extra_fixed = slow_start.fixed_seconds - quick_start.fixed_seconds
     saved_per_flop = 1.0 / quick_start.flop_per_s - 1.0 / slow_start.flop_per_s

@@ -1,14 +1,14 @@
 """Measure the peak memory of one real training step, split the way the estimates split it.
 
 :func:`measure_training_step` builds a small transformer from a
-:class:`course.facts.models.TransformerConfig` (``course.measure.torchmodels.build_model``), takes one warm-up
-step so the optimizer states exist (the steady state of training), then runs a second step --
-forward, cross-entropy loss, backward, AdamW step -- under
+:class:`course.facts.models.TransformerConfig` (``course.measure.torchmodels.build_model``), takes
+one warm-up step so the optimizer states exist (the steady state of training), then runs a second
+step -- forward, cross-entropy loss, backward, AdamW step -- under
 ``torch.distributed._tools.mem_tracker.MemTracker``. MemTracker sees every tensor torch allocates
-and files it under parameters, gradients, optimizer states, activations (made in the forward pass
-or recomputed by checkpointing), temporaries (made in the backward pass: gradients of activations)
-or other (inputs). It records the breakdown at the moment the total was largest: that peak is what
-a GPU's memory must hold.
+and files it under parameters, gradients, optimizer states, activations (made in the forward pass or
+recomputed by checkpointing), temporaries (made in the backward pass: gradients of activations) or
+other (inputs). It records the breakdown at the moment the total was largest: that peak is what a
+GPU's memory must hold.
 
 Options: fp32 or bf16 autocast (``torch.autocast``: weights, gradients and optimizer states stay
 fp32; matmuls run in bf16), and gradient (activation) checkpointing of every transformer block
@@ -114,7 +114,8 @@ def _check(config: object, batch: object, seq_len: object, precision: object) ->
     if config.params > MAX_MEASURED_PARAMS:
         raise ValueError(
             f"config must have at most {MAX_MEASURED_PARAMS:,} parameters to be measured here, "
-            f"got {config.params:,} ({config.name}); estimate it with course.calculators.memory instead"
+            f"got {config.params:,} ({config.name}); estimate it with course.calculators.memory "
+            "instead"
         )
     b = validate.positive_int("batch", batch, maximum=64)
     s = validate.positive_int("seq_len", seq_len, maximum=config.max_positions)
@@ -149,13 +150,14 @@ def measure_training_step(
     """Peak memory of the second training step of ``config`` (forward, loss, backward, AdamW).
 
     ``precision`` is ``"fp32"`` or ``"bf16_autocast"`` (the forward pass under
-    ``torch.autocast(device, dtype=torch.bfloat16)``; parameters, gradients and AdamW's two
-    moments stay fp32). ``checkpointing=True`` recomputes each block in the backward pass.
-    AdamW runs its per-tensor loop (``foreach=False``), so its temporaries are the size of one
-    parameter rather than of all of them. ``recompute`` (lesson 07) names the recomputation:
-    ``"full"`` is ``checkpointing=True``; ``"selective"`` recomputes only each attention core
-    (scores, mask, softmax) in the backward pass; None follows ``checkpointing``. Inputs are ``batch`` x ``seq_len`` random token ids
-    (seeded). Takes about a second for a model of a million parameters on 2 CPU cores.
+    ``torch.autocast(device, dtype=torch.bfloat16)``; parameters, gradients and AdamW's two moments
+    stay fp32). ``checkpointing=True`` recomputes each block in the backward pass. AdamW runs its
+    per-tensor loop (``foreach=False``), so its temporaries are the size of one parameter rather
+    than of all of them. ``recompute`` (lesson 07) names the recomputation: ``"full"`` is
+    ``checkpointing=True``; ``"selective"`` recomputes only each attention core (scores, mask,
+    softmax) in the backward pass; None follows ``checkpointing``. Inputs are
+    ``batch`` x ``seq_len`` random token ids (seeded). Takes about a second for a model of a million
+    parameters on 2 CPU cores.
     """
     b, s = _check(config, batch, seq_len, precision)
     validate.choice("checkpointing", checkpointing, (True, False))

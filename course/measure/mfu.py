@@ -1,10 +1,11 @@
 """Model FLOPs utilisation of a real training step on this machine, against its own matmul peak.
 
-:func:`measure_training_mfu` builds a small transformer from a config (``course.measure.torchmodels``),
-counts one training step's FLOPs with ``FlopCounterMode`` (forward + backward; the AdamW update is
-elementwise and not counted, as MFU leaves it out), times the whole step (forward, loss, backward,
-optimizer) with :func:`course.measure.timing.time_call`, and measures this machine's peak as the
-fp32 rate of one square matmul (:func:`course.measure.matmul.time_matmul`).
+:func:`measure_training_mfu` builds a small transformer from a config
+(``course.measure.torchmodels``), counts one training step's FLOPs with ``FlopCounterMode``
+(forward + backward; the AdamW update is elementwise and not counted, as MFU leaves it out), times
+the whole step (forward, loss, backward, optimizer) with :func:`course.measure.timing.time_call`,
+and measures this machine's peak as the fp32 rate of one square matmul
+(:func:`course.measure.matmul.time_matmul`).
 
 MFU = counted FLOPs / step time / measured peak (PaLM, Chowdhery et al. 2022, appendix B, counts
 model FLOPs against the *datasheet* peak; a CPU has no datasheet FLOP/s a learner can look up, so
@@ -101,7 +102,8 @@ def step_flops(config: TransformerConfig, batch: int, seq_len: int) -> int:
 
 
 def _time_step(step, device: str, budget_seconds: float) -> tuple[float, float, int, int]:
-    """(median seconds, IQR seconds, repeats, threads) of ``step()``, inside about ``budget_seconds``.
+    """(median seconds, IQR seconds, repeats, threads) of ``step()``, inside about
+    ``budget_seconds``.
 
     A first call warms up and says how slow a step is. Fast steps go to
     :func:`course.measure.timing.time_call` (``torch.utils.benchmark``); a step so slow that a
@@ -142,9 +144,8 @@ def measure_training_mfu(
     The FLOPs are counted once on the meta device (:func:`step_flops`). The peak is an fp32
     ``peak_size``-cubed matmul timed just before and just after the step (the larger of the two
     counts: on a shared machine the two can differ a lot, and the record keeps the load average).
-    Two thirds of ``budget_seconds`` go to the step (at least one call, however slow), the rest to the
-    two matmul timings. The config must
-    have an LM head (the loss is next-token cross-entropy).
+    Two thirds of ``budget_seconds`` go to the step (at least one call, however slow), the rest to
+    the two matmul timings. The config must have an LM head (the loss is next-token cross-entropy).
     """
     if not isinstance(config, TransformerConfig) or not config.lm_head:
         raise ValueError(f"config must be a TransformerConfig with an LM head, got {config!r}")
@@ -169,12 +170,24 @@ def measure_training_mfu(
     peak = max(p.flop_per_s for p in peaks)
     achieved = flops / median
     return MFURecord(
-        model=config.name, device=device, threads=threads, params=params, batch=b,
-        seq_len=s, step_flops=float(flops), step_flops_6n=compute.training_flops(params, b * s),
-        step_seconds=median, step_spread_seconds=spread,
-        repeats=repeats, achieved_flop_per_s=achieved, peak_flop_per_s=peak,
-        peak_size=n, mfu=achieved / peak, load_average=load, cores=usable_cores(),
-    )  # fmt: skip
+        model=config.name,
+        device=device,
+        threads=threads,
+        params=params,
+        batch=b,
+        seq_len=s,
+        step_flops=float(flops),
+        step_flops_6n=compute.training_flops(params, b * s),
+        step_seconds=median,
+        step_spread_seconds=spread,
+        repeats=repeats,
+        achieved_flop_per_s=achieved,
+        peak_flop_per_s=peak,
+        peak_size=n,
+        mfu=achieved / peak,
+        load_average=load,
+        cores=usable_cores(),
+    )
 
 
 __all__ = ["MFURecord", "measure_training_mfu", "step_flops"]

@@ -4,12 +4,12 @@ scale) and NVIDIA's NVFP4 (blocks of 16 E2M1 values with an FP8 E4M3 scale, unde
 tensor), and the quantisation error of each against the block size. Lesson 03 uses it.
 
 Sources: OCP Microscaling Formats (MX) Specification v1.0 (2023), sec. 5-6 (block of 32, E8M0 shared
-scale = 2^(floor(log2(amax)) - emax of the element format), elements E4M3, E5M2, E2M1); Micikevicius et
-al. 2022, "FP8 Formats for Deep Learning" (E4M3 max 448, E5M2 max 57,344); NVIDIA, "Introducing NVFP4
-for Efficient and Accurate Low-Precision Inference" (technical blog, June 2025: 16-value blocks, E4M3
-block scale, a second-level fp32 per-tensor scale). Emulation: values are rounded to the format's grid
-and kept in fp32, so the *error* is the format's, the *speed* is not (real kernels need the hardware).
-Layer 3 (measure): torch.
+scale = 2^(floor(log2(amax)) - emax of the element format), elements E4M3, E5M2, E2M1); Micikevicius
+et al. 2022, "FP8 Formats for Deep Learning" (E4M3 max 448, E5M2 max 57,344); NVIDIA, "Introducing
+NVFP4 for Efficient and Accurate Low-Precision Inference" (technical blog, June 2025: 16-value
+blocks, E4M3 block scale, a second-level fp32 per-tensor scale). Emulation: values are rounded to
+the format's grid and kept in fp32, so the *error* is the format's, the *speed* is not (real kernels
+need the hardware). Layer 3 (measure): torch.
 """
 
 from __future__ import annotations
@@ -34,9 +34,15 @@ FORMATS = {
     "mxfp4": ("e2m1", 32, "e8m0"),
     "nvfp4": ("e2m1", 16, "e4m3"),
 }
-#: Bits per value including the shared scales (8-bit scale per block; NVFP4's fp32 per tensor ignored).
-BITS_PER_VALUE = {"fp8-e4m3": 8, "fp8-e5m2": 8, "mxfp8": 8 + 8 / 32, "mxfp4": 4 + 8 / 32,
-                  "nvfp4": 4 + 8 / 16}  # fmt: skip
+#: Bits per value including the shared scales (8-bit scale per block; NVFP4's fp32 per tensor
+#: ignored).
+BITS_PER_VALUE = {
+    "fp8-e4m3": 8,
+    "fp8-e5m2": 8,
+    "mxfp8": 8 + 8 / 32,
+    "mxfp4": 4 + 8 / 32,
+    "nvfp4": 4 + 8 / 16,
+}
 
 
 def round_to_element(x: torch.Tensor, element: str) -> torch.Tensor:
@@ -66,8 +72,9 @@ def quantize(x: torch.Tensor, element: str, block: int | None, scale: str) -> to
     """Emulated quantise-dequantise of ``x``: one scale per ``block`` values (None: per tensor).
 
     ``scale``: ``"fp32"`` (amax / element max, exact), ``"e8m0"`` (a power of two, OCP MX: 2^(floor(
-    log2 amax) - emax); values above the element's max saturate) or ``"e4m3"`` (NVFP4: amax / 6 rounded
-    to FP8 E4M3, under a per-tensor fp32 scale that keeps the block scales within E4M3's range).
+    log2 amax) - emax); values above the element's max saturate) or ``"e4m3"`` (NVFP4: amax / 6
+    rounded to FP8 E4M3, under a per-tensor fp32 scale that keeps the block scales within E4M3's
+    range).
     """
     scale = validate.choice("scale", scale, ("fp32", "e8m0", "e4m3"))
     if block is not None:
@@ -106,20 +113,40 @@ class FormatError:
 
 def format_errors(x: torch.Tensor, blocks: tuple[int, ...] = (8, 16, 32, 64, 128, 1024)) -> list:
     """Each named format on ``x``, then E2M1 and E4M3 elements with power-of-two scales at each
-    block size (and per tensor): the error against the block size that the formats' choices trade."""
+    block size (and per tensor): the error against the block size that the formats' choices
+    trade."""
     rows = []
     for name, (element, block, scale) in FORMATS.items():
-        rows.append(FormatError(name, element, block, scale, BITS_PER_VALUE[name],
-                                sqnr_db(x, quantize(x, element, block, scale))))  # fmt: skip
+        rows.append(
+            FormatError(
+                name,
+                element,
+                block,
+                scale,
+                BITS_PER_VALUE[name],
+                sqnr_db(x, quantize(x, element, block, scale)),
+            )
+        )
     for element in ("e2m1", "e4m3"):
         bits = 4 if element == "e2m1" else 8
         for block in (*blocks, None):
             q = quantize(x, element, block, "e8m0")
             per_value = bits + (8 / block if block else 0.0)
-            rows.append(FormatError(f"{element} / pow-2 scale", element, block, "e8m0", per_value,
-                                    sqnr_db(x, q)))  # fmt: skip
+            rows.append(
+                FormatError(
+                    f"{element} / pow-2 scale", element, block, "e8m0", per_value, sqnr_db(x, q)
+                )
+            )
     return rows
 
 
-__all__ = ["BITS_PER_VALUE", "E2M1_GRID", "FORMATS", "FormatError", "format_errors", "quantize",
-           "round_to_element", "sqnr_db"]  # fmt: skip
+__all__ = [
+    "BITS_PER_VALUE",
+    "E2M1_GRID",
+    "FORMATS",
+    "FormatError",
+    "format_errors",
+    "quantize",
+    "round_to_element",
+    "sqnr_db",
+]

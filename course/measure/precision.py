@@ -3,10 +3,11 @@
 The pure facts about formats live in ``course.facts.dtypes``; this module does the torch side:
 
 - ``bit_pattern`` / ``round_mantissa``: what torch actually stores (TF32 emulated by rounding fp32).
-- ``running_sum``: summing many small numbers in a low-precision accumulator, one addition at a time.
+- ``running_sum``: summing many small numbers in a low-precision accumulator, one addition at a
+  time.
 - ``train``: a small, seeded classification MLP trained in fp32, under ``torch.autocast`` with bf16,
-  or with fp16 and a ``torch.amp.GradScaler``; it returns per-step records (loss, seconds, scale) and
-  the bytes autograd holds for the backward pass.
+  or with fp16 and a ``torch.amp.GradScaler``; it returns per-step records (loss, seconds, scale)
+  and the bytes autograd holds for the backward pass.
 - ``activation_gradients``: the gradients flowing between layers (what underflows in fp16).
 
 Matmul throughput per dtype (fp8 and int8 included) is measured by ``course.measure.matmul``.
@@ -52,8 +53,9 @@ def torch_dtype(key: str) -> torch.dtype:
 
 
 def round_mantissa(x: torch.Tensor, mantissa_bits: int) -> torch.Tensor:
-    """Round fp32 values to ``mantissa_bits`` mantissa bits (round to nearest, ties to even), keeping
-    the fp32 exponent: ``mantissa_bits=10`` emulates TF32 inputs, ``7`` gives exactly bf16's values.
+    """Round fp32 values to ``mantissa_bits`` mantissa bits (round to nearest, ties to even),
+    keeping the fp32 exponent: ``mantissa_bits=10`` emulates TF32 inputs, ``7`` gives exactly bf16's
+    values.
 
     Finite inputs only. NVIDIA's hardware conversion to TF32 may break ties differently.
     """
@@ -90,8 +92,8 @@ def stored_value(value: float, key: str) -> float:
 
 
 def pattern_value(pattern: int, key: str) -> float:
-    """The number torch reads from the raw bit pattern ``pattern`` of format ``key``: pattern 1 is the
-    smallest positive (subnormal) value, a measurement ``torch.finfo`` does not offer."""
+    """The number torch reads from the raw bit pattern ``pattern`` of format ``key``: pattern 1
+    is the smallest positive (subnormal) value, a measurement ``torch.finfo`` does not offer."""
     fmt = float_format(key)
     pattern = validate.positive_int("pattern", pattern, minimum=0, maximum=2**fmt.bits - 1)
     signed = pattern - 2**fmt.bits if fmt.bits > 8 and pattern >= 2 ** (fmt.bits - 1) else pattern
@@ -103,8 +105,8 @@ def running_sum(addend: float, n: int, key: str, *, every: int = 1) -> torch.Ten
     """Add ``addend`` to an accumulator ``n`` times, one addition at a time, *in format ``key``*,
     and return the partial sums (as float64, every ``every``-th one, the last one always included).
 
-    This is what a naive loop does; ``torch.sum`` does better because it accumulates in fp32 and in a
-    tree (pairwise), which is the point of the comparison.
+    This is what a naive loop does; ``torch.sum`` does better because it accumulates in fp32 and in
+    a tree (pairwise), which is the point of the comparison.
     """
     dtype = torch_dtype(validate.choice("key", key, ("fp64", "fp32", "bf16", "fp16")))
     validate.number("addend", addend)
@@ -127,8 +129,8 @@ def running_sum(addend: float, n: int, key: str, *, every: int = 1) -> torch.Ten
 class TrainConfig:
     """A seeded toy task: classify Gaussian inputs by the argmax of a fixed random "teacher" MLP.
 
-    Big enough to train visibly in a few seconds on 2 CPU cores; ``steps`` batches are drawn up front
-    so that timing excludes data generation.
+    Big enough to train visibly in a few seconds on 2 CPU cores; ``steps`` batches are drawn up
+    front so that timing excludes data generation.
     """
 
     in_features: int = 64
@@ -165,7 +167,8 @@ def make_batches(cfg: TrainConfig, device: str = "cpu") -> list[tuple[torch.Tens
 
 
 def make_model(cfg: TrainConfig, device: str = "cpu") -> torch.nn.Sequential:
-    """The student MLP (Linear + ReLU x ``layers``, then a Linear to the classes), seeded, in fp32."""
+    """The student MLP (Linear + ReLU x ``layers``, then a Linear to the classes), seeded, in
+    fp32."""
     torch.manual_seed(cfg.seed)
     mods: list[torch.nn.Module] = []
     width = cfg.in_features
@@ -240,8 +243,8 @@ def train(
 
     ``precision``: ``"fp32"`` (no autocast), ``"bf16"`` (``torch.autocast`` with bfloat16, no loss
     scaling needed) or ``"fp16"`` (autocast with float16 and, if ``loss_scaling``, a
-    ``torch.amp.GradScaler``). Weights, gradients and optimizer state stay fp32 in all three (that is
-    what "mixed" precision means); autocast runs matmuls in the low-precision dtype and keeps
+    ``torch.amp.GradScaler``). Weights, gradients and optimizer state stay fp32 in all three (that
+    is what "mixed" precision means); autocast runs matmuls in the low-precision dtype and keeps
     reductions such as the softmax in the loss in fp32.
     """
     precision = validate.choice("precision", precision, PRECISIONS)

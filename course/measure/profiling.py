@@ -66,8 +66,14 @@ class StepProfile:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _step_fn(model, optimizer, config: TransformerConfig, batch: int, seq_len: int,
-             logging: str | None = None):  # fmt: skip
+def _step_fn(
+    model,
+    optimizer,
+    config: TransformerConfig,
+    batch: int,
+    seq_len: int,
+    logging: str | None = None,
+):
     """One labelled training step; ``logging`` adds a log of the largest embedding gradient,
     computed the slow way ("python": one tensor op and one ``float()`` per element) or in one
     torch call ("torch")."""
@@ -98,8 +104,15 @@ def _step_fn(model, optimizer, config: TransformerConfig, batch: int, seq_len: i
     return run
 
 
-def training_step(config: TransformerConfig = TINY_CONFIG, *, batch: int = 4, seq_len: int = 32,
-                  logging: str | None = None, seed: int = 0, device: str = "cpu"):  # fmt: skip
+def training_step(
+    config: TransformerConfig = TINY_CONFIG,
+    *,
+    batch: int = 4,
+    seq_len: int = 32,
+    logging: str | None = None,
+    seed: int = 0,
+    device: str = "cpu",
+):
     """A no-argument function running one AdamW training step of ``config`` (and its model)."""
     validate.choice("logging", logging, (None, "python", "torch"))
     model = _model(config, seed).to(device)
@@ -125,9 +138,14 @@ def timeline_from_trace(events: list[dict[str, Any]], phase: str = "train_step")
     else:
         t0 = min((e["ts"] for e in complete), default=0)
         t1 = max((e["ts"] + e["dur"] for e in complete), default=0)
-    inside = [e for e in complete if t0 <= e["ts"] and e["ts"] + e["dur"] <= t1
-              and not str(e["name"]).startswith((phase, "PyTorch Profiler"))
-              and e.get("cat") != "python_function"]  # fmt: skip
+    inside = [
+        e
+        for e in complete
+        if t0 <= e["ts"]
+        and e["ts"] + e["dur"] <= t1
+        and not str(e["name"]).startswith((phase, "PyTorch Profiler"))
+        and e.get("cat") != "python_function"
+    ]
     inside.sort(key=lambda e: (e["ts"], -e["dur"]))
     out, stack = [], []
     for e in inside:
@@ -135,20 +153,29 @@ def timeline_from_trace(events: list[dict[str, Any]], phase: str = "train_step")
             stack.pop()
         depth = len(stack)
         if depth <= 1:
-            out.append({"name": e["name"], "start_us": e["ts"] - t0, "duration_us": e["dur"],
-                        "depth": depth})  # fmt: skip
+            out.append(
+                {
+                    "name": e["name"],
+                    "start_us": e["ts"] - t0,
+                    "duration_us": e["dur"],
+                    "depth": depth,
+                }
+            )
         stack.append(e["ts"] + e["dur"])
     return out
 
 
 def memory_from_trace(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The profiler's ``[memory]`` instant events: total bytes allocated over time (us from start)."""
+    """The profiler's ``[memory]`` instant events: total bytes allocated over time (us from
+    start)."""
     mem = [e for e in events if e.get("name") == "[memory]" and "args" in e]
     if not mem:
         return []
     t0 = min(e["ts"] for e in mem)
-    return [{"time_us": e["ts"] - t0, "allocated_bytes": e["args"].get("Total Allocated", 0)}
-            for e in sorted(mem, key=lambda e: e["ts"])]  # fmt: skip
+    return [
+        {"time_us": e["ts"] - t0, "allocated_bytes": e["args"].get("Total Allocated", 0)}
+        for e in sorted(mem, key=lambda e: e["ts"])
+    ]
 
 
 def profile_training_step(
@@ -178,8 +205,7 @@ def profile_training_step(
     """
     n = validate.positive_int("steps", steps, maximum=50)
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-    run, _ = training_step(config, batch=batch, seq_len=seq_len, logging=logging,
-                           device=device)  # fmt: skip
+    run, _ = training_step(config, batch=batch, seq_len=seq_len, logging=logging, device=device)
     run()  # warm-up: first calls allocate and initialise
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
     with (
@@ -200,18 +226,32 @@ def profile_training_step(
         prof.export_chrome_trace(str(trace_path))
     if export:  # key_averages builds the event tree: exact self times, slow for many events
         key = "self_device_time_total" if device == "cuda" else "self_cpu_time_total"
-        averages = [a for a in prof.key_averages() if a.key not in (*PHASES, STEP)
-                    and not a.key.startswith("ProfilerStep")]  # fmt: skip
+        averages = [
+            a
+            for a in prof.key_averages()
+            if a.key not in (*PHASES, STEP) and not a.key.startswith("ProfilerStep")
+        ]
         averages.sort(key=lambda a: getattr(a, key, 0.0), reverse=True)
-        top_ops = [OpStat(a.key, a.count, getattr(a, key, 0.0), a.cpu_time_total)
-                   for a in averages[:top]]  # fmt: skip
-        phases = {a.key: a.cpu_time_total / max(a.count, 1) for a in prof.key_averages()
-                  if a.key in PHASES}  # fmt: skip
+        top_ops = [
+            OpStat(a.key, a.count, getattr(a, key, 0.0), a.cpu_time_total) for a in averages[:top]
+        ]
+        phases = {
+            a.key: a.cpu_time_total / max(a.count, 1)
+            for a in prof.key_averages()
+            if a.key in PHASES
+        }
     else:
         top_ops, phases = _raw_stats(prof, top, n)
     events = _read_trace(trace_path) if trace_path else []
-    return StepProfile(device, n, top_ops, timeline_from_trace(events), memory_from_trace(events),
-                       phases, trace_path)  # fmt: skip
+    return StepProfile(
+        device,
+        n,
+        top_ops,
+        timeline_from_trace(events),
+        memory_from_trace(events),
+        phases,
+        trace_path,
+    )
 
 
 def _raw_stats(prof, top: int, steps: int) -> tuple[list[OpStat], dict[str, float]]:
@@ -250,8 +290,14 @@ class Paired:
     high_ratio: float  # 75th percentile
 
 
-def paired_times(a: Callable[[], Any], b: Callable[[], Any], *, repeats: int = 7,
-                 device: str = "cpu", threads: int | None = 1) -> Paired:  # fmt: skip
+def paired_times(
+    a: Callable[[], Any],
+    b: Callable[[], Any],
+    *,
+    repeats: int = 7,
+    device: str = "cpu",
+    threads: int | None = 1,
+) -> Paired:
     """Time ``a`` and ``b`` alternately (``repeats`` pairs, order flipped every pair, one warm-up
     each) so that a change in the machine's load falls on both; ratios are per pair."""
     n = validate.positive_int("repeats", repeats, minimum=3, maximum=1000)
@@ -280,13 +326,28 @@ def paired_times(a: Callable[[], Any], b: Callable[[], Any], *, repeats: int = 7
     return Paired(ta, tb, ratios, statistics.median(ratios), q[0], q[2])
 
 
-def slow_and_fixed(config: TransformerConfig = TINY_CONFIG, *, batch: int = 4, seq_len: int = 32,
-                   device: str = "cpu"):  # fmt: skip
+def slow_and_fixed(
+    config: TransformerConfig = TINY_CONFIG,
+    *,
+    batch: int = 4,
+    seq_len: int = 32,
+    device: str = "cpu",
+):
     """The slow step (a Python loop over the embedding gradient) and the fixed one (one call)."""
     slow, _ = training_step(config, batch=batch, seq_len=seq_len, logging="python", device=device)
     fast, _ = training_step(config, batch=batch, seq_len=seq_len, logging="torch", device=device)
     return slow, fast
 
 
-__all__ = ["OpStat", "PHASES", "Paired", "StepProfile", "memory_from_trace", "paired_times",
-           "profile_training_step", "slow_and_fixed", "timeline_from_trace", "training_step"]  # fmt: skip
+__all__ = [
+    "OpStat",
+    "PHASES",
+    "Paired",
+    "StepProfile",
+    "memory_from_trace",
+    "paired_times",
+    "profile_training_step",
+    "slow_and_fixed",
+    "timeline_from_trace",
+    "training_step",
+]

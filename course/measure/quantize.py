@@ -1,24 +1,25 @@
 """A transparent weight quantiser: symmetric int8 / int4, per output channel or per group, in torch.
 
-For a weight matrix ``w`` of shape (out_features, in_features) and ``b`` bits, symmetric quantisation
-keeps one fp32 *scale* per row (per channel) or per block of ``group_size`` inputs (per group):
+For a weight matrix ``w`` of shape (out_features, in_features) and ``b`` bits, symmetric
+quantisation keeps one fp32 *scale* per row (per channel) or per block of ``group_size`` inputs (per
+group):
 
     qmax  = 2**(b-1) - 1              (127 for int8, 7 for int4)
     scale = max|w| over the row or group / qmax
     q     = round(w / scale) clipped to [-qmax, qmax]      (integers, stored in b bits)
     w_hat = q * scale                                      (dequantised)
 
-Rounding to the nearest integer moves each value by at most half a step, so
-``|w - w_hat| <= scale / 2`` entry by entry; ``tests/measure/test_quantize.py`` checks that bound. Int4 values
-are packed two per byte (``pack_int4``). Storage = b/8 bytes per weight + the scales.
+Rounding to the nearest integer moves each value by at most half a step, so ``|w - w_hat| <=
+scale / 2`` entry by entry; ``tests/measure/test_quantize.py`` checks that bound. Int4 values are
+packed two per byte (``pack_int4``). Storage = b/8 bytes per weight + the scales.
 
-``Int8WeightOnlyLinear`` is a drop-in ``nn.Linear`` that stores int8 weights and one scale per output
-channel, and multiplies with torch's fused CPU kernel ``aten._weight_int8pack_mm`` (the one gpt-fast
-and torchao's CPU path use) when it is available, otherwise by dequantising on the fly.
+``Int8WeightOnlyLinear`` is a drop-in ``nn.Linear`` that stores int8 weights and one scale per
+output channel, and multiplies with torch's fused CPU kernel ``aten._weight_int8pack_mm`` (the one
+gpt-fast and torchao's CPU path use) when it is available, otherwise by dequantising on the fly.
 ``Int4WeightOnlyLinear`` keeps int4 weights packed two per byte with one scale per group and
-dequantises them in plain torch every call (lesson 07 serves with it where torchao's int4 cannot run).
-``torchao_int8_weight_only`` applies the library version (torchao's ``Int8WeightOnlyConfig``) where
-torchao is installed. The deprecated ``torch.ao.quantization`` is deliberately not used.
+dequantises them in plain torch every call (lesson 07 serves with it where torchao's int4 cannot
+run). ``torchao_int8_weight_only`` applies the library version (torchao's ``Int8WeightOnlyConfig``)
+where torchao is installed. The deprecated ``torch.ao.quantization`` is deliberately not used.
 
 Sources: Jacob et al. 2018, "Quantization and Training of Neural Networks for Efficient
 Integer-Arithmetic-Only Inference" (arXiv:1712.05877); Dettmers et al. 2022, "LLM.int8()"
@@ -133,8 +134,8 @@ class QuantError:
 
     def __str__(self) -> str:
         return (
-            f"max |error| {self.max_abs:.3g}, rms {self.rms:.3g} ({self.relative_rms:.2%} of rms w), "
-            f"SQNR {self.sqnr_db:.1f} dB, worst error {self.max_steps:.3f} steps"
+            f"max |error| {self.max_abs:.3g}, rms {self.rms:.3g} ({self.relative_rms:.2%} of "
+            f"rms w), SQNR {self.sqnr_db:.1f} dB, worst error {self.max_steps:.3f} steps"
         )
 
 
@@ -157,7 +158,8 @@ def quantization_error(w: torch.Tensor, qw: QuantizedWeight) -> QuantError:
     )
 
 
-# --- modules ----------------------------------------------------------------------------------------
+# --- modules
+# ----------------------------------------------------------------------------------------
 
 
 def _fused_int8_available(device: torch.device) -> bool:
@@ -238,8 +240,10 @@ class Int4WeightOnlyLinear(torch.nn.Module):
         return y.reshape(*shape[:-1], self.out_features).to(x.dtype)
 
     def extra_repr(self) -> str:
-        return (f"in_features={self.in_features}, out_features={self.out_features}, "
-                f"int4 weights, group {self.group_size}")  # fmt: skip
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"int4 weights, group {self.group_size}"
+        )
 
 
 def quantize_linears(
@@ -260,8 +264,11 @@ def quantize_linears(
             else:
                 setattr(model, name, Int4WeightOnlyLinear(child, group_size, compute_dtype))
         else:
-            setattr(model, name, quantize_linears(child, compute_dtype, bits=bits,
-                                                  group_size=group_size))  # fmt: skip
+            setattr(
+                model,
+                name,
+                quantize_linears(child, compute_dtype, bits=bits, group_size=group_size),
+            )
     return model
 
 
@@ -360,7 +367,8 @@ def _import_torchao():
 
 def torchao_int8_weight_only(model: torch.nn.Module) -> torch.nn.Module:
     """A copy of ``model`` quantised by torchao's ``Int8WeightOnlyConfig`` (int8 weights, one scale
-    per output channel: the same scheme as ``quantize_linears``). ImportError if torchao is absent."""
+    per output channel: the same scheme as ``quantize_linears``). ImportError if torchao is
+    absent."""
     tq = _import_torchao()
     model = copy.deepcopy(model)
     with _Quiet():

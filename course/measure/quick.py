@@ -58,8 +58,13 @@ def measure_portrait(budget_seconds: float = 30.0) -> dict[str, Any]:
         "host_device": [],
     }
     for device in devices:
-        sweep = matmul.matmul_sweep([256, 1024, 2048], dtypes=DTYPES[device], devices=(device,),
-                                    budget_seconds=share, show_progress=False)  # fmt: skip
+        sweep = matmul.matmul_sweep(
+            [256, 1024, 2048],
+            dtypes=DTYPES[device],
+            devices=(device,),
+            budget_seconds=share,
+            show_progress=False,
+        )
         portrait["matmul"] += sweep.rows()
     # one thread: L1 and L2 belong to one core (with all threads, waking them costs as much as
     # reading a tiny working set, and L1 came out below L2 on a 16-core host)
@@ -88,8 +93,9 @@ def _figures(portrait: dict[str, Any]) -> dict[str, tuple[float, str]]:
             f" ({fmt_bytes(p['capacity_bytes'], binary=True)})" if p.get("capacity_bytes") else ""
         )
         out[f"read bandwidth {p['level']}{size}, one core"] = (
-            p["bytes_per_s"], fmt_bandwidth(p["bytes_per_s"])
-        )  # fmt: skip
+            p["bytes_per_s"],
+            fmt_bandwidth(p["bytes_per_s"]),
+        )
     for r in portrait.get("cuda_read", []):
         out["read bandwidth cuda memory"] = (r["bytes_per_s"], fmt_bandwidth(r["bytes_per_s"]))
     for r in portrait.get("host_device", []):
@@ -106,8 +112,12 @@ def portrait_lines(portrait: dict[str, Any]) -> list[str]:
     )
     for label, (_, text) in _figures(portrait).items():
         level = label.removeprefix("read bandwidth ").split(" ")[0]
-        note = ("  [below the next level: per-call overhead at this working set, not the "
-                "hardware; rerun]" if label.startswith("read") and level in odd else "")  # fmt: skip
+        note = (
+            "  [below the next level: per-call overhead at this working set, not the "
+            "hardware; rerun]"
+            if label.startswith("read") and level in odd
+            else ""
+        )
         lines.append(f"{label}: {text}{note}")
     return lines
 
@@ -149,7 +159,7 @@ def reference_portrait(run: str = reference.H100) -> dict[str, Any]:
         "cuda_read": [r for r in bw["cuda_read"] if r["working_set_bytes"] == largest],
         "host_device": [
             r for r in bw["host_device"] if r["pinned"] and r["working_set_bytes"] == 256 * 2**20
-        ],  # fmt: skip
+        ],
     }
 
 
@@ -173,21 +183,26 @@ def compare_lines(here: dict[str, Any], there: dict[str, Any]) -> list[str]:
     a, b = _figures(here), _figures(there)
     labels = list(a) + [k for k in b if k not in a]
     width = max((len(k) for k in labels), default=10)
-    lines = [f"A: {here['machine'].splitlines()[0]} ({here.get('date', '?')})",
-             f"B: {there['machine'].splitlines()[0]} ({there.get('date', '?')})",
-             f"{'figure':{width}}  {'A':>16}  {'B':>16}  {'A / B':>8}"]  # fmt: skip
+    lines = [
+        f"A: {here['machine'].splitlines()[0]} ({here.get('date', '?')})",
+        f"B: {there['machine'].splitlines()[0]} ({there.get('date', '?')})",
+        f"{'figure':{width}}  {'A':>16}  {'B':>16}  {'A / B':>8}",
+    ]
     for label in labels:
         va, vb = a.get(label), b.get(label)
         ratio = f"{va[0] / vb[0]:.3g}x" if va and vb else "-"
-        lines.append(f"{label:{width}}  {va[1].split(' (')[0] if va else '-':>16}  "
-                     f"{vb[1].split(' (')[0] if vb else '-':>16}  {ratio:>8}")  # fmt: skip
+        lines.append(
+            f"{label:{width}}  {va[1].split(' (')[0] if va else '-':>16}  "
+            f"{vb[1].split(' (')[0] if vb else '-':>16}  {ratio:>8}"
+        )
     return lines
 
 
 def run_measure(
     budget_seconds: float = 30.0, *, save: str | None = None, compare: str | None = None
 ) -> int:
-    """Print this machine's portrait (and a comparison); 1 if a device failed its verified matmul."""
+    """Print this machine's portrait (and a comparison); 1 if a device failed its verified
+    matmul."""
     other = load_portrait(compare) if compare else None  # fail before measuring, not after
     portrait = measure_portrait(budget_seconds)
     print("\n".join(portrait_lines(portrait)))

@@ -2,11 +2,11 @@
 
 - :func:`serve_variants` builds one small Llama-style decoder and serves it in fp32, bf16, int8
   weight-only (torchao's ``Int8WeightOnlyConfig`` where torchao imports, else
-  ``course.measure.quantize.quantize_linears``) and int4 weight-only (torchao's ``Int4WeightOnlyConfig``;
-  where it cannot run here, torchao's own reason is recorded and the course's transparent int4,
-  ``course.measure.quantize.Int4WeightOnlyLinear``, is measured instead). For each it records
-  the weights' bytes, the time of one decode step (one new token per sequence) at each batch, the
-  tokens/s that gives, and how far the logits moved from fp32.
+  ``course.measure.quantize.quantize_linears``) and int4 weight-only (torchao's
+  ``Int4WeightOnlyConfig``; where it cannot run here, torchao's own reason is recorded and the
+  course's transparent int4, ``course.measure.quantize.Int4WeightOnlyLinear``, is measured instead).
+  For each it records the weights' bytes, the time of one decode step (one new token per sequence)
+  at each batch, the tokens/s that gives, and how far the logits moved from fp32.
 - :func:`batch_sweep` measures latency per step and tokens/s against the batch size.
 - :func:`compile_overhead` compiles one small function once (``torch.compile``, shapes dynamic so
   one compilation serves every batch), reports the compile time separately, and times eager
@@ -43,9 +43,16 @@ from course.measure.torchmodels import build_model
 #: The model lesson 07 serves: 4 layers, hidden 384, 6 heads, SwiGLU 1,024, vocabulary 2,048:
 #: 8.6 M parameters, 34 MB in fp32, so a decode step reads more weights than most CPU caches hold.
 SERVE_CONFIG = DEMO_CONFIG.replace(
-    name="serve-llama", layers=4, hidden=384, heads=6, kv_heads=6, ffn_hidden=1024, vocab=2048,
-    max_positions=512, source="course demo: lesson 07's served decoder",
-)  # fmt: skip
+    name="serve-llama",
+    layers=4,
+    hidden=384,
+    heads=6,
+    kv_heads=6,
+    ffn_hidden=1024,
+    vocab=2048,
+    max_positions=512,
+    source="course demo: lesson 07's served decoder",
+)
 
 VARIANTS = ("fp32", "bf16", "int8", "int4")
 
@@ -99,8 +106,10 @@ def _int4(bf16: nn.Module) -> tuple[nn.Module, str]:
     reason = torchao_int4_reason(bf16)
     if reason is None:
         return _torchao_int4(bf16), "torchao Int4WeightOnlyConfig (group 32), bf16 activations"
-    how = ("course.measure.quantize int4 (group 32, dequantised in torch every call), bf16 activations; "
-           f"torchao's int4 cannot run here: {reason}")  # fmt: skip
+    how = (
+        "course.measure.quantize int4 (group 32, dequantised in torch every call), bf16 "
+        f"activations; torchao's int4 cannot run here: {reason}"
+    )
     return quantize_linears(bf16, bits=4, group_size=32), how
 
 
@@ -149,8 +158,10 @@ def serve_variants(
                 bar.update()
                 continue
             if "cannot run here" in how:
-                sweep.skipped.append(f"{name} via torchao: {how.split('cannot run here: ')[1]}; "
-                                     "measured with course.measure.quantize's int4 instead")  # fmt: skip
+                sweep.skipped.append(
+                    f"{name} via torchao: {how.split('cannot run here: ')[1]}; "
+                    "measured with course.measure.quantize's int4 instead"
+                )
             size = serialized_bytes(model)
             for b in batches:
                 if b != batches[0] and not budget.fits(per_point):  # first batch always
@@ -162,8 +173,11 @@ def serve_variants(
                     y = model(x).float()
                     t = time_call(lambda m=model, x=x: m(x), min_run_time=0.05)
                 error = float((y - reference[b]).norm() / reference[b].norm())
-                sweep.records.append(ServeRecord(name, b, size, t.median_seconds, t.iqr_seconds,
-                                                 b / t.median_seconds, error))  # fmt: skip
+                sweep.records.append(
+                    ServeRecord(
+                        name, b, size, t.median_seconds, t.iqr_seconds, b / t.median_seconds, error
+                    )
+                )
                 per_point = budget.elapsed - start
             bar.update()
     sweep.elapsed_seconds = budget.elapsed
@@ -203,8 +217,9 @@ def batch_sweep(
                 start = budget.elapsed
                 x = _tokens(vocab, b)
                 t = time_call(lambda x=x: model(x), min_run_time=0.1)
-                sweep.records.append(BatchRecord(b, t.median_seconds, t.iqr_seconds,
-                                                 b / t.median_seconds))  # fmt: skip
+                sweep.records.append(
+                    BatchRecord(b, t.median_seconds, t.iqr_seconds, b / t.median_seconds)
+                )
                 cost = budget.elapsed - start
             bar.update()
     sweep.elapsed_seconds = budget.elapsed
@@ -274,9 +289,16 @@ def compile_overhead(
                 raise RuntimeError("compiled and eager outputs differ")
             e = time_call(lambda x=x: model(x), min_run_time=0.1)
             c = time_call(lambda x=x: compiled(x), min_run_time=0.1)
-            records.append(CompileRecord(b, e.median_seconds, c.median_seconds,
-                                         e.median_seconds / c.median_seconds,
-                                         e.iqr_seconds, c.iqr_seconds))  # fmt: skip
+            records.append(
+                CompileRecord(
+                    b,
+                    e.median_seconds,
+                    c.median_seconds,
+                    e.median_seconds / c.median_seconds,
+                    e.iqr_seconds,
+                    c.iqr_seconds,
+                )
+            )
     return CompileResult(compile_seconds, records, "inductor")
 
 
@@ -284,9 +306,11 @@ def _compile_failure(exc: Exception) -> str:
     """One line on why Inductor could not build its C++ here."""
     where = os.path.dirname(torch.__file__)
     if " " in where:
-        return (f"Inductor's C++ build passes torch's folder ({where}) to the compiler unquoted, "
-                "and that path contains a space: install the course in a path without spaces to "
-                "measure torch.compile")  # fmt: skip
+        return (
+            f"Inductor's C++ build passes torch's folder ({where}) to the compiler unquoted, "
+            "and that path contains a space: install the course in a path without spaces to "
+            "measure torch.compile"
+        )
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return f"Inductor could not build its C++ code here ({first[:200]})"
 

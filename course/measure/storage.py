@@ -37,8 +37,13 @@ class DiskWrite:
     directory: str
 
 
-def write_bandwidth(directory: str | None = None, *, size_bytes: int = 64 * MiB, repeats: int = 3,
-                    show_progress: bool | None = None) -> DiskWrite:  # fmt: skip
+def write_bandwidth(
+    directory: str | None = None,
+    *,
+    size_bytes: int = 64 * MiB,
+    repeats: int = 3,
+    show_progress: bool | None = None,
+) -> DiskWrite:
     """Median bandwidth of ``repeats`` synced sequential writes of ``size_bytes`` in ``directory``
     (default: the system's temporary directory). The file is removed after each repeat."""
     from course.measure.timing import progress  # imports torch: not needed by scratch_dir
@@ -64,8 +69,13 @@ def write_bandwidth(directory: str | None = None, *, size_bytes: int = 64 * MiB,
         bar.update(1)
     bar.close()
     med = statistics.median(seconds)
-    return DiskWrite(size_bytes=size, seconds=tuple(seconds), median_bytes_per_s=size / med,
-                     spread_fraction=(max(seconds) - min(seconds)) / med, directory=where)  # fmt: skip
+    return DiskWrite(
+        size_bytes=size,
+        seconds=tuple(seconds),
+        median_bytes_per_s=size / med,
+        spread_fraction=(max(seconds) - min(seconds)) / med,
+        directory=where,
+    )
 
 
 def scratch_dir(prefix: str = "course-") -> Path:

@@ -23,8 +23,16 @@ from course.facts.units import MiB
 from course.measure.timing import Budget, Sweep, progress, time_call
 from course.measure.topology import cache_line_bytes
 
-COLUMNS = ("stride_elements", "useful_bytes", "line_bytes_moved", "seconds", "spread_seconds",
-           "useful_bytes_per_s", "lines_bytes_per_s", "predicted_efficiency")  # fmt: skip
+COLUMNS = (
+    "stride_elements",
+    "useful_bytes",
+    "line_bytes_moved",
+    "seconds",
+    "spread_seconds",
+    "useful_bytes_per_s",
+    "lines_bytes_per_s",
+    "predicted_efficiency",
+)
 
 
 @dataclass(frozen=True)
@@ -66,8 +74,9 @@ def stride_sweep(
     per_point = min(0.2, max(0.01, budget.seconds / (3 * len(steps) * n_passes)))
     best: dict[int, StrideRecord] = {}
     plan = [s for _ in range(n_passes) for s in steps]  # pass after pass: load drift hits all
-    with progress(len(plan), desc="stride sweep", budget_seconds=budget.seconds,
-                  show=show_progress) as bar:  # fmt: skip
+    with progress(
+        len(plan), desc="stride sweep", budget_seconds=budget.seconds, show=show_progress
+    ) as bar:
         for i, s in enumerate(plan):
             if i and not budget.fits(3 * per_point):
                 if s not in best:
@@ -82,9 +91,17 @@ def stride_sweep(
             pred = coalescing.warp_access(4, s, 0, sector_bytes=line, line_bytes=line)
             moved = lines * line
             record = StrideRecord(
-                s, 4, line, useful, moved, timing.median_seconds, timing.iqr_seconds,
-                useful / timing.median_seconds, moved / timing.median_seconds,
-                pred.efficiency)  # fmt: skip
+                s,
+                4,
+                line,
+                useful,
+                moved,
+                timing.median_seconds,
+                timing.iqr_seconds,
+                useful / timing.median_seconds,
+                moved / timing.median_seconds,
+                pred.efficiency,
+            )
             if s not in best or record.seconds < best[s].seconds:  # the least disturbed pass
                 best[s] = record
             bar.update(1)

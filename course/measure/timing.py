@@ -44,7 +44,8 @@ def synchronize(device: str) -> None:
 
 
 def check_device(device: str) -> str:
-    """``device`` if torch can use it here ('cpu', 'cuda', 'cuda:1', 'mps'); ValueError otherwise."""
+    """``device`` if torch can use it here ('cpu', 'cuda', 'cuda:1', 'mps'); ValueError
+    otherwise."""
     if not isinstance(device, str):
         raise ValueError(f"device must be a string such as 'cpu' or 'cuda', got {device!r}")
     try:
@@ -169,7 +170,8 @@ class Budget:
 
 
 def progress(total: int, *, desc: str, budget_seconds: float, show: bool | None = None) -> tqdm:
-    """A ``tqdm.auto`` bar over ``total`` steps, shown when the budget exceeds ~2 s (or if ``show``)."""
+    """A ``tqdm.auto`` bar over ``total`` steps, shown when the budget exceeds ~2 s (or if
+    ``show``)."""
     visible = budget_seconds > PROGRESS_THRESHOLD_SECONDS if show is None else show
     return tqdm(total=total, desc=desc, disable=not visible, leave=False)
 
@@ -190,14 +192,16 @@ def load_average() -> float | None:
 
 
 def record_dict(record: Any) -> dict[str, Any]:
-    """A record (dataclass or mapping) as a plain dict, the form ``course.presentation.plots`` draws."""
+    """A record (dataclass or mapping) as a plain dict, the form ``course.presentation.plots``
+    draws."""
     if dataclasses.is_dataclass(record) and not isinstance(record, type):
         return dataclasses.asdict(record)
     return dict(record)
 
 
 def _fmt_cell(name: str, value: Any) -> str:
-    """One table cell, formatted by the unit its column name ends in (as ``course.facts.report`` does)."""
+    """One table cell, formatted by the unit its column name ends in (as ``course.facts.report``
+    does)."""
     if value is None:
         return "default" if name == "threads" else "-"
     if isinstance(value, str | bool):
@@ -259,8 +263,10 @@ class Sweep:
         )
         cores = usable_cores()
         if self.load_average is not None and self.load_average > 0.75 * cores:
-            text += (f"; machine busy at the start (load {self.load_average:.1f} on {cores} "
-                     "cores): other programs shared the cores, expect noise")  # fmt: skip
+            text += (
+                f"; machine busy at the start (load {self.load_average:.1f} on {cores} "
+                "cores): other programs shared the cores, expect noise"
+            )
         if self.skipped:
             shown = "; ".join(self.skipped[:3]) + ("; ..." if len(self.skipped) > 3 else "")
             text += f"; skipped {len(self.skipped)} (see .skipped): {shown}"

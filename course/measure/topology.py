@@ -77,9 +77,15 @@ def cache_hierarchy(root: Path = SYS, cpu: int = 0) -> list[CacheLevel]:
     out = []
     for d in sorted((root / "cpu" / f"cpu{cpu}" / "cache").glob("index[0-9]*")):
         line = _read(d / "coherency_line_size")
-        out.append(CacheLevel(int(_read(d / "level") or 0), _read(d / "type") or "?",
-                              _size(_read(d / "size")), int(line) if line else None,
-                              cpu_list(_read(d / "shared_cpu_list") or "")))  # fmt: skip
+        out.append(
+            CacheLevel(
+                int(_read(d / "level") or 0),
+                _read(d / "type") or "?",
+                _size(_read(d / "size")),
+                int(line) if line else None,
+                cpu_list(_read(d / "shared_cpu_list") or ""),
+            )
+        )
     return out
 
 
@@ -146,11 +152,36 @@ def parse_smi_summary(text: str) -> dict[str, str]:
     )
     if not m:
         return {}
-    keys = ("gpu", "name", "persistence_mode", "bus_id", "display_active", "volatile_uncorrected_ecc",
-            "fan", "temperature", "performance_state", "power_draw", "power_cap", "memory_used",
-            "memory_total", "gpu_utilisation", "compute_mode", "mig_mode")  # fmt: skip
+    keys = (
+        "gpu",
+        "name",
+        "persistence_mode",
+        "bus_id",
+        "display_active",
+        "volatile_uncorrected_ecc",
+        "fan",
+        "temperature",
+        "performance_state",
+        "power_draw",
+        "power_cap",
+        "memory_used",
+        "memory_total",
+        "gpu_utilisation",
+        "compute_mode",
+        "mig_mode",
+    )
     return dict(zip(keys, m.groups(), strict=True))
 
 
-__all__ = ["CacheLevel", "LINK_MEANING", "NumaNode", "TopoRow", "cache_hierarchy",
-           "cache_line_bytes", "cpu_list", "numa_nodes", "parse_smi_summary", "parse_topo"]  # fmt: skip
+__all__ = [
+    "CacheLevel",
+    "LINK_MEANING",
+    "NumaNode",
+    "TopoRow",
+    "cache_hierarchy",
+    "cache_line_bytes",
+    "cpu_list",
+    "numa_nodes",
+    "parse_smi_summary",
+    "parse_topo",
+]

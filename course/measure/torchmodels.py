@@ -1,16 +1,18 @@
-"""Real ``torch.nn.Module`` transformers built from a :class:`course.facts.models.TransformerConfig`.
+"""Real ``torch.nn.Module`` transformers built from a
+:class:`course.facts.models.TransformerConfig`.
 
 ``build_model(config)`` makes the architecture the config describes, on the ``meta`` device by
-default: parameters have shapes but no storage, so even GPT-3 175B builds in a second or two
-without memory, and ``sum(p.numel() for p in model.parameters())`` can be compared with
-``course.facts.models.param_count(config)``. On ``device="cpu"`` small configs run forward and backward
-for real, which the FLOP-counter checks of lesson 05 need.
+default: parameters have shapes but no storage, so even GPT-3 175B builds in a second or two without
+memory, and ``sum(p.numel() for p in model.parameters())`` can be compared with
+``course.facts.models.param_count(config)``. On ``device="cpu"`` small configs run forward and
+backward for real, which the FLOP-counter checks of lesson 05 need.
 
 Attention is written as plain matrix multiplies (``q @ k.T``, softmax, ``@ v``) rather than
 ``F.scaled_dot_product_attention``: ``torch.utils.flop_counter.FlopCounterMode`` counts the fused
 CPU SDPA kernel as 0 FLOPs, and the explicit form is also easier to read.
 
-Layer 3 (imports torch). Used by lessons 04 and 05 and by tests/facts/test_models.py, tests/calculators/test_compute.py.
+Layer 3 (imports torch). Used by lessons 04 and 05 and by tests/facts/test_models.py,
+tests/calculators/test_compute.py.
 """
 
 from __future__ import annotations
@@ -66,7 +68,8 @@ class Attention(nn.Module):
         self.recompute_core = False
 
     def core(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
-        """``softmax(q k^T / sqrt(d)) v`` over (batch, heads, seq, head_dim), causal if configured."""
+        """``softmax(q k^T / sqrt(d)) v`` over (batch, heads, seq, head_dim), causal if
+        configured."""
         if self.sdpa:
             return F.scaled_dot_product_attention(q, k, v, is_causal=self.causal)
         s = q.shape[-2]

@@ -38,9 +38,16 @@ from course.measure.torchmodels import build_model, count_parameters
 #: of 176, vocabulary 256: 0.12 M parameters), small enough that every sweep of the lesson runs in
 #: seconds on 2 busy CPU cores.
 TINY_CONFIG = DEMO_CONFIG.replace(
-    name="tiny-llama", layers=2, hidden=64, heads=4, kv_heads=2, ffn_hidden=176, vocab=256,
-    max_positions=256, source="course demo: lesson 07's tiny Llama-style decoder",
-)  # fmt: skip
+    name="tiny-llama",
+    layers=2,
+    hidden=64,
+    heads=4,
+    kv_heads=2,
+    ffn_hidden=176,
+    vocab=256,
+    max_positions=256,
+    source="course demo: lesson 07's tiny Llama-style decoder",
+)
 
 #: Modes of :func:`recompute_sweep`, in order.
 RECOMPUTE_MODES = ("none", "selective", "full")
@@ -146,8 +153,11 @@ def accumulation_sweep(
                 peak = step.total_bytes
                 t = time_call(_fwd_bwd(model, *_tokens(config, m, seq_len, seed)), min_run_time=0.1)
                 cost = (budget.elapsed - start) * 1.5  # the next micro-batch is larger
-                sweep.records.append(AccumulationRecord(
-                    m, global_batch // m, peak, t.median_seconds / m, t.iqr_seconds / m))  # fmt: skip
+                sweep.records.append(
+                    AccumulationRecord(
+                        m, global_batch // m, peak, t.median_seconds / m, t.iqr_seconds / m
+                    )
+                )
             bar.update()
     sweep.elapsed_seconds = budget.elapsed
     return sweep
@@ -171,7 +181,8 @@ class RecomputeRecord:
 def estimated_activations(
     config: TransformerConfig, *, batch: int, seq_len: int, recompute: str
 ) -> float:
-    """Activations held at the step's peak, fp32, by ``course.calculators.memory``'s tensor-by-tensor count.
+    """Activations held at the step's peak, fp32, by ``course.calculators.memory``'s
+    tensor-by-tensor count.
 
     - ``"none"``: every activation the forward pass keeps (``step_activation_bytes``); the peak is
       at the start of the backward pass.
@@ -213,8 +224,9 @@ def recompute_sweep(
 ) -> Sweep:
     """No, selective and full recomputation: peak memory (MemTracker), estimate, step time.
 
-    The three modes are the comparison, so all three are always measured; ``budget_seconds`` sets how
-    long each is timed (``budget_seconds / 30`` seconds of repeats), and the sweep reports its elapsed time.
+    The three modes are the comparison, so all three are always measured; ``budget_seconds`` sets
+    how long each is timed (``budget_seconds / 30`` seconds of repeats), and the sweep reports its
+    elapsed time.
     """
     budget = Budget(budget_seconds)
     sweep = Sweep(f"Activation recomputation, batch {batch} x {seq_len} tokens", budget_seconds)
@@ -229,9 +241,17 @@ def recompute_sweep(
                 min_run_time=budget_seconds / 30,
             )
             est = estimated_activations(config, batch=batch, seq_len=seq_len, recompute=mode)
-            sweep.records.append(RecomputeRecord(mode, m.activations_bytes, est, m.total_bytes,
-                                                 t.median_seconds, t.iqr_seconds,
-                                                 t.repeats))  # fmt: skip
+            sweep.records.append(
+                RecomputeRecord(
+                    mode,
+                    m.activations_bytes,
+                    est,
+                    m.total_bytes,
+                    t.median_seconds,
+                    t.iqr_seconds,
+                    t.repeats,
+                )
+            )
             bar.update()
     sweep.elapsed_seconds = budget.elapsed
     return sweep
@@ -249,8 +269,9 @@ class LoRALinear(nn.Module):
         self.base = linear
         for p in self.base.parameters():
             p.requires_grad_(False)
-        self.rank = validate.positive_int("rank", rank, maximum=min(linear.in_features,
-                                                                   linear.out_features))  # fmt: skip
+        self.rank = validate.positive_int(
+            "rank", rank, maximum=min(linear.in_features, linear.out_features)
+        )
         self.scaling = alpha / rank
         self.lora_a = nn.Parameter(torch.empty(rank, linear.in_features))
         self.lora_b = nn.Parameter(torch.zeros(linear.out_features, rank))
@@ -319,12 +340,23 @@ def lora_vs_full(
             optimizer.zero_grad(set_to_none=False)
 
         step()
-        states = sum(t.numel() * t.element_size() for s in optimizer.state.values()
-                     for t in s.values() if torch.is_tensor(t) and t.dim() > 0)  # fmt: skip
+        states = sum(
+            t.numel() * t.element_size()
+            for s in optimizer.state.values()
+            for t in s.values()
+            if torch.is_tensor(t) and t.dim() > 0
+        )
         grads = sum(p.grad.numel() * p.grad.element_size() for p in params)
         t = time_call(step, min_run_time=0.2)
-        records.append(FineTuneRecord(method, sum(p.numel() for p in params), states + grads,
-                                      t.median_seconds, t.iqr_seconds))  # fmt: skip
+        records.append(
+            FineTuneRecord(
+                method,
+                sum(p.numel() for p in params),
+                states + grads,
+                t.median_seconds,
+                t.iqr_seconds,
+            )
+        )
     return records
 
 
@@ -351,8 +383,9 @@ def cpu_optimizer_step(
     optimizer = torch.optim.AdamW(weights, lr=1e-4)
     t = time_call(optimizer.step, min_run_time=0.2)
     total = count_parameters(nn.ParameterList(weights))
-    return OptimizerStepRecord(total, t.median_seconds, t.iqr_seconds, t.median_seconds / total,
-                               torch.get_num_threads())  # fmt: skip
+    return OptimizerStepRecord(
+        total, t.median_seconds, t.iqr_seconds, t.median_seconds / total, torch.get_num_threads()
+    )
 
 
 __all__ = [

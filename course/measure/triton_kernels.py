@@ -52,9 +52,13 @@ def setup(device: str | None = None) -> str:
         triton = importlib.import_module("triton")
         tl = importlib.import_module("triton.language")
     except Exception as err:  # noqa: BLE001 (no wheel for this OS, a broken install)
-        _STATE.update(ok=False, status=(
-            f"triton is not available here ({platform.system()}: {type(err).__name__}); the "
-            "kernels below are skipped (triton ships Linux wheels only)"))  # fmt: skip
+        _STATE.update(
+            ok=False,
+            status=(
+                f"triton is not available here ({platform.system()}: {type(err).__name__}); the "
+                "kernels below are skipped (triton ships Linux wheels only)"
+            ),
+        )
         return _STATE["status"]
     interpreted = os.environ.get("TRITON_INTERPRET") == "1"
     _STATE.update(ok=True, triton=triton, tl=tl, device=device, interpreted=interpreted)
@@ -126,8 +130,18 @@ def _build_kernels() -> None:
         tl.store(out_ptr + row, tl.max(x, axis=0))
 
     @triton.jit
-    def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
-                      BK: tl.constexpr, K_TILES: tl.constexpr):  # fmt: skip
+    def matmul_kernel(
+        a_ptr,
+        b_ptr,
+        c_ptr,
+        M,
+        N,
+        K,
+        BM: tl.constexpr,
+        BN: tl.constexpr,
+        BK: tl.constexpr,
+        K_TILES: tl.constexpr,
+    ):
         pid_m = tl.program_id(0)
         pid_n = tl.program_id(1)
         rm = pid_m * BM + tl.arange(0, BM)
@@ -135,16 +149,24 @@ def _build_kernels() -> None:
         acc = tl.zeros((BM, BN), dtype=tl.float32)
         for kt in range(K_TILES):  # walk K one tile at a time; each tile is reused BM or BN times
             rk = kt * BK + tl.arange(0, BK)
-            a = tl.load(a_ptr + rm[:, None] * K + rk[None, :],
-                        mask=(rm[:, None] < M) & (rk[None, :] < K), other=0.0)  # fmt: skip
-            b = tl.load(b_ptr + rk[:, None] * N + rn[None, :],
-                        mask=(rk[:, None] < K) & (rn[None, :] < N), other=0.0)  # fmt: skip
+            a = tl.load(
+                a_ptr + rm[:, None] * K + rk[None, :],
+                mask=(rm[:, None] < M) & (rk[None, :] < K),
+                other=0.0,
+            )
+            b = tl.load(
+                b_ptr + rk[:, None] * N + rn[None, :],
+                mask=(rk[:, None] < K) & (rn[None, :] < N),
+                other=0.0,
+            )
             acc += tl.dot(a, b)
-        tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc,
-                 mask=(rm[:, None] < M) & (rn[None, :] < N))  # fmt: skip
+        tl.store(
+            c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N)
+        )
 
-    _STATE.update(add=add_kernel, rmsnorm=rmsnorm_kernel, row_max=row_max_kernel,
-                  matmul=matmul_kernel)  # fmt: skip
+    _STATE.update(
+        add=add_kernel, rmsnorm=rmsnorm_kernel, row_max=row_max_kernel, matmul=matmul_kernel
+    )
 
 
 def _need() -> None:
@@ -201,14 +223,14 @@ def matmul(a: torch.Tensor, b: torch.Tensor, block: int = 16) -> torch.Tensor:
     n = b.shape[1]
     c = torch.empty(m, n, dtype=torch.float32, device=a.device)
     grid = (-(-m // block), -(-n // block))
-    _STATE["matmul"][grid](a, b, c, m, n, k, BM=block, BN=block, BK=block,
-                           K_TILES=-(-k // block))  # fmt: skip
+    _STATE["matmul"][grid](a, b, c, m, n, k, BM=block, BN=block, BK=block, K_TILES=-(-k // block))
     return c
 
 
 @dataclass(frozen=True)
 class KernelCheck:
-    """A Triton kernel's result against torch's: largest absolute difference and whether it passes."""
+    """A Triton kernel's result against torch's: largest absolute difference and whether it
+    passes."""
 
     kernel: str
     shape: str
@@ -242,5 +264,16 @@ def check_all(seed: int = 0) -> list[KernelCheck]:
     ]
 
 
-__all__ = ["KernelCheck", "available", "check", "check_all", "matmul", "modules", "rmsnorm",
-           "rmsnorm_torch", "row_max", "setup", "vector_add"]  # fmt: skip
+__all__ = [
+    "KernelCheck",
+    "available",
+    "check",
+    "check_all",
+    "matmul",
+    "modules",
+    "rmsnorm",
+    "rmsnorm_torch",
+    "row_max",
+    "setup",
+    "vector_add",
+]

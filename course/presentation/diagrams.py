@@ -50,7 +50,7 @@ def _box(ax, x, y, w, h, colour, *, alpha=0.25, text=None, size=9, weight="norma
             ec=colour,
             alpha=alpha,
             lw=1.2,
-        )  # fmt: skip
+        )
     )
     if text is not None:
         ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=size, weight=weight)
@@ -119,25 +119,44 @@ def gpu_anatomy(gpu_key: str = "h100-sxm"):
     left_stacks = (a.hbm_stacks + 1) // 2
     for side, count in ((0.0, left_stacks), (0.9, a.hbm_stacks - left_stacks)):
         for i in range(count):
-            _box(chip, side + 0.01, 0.08 + i * 0.84 / max(count, 1), 0.08, 0.84 / max(count, 1) - 0.03,
-                 _RED, text="HBM", size=8)  # fmt: skip
+            _box(
+                chip,
+                side + 0.01,
+                0.08 + i * 0.84 / max(count, 1),
+                0.08,
+                0.84 / max(count, 1) - 0.03,
+                _RED,
+                text="HBM",
+                size=8,
+            )
     columns = (a.gpcs + 1) // 2
     width = 0.78 / columns
     for i in range(a.gpcs):
         row, col = divmod(i, columns)
         y = 0.62 if row == 0 else 0.08
         _box(chip, 0.11 + col * width, y, width - 0.015, 0.3, _BLUE, text="GPC", size=9)
-    _box(chip, 0.11, 0.41, 0.78, 0.18, _GREEN, alpha=0.35,
-         text=f"L2 cache {_size(g.l2_bytes)}, shared by all SMs",
-         weight="bold")  # fmt: skip
+    _box(
+        chip,
+        0.11,
+        0.41,
+        0.78,
+        0.18,
+        _GREEN,
+        alpha=0.35,
+        text=f"L2 cache {_size(g.l2_bytes)}, shared by all SMs",
+        weight="bold",
+    )
     chip.text(
-        0.5, -0.04,
+        0.5,
+        -0.04,
         f"{n['sms']} SMs enabled in {n['gpcs']} GPCs (the full {a.chip} has {n['chip_sms']}: "
         f"up to {n['chip_sms_per_gpc']} per GPC)\n"
         f"{a.hbm_stacks} stacks of {g.memory_type}: {_size(g.memory_bytes)}, "
         f"{_rate(g.memory_bandwidth_bytes_per_s)}",
-        ha="center", va="top", fontsize=9,
-    )  # fmt: skip
+        ha="center",
+        va="top",
+        fontsize=9,
+    )
 
     # One SM: four partitions, each a warp scheduler, FP32 lanes, a Tensor Core and registers.
     parts = a.warp_schedulers_per_sm
@@ -147,25 +166,57 @@ def gpu_anatomy(gpu_key: str = "h100-sxm"):
         x = 0.03 + p * pw
         _box(sm, x, 0.30, pw - 0.02, 0.66, _BLUE, alpha=0.08)
         _box(sm, x + 0.01, 0.86, pw - 0.04, 0.08, _PINK, text="warp\nscheduler", size=7)
-        _box(sm, x + 0.01, 0.72, pw - 0.04, 0.12, _ORANGE,
-             text=f"{n['fp32_cores_per_partition']}\nFP32 cores", size=7)  # fmt: skip
+        _box(
+            sm,
+            x + 0.01,
+            0.72,
+            pw - 0.04,
+            0.12,
+            _ORANGE,
+            text=f"{n['fp32_cores_per_partition']}\nFP32 cores",
+            size=7,
+        )
         tc_label = "Tensor\nCore" if tc_per_part == 1 else f"{tc_per_part} Tensor\nCores"
         _box(sm, x + 0.01, 0.52, pw - 0.04, 0.18, _GREEN, alpha=0.4, text=tc_label, size=7)
-        _box(sm, x + 0.01, 0.32, pw - 0.04, 0.18, _SKY,
-             text=f"registers\n{_size(n['register_file_per_partition_bytes'])}",
-             size=7)  # fmt: skip
-    _box(sm, 0.03, 0.12, 0.92, 0.14, _SKY, alpha=0.45,
-         text=f"L1 cache + shared memory: {_size(g.l1_per_sm_bytes)} "
-              f"(up to {_size(a.max_shared_memory_per_sm_bytes)} shared)",
-         size=8)  # fmt: skip
+        _box(
+            sm,
+            x + 0.01,
+            0.32,
+            pw - 0.04,
+            0.18,
+            _SKY,
+            text=f"registers\n{_size(n['register_file_per_partition_bytes'])}",
+            size=7,
+        )
+    _box(
+        sm,
+        0.03,
+        0.12,
+        0.92,
+        0.14,
+        _SKY,
+        alpha=0.45,
+        text=f"L1 cache + shared memory: {_size(g.l1_per_sm_bytes)} "
+        f"(up to {_size(a.max_shared_memory_per_sm_bytes)} shared)",
+        size=8,
+    )
     sm.text(
-        0.5, 0.02,
+        0.5,
+        0.02,
         f"{parts} partitions per SM; x {n['sms']} SMs = {n['cuda_cores']:,} FP32 CUDA cores, "
         f"{n['tensor_cores']:,} Tensor Cores",
-        ha="center", va="top", fontsize=9,
-    )  # fmt: skip
-    fig.text(0.01, 0.005, f"Numbers: course/facts/hardware/, GPUS and ANATOMY[{g.key!r}] "
-             f"({a.source.split(':')[0]}; {g.source.split(';')[0]})", fontsize=7, color="0.4")  # fmt: skip
+        ha="center",
+        va="top",
+        fontsize=9,
+    )
+    fig.text(
+        0.01,
+        0.005,
+        f"Numbers: course/facts/hardware/, GPUS and ANATOMY[{g.key!r}] "
+        f"({a.source.split(':')[0]}; {g.source.split(';')[0]})",
+        fontsize=7,
+        color="0.4",
+    )
     fig.tight_layout()
     return fig
 
@@ -177,7 +228,8 @@ def gpu_anatomy(gpu_key: str = "h100-sxm"):
 
 @dataclass(frozen=True)
 class Level:
-    """One level of the pyramid: total capacity (bytes) and bandwidth (bytes/s, None if unpublished)."""
+    """One level of the pyramid: total capacity (bytes) and bandwidth (bytes/s, None if
+    unpublished)."""
 
     name: str
     capacity_bytes: float
@@ -189,23 +241,36 @@ class Level:
 def pyramid_levels(gpu_key: str = "h100-sxm") -> list[Level]:
     """The levels ``memory_pyramid`` draws, fastest first, each computed from the registry.
 
-    Registers and L1/shared are totals over all SMs; the L1/shared bandwidth is derived from the
-    32 banks x 4 bytes per clock of the CUDA Programming Guide at the boost clock, L2's from the
-    whitepaper's bytes per clock where published. Host DRAM is the DGX system's, if one has this GPU.
+    Registers and L1/shared are totals over all SMs; the L1/shared bandwidth is derived from the 32
+    banks x 4 bytes per clock of the CUDA Programming Guide at the boost clock, L2's from the
+    whitepaper's bytes per clock where published. Host DRAM is the DGX system's, if one has this
+    GPU.
     """
     g, a = hardware.gpu(gpu_key), hardware.anatomy(gpu_key)
     clock = g.boost_clock_hz
     l2_bw = None if a.l2_read_bytes_per_clock is None else a.l2_read_bytes_per_clock * clock
     host = hardware.INTERCONNECTS[g.host_link]
     levels = [
-        Level("Registers", a.register_file_per_sm_bytes * g.sms, None,
-              f"{_size(a.register_file_per_sm_bytes)} per SM"),
-        Level("L1 / shared memory", g.l1_per_sm_bytes * g.sms,
-              a.shared_memory_bytes_per_clock_per_sm * g.sms * clock,
-              f"{_size(g.l1_per_sm_bytes)} per SM"),
+        Level(
+            "Registers",
+            a.register_file_per_sm_bytes * g.sms,
+            None,
+            f"{_size(a.register_file_per_sm_bytes)} per SM",
+        ),
+        Level(
+            "L1 / shared memory",
+            g.l1_per_sm_bytes * g.sms,
+            a.shared_memory_bytes_per_clock_per_sm * g.sms * clock,
+            f"{_size(g.l1_per_sm_bytes)} per SM",
+        ),
         Level("L2 cache", g.l2_bytes, l2_bw, "one, shared by all SMs"),
-        Level(f"HBM ({g.memory_type})", g.memory_bytes, g.memory_bandwidth_bytes_per_s, "the GPU's memory"),
-    ]  # fmt: skip
+        Level(
+            f"HBM ({g.memory_type})",
+            g.memory_bytes,
+            g.memory_bandwidth_bytes_per_s,
+            "the GPU's memory",
+        ),
+    ]
     systems = [s for s in hardware.SYSTEMS.values() if s.gpu == gpu_key]
     if systems:
         s = systems[0]
@@ -218,7 +283,7 @@ def pyramid_levels(gpu_key: str = "h100-sxm") -> list[Level]:
                 f"{s.name}, shared by {s.gpus} GPUs",
                 via=f" per direction over {host.name} to each GPU\n"
                 f"(a Grace Hopper's {c2c.name.split(' (')[0]}: {_rate(c2c.bandwidth_bytes_per_s)})",
-            )  # fmt: skip
+            )
         )
     return levels
 
@@ -251,27 +316,51 @@ def memory_pyramid(gpu_key: str = "h100-sxm"):
                 fc=colours[i % len(colours)],
                 alpha=0.45,
                 ec="0.3",
-            )  # fmt: skip
+            )
         )
-        ax.text(0.29, (top + bottom) / 2, level.name, ha="center", va="center", fontsize=9,
-                weight="bold")  # fmt: skip
+        ax.text(
+            0.29,
+            (top + bottom) / 2,
+            level.name,
+            ha="center",
+            va="center",
+            fontsize=9,
+            weight="bold",
+        )
         bandwidth_bytes_per_s = (
             "not published"
             if level.bandwidth_bytes_per_s is None
             else _rate(level.bandwidth_bytes_per_s)
         )
-        ax.text(0.57, (top + bottom) / 2,
-                f"{_size(level.capacity_bytes)} in all: {level.detail}\n"
-                f"bandwidth: {bandwidth_bytes_per_s}{level.via}",
-                ha="left", va="center", fontsize=8.5)  # fmt: skip
-    ax.annotate("", xy=(0.005, 0.05), xytext=(0.005, 0.93),
-                arrowprops={"arrowstyle": "->", "color": "0.3"})  # fmt: skip
-    ax.text(0.015, 0.5, "larger, slower, farther from the cores", rotation=90, va="center",
-            fontsize=8, color="0.3")  # fmt: skip
-    fig.text(0.01, 0.01,
-             "Source: course/facts/hardware/ (whitepapers, datasheets, CUDA C++ Programming Guide); "
-             "L1/shared bandwidth derived as 128 bytes/clock/SM at the boost clock",
-             fontsize=7, color="0.4")  # fmt: skip
+        ax.text(
+            0.57,
+            (top + bottom) / 2,
+            f"{_size(level.capacity_bytes)} in all: {level.detail}\n"
+            f"bandwidth: {bandwidth_bytes_per_s}{level.via}",
+            ha="left",
+            va="center",
+            fontsize=8.5,
+        )
+    ax.annotate(
+        "", xy=(0.005, 0.05), xytext=(0.005, 0.93), arrowprops={"arrowstyle": "->", "color": "0.3"}
+    )
+    ax.text(
+        0.015,
+        0.5,
+        "larger, slower, farther from the cores",
+        rotation=90,
+        va="center",
+        fontsize=8,
+        color="0.3",
+    )
+    fig.text(
+        0.01,
+        0.01,
+        "Source: course/facts/hardware/ (whitepapers, datasheets, CUDA C++ Programming Guide); "
+        "L1/shared bandwidth derived as 128 bytes/clock/SM at the boost clock",
+        fontsize=7,
+        color="0.4",
+    )
     return fig
 
 
@@ -312,17 +401,37 @@ def software_stack(versions: dict[str, str] | None = None):
         _box(ax, 0.05, y + 0.01, 0.36, height - 0.02, colour, alpha=0.35, text=label, weight="bold")
         ax.text(0.44, y + height / 2, f"{what}\n({origin})", va="center", fontsize=8.5)
         if i:
-            ax.annotate("", xy=(0.23, y + height - 0.01), xytext=(0.23, y + height + 0.01),
-                        arrowprops={"arrowstyle": "->"})  # fmt: skip
+            ax.annotate(
+                "",
+                xy=(0.23, y + height - 0.01),
+                xytext=(0.23, y + height + 0.01),
+                arrowprops={"arrowstyle": "->"},
+            )
     wheel = [i for i, layer in enumerate(STACK) if layer[2] == _WHEEL]
     top = 0.92 - wheel[0] * height
     bottom = 0.92 - (wheel[-1] + 1) * height
-    ax.add_patch(Rectangle((0.02, bottom + 0.005), 0.96, top - bottom - 0.01, fill=False,
-                           ec=_BLUE, lw=1.5, ls="--"))  # fmt: skip
-    ax.text(0.97, top - 0.03, "in the pip and conda builds of torch", ha="right", fontsize=8,
-            color=_BLUE)  # fmt: skip
-    ax.text(0.5, 0.01, "On a CPU-only machine PyTorch calls oneDNN and a BLAS instead, and the "
-            "lower layers are absent.", ha="center", fontsize=8, color="0.3")  # fmt: skip
+    ax.add_patch(
+        Rectangle(
+            (0.02, bottom + 0.005), 0.96, top - bottom - 0.01, fill=False, ec=_BLUE, lw=1.5, ls="--"
+        )
+    )
+    ax.text(
+        0.97,
+        top - 0.03,
+        "in the pip and conda builds of torch",
+        ha="right",
+        fontsize=8,
+        color=_BLUE,
+    )
+    ax.text(
+        0.5,
+        0.01,
+        "On a CPU-only machine PyTorch calls oneDNN and a BLAS instead, and the "
+        "lower layers are absent.",
+        ha="center",
+        fontsize=8,
+        color="0.3",
+    )
     return fig
 
 

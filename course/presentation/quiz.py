@@ -1,11 +1,12 @@
 """Self-check questions at the end of each lesson: multiple choice or a number, checked on click.
 
 ``quiz(MultipleChoice(...), Numeric(...))`` shows one widget per question: pick or type an answer,
-press *Check*, read whether it is right and why. Where widgets do not render (a static viewer,
-a terminal, nbval), the same object shows the questions and options as text and HTML *without*
-answers or explanations (a learner sees those only after answering), and ``Quiz.check(i, answer)``
-gives the same feedback from code. Each lesson's questions live in ``course/presentation/quizzes/lesson_NN.py``
-so that the notebook does not show them either. Layer 4: no calculations here.
+press *Check*, read whether it is right and why. Where widgets do not render (a static viewer, a
+terminal, nbval), the same object shows the questions and options as text and HTML *without* answers
+or explanations (a learner sees those only after answering), and ``Quiz.check(i, answer)`` gives the
+same feedback from code. Each lesson's questions live in
+``course/presentation/quizzes/lesson_NN.py`` so that the notebook does not show them either. Layer
+4: no calculations here.
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ class MultipleChoice:
             )
         if len(self.why) != len(self.options):
             raise ValueError(
-                f"why must give one explanation per option ({len(self.options)}), got {len(self.why)}"
+                f"why must give one explanation per option ({len(self.options)}), got "
+                f"{len(self.why)}"
             )
         if any(not (isinstance(w, str) and w.strip()) for w in self.why):
             raise ValueError("why must give a non-empty explanation for every option")

@@ -2,14 +2,14 @@
 
 ``python -m course answer-keys OUTDIR`` (``make answer-keys``) writes one Markdown page per exercise
 set, ``OUTDIR/NN_slug.md``, the lessons' quiz key ``OUTDIR/quiz-key.md``
-(:mod:`course.publishing.quiz_key`) and an ``index.md`` listing them. A page is the solution notebook in
-reading order (the questions, the solution code, the explanations that learners never see) with,
-under each question, a table of what is graded: every answer, the value the solution computes (from
-:func:`course.publishing.grading.authoring.answer_key`, the same key ``make assign`` and ``make grade`` use, so
-the page cannot disagree with the grader), how it is compared, and the known wrong answers and checks
-with their hints. The keys are for instructors only: the website leaves them out unless asked
-(``python -m course site OUTDIR --answer-keys``), and the student release never contains them.
-Layer 5 (entry point).
+(:mod:`course.publishing.quiz_key`) and an ``index.md`` listing them. A page is the solution
+notebook in reading order (the questions, the solution code, the explanations that learners never
+see) with, under each question, a table of what is graded: every answer, the value the solution
+computes (from :func:`course.publishing.grading.authoring.answer_key`, the same key ``make assign``
+and ``make grade`` use, so the page cannot disagree with the grader), how it is compared, and the
+known wrong answers and checks with their hints. The keys are for instructors only: the website
+leaves them out unless asked (``python -m course site OUTDIR --answer-keys``), and the student
+release never contains them.
 """
 
 from __future__ import annotations

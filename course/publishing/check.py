@@ -1,13 +1,14 @@
 """``python -m course check``: can this machine run the course? One [OK]/[WARN]/[FAIL] line each.
 
-A better version of *Computational Resources for ML*'s verification script: it checks the Python version, every package
-(installed, and at the pinned version), torch and the devices it sees, JupyterLab and the widget
-extension. **FAIL** is kept for what breaks the course: a missing package the lessons import, torch
-older than :data:`MIN_TORCH`, Python older than :data:`MIN_PYTHON`, a device whose verified matmul
-is wrong, no JupyterLab or widget extension. A version that differs from the pin (a conda or CUDA
-build of torch, a newer numpy) is **WARN** with the pin shown, as is a missing tool that only
-developing the course needs. The exit status is 0 when the course can run here, 1 when it cannot,
-so scripts and CI can rely on it. Lesson 00 runs it first. Layer 5 (entry point).
+A better version of *Computational Resources for ML*'s verification script: it checks the Python
+version, every package (installed, and at the pinned version), torch and the devices it sees,
+JupyterLab and the widget extension. **FAIL** is kept for what breaks the course: a missing package
+the lessons import, torch older than :data:`MIN_TORCH`, Python older than :data:`MIN_PYTHON`, a
+device whose verified matmul is wrong, no JupyterLab or widget extension. A version that differs
+from the pin (a conda or CUDA build of torch, a newer numpy) is **WARN** with the pin shown, as is a
+missing tool that only developing the course needs. The exit status is 0 when the course can run
+here, 1 when it cannot, so scripts and CI can rely on it. Lesson 00 runs it first. Layer 5 (entry
+point).
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ MIN_PYTHON = (3, 11)
 #: Oldest torch the course has run on end to end (the H100 reference run used torch 2.11.0+cu130).
 MIN_TORCH = (2, 11)
 #: Requirements that only developing the course needs (tests, lint, browser tests, packaging).
-DEV_ONLY = frozenset({"hypothesis", "pytest", "pytest-xdist", "pytest-timeout", "ruff", "playwright",
-                      "setuptools"})  # fmt: skip
+DEV_ONLY = frozenset(
+    {"hypothesis", "pytest", "pytest-xdist", "pytest-timeout", "ruff", "playwright", "setuptools"}
+)
 REQUIREMENTS_IN = Path(__file__).resolve().parents[2] / "requirements.in"
 REQUIREMENTS_TXT = REQUIREMENTS_IN.with_suffix(".txt")
 
@@ -56,7 +58,8 @@ def _requirement_names(path: Path) -> list[str]:
 
 
 def _for_this_platform(requirement: str) -> bool:
-    """False for a requirement whose marker names another platform (``; sys_platform == "linux"``)."""
+    """False for a requirement whose marker names another platform (``; sys_platform ==
+    "linux"``)."""
     wanted = re.search(r""";\s*sys_platform\s*==\s*["'](\w+)["']""", requirement)
     return wanted is None or wanted.group(1) == sys.platform
 
@@ -81,7 +84,8 @@ def check_python() -> Check:
 
 
 def check_packages() -> list[Check]:
-    """Each top-level requirement installed, at its pinned version where requirements.txt pins it."""
+    """Each top-level requirement installed, at its pinned version where requirements.txt pins
+    it."""
     if not REQUIREMENTS_IN.exists():
         return [Check(False, "requirements", f"{REQUIREMENTS_IN} not found: run from the repo")]
     pins = _pins(REQUIREMENTS_TXT) if REQUIREMENTS_TXT.exists() else {}
@@ -92,8 +96,14 @@ def check_packages() -> list[Check]:
             installed = metadata.version(name)
         except metadata.PackageNotFoundError:
             if dev_only:
-                results.append(Check(True, name, "not installed (needed only to develop the "
-                                     "course: `make install`)", warn=True))  # fmt: skip
+                results.append(
+                    Check(
+                        True,
+                        name,
+                        "not installed (needed only to develop the course: `make install`)",
+                        warn=True,
+                    )
+                )
             else:
                 results.append(Check(False, name, "not installed: run `make install`"))
             continue
@@ -101,11 +111,24 @@ def check_packages() -> list[Check]:
         local_free = installed.split("+", 1)[0]  # torch 2.13.0+cpu satisfies the pin 2.13.0
         if _normalise(name) == "torch" and _version(local_free) < MIN_TORCH:
             oldest = ".".join(map(str, MIN_TORCH))
-            results.append(Check(False, name, f"{installed} installed: the course needs >= "
-                                 f"{oldest} (pinned {wanted or oldest})"))  # fmt: skip
+            results.append(
+                Check(
+                    False,
+                    name,
+                    f"{installed} installed: the course needs >= "
+                    f"{oldest} (pinned {wanted or oldest})",
+                )
+            )
         elif wanted and local_free != wanted:
-            results.append(Check(True, name, f"{installed} installed, {wanted} pinned: should "
-                                 "work; if a lesson fails, install the pin", warn=True))  # fmt: skip
+            results.append(
+                Check(
+                    True,
+                    name,
+                    f"{installed} installed, {wanted} pinned: should "
+                    "work; if a lesson fails, install the pin",
+                    warn=True,
+                )
+            )
         else:
             results.append(Check(True, name, installed))
     return results

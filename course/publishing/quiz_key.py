@@ -1,4 +1,5 @@
-"""The instructors' quiz key, generated from ``course/presentation/quizzes/`` (never copied by hand).
+"""The instructors' quiz key, generated from ``course/presentation/quizzes/`` (never copied by
+hand).
 
 One Markdown page: for every lesson's self-check quiz, each question, its right answer (the option,
 or the value with its unit and the tolerance the widget accepts) and the explanation learners see.
@@ -24,8 +25,11 @@ NOTICE = (
 
 def quiz_lessons(folder: Path = QUIZ_DIR) -> list[str]:
     """The two-digit numbers of the lessons that have a quiz module, in order."""
-    return sorted(m.group(1) for p in folder.glob("lesson_*.py")
-                  if (m := re.fullmatch(r"lesson_(\d\d)\.py", p.name)))  # fmt: skip
+    return sorted(
+        m.group(1)
+        for p in folder.glob("lesson_*.py")
+        if (m := re.fullmatch(r"lesson_(\d\d)\.py", p.name))
+    )
 
 
 def _md(text: str) -> str:

@@ -41,7 +41,8 @@ WIDGET_NOTE = (
 TEX_DELIMITERS = {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]]}
 
 CONF = '''\
-"""Sphinx configuration of the course website (written by course/publishing/site.py; edit it there)."""
+"""Sphinx configuration of the course website (written by course/publishing/site.py; edit it
+there)."""
 
 project = "GPU infrastructure for AI"
 author = "the course authors"
@@ -127,7 +128,7 @@ def _index(readme: str, answer_keys: bool) -> str:
             ]
             if part_two
             else []
-        ),  # fmt: skip
+        ),
         "```{toctree}",
         ":hidden:",
         ":caption: Instructors",
@@ -218,8 +219,9 @@ def _claim_folder(out: Path, answer_keys: bool) -> None:
     marker = out / KIND_MARKER
     if marker.is_file() and marker.read_text().strip() != kind:
         raise RuntimeError(
-            f"{out} holds the {marker.read_text().strip()} build; build the {kind} site into another "
-            "folder (make site -> build/site, make site ANSWER_KEYS=1 -> build/site-answer-keys)"
+            f"{out} holds the {marker.read_text().strip()} build; build the {kind} site into "
+            "another folder (make site -> build/site, "
+            "make site ANSWER_KEYS=1 -> build/site-answer-keys)"
         )
     if not marker.is_file() and out.is_dir() and any(out.iterdir()):
         raise RuntimeError(f"{out} is not empty and holds no site build: choose an empty folder")

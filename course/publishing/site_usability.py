@@ -4,8 +4,8 @@ A Sphinx extension and the files it needs, written into the site's sources by
 ``course.publishing.site.stage`` (see :func:`stage_usability`):
 
 - ``_course_static/course.css``: code cells and outputs wrap instead of scrolling sideways (long
-  lines break at the text column, indentation kept); wide tables, formulas and images fit the page or
-  scroll inside their own box; below 875 px the sidebar moves under the page (the page's title is
+  lines break at the text column, indentation kept); wide tables, formulas and images fit the page
+  or scroll inside their own box; below 875 px the sidebar moves under the page (the page's title is
   the first thing a phone shows) and nothing is wider than the screen;
 - a bar at the top of every page: *Download this notebook* (the committed lesson, outputs and all,
   copied beside its page) and *Source repository* (from ``COURSE_REPOSITORY_URL``, the
@@ -101,8 +101,16 @@ html_extra_path = [*globals().get("html_extra_path", []), "{EXTRA}"]
 
 #: A bare web address in prose; a trailing full stop, comma, colon or bracket is not part of it.
 URL = re.compile(r"https?://[^\s<>\"'`]+[^\s<>\"'`.,;:!?)\]]")
-_NOT_IN = (nodes.reference, nodes.literal, nodes.literal_block, nodes.raw, nodes.math,
-           nodes.math_block, nodes.comment, nodes.target)  # fmt: skip
+_NOT_IN = (
+    nodes.reference,
+    nodes.literal,
+    nodes.literal_block,
+    nodes.raw,
+    nodes.math,
+    nodes.math_block,
+    nodes.comment,
+    nodes.target,
+)
 
 
 def repository_url(root: Path) -> str | None:
@@ -116,8 +124,10 @@ def repository_url(root: Path) -> str | None:
         try:
             url = subprocess.run(
                 ["git", "-C", str(root), "remote", "get-url", "origin"],
-                capture_output=True, text=True, timeout=10,
-            ).stdout.strip()  # fmt: skip
+                capture_output=True,
+                text=True,
+                timeout=10,
+            ).stdout.strip()
         except (OSError, subprocess.SubprocessError):
             url = ""
     ssh = re.fullmatch(r"git@([^:]+):(.+?)(?:\.git)?", url)
@@ -137,7 +147,10 @@ def stage_usability(src_dir: Path, root: Path, lesson_paths: list[Path]) -> str:
     downloads.mkdir(parents=True, exist_ok=True)
     for path in lesson_paths:
         shutil.copy(path, downloads / path.name)
-    context = f"html_context = {{**globals().get('html_context', {{}}), 'course_repository': {repository_url(root)!r}}}\n"
+    context = (
+        "html_context = "
+        f"{{**globals().get('html_context', {{}}), 'course_repository': {repository_url(root)!r}}}\n"
+    )
     return CONF_EXTRA + context
 
 

@@ -9,14 +9,14 @@ The rule: the lesson's title and every ``##`` section start a slide; ``###`` sub
 "sources say" boxes), takeaways and code cells whose output is a plot or a calculator start a
 sub-slide (down arrow); other Markdown becomes speaker notes (press *S* in the deck); other code is
 skipped. Cells without tags (a lesson or a cell written after the last tagging) are tagged by the
-same rule in the copy the deck is built from. Present widgets live in JupyterLab (see the instructors'
-guide); a deck draws their saved state (``course.publishing.widget_html``).
+same rule in the copy the deck is built from. Present widgets live in JupyterLab (see the
+instructors' guide); a deck draws their saved state (``course.publishing.widget_html``).
 
-The deck follows the lesson's structure, whatever the cells' boundaries (:func:`deck_notebook`,
-on the copy only): a Markdown cell is split before every ``#``/``##``/``###`` heading, so each
-section starts a slide even where a takeaway and the next heading share a cell; text beyond a slide's
-budget (:data:`SLIDE_LINES` lines of a 1280x720 slide, :func:`slide_lines`) becomes that slide's
-speaker notes; links to lessons and the glossary point into the website built beside the decks
+The deck follows the lesson's structure, whatever the cells' boundaries (:func:`deck_notebook`, on
+the copy only): a Markdown cell is split before every ``#``/``##``/``###`` heading, so each section
+starts a slide even where a takeaway and the next heading share a cell; text beyond a slide's budget
+(:data:`SLIDE_LINES` lines of a 1280x720 slide, :func:`slide_lines`) becomes that slide's speaker
+notes; links to lessons and the glossary point into the website built beside the decks
 (``build/site``). Decks load nothing from the internet: Reveal.js, MathJax and their fonts are
 copied from pinned packages into ``OUTDIR/_static`` (``course.publishing.offline``). Layer 5 (entry
 point).

@@ -21,11 +21,30 @@ REF = "IPY_MODEL_"
 
 #: Layout traits copied as CSS (ipywidgets' names, underscores for hyphens).
 _LAYOUT_CSS = (
-    "width", "min_width", "max_width", "height", "min_height", "max_height", "margin", "padding",
-    "display", "flex", "flex_flow", "align_items", "align_content", "justify_content",
-    "border_top", "border_right", "border_bottom", "border_left", "overflow",
-    "grid_template_columns", "grid_template_rows", "grid_gap", "visibility",
-)  # fmt: skip
+    "width",
+    "min_width",
+    "max_width",
+    "height",
+    "min_height",
+    "max_height",
+    "margin",
+    "padding",
+    "display",
+    "flex",
+    "flex_flow",
+    "align_items",
+    "align_content",
+    "justify_content",
+    "border_top",
+    "border_right",
+    "border_bottom",
+    "border_left",
+    "overflow",
+    "grid_template_columns",
+    "grid_template_rows",
+    "grid_gap",
+    "visibility",
+)
 
 #: Styles of the drawn widgets, scoped to ``.cw`` (inlined with each drawing: about 1 kB).
 CSS = """\
@@ -46,11 +65,25 @@ CSS = """\
 
 #: Model names drawn as controls (the rest: boxes, HTML, or a description fallback).
 DRAWN = (
-    "VBoxModel", "HBoxModel", "BoxModel", "HTMLModel", "HTMLMathModel", "LabelModel",
-    "TextModel", "TextareaModel", "FloatTextModel", "IntTextModel", "ButtonModel",
-    "DropdownModel", "SelectModel", "RadioButtonsModel", "ToggleButtonsModel",
-    "FloatProgressModel", "IntProgressModel", "CheckboxModel",
-)  # fmt: skip
+    "VBoxModel",
+    "HBoxModel",
+    "BoxModel",
+    "HTMLModel",
+    "HTMLMathModel",
+    "LabelModel",
+    "TextModel",
+    "TextareaModel",
+    "FloatTextModel",
+    "IntTextModel",
+    "ButtonModel",
+    "DropdownModel",
+    "SelectModel",
+    "RadioButtonsModel",
+    "ToggleButtonsModel",
+    "FloatProgressModel",
+    "IntProgressModel",
+    "CheckboxModel",
+)
 
 
 def _esc(value: object) -> str:

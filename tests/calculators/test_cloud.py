@@ -151,8 +151,9 @@ def test_seed004_rows_reproduce_the_seed_then_running_costs_push_breakeven_later
     assert [r.hours_as_written for r in bare] == [4000, 3750, 4700]  # the seed rounds 4,687.5 up
     for r in bare:
         assert r.corrected_hours == pytest.approx(r.reproduced_hours)
-    real = silicon_to_tensors.breakeven_table_as_written(utilisation=0.5, usd_per_kwh=0.15, pue=1.5,
-                                   hosting_usd_per_gpu_year=1000)  # fmt: skip
+    real = silicon_to_tensors.breakeven_table_as_written(
+        utilisation=0.5, usd_per_kwh=0.15, pue=1.5, hosting_usd_per_gpu_year=1000
+    )
     for before, after in zip(bare, real, strict=True):
         assert after.corrected_hours > before.reproduced_hours
         assert after.corrected_months > before.reproduced_hours / HOURS_PER_MONTH
@@ -187,10 +188,19 @@ def test_breakeven_months_scale_with_utilisation():
 def test_own_vs_rent_by_hand():
     """A $400k system, 60 % busy, 10.2 kW at PUE 1.4 and $0.10/kWh, $20k hosting + $30k staff a
     year, 3 years, against $55.04/h on demand, $39.33/h reserved, $27/h spot + 20 % overhead."""
-    r = cloud.own_vs_rent(400_000, 55.04, reserved_usd_per_hour=39.33, spot_usd_per_hour=27.0,
-                          spot_overhead_fraction=0.2, utilisation=0.6, power_watts=10_200,
-                          usd_per_kwh=0.10, pue=1.4, hosting_usd_per_year=20_000,
-                          staff_usd_per_year=30_000)  # fmt: skip
+    r = cloud.own_vs_rent(
+        400_000,
+        55.04,
+        reserved_usd_per_hour=39.33,
+        spot_usd_per_hour=27.0,
+        spot_overhead_fraction=0.2,
+        utilisation=0.6,
+        power_watts=10_200,
+        usd_per_kwh=0.10,
+        pue=1.4,
+        hosting_usd_per_year=20_000,
+        staff_usd_per_year=30_000,
+    )
     hours = 0.6 * 8760 * 3
     energy = hours * 10.2 * 1.4 * 0.10
     assert r.hours_used == pytest.approx(hours)
@@ -207,8 +217,13 @@ def test_own_vs_rent_by_hand():
 
 
 @FAST
-@given(u=st.floats(0.01, 1), du=st.floats(0.01, 1), hosting=st.floats(0, 1e6),
-       price=st.floats(1e3, 1e7), rent=st.floats(0.5, 500))  # fmt: skip
+@given(
+    u=st.floats(0.01, 1),
+    du=st.floats(0.01, 1),
+    hosting=st.floats(0, 1e6),
+    price=st.floats(1e3, 1e7),
+    rent=st.floats(0.5, 500),
+)
 def test_more_utilisation_never_lengthens_breakeven_with_fixed_costs(u, du, hosting, price, rent):
     low, high = sorted((u, du))
     kw = {"power_watts": 10_200, "usd_per_kwh": 0.1, "pue": 1.3, "hosting_usd_per_year": hosting}
@@ -238,8 +253,9 @@ def test_training_run_cost_on_p5_is_6nd_over_peak_times_mfu_priced_per_gpu_hour(
     seconds = 6 * 7e9 * 1e12 / (32 * peak * 0.4)
     assert run.wall_clock_seconds == pytest.approx(seconds)
     assert run.rental_usd == pytest.approx(32 * seconds / 3600 * 55.04 / 8)
-    cheaper = cloud.training_run_cost_on("aws-p5.48xlarge", 7e9, 1e12, instances=4,
-                                         usd_per_hour=27.52)  # fmt: skip
+    cheaper = cloud.training_run_cost_on(
+        "aws-p5.48xlarge", 7e9, 1e12, instances=4, usd_per_hour=27.52
+    )
     assert cheaper.rental_usd == pytest.approx(run.rental_usd / 2)
     with pytest.raises(ValueError, match="usd_per_hour must be given"):
         cloud.training_run_cost_on("gcp-a3-highgpu-8g", 7e9, 1e12)
@@ -271,7 +287,8 @@ def test_young_interval_worked_example():
 
 
 def test_daly_interval_matches_his_series_and_tends_to_young():
-    """Daly (2006), the higher-order estimate: sqrt(2dM)[1 + sqrt(d/2M)/3 + (d/2M)/9] - d, and M when d >= 2M."""
+    """Daly (2006), the higher-order estimate: sqrt(2dM)[1 + sqrt(d/2M)/3 + (d/2M)/9] - d, and M
+    when d >= 2M."""
     d, m = 300.0, 86_400.0
     x = d / (2 * m)
     assert cloud.daly_interval_seconds(d, m) == pytest.approx(

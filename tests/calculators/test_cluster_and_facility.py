@@ -15,7 +15,8 @@ from course.facts.units import DAY
 
 
 def test_one_dgx_h100_costs_8935_usd_a_year_at_10_cents():
-    """Seed 003: 10.2 kW x 24 h x 365 d x $0.10/kWh; FACTS.md: $8,935 (the seed rounds to $9,000)."""
+    """Seed 003: 10.2 kW x 24 h x 365 d x $0.10/kWh; FACTS.md: $8,935 (the seed rounds to
+    $9,000)."""
     assert energy.annual_electricity_usd(10_200, 0.10) == pytest.approx(8935.2)
 
 
@@ -93,8 +94,9 @@ def test_small_model_fits_one_gpu():
 
 def test_cluster_planner_refuses_what_cannot_fit_and_incomplete_targets():
     with pytest.raises(ValueError, match="does not fit"):
-        cluster_for_model(PRESETS["gpt-3-175b"], recompute="none", micro_batch=64,
-                          sequence_parallel=False)  # fmt: skip
+        cluster_for_model(
+            PRESETS["gpt-3-175b"], recompute="none", micro_batch=64, sequence_parallel=False
+        )
     with pytest.raises(ValueError, match="days needs tokens"):
         cluster_for_model(PRESETS["gpt2"], days=3)
     with pytest.raises(ValueError, match="system must be one of"):

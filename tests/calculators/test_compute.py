@@ -156,8 +156,9 @@ def test_roofline_picks_the_larger_time_and_names_the_bound():
     decode = roofline_seconds(2 * 7e9, 14e9, 989.4e12, 3.35e12)  # one token, batch 1
     assert decode.bound == "memory"
     assert decode.seconds == decode.memory_seconds == pytest.approx(14e9 / 3.35e12)
-    big_matmul = roofline_seconds(matmul_flops(8192, 8192, 8192), matmul_bytes(8192, 8192, 8192),
-                                  989.4e12, 3.35e12)  # fmt: skip
+    big_matmul = roofline_seconds(
+        matmul_flops(8192, 8192, 8192), matmul_bytes(8192, 8192, 8192), 989.4e12, 3.35e12
+    )
     assert big_matmul.bound == "compute"
     assert big_matmul.attainable_flop_per_s == pytest.approx(989.4e12)
 

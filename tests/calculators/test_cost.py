@@ -85,14 +85,19 @@ def test_megatron_2021_trillion_model_ran_at_52_percent_of_a100_peak():
     assert per_gpu / A100_BF16 == pytest.approx(run.hfu, abs=0.005)  # eq. 3 counts recomputation
     layers, h, s, v = 128, 25600, 2048, 51200  # the 1T model of Table 1
     model_over_hardware = (72 * (1 + s / (6 * h) + v / (12 * layers * h))) / (
-        96 * (1 + s / (6 * h) + v / (16 * layers * h)))  # fmt: skip
+        96 * (1 + s / (6 * h) + v / (16 * layers * h))
+    )
     assert run.mfu == pytest.approx(run.hfu * model_over_hardware, abs=0.005)
 
 
-@pytest.mark.parametrize(("key", "gpus", "tflops", "mfu"), [
-    ("llama-3-405b-8192-gpus", 8192, 430, 0.43), ("llama-3-405b", 16384, 400, 0.41),
-    ("llama-3-405b-131k-context", 16384, 380, 0.38),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("key", "gpus", "tflops", "mfu"),
+    [
+        ("llama-3-405b-8192-gpus", 8192, 430, 0.43),
+        ("llama-3-405b", 16384, 400, 0.41),
+        ("llama-3-405b-131k-context", 16384, 380, 0.38),
+    ],
+)
 def test_llama3_405b_mfu_is_43_percent_on_8192_h100s_and_41_on_16384(key, gpus, tflops, mfu):
     """Llama 3 Herd of Models, Table 4: 430 TFLOP/s (43 %) on 8,192 H100s; 400 (41 %) on 16,384;
     380 (38 %) on 16,384 at 131K context. Each MFU is its TFLOP/s over the 989 TFLOP/s bf16 peak,
@@ -177,8 +182,17 @@ def test_deepseek_v3_rental_cost_is_gpu_hours_times_two_dollars():
 
 
 def test_run_footprint_adds_up():
-    fp = energy.run_footprint(7e9, 2e12, "h100-sxm", 256, mfu=0.4, usd_per_gpu_hour=2.5,
-                              usd_per_kwh=0.1, pue=1.2, grid_g_per_kwh=400)  # fmt: skip
+    fp = energy.run_footprint(
+        7e9,
+        2e12,
+        "h100-sxm",
+        256,
+        mfu=0.4,
+        usd_per_gpu_hour=2.5,
+        usd_per_kwh=0.1,
+        pue=1.2,
+        grid_g_per_kwh=400,
+    )
     assert fp.wall_clock_seconds == pytest.approx(6 * 7e9 * 2e12 / (256 * H100_BF16 * 0.4))
     assert fp.gpu_hours == pytest.approx(256 * fp.wall_clock_seconds / HOUR)
     assert fp.energy_joules == pytest.approx(256 * 700 * fp.wall_clock_seconds * 1.2)
@@ -193,8 +207,9 @@ def test_run_footprint_adds_up():
 @given(pue=st.floats(1, 3), extra=st.floats(0, 2), mfu=st.floats(0.05, 1))
 def test_higher_pue_never_means_less_energy_or_co2(pue, extra, mfu):
     a = energy.run_footprint(1e9, 1e11, "a100-80gb-sxm", 8, mfu=mfu, pue=pue, grid_g_per_kwh=300)
-    b = energy.run_footprint(1e9, 1e11, "a100-80gb-sxm", 8, mfu=mfu, pue=min(pue + extra, 10),
-                             grid_g_per_kwh=300)  # fmt: skip
+    b = energy.run_footprint(
+        1e9, 1e11, "a100-80gb-sxm", 8, mfu=mfu, pue=min(pue + extra, 10), grid_g_per_kwh=300
+    )
     assert b.energy_joules >= a.energy_joules and b.co2_kg >= a.co2_kg
 
 
@@ -250,8 +265,9 @@ def test_more_requests_never_need_fewer_gpus(rate, more):
 
 
 def test_serving_cost_per_million_tokens_is_price_over_throughput():
-    s = inference.serving(PRESETS["llama-2-70b"], "a100-80gb-sxm", requests_per_s=20,
-                          usd_per_gpu_hour=2.0)  # fmt: skip
+    s = inference.serving(
+        PRESETS["llama-2-70b"], "a100-80gb-sxm", requests_per_s=20, usd_per_gpu_hour=2.0
+    )
     assert s.gpus_per_replica == 2  # 140 GB of bf16 weights > 0.9 x 80 GiB
     assert s.gpus == s.replicas * s.gpus_per_replica
     assert s.usd_per_million_output_tokens == pytest.approx(
@@ -277,8 +293,10 @@ def test_seed_estimate_runtime_reproduces_what_its_code_prints():
 
 def test_generating_1000_tokens_is_memory_bound_and_far_slower_than_the_seed_says():
     """The seed's 14 GB read once is a prefill; generating reads the weights once per token."""
-    seed = gpu_infrastructure.estimate_runtime(gpu_infrastructure.SOURCE_GPUS["datacenter"],
-                                    gpu_infrastructure.SOURCE_WORKLOADS["inference"])  # fmt: skip
+    seed = gpu_infrastructure.estimate_runtime(
+        gpu_infrastructure.SOURCE_GPUS["datacenter"],
+        gpu_infrastructure.SOURCE_WORKLOADS["inference"],
+    )
     gen = gpu_infrastructure.course_estimate("generate", "a100-80gb-sxm")
     pre = gpu_infrastructure.course_estimate("prefill", "a100-80gb-sxm")
     assert gen.bound == "memory" and pre.bound == "compute"
@@ -332,8 +350,9 @@ def test_bert_base_fits_the_sources_hours_to_days_on_1_to_8_gpus():
 
 
 def test_run_footprint_adds_rental_and_electricity_at_the_facility():
-    run = energy.run_footprint(7e9, 1e12, "h100-sxm", 64, mfu=0.4, usd_per_gpu_hour=2.0,
-                               usd_per_kwh=0.1, pue=1.5)  # fmt: skip
+    run = energy.run_footprint(
+        7e9, 1e12, "h100-sxm", 64, mfu=0.4, usd_per_gpu_hour=2.0, usd_per_kwh=0.1, pue=1.5
+    )
     assert run.wall_clock_seconds == pytest.approx(6 * 7e9 * 1e12 / (64 * 989.4e12 * 0.4))
     assert run.power_watts == 64 * 700 * 1.5
     assert run.energy_joules == pytest.approx(run.power_watts * run.wall_clock_seconds)

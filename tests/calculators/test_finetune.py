@@ -1,4 +1,5 @@
-"""LoRA and gradient-accumulation calculators (course/calculators/finetune.py) against published figures."""
+"""LoRA and gradient-accumulation calculators (course/calculators/finetune.py) against published
+figures."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ def test_lora_counts_gqa_shapes_and_every_target():
 
 
 def test_lora_frozen_bf16_weights_of_gpt3_are_350_gb():
-    # Hu et al. 2021, sec. 4.2: LoRA brings GPT-3 175B training to 350 GB of VRAM (the bf16 weights).
+    # Hu et al. 2021, sec. 4.2: LoRA brings GPT-3 175B training to 350 GB of VRAM (the bf16
+    # weights).
     m = finetune.lora_memory(preset("gpt-3-175b"), rank=4, targets=("q", "v"))
     assert m.lora_frozen_weights_bytes == pytest.approx(350e9, rel=0.01)
     assert m.full_states_bytes == 16 * m.params
@@ -33,8 +35,9 @@ def test_lora_frozen_bf16_weights_of_gpt3_are_350_gb():
 
 def test_qlora_65b_fits_one_48gb_gpu():
     # Dettmers et al. 2023, "QLoRA": a 65B model fine-tuned on a single 48 GB GPU.
-    llama65 = preset("llama-2-70b").replace(layers=80, hidden=8192, heads=64, kv_heads=64,
-                                             ffn_hidden=22016)  # fmt: skip
+    llama65 = preset("llama-2-70b").replace(
+        layers=80, hidden=8192, heads=64, kv_heads=64, ffn_hidden=22016
+    )
     m = finetune.lora_memory(llama65, rank=64, targets=finetune.LORA_TARGETS, base_dtype="int4")
     assert 64e9 < m.params < 66e9
     assert m.lora_total_bytes < hardware.gpu("l40s").memory_bytes  # 48 GiB

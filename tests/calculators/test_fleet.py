@@ -1,4 +1,5 @@
-"""Fleet calculators: hand-derived cases and their consistency with the course's other calculators."""
+"""Fleet calculators: hand-derived cases and their consistency with the course's other
+calculators."""
 
 from __future__ import annotations
 

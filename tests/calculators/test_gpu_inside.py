@@ -114,18 +114,28 @@ def test_a_block_that_cannot_launch_is_refused():
 
 @pytest.mark.parametrize(
     "args, label",
-    [((0, 32, 0), "threads per block"), ((2048, 32, 0), "threads per block"),
-     ((128, 0, 0), "registers per thread"), ((128, 256, 0), "registers per thread"),
-     ((128, 32, -1), "shared memory per block"), ((128, 32, 10**9), "shared memory per block"),
-     ((float("nan"), 32, 0), "threads per block"), ((128, float("inf"), 0), "registers")],
-)  # fmt: skip
+    [
+        ((0, 32, 0), "threads per block"),
+        ((2048, 32, 0), "threads per block"),
+        ((128, 0, 0), "registers per thread"),
+        ((128, 256, 0), "registers per thread"),
+        ((128, 32, -1), "shared memory per block"),
+        ((128, 32, 10**9), "shared memory per block"),
+        ((float("nan"), 32, 0), "threads per block"),
+        ((128, float("inf"), 0), "registers"),
+    ],
+)
 def test_bad_input_names_the_label(args, label):
     with pytest.raises(ValueError, match=label):
         occupancy.occupancy(*args)
 
 
-@given(st.sampled_from(sorted(cuda_limits.LIMITS)), st.integers(1, 1024), st.integers(1, 128),
-       st.integers(0, 48 * 1024))  # fmt: skip
+@given(
+    st.sampled_from(sorted(cuda_limits.LIMITS)),
+    st.integers(1, 1024),
+    st.integers(1, 128),
+    st.integers(0, 48 * 1024),
+)
 def test_more_registers_or_shared_memory_never_raise_occupancy(cc, threads, regs, smem):
     assume(-(-threads // 32) * -(-(regs + 8) * 32 // 256) * 256 <= 65536)  # all three launch
     base = occupancy.occupancy(threads, regs, smem, compute_capability=cc)
@@ -180,9 +190,13 @@ def test_efficiency_is_a_fraction_and_sectors_bound_the_bytes(size, stride, offs
 
 @pytest.mark.parametrize(
     "kwargs, label",
-    [({"element_bytes": 0}, "element size"), ({"element_bytes": 3.5}, "element size"),
-     ({"stride_elements": -1}, "stride"), ({"offset_bytes": float("nan")}, "offset")],
-)  # fmt: skip
+    [
+        ({"element_bytes": 0}, "element size"),
+        ({"element_bytes": 3.5}, "element size"),
+        ({"stride_elements": -1}, "stride"),
+        ({"offset_bytes": float("nan")}, "offset"),
+    ],
+)
 def test_coalescing_bad_input(kwargs, label):
     with pytest.raises(ValueError, match=label):
         coalescing.warp_access(**kwargs)

@@ -86,8 +86,9 @@ def test_optimizer_state_bytes_match_real_torch_optimizer(
 ):
     """Measured: after one step, torch's fp32 Adam keeps exp_avg and exp_avg_sq (8 B/param) and
     SGD with momentum one buffer (4 B/param); the calculator's optimizer-state rows agree."""
-    cfg = PRESETS["llama-2-7b"].replace(layers=1, hidden=32, heads=2, kv_heads=2, ffn_hidden=64,
-                                        vocab=50, max_positions=16)  # fmt: skip
+    cfg = PRESETS["llama-2-7b"].replace(
+        layers=1, hidden=32, heads=2, kv_heads=2, ffn_hidden=64, vocab=50, max_positions=16
+    )
     model = build_model(cfg, device="cpu")
     opt = optimizer(model.parameters())
     model(torch.randint(0, 50, (1, 4))).sum().backward()
@@ -111,8 +112,9 @@ def test_korthikanti_activation_formula_for_gpt3_layer():
 
 
 def test_selective_recomputation_saves_70_percent_for_gpt3_and_65_for_mt_nlg():
-    """Korthikanti et al. 2022, sec. 4 ("selective activation recomputation"): selective recomputation cuts activation memory by 70 %
-    for GPT-3 (a=96, s=2048, h=12288) and 65 % for MT-NLG (a=128, h=20480)."""
+    """Korthikanti et al. 2022, sec. 4 ("selective activation recomputation"): selective
+    recomputation cuts activation memory by 70 % for GPT-3 (a=96, s=2048, h=12288) and 65 % for
+    MT-NLG (a=128, h=20480)."""
     for heads, hidden, saving in [(96, 12288, 0.70), (128, 20480, 0.65)]:
         full = activation_bytes_per_layer(S, 1, hidden, heads)
         selective = activation_bytes_per_layer(S, 1, hidden, heads, recompute="selective")
@@ -123,8 +125,9 @@ def test_sequence_parallel_and_selective_cut_activations_about_5x():
     """Korthikanti et al. 2022, abstract: ~5x less activation memory than tensor parallelism
     alone. GPT-3 at t=8: (10 + 24/8 + 80/8) / (34/8) = 5.4x."""
     tp_only = activation_bytes_per_layer(S, 1, H, A, tensor_parallel=8)
-    both = activation_bytes_per_layer(S, 1, H, A, tensor_parallel=8, sequence_parallel=True,
-                                      recompute="selective")  # fmt: skip
+    both = activation_bytes_per_layer(
+        S, 1, H, A, tensor_parallel=8, sequence_parallel=True, recompute="selective"
+    )
     assert tp_only == S * H * (10 + 3 + 10)
     assert both == S * H * 34 / 8
     assert tp_only / both == pytest.approx(5.41, abs=0.01)

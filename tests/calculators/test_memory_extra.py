@@ -1,6 +1,7 @@
-"""The tensor-by-tensor estimate of one training step (course.calculators.memory.step_activation_bytes and
-training_step_memory): its formulas by hand, its bookkeeping, and the physics it must obey.
-The comparison with a real measurement is in tests/measure/test_measure_memory.py."""
+"""The tensor-by-tensor estimate of one training step
+(course.calculators.memory.step_activation_bytes and training_step_memory): its formulas by hand,
+its bookkeeping, and the physics it must obey. The comparison with a real measurement is in
+tests/measure/test_measure_memory.py."""
 
 from __future__ import annotations
 
@@ -11,10 +12,17 @@ from hypothesis import strategies as st
 from course.calculators import memory
 from course.facts.models import PRESETS, TransformerConfig, matmul_params_per_layer
 
-SMALL = TransformerConfig(name="t", layers=3, hidden=64, heads=4, kv_heads=2, ffn_hidden=160,
-                          vocab=300, max_positions=512)  # fmt: skip
-FIELDS = ("parameters_bytes", "gradients_bytes", "optimizer_states_bytes", "activations_bytes",
-          "temporaries_bytes", "other_bytes")  # fmt: skip
+SMALL = TransformerConfig(
+    name="t", layers=3, hidden=64, heads=4, kv_heads=2, ffn_hidden=160, vocab=300, max_positions=512
+)
+FIELDS = (
+    "parameters_bytes",
+    "gradients_bytes",
+    "optimizer_states_bytes",
+    "activations_bytes",
+    "temporaries_bytes",
+    "other_bytes",
+)
 
 
 def test_fp32_block_formula_by_hand():
@@ -53,8 +61,9 @@ def test_autocast_does_not_halve_activation_memory():
     """The fp32 residual stream and norms, and per-projection input copies, stay: bf16 autocast
     keeps well over half of fp32's activations for a Llama-7B-shaped block."""
     fp32 = memory.step_activation_bytes(PRESETS["llama-2-7b"], batch=1, seq_len=2048)
-    bf16 = memory.step_activation_bytes(PRESETS["llama-2-7b"], batch=1, seq_len=2048,
-                                        precision="bf16_autocast")  # fmt: skip
+    bf16 = memory.step_activation_bytes(
+        PRESETS["llama-2-7b"], batch=1, seq_len=2048, precision="bf16_autocast"
+    )
     ratio = bf16.layers_bytes / fp32.layers_bytes
     assert 0.5 < ratio < 1.0
 
@@ -72,11 +81,27 @@ def test_step_memory_fields_add_up_and_model_states_are_16_bytes_per_param():
 def test_peak_phase_follows_the_shape_of_the_workload():
     """Few tokens: the optimizer step (all gradients) is the peak. Long sequences with many heads:
     the attention softmax's backward. Checked against MemTracker in test_measure_memory.py."""
-    wide = TransformerConfig(name="w", layers=2, hidden=256, heads=4, kv_heads=4, ffn_hidden=512,
-                             vocab=256, max_positions=512)  # fmt: skip
+    wide = TransformerConfig(
+        name="w",
+        layers=2,
+        hidden=256,
+        heads=4,
+        kv_heads=4,
+        ffn_hidden=512,
+        vocab=256,
+        max_positions=512,
+    )
     assert memory.training_step_memory(wide, batch=1, seq_len=16).peak_phase == "optimizer step"
-    heads = TransformerConfig(name="a", layers=2, hidden=64, heads=8, kv_heads=2, ffn_hidden=96,
-                              vocab=64, max_positions=512)  # fmt: skip
+    heads = TransformerConfig(
+        name="a",
+        layers=2,
+        hidden=64,
+        heads=8,
+        kv_heads=2,
+        ffn_hidden=96,
+        vocab=64,
+        max_positions=512,
+    )
     phase = memory.training_step_memory(heads, batch=2, seq_len=200).peak_phase
     assert phase == "backward of block 2's attention"
 
@@ -90,16 +115,31 @@ def test_only_llama_style_configs_are_counted_tensor_by_tensor():
 
 configs = st.builds(
     lambda layers, heads, group, head_dim, ffn, vocab: TransformerConfig(
-        name="h", layers=layers, hidden=heads * head_dim, heads=heads, kv_heads=heads // group,
-        ffn_hidden=ffn, vocab=vocab, max_positions=4096),
-    st.integers(1, 8), st.sampled_from([2, 4, 8]), st.sampled_from([1, 2]),
-    st.sampled_from([8, 16, 64]), st.integers(16, 2048), st.integers(16, 50_000),
-)  # fmt: skip
+        name="h",
+        layers=layers,
+        hidden=heads * head_dim,
+        heads=heads,
+        kv_heads=heads // group,
+        ffn_hidden=ffn,
+        vocab=vocab,
+        max_positions=4096,
+    ),
+    st.integers(1, 8),
+    st.sampled_from([2, 4, 8]),
+    st.sampled_from([1, 2]),
+    st.sampled_from([8, 16, 64]),
+    st.integers(16, 2048),
+    st.integers(16, 50_000),
+)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(config=configs, batch=st.integers(1, 8), seq_len=st.integers(1, 1024),
-       precision=st.sampled_from(memory.STEP_PRECISIONS))  # fmt: skip
+@given(
+    config=configs,
+    batch=st.integers(1, 8),
+    seq_len=st.integers(1, 1024),
+    precision=st.sampled_from(memory.STEP_PRECISIONS),
+)
 def test_checkpointing_never_raises_the_peak_and_model_states_are_a_floor(
     config, batch, seq_len, precision
 ):
@@ -115,8 +155,10 @@ def test_checkpointing_never_raises_the_peak_and_model_states_are_a_floor(
 @given(config=configs, batch=st.integers(1, 8), seq_len=st.integers(1, 512))
 def test_more_tokens_never_need_less_memory(config, batch, seq_len):
     for precision in memory.STEP_PRECISIONS:
-        small = memory.training_step_memory(config, batch=batch, seq_len=seq_len,
-                                            precision=precision)  # fmt: skip
-        more = memory.training_step_memory(config, batch=batch + 1, seq_len=seq_len,
-                                           precision=precision)  # fmt: skip
+        small = memory.training_step_memory(
+            config, batch=batch, seq_len=seq_len, precision=precision
+        )
+        more = memory.training_step_memory(
+            config, batch=batch + 1, seq_len=seq_len, precision=precision
+        )
         assert more.total_bytes >= small.total_bytes

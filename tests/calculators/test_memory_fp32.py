@@ -14,17 +14,21 @@ def test_korthikanti_16_bit_figure_is_unchanged():
     )
 
 
-@pytest.mark.parametrize(("recompute", "sp", "t", "expected"), [
-    ("none", False, 1, lambda s, b, h, a, t: s * b * h * (66 + 9 * a * s / h)),
-    ("none", False, 4, lambda s, b, h, a, t: s * b * h * (18 + 48 / t + 9 * a * s / (h * t))),
-    ("none", True, 4, lambda s, b, h, a, t: s * b * h * (66 + 9 * a * s / h) / t),
-    ("selective", False, 4, lambda s, b, h, a, t: s * b * h * (18 + 48 / t)),
-    ("full", False, 1, lambda s, b, h, a, t: 4 * s * b * h),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("recompute", "sp", "t", "expected"),
+    [
+        ("none", False, 1, lambda s, b, h, a, t: s * b * h * (66 + 9 * a * s / h)),
+        ("none", False, 4, lambda s, b, h, a, t: s * b * h * (18 + 48 / t + 9 * a * s / (h * t))),
+        ("none", True, 4, lambda s, b, h, a, t: s * b * h * (66 + 9 * a * s / h) / t),
+        ("selective", False, 4, lambda s, b, h, a, t: s * b * h * (18 + 48 / t)),
+        ("full", False, 1, lambda s, b, h, a, t: 4 * s * b * h),
+    ],
+)
 def test_fp32_activations_double_the_values_and_keep_one_byte_masks(recompute, sp, t, expected):
     s, b, h, a = 1024, 2, 2048, 16
-    got = memory.activation_bytes_per_layer(s, b, h, a, tensor_parallel=t, sequence_parallel=sp,
-                                            recompute=recompute, bytes_per_value=4)  # fmt: skip
+    got = memory.activation_bytes_per_layer(
+        s, b, h, a, tensor_parallel=t, sequence_parallel=sp, recompute=recompute, bytes_per_value=4
+    )
     assert got == pytest.approx(expected(s, b, h, a, t))
 
 

@@ -1,4 +1,5 @@
-"""Offload cost model (course/calculators/offload.py): ZeRO-Offload's memory split and link times."""
+"""Offload cost model (course/calculators/offload.py): ZeRO-Offload's memory split and link
+times."""
 
 from __future__ import annotations
 
@@ -35,8 +36,13 @@ def test_link_time_uses_the_registry_and_measured_bandwidths():
 
 def test_reference_run_measured_about_55_gb_s_pinned_host_to_device():
     data = reference.load(reference.H100, "bandwidth")
-    rows = [r for rows in data.values() if isinstance(rows, list) for r in rows
-            if isinstance(r, dict) and r.get("pinned") is True]  # fmt: skip
+    rows = [
+        r
+        for rows in data.values()
+        if isinstance(rows, list)
+        for r in rows
+        if isinstance(r, dict) and r.get("pinned") is True
+    ]
     assert rows, "the reference run has pinned host<->device copies"
     best = max(r["bytes_per_s"] for r in rows)
     assert 50e9 < best < hardware.INTERCONNECTS["pcie5"].bandwidth_bytes_per_s

@@ -29,7 +29,8 @@ from course.facts.units import GB
 )
 def test_zero_paper_figure_1_per_gpu_memory(stage, published_gb):
     """Rajbhandari et al. 2019, Fig. 1: 7.5B parameters, N_d = 64 GPUs, K = 12 (mixed-precision
-    Adam): baseline 120 GB, P_os 31.4 GB, P_os+g 16.6 GB, P_os+g+p 1.9 GB per GPU (rounded to 0.1)."""
+    Adam): baseline 120 GB, P_os 31.4 GB, P_os+g 16.6 GB, P_os+g+p 1.9 GB per GPU (rounded to
+    0.1)."""
     per_gpu = zero_model_state_bytes_per_gpu(7.5e9, 64, stage).total_bytes
     assert per_gpu / GB == pytest.approx(published_gb, abs=0.05)
 
@@ -57,8 +58,8 @@ def test_gpipe_bubble_matches_seed_000_and_huang_2019():
 
 
 def test_megatron_bubble_overhead_is_p_minus_1_over_m_and_interleaving_divides_it():
-    """Narayanan et al. 2021, sec. 2.2 (pipeline schedules): bubble time fraction (p - 1)/m of the ideal time; the
-    interleaved schedule with v chunks per GPU divides it by v."""
+    """Narayanan et al. 2021, sec. 2.2 (pipeline schedules): bubble time fraction (p - 1)/m of
+    the ideal time; the interleaved schedule with v chunks per GPU divides it by v."""
     assert pipeline_bubble_overhead(8, 32) == 7 / 32
     assert pipeline_bubble_overhead(8, 32, virtual_stages=4) == 7 / 128
     overhead = pipeline_bubble_overhead(8, 32)
@@ -115,25 +116,35 @@ def test_data_parallel_step_exposes_only_what_backward_cannot_hide():
 
 
 def test_first_pipeline_stage_holds_all_layers_activations_whatever_p():
-    """Korthikanti et al. 2022, sec. 4 (pipeline parallelism): with 1F1B the first stage keeps p micro-batches of
-    L/p layers: L layers' worth of activations, independent of p."""
+    """Korthikanti et al. 2022, sec. 4 (pipeline parallelism): with 1F1B the first stage keeps p
+    micro-batches of L/p layers: L layers' worth of activations, independent of p."""
     cfg = PRESETS["gpt-3-175b"]
     per_layer = activation_bytes_per_layer(
         2048, 1, 12288, 96, tensor_parallel=8, sequence_parallel=True, recompute="selective"
     )
     for p in (2, 4, 8, 16):
-        m = parallel_training_memory_per_gpu(cfg, seq_len=2048, tensor_parallel=8,
-                                             pipeline_parallel=p, sequence_parallel=True,
-                                             recompute="selective")  # fmt: skip
+        m = parallel_training_memory_per_gpu(
+            cfg,
+            seq_len=2048,
+            tensor_parallel=8,
+            pipeline_parallel=p,
+            sequence_parallel=True,
+            recompute="selective",
+        )
         assert m.activations_bytes == pytest.approx(96 * per_layer)
 
 
 def test_gpt3_on_megatron_layout_fits_an_80_gb_gpu():
     """Narayanan et al. 2021, Table 1: GPT-3 175B trained with t = 8, p = 16 on 80 GB A100s.
     Busiest GPU (first stage, selective recompute + sequence parallelism): ~33 GB < 80 GB."""
-    m = parallel_training_memory_per_gpu(PRESETS["gpt-3-175b"], seq_len=2048, tensor_parallel=8,
-                                         pipeline_parallel=16, sequence_parallel=True,
-                                         recompute="selective")  # fmt: skip
+    m = parallel_training_memory_per_gpu(
+        PRESETS["gpt-3-175b"],
+        seq_len=2048,
+        tensor_parallel=8,
+        pipeline_parallel=16,
+        sequence_parallel=True,
+        recompute="selective",
+    )
     assert 25 * GB < m.total_bytes < 80 * GB
     assert m.params_per_gpu == pytest.approx(175e9 / 128, rel=0.06)
 

@@ -1,5 +1,5 @@
-"""Communication and layouts on real links: the alpha-beta model, practice question 6 with numbers, the layout
-calculator, the reading's multi-GPU rule."""
+"""Communication and layouts on real links: the alpha-beta model, practice question 6 with
+numbers, the layout calculator, the reading's multi-GPU rule."""
 
 from __future__ import annotations
 
@@ -35,8 +35,9 @@ def test_ring_collective_seconds_matches_the_ring_functions(n):
     assert C.ring_collective_seconds("broadcast", 3e8, n, 2e11) == pytest.approx(3e8 / 2e11)
 
 
-@pytest.mark.parametrize("collective, n", [("all_reduce", 2), ("all_gather", 8),
-                                           ("reduce_scatter", 4)])  # fmt: skip
+@pytest.mark.parametrize(
+    "collective, n", [("all_reduce", 2), ("all_gather", 8), ("reduce_scatter", 4)]
+)
 def test_fit_alpha_beta_recovers_the_model_it_was_given(collective, n):
     sizes = [4e3, 6.5e4, 1e6, 1.6e7]
     times = [
@@ -58,12 +59,15 @@ def test_fit_alpha_beta_bus_bandwidth_matches_nccl_tests_busbw_of_a_large_messag
     assert fit.bus_bandwidth_bytes_per_s == pytest.approx(busbw) == pytest.approx(3.7e11)
 
 
-@pytest.mark.parametrize("sizes, times, match", [
-    ([1e3, 1e3], [1e-3, 2e-3], "distinct"),
-    ([1e3, 1e6], [2e-3, 1e-3], "grow"),
-    ([1e3, 1e6, 1e7], [1e-3, 2e-3], "same length"),
-    (None, [1e-3], "message_bytes"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "sizes, times, match",
+    [
+        ([1e3, 1e3], [1e-3, 2e-3], "distinct"),
+        ([1e3, 1e6], [2e-3, 1e-3], "grow"),
+        ([1e3, 1e6, 1e7], [1e-3, 2e-3], "same length"),
+        (None, [1e-3], "message_bytes"),
+    ],
+)
 def test_fit_alpha_beta_refuses_what_it_cannot_fit(sizes, times, match):
     with pytest.raises(ValueError, match=match):
         C.fit_alpha_beta(sizes, times)
@@ -94,12 +98,17 @@ def test_nccl_reaches_370_of_nvlinks_450_gb_s():
 
 
 def test_a_megatron_style_layout_fits_llama_70b_on_64_h100s_and_plain_dp_does_not():
-    ok = P.layout_step(LLAMA70, nodes=8, data_parallel=4, tensor_parallel=8, pipeline_parallel=2,
-                       microbatches=16)  # fmt: skip
+    ok = P.layout_step(
+        LLAMA70, nodes=8, data_parallel=4, tensor_parallel=8, pipeline_parallel=2, microbatches=16
+    )
     assert ok.fits == "yes" and ok.n_gpus == 64
-    assert ok.step_seconds == pytest.approx(ok.compute_seconds + ok.bubble_seconds
-        + ok.tensor_parallel_comm_seconds + ok.pipeline_comm_seconds
-        + ok.data_parallel_comm_seconds)  # fmt: skip
+    assert ok.step_seconds == pytest.approx(
+        ok.compute_seconds
+        + ok.bubble_seconds
+        + ok.tensor_parallel_comm_seconds
+        + ok.pipeline_comm_seconds
+        + ok.data_parallel_comm_seconds
+    )
     assert ok.bubble_seconds == pytest.approx(ok.compute_seconds * (2 - 1) / 16)
     dp = P.layout_step(LLAMA70, nodes=8, data_parallel=64, zero_stage=0, microbatches=1)
     assert dp.fits.startswith("no") and dp.memory_per_gpu_bytes > 1e12
@@ -109,27 +118,41 @@ def test_a_megatron_style_layout_fits_llama_70b_on_64_h100s_and_plain_dp_does_no
 def test_compute_counts_attention_and_the_recomputed_forward_at_the_gpus_own_peak():
     from course.calculators.compute import attention_flops_per_token, training_flops_with_attention
 
-    r = P.layout_step(LLAMA7, data_parallel=8, microbatches=4, micro_batch=2, seq_len=1024,
-                      recompute="none", compute_hfu=0.5)  # fmt: skip
+    r = P.layout_step(
+        LLAMA7,
+        data_parallel=8,
+        microbatches=4,
+        micro_batch=2,
+        seq_len=1024,
+        recompute="none",
+        compute_hfu=0.5,
+    )
     tokens = 8 * 4 * 2 * 1024
     assert r.global_batch == 64 and r.dtype == "bf16"
     assert r.model_flops == pytest.approx(training_flops_with_attention(LLAMA7, tokens, 1024))
     assert r.hardware_flops == r.model_flops
     assert r.compute_seconds == pytest.approx(r.model_flops / (8 * 0.5 * 989.4e12))
-    full = P.layout_step(LLAMA7, data_parallel=8, microbatches=4, micro_batch=2, seq_len=1024,
-                         recompute="full", compute_hfu=0.5)  # fmt: skip
+    full = P.layout_step(
+        LLAMA7,
+        data_parallel=8,
+        microbatches=4,
+        micro_batch=2,
+        seq_len=1024,
+        recompute="full",
+        compute_hfu=0.5,
+    )
     assert full.model_flops == r.model_flops and full.hfu / full.mfu == pytest.approx(
         training_flops_with_attention(LLAMA7, 1, 1024, recompute=True)
         / training_flops_with_attention(LLAMA7, 1, 1024)
     )  # about 4/3: HFU, not MFU
-    selective = P.layout_step(LLAMA7, data_parallel=8, microbatches=4, micro_batch=2,
-                              seq_len=1024, compute_hfu=0.5)  # fmt: skip
+    selective = P.layout_step(
+        LLAMA7, data_parallel=8, microbatches=4, micro_batch=2, seq_len=1024, compute_hfu=0.5
+    )
     assert selective.hardware_flops - r.model_flops == pytest.approx(
         attention_flops_per_token(LLAMA7, 1024) * tokens
     )
     # at long context attention is no longer a rounding error against 6 N per token
-    long = P.layout_step(LLAMA7, data_parallel=8, microbatches=1, seq_len=32768,
-                         recompute="none")  # fmt: skip
+    long = P.layout_step(LLAMA7, data_parallel=8, microbatches=1, seq_len=32768, recompute="none")
     assert long.model_flops / (8 * 32768) > 1.5 * 6 * param_count(LLAMA7)
 
 
@@ -142,9 +165,16 @@ NARAYANAN_TABLE_2 = {
 }
 #: The 530B model of Table 1 (MT-NLG shape): 105 layers, hidden 20,480, 128 heads; every model of
 #: the paper uses a vocabulary of 51,200 and sequences of 2,048.
-MT_NLG_530B = dataclasses.replace(preset("gpt-3-175b"), name="mt-nlg-530b", layers=105,
-                                  hidden=20480, heads=128, kv_heads=128, ffn_hidden=4 * 20480,
-                                  vocab=51200)  # fmt: skip
+MT_NLG_530B = dataclasses.replace(
+    preset("gpt-3-175b"),
+    name="mt-nlg-530b",
+    layers=105,
+    hidden=20480,
+    heads=128,
+    kv_heads=128,
+    ffn_hidden=4 * 20480,
+    vocab=51200,
+)
 
 
 @pytest.mark.parametrize("model", list(NARAYANAN_TABLE_2))
@@ -162,10 +192,20 @@ def test_layout_step_reproduces_narayanan_2021_table_2_on_a100s(model):
 
     def run(n, hfu):
         d = n // mp
-        return P.layout_step(cfg, gpu="a100-80gb-sxm", gpus_per_node=8, nodes=n // 8,
-                             data_parallel=d, tensor_parallel=8, pipeline_parallel=mp // 8,
-                             zero_stage=0, microbatches=batch // d, seq_len=2048,
-                             recompute="full", compute_hfu=hfu)  # fmt: skip
+        return P.layout_step(
+            cfg,
+            gpu="a100-80gb-sxm",
+            gpus_per_node=8,
+            nodes=n // 8,
+            data_parallel=d,
+            tensor_parallel=8,
+            pipeline_parallel=mp // 8,
+            zero_stage=0,
+            microbatches=batch // d,
+            seq_len=2048,
+            recompute="full",
+            compute_hfu=hfu,
+        )
 
     peak = 312e12
     (n0, x0), *others = published.items()
@@ -182,43 +222,76 @@ def test_layout_step_reproduces_narayanan_2021_table_2_on_a100s(model):
     assert run(n0, hfu).mfu < 0.8 * run(n0, hfu).hfu  # full recomputation: MFU is 3/4 of it
 
 
-@pytest.mark.parametrize("gpu, link", [
-    ("h100-sxm", "nvlink4"), ("a100-80gb-sxm", "nvlink3"), ("b200", "nvlink5"),
-    ("l40s", "pcie4"), ("rtx-4090", "pcie4"), ("h100-pcie", "pcie5"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "gpu, link",
+    [
+        ("h100-sxm", "nvlink4"),
+        ("a100-80gb-sxm", "nvlink3"),
+        ("b200", "nvlink5"),
+        ("l40s", "pcie4"),
+        ("rtx-4090", "pcie4"),
+        ("h100-pcie", "pcie5"),
+    ],
+)
 def test_each_gpu_is_priced_with_its_own_links(gpu, link):
     intra, inter = C.gpu_links(gpu)
     assert intra.name == INTERCONNECTS[link].name
-    r = P.layout_step(LLAMA7, gpu=gpu, data_parallel=4, tensor_parallel=2, microbatches=4,
-                      seq_len=1024)  # fmt: skip
+    r = P.layout_step(
+        LLAMA7, gpu=gpu, data_parallel=4, tensor_parallel=2, microbatches=4, seq_len=1024
+    )
     assert r.intra_node_link == intra.name and r.inter_node_link == inter.name
-    expected = C.tensor_parallel_layer_comm(LLAMA7, seq_len=1024, tensor_parallel=2,
-                                            bandwidth_bytes_per_s=intra.bandwidth_bytes_per_s)  # fmt: skip
+    expected = C.tensor_parallel_layer_comm(
+        LLAMA7, seq_len=1024, tensor_parallel=2, bandwidth_bytes_per_s=intra.bandwidth_bytes_per_s
+    )
     assert r.tensor_parallel_comm_seconds == pytest.approx(32 * 4 * expected.seconds)
 
 
 def test_a_v100_is_priced_in_fp16_on_its_own_nvlink():
-    r = P.layout_step(LLAMA7, gpu="v100-sxm2-32gb", data_parallel=4, tensor_parallel=2,
-                      microbatches=4, seq_len=1024)  # fmt: skip
+    r = P.layout_step(
+        LLAMA7,
+        gpu="v100-sxm2-32gb",
+        data_parallel=4,
+        tensor_parallel=2,
+        microbatches=4,
+        seq_len=1024,
+    )
     assert r.dtype == "fp16" and "no bf16" in r.notes
     assert "NVLink" in r.intra_node_link and "HDR" in r.inter_node_link
 
 
 def test_interleaving_divides_the_bubble_and_grows_the_first_stage_activations():
     def run(v, m=16):
-        return P.layout_step(LLAMA7, nodes=4, data_parallel=4, tensor_parallel=2,
-                             pipeline_parallel=4, microbatches=m, virtual_stages=v,
-                             recompute="none")  # fmt: skip
+        return P.layout_step(
+            LLAMA7,
+            nodes=4,
+            data_parallel=4,
+            tensor_parallel=2,
+            pipeline_parallel=4,
+            microbatches=m,
+            virtual_stages=v,
+            recompute="none",
+        )
 
     plain, inter = run(1), run(2)
     assert inter.bubble_seconds == pytest.approx(plain.bubble_seconds / 2)
     assert "interleaved v = 2" in inter.layout
-    act = P.parallel_training_memory_per_gpu(LLAMA7, seq_len=4096, tensor_parallel=2,
-                                             pipeline_parallel=4, data_parallel=4,
-                                             sequence_parallel=True)  # fmt: skip
-    act2 = P.parallel_training_memory_per_gpu(LLAMA7, seq_len=4096, tensor_parallel=2,
-                                              pipeline_parallel=4, data_parallel=4,
-                                              sequence_parallel=True, virtual_stages=2)  # fmt: skip
+    act = P.parallel_training_memory_per_gpu(
+        LLAMA7,
+        seq_len=4096,
+        tensor_parallel=2,
+        pipeline_parallel=4,
+        data_parallel=4,
+        sequence_parallel=True,
+    )
+    act2 = P.parallel_training_memory_per_gpu(
+        LLAMA7,
+        seq_len=4096,
+        tensor_parallel=2,
+        pipeline_parallel=4,
+        data_parallel=4,
+        sequence_parallel=True,
+        virtual_stages=2,
+    )
     assert act2.activations_bytes == pytest.approx(act.activations_bytes * (1 + 3 / 8))
     # fewer micro-batches than stages: only m in flight, and a note that the bubble dominates
     few = run(1, m=2)
@@ -231,10 +304,8 @@ def test_stages_that_do_not_divide_the_layers_are_noted_and_kv_heads_checked():
     assert "3 stages do not divide the 32 layers: the busiest stage has 11" in r.notes
     odd = dataclasses.replace(LLAMA7, heads=24, kv_heads=8, hidden=3072)
     with pytest.raises(ValueError, match="must divide the 8 K/V heads"):
-        P.layout_step(odd, data_parallel=1, tensor_parallel=3, pipeline_parallel=1,
-                      gpus_per_node=3)  # fmt: skip
-    mqa = P.layout_step(dataclasses.replace(LLAMA7, kv_heads=1), data_parallel=4,
-                        tensor_parallel=2)  # fmt: skip
+        P.layout_step(odd, data_parallel=1, tensor_parallel=3, pipeline_parallel=1, gpus_per_node=3)
+    mqa = P.layout_step(dataclasses.replace(LLAMA7, kv_heads=1), data_parallel=4, tensor_parallel=2)
     assert "copied 2 times" in mqa.notes
 
 
@@ -249,14 +320,34 @@ def test_data_parallel_over_infiniband_costs_more_than_inside_a_node():
     assert z3.data_parallel_comm_seconds == pytest.approx(1.5 * inside.data_parallel_comm_seconds)
 
 
-@pytest.mark.parametrize("change, match", [
-    ({"data_parallel": 4}, "must equal GPUs per node x nodes"),
-    ({"data_parallel": 1, "tensor_parallel": 8, "pipeline_parallel": 1, "gpus_per_node": 4,
-      "nodes": 2}, "at most GPUs per node"),
-    ({"data_parallel": 1, "pipeline_parallel": 64, "nodes": 8}, "at most the model's"),
-    ({"data_parallel": 2, "tensor_parallel": 4, "pipeline_parallel": 1, "gpus_per_node": 8,
-      "nodes": 1, "config": preset("gpt2-xl")}, "heads"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        ({"data_parallel": 4}, "must equal GPUs per node x nodes"),
+        (
+            {
+                "data_parallel": 1,
+                "tensor_parallel": 8,
+                "pipeline_parallel": 1,
+                "gpus_per_node": 4,
+                "nodes": 2,
+            },
+            "at most GPUs per node",
+        ),
+        ({"data_parallel": 1, "pipeline_parallel": 64, "nodes": 8}, "at most the model's"),
+        (
+            {
+                "data_parallel": 2,
+                "tensor_parallel": 4,
+                "pipeline_parallel": 1,
+                "gpus_per_node": 8,
+                "nodes": 1,
+                "config": preset("gpt2-xl"),
+            },
+            "heads",
+        ),
+    ],
+)
 def test_impossible_layouts_are_refused_with_a_reason(change, match):
     kwargs = {"config": LLAMA7, "data_parallel": 8} | change
     config = kwargs.pop("config")
@@ -268,8 +359,9 @@ def test_impossible_layouts_are_refused_with_a_reason(change, match):
 @given(m=st.integers(1, 256), more=st.integers(1, 256), p=st.sampled_from([2, 4, 8]))
 def test_more_microbatches_shrink_the_layout_bubble(m, more, p):
     def bubble(k):
-        return P.layout_step(LLAMA7, nodes=p, data_parallel=8, pipeline_parallel=p,
-                             microbatches=k).bubble_fraction  # fmt: skip
+        return P.layout_step(
+            LLAMA7, nodes=p, data_parallel=8, pipeline_parallel=p, microbatches=k
+        ).bubble_fraction
 
     assert bubble(m + more) < bubble(m)
 
@@ -279,11 +371,16 @@ def test_seed_000_rule_as_written_and_what_it_misses():
     dp = gpu_infrastructure.multi_gpu_efficiency_as_written(8, "data", 14, 64)
     assert dp == {"memory_per_gpu_gb": 14, "scaling_efficiency": pytest.approx(1 - 0.1 * 7 / 8)}
     # its data-parallel efficiency ignores the model size and the link altogether ...
-    assert gpu_infrastructure.multi_gpu_efficiency_as_written(8, "data", 1400, 64) ["scaling_efficiency"] == \
-        dp["scaling_efficiency"]  # fmt: skip
+    assert (
+        gpu_infrastructure.multi_gpu_efficiency_as_written(8, "data", 1400, 64)[
+            "scaling_efficiency"
+        ]
+        == dp["scaling_efficiency"]
+    )
     # ... while the ring model's communication grows with the gradients and shrinks with the link
-    small, big = (C.gradient_allreduce_on_links(p, 8, links=("pcie5",))[0].seconds
-                  for p in (7e8, 7e10))  # fmt: skip
+    small, big = (
+        C.gradient_allreduce_on_links(p, 8, links=("pcie5",))[0].seconds for p in (7e8, 7e10)
+    )
     assert big == pytest.approx(100 * small)
     # and its memory per GPU is the weights alone: ZeRO-0 mixed-precision Adam needs 8x that
     zero0 = P.zero_model_state_bytes_per_gpu(7e9, 8, 0)
@@ -300,12 +397,14 @@ def test_seed_000_rule_as_written_and_what_it_misses():
 def test_tensor_parallel_moves_four_activation_all_reduces_per_layer():
     """Llama-2-70B, s = 4096, b = 1, bf16: S = 4096 x 8192 x 2 = 67 MB per all-reduce; on 8 GPUs
     each sends 4 x 2 x 7/8 x S = 470 MB per layer per micro-batch."""
-    r = C.tensor_parallel_layer_comm(LLAMA70, seq_len=4096, tensor_parallel=8,
-                                     bandwidth_bytes_per_s=450e9)  # fmt: skip
+    r = C.tensor_parallel_layer_comm(
+        LLAMA70, seq_len=4096, tensor_parallel=8, bandwidth_bytes_per_s=450e9
+    )
     assert r.message_bytes == 4096 * 8192 * 2
     assert r.bytes_sent_per_gpu == pytest.approx(4 * 1.75 * 4096 * 8192 * 2)
     assert r.seconds == pytest.approx(r.bytes_sent_per_gpu / 450e9)
-    ib = C.tensor_parallel_layer_comm(LLAMA70, seq_len=4096, tensor_parallel=8,
-                                      bandwidth_bytes_per_s=50e9)  # fmt: skip
+    ib = C.tensor_parallel_layer_comm(
+        LLAMA70, seq_len=4096, tensor_parallel=8, bandwidth_bytes_per_s=50e9
+    )
     assert ib.seconds == pytest.approx(9 * r.seconds)
     assert C.tensor_parallel_layer_comm(LLAMA70, seq_len=4096, tensor_parallel=1).seconds == 0

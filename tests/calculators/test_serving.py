@@ -1,5 +1,5 @@
-"""KV-cache allocation and batching simulations (course/calculators/serving.py) against the published anchors
-of Kwon et al. 2023 (vLLM) and hand-worked cases."""
+"""KV-cache allocation and batching simulations (course/calculators/serving.py) against the
+published anchors of Kwon et al. 2023 (vLLM) and hand-worked cases."""
 
 from __future__ import annotations
 
@@ -38,8 +38,9 @@ def test_paging_wastes_under_4_percent():
 def test_paging_fits_more_requests_in_the_same_memory():
     mix = serving.request_mix(500, seed=1)
     budget = 12e9  # about what OPT-13B on a 40 GB A100 leaves for the cache (Kwon et al. Fig. 1)
-    contiguous = serving.kv_allocation(mix, kv_bytes_per_token=OPT13B_KV, policy="contiguous",
-                                       memory_bytes=budget)  # fmt: skip
+    contiguous = serving.kv_allocation(
+        mix, kv_bytes_per_token=OPT13B_KV, policy="contiguous", memory_bytes=budget
+    )
     paged = serving.kv_allocation(mix, kv_bytes_per_token=OPT13B_KV, memory_bytes=budget)
     assert contiguous.batch_that_fits == int(budget // (2048 * OPT13B_KV)) == 7
     assert paged.batch_that_fits > 2 * contiguous.batch_that_fits
@@ -58,17 +59,19 @@ def test_a_request_longer_than_max_seq_len_is_refused():
 
 def test_static_and_continuous_agree_when_every_request_is_alike():
     mix = [Request(10, 5) for _ in range(8)]
-    static = serving.simulate_batching(mix, policy="static", max_batch=4,
-                                       step_base_seconds=1, step_per_seq_seconds=0)  # fmt: skip
-    cont = serving.simulate_batching(mix, policy="continuous", max_batch=4,
-                                     step_base_seconds=1, step_per_seq_seconds=0)  # fmt: skip
+    static = serving.simulate_batching(
+        mix, policy="static", max_batch=4, step_base_seconds=1, step_per_seq_seconds=0
+    )
+    cont = serving.simulate_batching(
+        mix, policy="continuous", max_batch=4, step_base_seconds=1, step_per_seq_seconds=0
+    )
     assert static.makespan_seconds == cont.makespan_seconds == 10
     assert static.tokens_per_second == cont.tokens_per_second == 4
 
 
 def test_static_batching_waits_for_the_longest_request_by_hand():
-    # two slots, requests of 1, 9 and 1 tokens at t=0, 1 s per step whatever the batch:
-    # static: {1, 9} takes 9 s, then {1} ends at 10 s; continuous: the third joins at 1 s, ends at 2 s.
+    # two slots, requests of 1, 9 and 1 tokens at t=0, 1 s per step whatever the batch: static: {1,
+    # 9} takes 9 s, then {1} ends at 10 s; continuous: the third joins at 1 s, ends at 2 s.
     mix = [Request(0, 1), Request(0, 9), Request(0, 1)]
     kw = dict(max_batch=2, step_base_seconds=1, step_per_seq_seconds=0)
     static = serving.simulate_batching(mix, policy="static", **kw)
@@ -112,8 +115,9 @@ def test_requests_must_be_request_objects(bad):
 def test_paging_never_reserves_more_than_contiguous_and_wastes_under_a_block_each(n, block, seed):
     mix = serving.request_mix(n, max_seq_len=1024, seed=seed)
     paged = serving.kv_allocation(mix, kv_bytes_per_token=1, block_tokens=block, max_seq_len=1024)
-    contiguous = serving.kv_allocation(mix, kv_bytes_per_token=1, policy="contiguous",
-                                       max_seq_len=1024)  # fmt: skip
+    contiguous = serving.kv_allocation(
+        mix, kv_bytes_per_token=1, policy="contiguous", max_seq_len=1024
+    )
     assert paged.used_bytes == contiguous.used_bytes
     assert paged.reserved_bytes <= contiguous.reserved_bytes + n * block
     assert 0 <= paged.wasted_bytes < n * block

@@ -1,4 +1,5 @@
-"""The decision table (course/calculators/techniques.py) and its widget (course/presentation/widgets/techniques.py)."""
+"""The decision table (course/calculators/techniques.py) and its widget
+(course/presentation/widgets/techniques.py)."""
 
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ def _names(r):
 @pytest.mark.parametrize("workload", techniques.WORKLOADS)
 @pytest.mark.parametrize("constraint", techniques.CONSTRAINTS)
 def test_every_case_ranks_rows_in_order_with_a_basis(workload, constraint):
-    r = techniques.rank_techniques(C13, workload=workload, constraint=constraint, batch=4,
-                                   seq_len=4096)  # fmt: skip
+    r = techniques.rank_techniques(
+        C13, workload=workload, constraint=constraint, batch=4, seq_len=4096
+    )
     assert r.rows and str(r) and "<table>" in r._repr_html_()
     for row in r.rows:
         assert row.basis.startswith(("calculated", "measured")) and row.trade_off
@@ -34,8 +36,9 @@ def test_memory_rows_agree_with_the_calculators():
     base = memory.training_memory(C13, batch=1, seq_len=2048).total_bytes
     full = memory.training_memory(C13, batch=1, seq_len=2048, recompute="full").total_bytes
     assert rows["full activation recomputation"].effect == pytest.approx(base - full)
-    qlora = finetune.lora_memory(C13, rank=16, targets=finetune.LORA_TARGETS, base_dtype="int4",
-                                 seq_len=2048)  # fmt: skip
+    qlora = finetune.lora_memory(
+        C13, rank=16, targets=finetune.LORA_TARGETS, base_dtype="int4", seq_len=2048
+    )
     assert rows["QLoRA (4-bit frozen base + LoRA)"].effect == pytest.approx(
         base - qlora.lora_total_bytes
     )
@@ -60,8 +63,9 @@ def test_measured_speedups_join_the_ranking():
 
 
 def test_cost_rows_count_gpus_saved_first():
-    r = techniques.rank_techniques(C13, workload="training", constraint="too_costly",
-                                   batch=4, seq_len=4096)  # fmt: skip
+    r = techniques.rank_techniques(
+        C13, workload="training", constraint="too_costly", batch=4, seq_len=4096
+    )
     assert "GPUs" in r.rows[0].effect_text and r.rows[0].effect >= r.rows[1].effect
 
 

@@ -18,13 +18,25 @@ from course.distributed import collectives, ddp, fsdp, pipeline, tensor_parallel
 from course.distributed.common import SCALE_CONFIG, TINY_CONFIG, lm_loss, seeded_model, token_batch
 from course.distributed.launch import launch_named
 
-DEMOS = [ddp.ddp_gradients, fsdp.all_stages, fsdp.fsdp_output, tensor_parallel.tp_block,
-         pipeline.pipeline_output, collectives.show_collectives]  # fmt: skip
+DEMOS = [
+    ddp.ddp_gradients,
+    fsdp.all_stages,
+    fsdp.fsdp_output,
+    tensor_parallel.tp_block,
+    pipeline.pipeline_output,
+    collectives.show_collectives,
+]
 
 
 #: What the launches at 3 and 4 ranks run (the timed demos are left to the 2-rank launch).
-SCALED = [ddp.ddp_gradients, fsdp.sharded_states, fsdp.fsdp_output, tensor_parallel.tp_block,
-          pipeline.pipeline_output, collectives.show_collectives]  # fmt: skip
+SCALED = [
+    ddp.ddp_gradients,
+    fsdp.sharded_states,
+    fsdp.fsdp_output,
+    tensor_parallel.tp_block,
+    pipeline.pipeline_output,
+    collectives.show_collectives,
+]
 
 
 @pytest.fixture(scope="module")
@@ -50,8 +62,9 @@ def _pipeline_reference(n: int):
 
 def _check_tp(tp: dict) -> None:
     ref = tensor_parallel.reference_block_gradients()
-    torch.testing.assert_close(tp["output"], tensor_parallel.reference_block_output(),
-                               atol=1e-5, rtol=1e-5)  # fmt: skip
+    torch.testing.assert_close(
+        tp["output"], tensor_parallel.reference_block_output(), atol=1e-5, rtol=1e-5
+    )
     torch.testing.assert_close(tp["input_grad"], ref["input_grad"], atol=1e-5, rtol=1e-5)
     assert tp["grads"].keys() == ref["grads"].keys()
     for name, g in ref["grads"].items():
@@ -81,14 +94,16 @@ def test_every_demo_runs_at_3_and_4_ranks_and_equals_one_process(scaled):
         for name, g in ref.items():
             torch.testing.assert_close(r["ddp_gradients"][name], g, atol=1e-6, rtol=0)
         state = r["sharded_states"]
-        est = parallel.zero_model_state_bytes_per_gpu(state["params"], n, 3, precision="fp32",
-                                                      optimizer="adam")  # fmt: skip
+        est = parallel.zero_model_state_bytes_per_gpu(
+            state["params"], n, 3, precision="fp32", optimizer="adam"
+        )
         assert state["total_bytes"] == pytest.approx(est.total_bytes, rel=0.10)
         _check_tp(r["tp_block"])
         x, _ = token_batch(TINY_CONFIG, 4, 16)
         with torch.no_grad():
-            torch.testing.assert_close(r["fsdp_output"], seeded_model(TINY_CONFIG)(x),
-                                       atol=1e-5, rtol=1e-5)  # fmt: skip
+            torch.testing.assert_close(
+                r["fsdp_output"], seeded_model(TINY_CONFIG)(x), atol=1e-5, rtol=1e-5
+            )
         shown = r["show_collectives"]
         assert shown["all_reduce (sum)"] == [n * (n + 1) / 2] * 4
         assert shown["all_gather"] == [float(k + 1) for k in range(n) for _ in range(4)]
@@ -149,11 +164,18 @@ def test_compare_with_zero_lists_stages_0_to_3_and_marks_stage_2_as_estimate_onl
 
 
 def test_collective_fits_and_pipeline_summary_from_synthetic_records():
-    recs = [{"collective": "all_reduce", "bytes": b, "ranks": 2,
-             "seconds": communication.ring_allreduce_seconds(b, 2, 1e9, latency_seconds=1e-4)}
-            for b in (1e3, 1e5, 1e7)] + [
-            {"collective": "all_gather", "bytes": b, "ranks": 2, "seconds": s}
-            for b, s in ((1e3, 2e-3), (1e5, 1e-3))]  # fmt: skip
+    recs = [
+        {
+            "collective": "all_reduce",
+            "bytes": b,
+            "ranks": 2,
+            "seconds": communication.ring_allreduce_seconds(b, 2, 1e9, latency_seconds=1e-4),
+        }
+        for b in (1e3, 1e5, 1e7)
+    ] + [
+        {"collective": "all_gather", "bytes": b, "ranks": 2, "seconds": s}
+        for b, s in ((1e3, 2e-3), (1e5, 1e-3))
+    ]
     fits = collectives.fit_records(recs)
     assert fits["all_gather"] is None
     assert fits["all_reduce"].bandwidth_bytes_per_s == pytest.approx(1e9)
@@ -161,8 +183,10 @@ def test_collective_fits_and_pipeline_summary_from_synthetic_records():
     assert list(curves) == ["all_reduce"] and curves["all_reduce"](1e7) == pytest.approx(
         recs[2]["seconds"]
     )
-    ev = [{"rank": r, "stage": r, "kind": "F", "microbatch": 0, "start": r, "end": r + 1}
-          for r in range(2)]  # fmt: skip
+    ev = [
+        {"rank": r, "stage": r, "kind": "F", "microbatch": 0, "start": r, "end": r + 1}
+        for r in range(2)
+    ]
     (row,) = pipeline.bubble_summary({"GPipe": ev}, microbatches=1)
     assert row["bubble_fraction"] == pytest.approx(0.5) and row["formula"] == pytest.approx(0.5)
 
@@ -196,14 +220,16 @@ def test_collectives_hold_what_their_names_say(runs):
 
 def test_bubble_and_in_flight_from_synthetic_events():
     # 2 stages, 2 micro-batches, GPipe, F = 1, B = 2: span 8, busy 12 of 16 -> bubble 1/4
-    ev = [{"rank": 0, "stage": 0, "kind": "F", "microbatch": 0, "start": 0, "end": 1},
-          {"rank": 0, "stage": 0, "kind": "F", "microbatch": 1, "start": 1, "end": 2},
-          {"rank": 1, "stage": 1, "kind": "F", "microbatch": 0, "start": 1, "end": 2},
-          {"rank": 1, "stage": 1, "kind": "F", "microbatch": 1, "start": 2, "end": 3},
-          {"rank": 1, "stage": 1, "kind": "B", "microbatch": 0, "start": 3, "end": 5},
-          {"rank": 1, "stage": 1, "kind": "B", "microbatch": 1, "start": 5, "end": 7},
-          {"rank": 0, "stage": 0, "kind": "B", "microbatch": 0, "start": 5, "end": 7},
-          {"rank": 0, "stage": 0, "kind": "B", "microbatch": 1, "start": 7, "end": 9}]  # fmt: skip
+    ev = [
+        {"rank": 0, "stage": 0, "kind": "F", "microbatch": 0, "start": 0, "end": 1},
+        {"rank": 0, "stage": 0, "kind": "F", "microbatch": 1, "start": 1, "end": 2},
+        {"rank": 1, "stage": 1, "kind": "F", "microbatch": 0, "start": 1, "end": 2},
+        {"rank": 1, "stage": 1, "kind": "F", "microbatch": 1, "start": 2, "end": 3},
+        {"rank": 1, "stage": 1, "kind": "B", "microbatch": 0, "start": 3, "end": 5},
+        {"rank": 1, "stage": 1, "kind": "B", "microbatch": 1, "start": 5, "end": 7},
+        {"rank": 0, "stage": 0, "kind": "B", "microbatch": 0, "start": 5, "end": 7},
+        {"rank": 0, "stage": 0, "kind": "B", "microbatch": 1, "start": 7, "end": 9},
+    ]
     bubble = pipeline.bubble_from_events(ev)
     assert bubble["span_seconds"] == 9 and bubble["busy_seconds"] == 12
     assert bubble["bubble_fraction"] == pytest.approx(1 - 12 / 18)
@@ -222,16 +248,30 @@ def test_pipeline_and_sharding_reject_bad_arguments():
         fsdp.sharded_states(2)
 
 
-# training.py's script runs the same workers as tests/distributed/test_distributed_training.py's launch; it is
-# left out here to keep the suite's time down (each torchrun start imports torch twice)
+# training.py's script runs the same workers as tests/distributed/test_distributed_training.py's
+# launch; it is left out here to keep the suite's time down (each torchrun start imports torch
+# twice)
 @pytest.mark.parametrize("demo", ["collectives", "ddp", "fsdp", "tensor_parallel", "pipeline"])
 def test_each_demo_runs_as_a_torchrun_script(demo, tmp_path):
     before = {p.pid for p in psutil.Process().children(recursive=True)}
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
-           f"--log-dir={tmp_path}",  # torchrun's default leaves a torchelastic_* folder in /tmp
-           "-m", f"course.distributed.{demo}"]  # fmt: skip
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=180,
-                          env={**__import__("os").environ, "OMP_NUM_THREADS": "1"})  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc-per-node",
+        "2",
+        f"--log-dir={tmp_path}",  # torchrun's default leaves a torchelastic_* folder in /tmp
+        "-m",
+        f"course.distributed.{demo}",
+    ]
+    done = subprocess.run(
+        cmd,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env={**__import__("os").environ, "OMP_NUM_THREADS": "1"},
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "== " in done.stdout
     assert {p.pid for p in psutil.Process().children(recursive=True)} <= before

@@ -41,8 +41,13 @@ def _sleep():
 
 
 def _children() -> list:
-    return [p for p in psutil.Process().children(recursive=True) if p.is_running()
-            and p.status() != psutil.STATUS_ZOMBIE and "resource_tracker" not in " ".join(p.cmdline())]  # fmt: skip
+    return [
+        p
+        for p in psutil.Process().children(recursive=True)
+        if p.is_running()
+        and p.status() != psutil.STATUS_ZOMBIE
+        and "resource_tracker" not in " ".join(p.cmdline())
+    ]
 
 
 def _ports_of(pids: set[int]) -> list:
@@ -69,8 +74,9 @@ def test_launch_returns_each_rank_in_order_and_runs_a_list_in_one_group(recorded
     assert out[0][1] == out[1][1] == "gloo"
     pids = {o[0][3] for o in out}
     assert len(pids) == 2 and os.getpid() not in pids
-    assert not any(psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE
-                   for p in pids)  # fmt: skip
+    assert not any(
+        psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE for p in pids
+    )
     assert {p.pid for p in _children()} <= before
     assert L.port_is_free(recorded_port[-1])
     single = L.launch(_second, 2, timeout_seconds=120)  # one function: each rank's result itself
@@ -152,8 +158,11 @@ def _listening_and_threads():
     import torch.distributed as dist
 
     dist.barrier()  # every rank's sockets are open now
-    mine = [c.laddr.ip for c in psutil.Process().net_connections(kind="inet")
-            if c.status == psutil.CONN_LISTEN]  # fmt: skip
+    mine = [
+        c.laddr.ip
+        for c in psutil.Process().net_connections(kind="inet")
+        if c.status == psutil.CONN_LISTEN
+    ]
     dist.barrier()  # no rank closes its sockets before the others have looked
     return mine, torch.get_num_threads()
 
@@ -181,16 +190,21 @@ def test_ranks_die_with_the_process_that_launched_them():
     import subprocess
     import sys
 
-    code = ("import time; from course.distributed.launch import launch; "
-            "launch(time.sleep, 2, args=(600,), timeout_seconds=600)")  # fmt: skip
+    code = (
+        "import time; from course.distributed.launch import launch; "
+        "launch(time.sleep, 2, args=(600,), timeout_seconds=600)"
+    )
     parent = subprocess.Popen([sys.executable, "-c", code])
     try:
         deadline = time.monotonic() + 60
         ranks: list = []
         while time.monotonic() < deadline and len(ranks) < 2:
             time.sleep(0.5)
-            ranks = [p for p in psutil.Process(parent.pid).children(recursive=True)
-                     if "spawn_main" in " ".join(p.cmdline())]  # fmt: skip
+            ranks = [
+                p
+                for p in psutil.Process(parent.pid).children(recursive=True)
+                if "spawn_main" in " ".join(p.cmdline())
+            ]
         assert len(ranks) == 2, "the ranks did not start"
         time.sleep(2)  # past the start-up, inside time.sleep(600)
     finally:
@@ -237,12 +251,17 @@ def test_torchrun_and_its_workers_die_with_the_process_that_started_it():
         "import os, time; from course.distributed.launch import _die_with_parent; "
         "_die_with_parent(os.getppid()); print('ready', flush=True); time.sleep(600)"
     )
-    code = ("import sys, time; from course.distributed.launch import popen_dying_with_parent; "
-            "popen_dying_with_parent([sys.executable, '-m', 'torch.distributed.run', "
-            "'--nproc-per-node=2', '--rdzv-backend=c10d', '--rdzv-endpoint=127.0.0.1:0', "
-            f"'--no-python', sys.executable, '-c', {worker!r}]); time.sleep(600)")  # fmt: skip
-    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
-                              env={**os.environ, "OMP_NUM_THREADS": "1"})  # fmt: skip
+    code = (
+        "import sys, time; from course.distributed.launch import popen_dying_with_parent; "
+        "popen_dying_with_parent([sys.executable, '-m', 'torch.distributed.run', "
+        "'--nproc-per-node=2', '--rdzv-backend=c10d', '--rdzv-endpoint=127.0.0.1:0', "
+        f"'--no-python', sys.executable, '-c', {worker!r}]); time.sleep(600)"
+    )
+    parent = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdout=subprocess.PIPE,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
     try:
         out, deadline = b"", time.monotonic() + 120
         while out.count(b"ready") < 2 and time.monotonic() < deadline and parent.poll() is None:
@@ -265,7 +284,8 @@ def test_each_restart_attempt_sees_none_of_the_previous_attempts_keys(monkeypatc
     """torchrun's agent store outlives a failed attempt: what its rank 0 published (its address)
     must not be read by the next attempt (every demo under ``--max-restarts`` failed with
     "connection refused" before :func:`L.attempt_store`; the real restart is
-    tests/distributed/test_distributed_scale.py's elastic run, through the same :func:`L.process_group`)."""
+    tests/distributed/test_distributed_scale.py's elastic run, through the same
+    :func:`L.process_group`)."""
     import torch.distributed as dist
 
     shared = dist.HashStore()

@@ -19,15 +19,22 @@ from course.distributed.launch import launch, launch_named
 
 
 def _children() -> set[int]:
-    return {p.pid for p in psutil.Process().children(recursive=True)
-            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE
-            and "resource_tracker" not in " ".join(p.cmdline())}  # fmt: skip
+    return {
+        p.pid
+        for p in psutil.Process().children(recursive=True)
+        if p.is_running()
+        and p.status() != psutil.STATUS_ZOMBIE
+        and "resource_tracker" not in " ".join(p.cmdline())
+    }
 
 
 def _listening() -> set:
     pids = _children() | {os.getpid()}
-    return {c.laddr for c in psutil.net_connections("tcp") if c.pid in pids
-            and c.status == psutil.CONN_LISTEN}  # fmt: skip
+    return {
+        c.laddr
+        for c in psutil.net_connections("tcp")
+        if c.pid in pids and c.status == psutil.CONN_LISTEN
+    }
 
 
 @pytest.fixture(scope="module")
@@ -134,8 +141,9 @@ def test_elastic_restart_ends_where_an_uninterrupted_run_ends(tmp_path, monkeypa
     before, ports = _children(), _listening()
     scratch = _own_temp_dir(tmp_path, monkeypatch)
     clean = elastic.run_torchrun(tmp_path / "clean", steps=6, every=2, timeout_seconds=240)
-    failed = elastic.run_torchrun(tmp_path / "failed", steps=6, every=2, fail_step=3,
-                                  timeout_seconds=240)  # fmt: skip
+    failed = elastic.run_torchrun(
+        tmp_path / "failed", steps=6, every=2, fail_step=3, timeout_seconds=240
+    )
     assert clean["returncode"] == 0, clean["output"]
     assert failed["returncode"] == 0, failed["output"]
     a = torch.load(clean["final"], weights_only=False)
@@ -175,11 +183,26 @@ def _left_in(scratch) -> list:
 @pytest.mark.parametrize("demo", ["moe", "ring_attention", "checkpoint"])
 def test_each_demo_runs_as_a_torchrun_script(demo, tmp_path, monkeypatch):
     before, scratch = _children(), _own_temp_dir(tmp_path, monkeypatch)
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
-           "--rdzv-backend=c10d", "--rdzv-endpoint=127.0.0.1:0", f"--log-dir={tmp_path / 'logs'}",
-           "-m", f"course.distributed.{demo}"]  # fmt: skip
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=180, cwd=tmp_path,
-                          env={**os.environ, "OMP_NUM_THREADS": "1"})  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc-per-node",
+        "2",
+        "--rdzv-backend=c10d",
+        "--rdzv-endpoint=127.0.0.1:0",
+        f"--log-dir={tmp_path / 'logs'}",
+        "-m",
+        f"course.distributed.{demo}",
+    ]
+    done = subprocess.run(
+        cmd,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=tmp_path,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "== " in done.stdout
     assert _children() <= before

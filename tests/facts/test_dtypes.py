@@ -47,9 +47,9 @@ def test_eps_is_the_measured_gap_above_one(fmt):
 
 
 def test_torch_finfo_eps_of_e5m2fnuz_is_half_the_real_gap():
-    # torch 2.13 reports eps = 2**-3 for float8_e5m2fnuz, but the format has 2 mantissa bits, the gap
-    # above 1.0 measured from the bit patterns is 2**-2, and ml_dtypes' finfo says 2**-2 too.
-    # If torch fixes this, fold the format back into the finfo comparison above.
+    # torch 2.13 reports eps = 2**-3 for float8_e5m2fnuz, but the format has 2 mantissa bits, the
+    # gap above 1.0 measured from the bit patterns is 2**-2, and ml_dtypes' finfo says 2**-2 too. If
+    # torch fixes this, fold the format back into the finfo comparison above.
     assert torch.finfo(torch.float8_e5m2fnuz).eps == 2**-3
     assert float_format("fp8_e5m2fnuz").eps == 2**-2
 
@@ -206,8 +206,15 @@ def test_plots_draw_every_field_and_the_whole_range():
 def test_the_one_bytes_per_value_table_follows_from_the_formats_bits():
     """Every calculator reads bytes per value from ``dtypes.BYTES_PER_VALUE``, derived from bits:
     fp8 is an OCP fp8 format (E4M3 and E5M2 both take one byte), tf32 is stored as fp32."""
-    assert dict(dtypes.BYTES_PER_VALUE) == {"fp32": 4, "tf32": 4, "fp16": 2, "bf16": 2, "fp8": 1,
-                                            "int8": 1, "int4": 0.5}  # fmt: skip
+    assert dict(dtypes.BYTES_PER_VALUE) == {
+        "fp32": 4,
+        "tf32": 4,
+        "fp16": 2,
+        "bf16": 2,
+        "fp8": 1,
+        "int8": 1,
+        "int4": 0.5,
+    }
     for name, fmt in dtypes.DTYPE_FORMATS.items():
         info = dtypes.FLOAT_FORMATS.get(fmt) or dtypes.INT_FORMATS[fmt]
         assert dtypes.BYTES_PER_VALUE[name] == info.bytes_stored

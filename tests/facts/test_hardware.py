@@ -10,8 +10,17 @@ from course.facts import hardware
 from course.facts.hardware import GPUS, INTERCONNECTS, SYSTEMS
 from course.facts.units import GB, GiB, KiB
 
-REQUIRED_GPUS = ["v100-sxm2-32gb", "a100-40gb-sxm", "a100-80gb-sxm", "h100-sxm", "h100-pcie",
-                 "h200-sxm", "l40s", "rtx-3090", "rtx-4090"]  # fmt: skip
+REQUIRED_GPUS = [
+    "v100-sxm2-32gb",
+    "a100-40gb-sxm",
+    "a100-80gb-sxm",
+    "h100-sxm",
+    "h100-pcie",
+    "h200-sxm",
+    "l40s",
+    "rtx-3090",
+    "rtx-4090",
+]
 
 
 def test_registry_has_every_gpu_the_course_uses():
@@ -67,9 +76,15 @@ def test_h100_tensor_core_peak_matches_its_1830_mhz_tensor_clock():
     assert g.tensor_core_clock_hz == 1830e6
 
 
-@pytest.mark.parametrize(("key", "per_clock"), [
-    ("v100-sxm2-32gb", 1024), ("a100-80gb-sxm", 2048), ("h100-sxm", 4096), ("h200-sxm", 4096),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("key", "per_clock"),
+    [
+        ("v100-sxm2-32gb", 1024),
+        ("a100-80gb-sxm", 2048),
+        ("h100-sxm", 4096),
+        ("h200-sxm", 4096),
+    ],
+)
 def test_fp16_tensor_flops_per_sm_per_clock_double_each_generation(key, per_clock):
     # Whitepapers: 8 Tensor Cores x 64 FMA per SM (Volta), 4 x 256 (Ampere), 4 x 512 (Hopper), so
     # 1,024 / 2,048 / 4,096 FLOP per SM per clock. Hopper's at the 1,830 MHz Tensor Core clock its
@@ -95,8 +110,15 @@ def test_a100_has_64_fp32_cores_per_sm_not_128():
 
 
 def test_memory_bandwidths_match_the_datasheets():
-    expected = {"a100-40gb-sxm": 1555, "a100-80gb-sxm": 2039, "h100-sxm": 3350, "h200-sxm": 4800,
-                "l40s": 864, "rtx-3090": 936, "v100-sxm2-32gb": 900}  # fmt: skip
+    expected = {
+        "a100-40gb-sxm": 1555,
+        "a100-80gb-sxm": 2039,
+        "h100-sxm": 3350,
+        "h200-sxm": 4800,
+        "l40s": 864,
+        "rtx-3090": 936,
+        "v100-sxm2-32gb": 900,
+    }
     for key, gb_per_s in expected.items():
         assert GPUS[key].memory_bandwidth_bytes_per_s == gb_per_s * GB
 
@@ -140,9 +162,15 @@ def test_unknown_dtype_and_gpu_raise_value_errors_that_name_the_choices():
 
 @pytest.mark.parametrize(
     ("key", "compute_capability"),
-    [("v100-sxm2-32gb", (7, 0)), ("a100-80gb-sxm", (8, 0)), ("h100-sxm", (9, 0)),
-     ("rtx-3090", (8, 6)), ("rtx-4090", (8, 9)), ("l40s", (8, 9))],
-)  # fmt: skip
+    [
+        ("v100-sxm2-32gb", (7, 0)),
+        ("a100-80gb-sxm", (8, 0)),
+        ("h100-sxm", (9, 0)),
+        ("rtx-3090", (8, 6)),
+        ("rtx-4090", (8, 9)),
+        ("l40s", (8, 9)),
+    ],
+)
 def test_cuda_cores_from_sms_and_compute_capability_match_the_datasheets(key, compute_capability):
     g = GPUS[key]
     assert hardware.cuda_cores(g.sms, compute_capability) == g.cuda_cores

@@ -112,8 +112,14 @@ def test_head_dim_is_hidden_over_heads():
 def test_breakdown_parts_add_up_to_total():
     for cfg in PRESETS.values():
         b = param_breakdown(cfg)
-        parts = (b.embedding_params + b.attention_params + b.mlp_params + b.norm_params
-                 + b.lm_head_params + b.pooler_params)  # fmt: skip
+        parts = (
+            b.embedding_params
+            + b.attention_params
+            + b.mlp_params
+            + b.norm_params
+            + b.lm_head_params
+            + b.pooler_params
+        )
         assert parts == b.total_params
 
 
@@ -149,8 +155,9 @@ def test_preset_lookup_lists_choices_on_a_typo():
 
 
 def test_small_config_runs_forward_and_backward_on_cpu():
-    cfg = PRESETS["llama-3-8b"].replace(layers=2, hidden=64, heads=4, kv_heads=2, ffn_hidden=96,
-                                        vocab=100, max_positions=32)  # fmt: skip
+    cfg = PRESETS["llama-3-8b"].replace(
+        layers=2, hidden=64, heads=4, kv_heads=2, ffn_hidden=96, vocab=100, max_positions=32
+    )
     torch.manual_seed(0)
     model = build_model(cfg, device="cpu")
     logits = model(torch.randint(0, 100, (2, 16)))
@@ -160,8 +167,9 @@ def test_small_config_runs_forward_and_backward_on_cpu():
 
 
 def test_causal_decoder_output_does_not_depend_on_future_tokens():
-    cfg = PRESETS["gpt2"].replace(layers=1, hidden=32, heads=2, kv_heads=2, ffn_hidden=64,
-                                  vocab=50, max_positions=16)  # fmt: skip
+    cfg = PRESETS["gpt2"].replace(
+        layers=1, hidden=32, heads=2, kv_heads=2, ffn_hidden=64, vocab=50, max_positions=16
+    )
     torch.manual_seed(0)
     model = build_model(cfg, device="cpu").eval()
     ids = torch.randint(0, 50, (1, 8))
@@ -174,8 +182,9 @@ def test_causal_decoder_output_does_not_depend_on_future_tokens():
 
 
 def test_bert_returns_hidden_states_and_pooled_output():
-    cfg = PRESETS["bert-base"].replace(layers=1, hidden=32, heads=2, kv_heads=2, ffn_hidden=64,
-                                       vocab=50, max_positions=16)  # fmt: skip
+    cfg = PRESETS["bert-base"].replace(
+        layers=1, hidden=32, heads=2, kv_heads=2, ffn_hidden=64, vocab=50, max_positions=16
+    )
     states, pooled = build_model(cfg, device="cpu")(torch.randint(0, 50, (3, 8)))
     assert states.shape == (3, 8, 32) and pooled.shape == (3, 32)
 
@@ -196,5 +205,13 @@ def test_build_model_refuses_a_non_config():
 
 def test_config_constructor_validates_directly():
     with pytest.raises(ValueError, match="ffn_hidden"):
-        TransformerConfig(name="x", layers=1, hidden=8, heads=2, kv_heads=2, ffn_hidden=-1,
-                          vocab=10, max_positions=8)  # fmt: skip
+        TransformerConfig(
+            name="x",
+            layers=1,
+            hidden=8,
+            heads=2,
+            kv_heads=2,
+            ffn_hidden=-1,
+            vocab=10,
+            max_positions=8,
+        )

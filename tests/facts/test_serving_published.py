@@ -22,8 +22,10 @@ from course.facts.data import serving_published as sp
 
 
 def test_mlperf_slos_are_the_loadgen_config_values():
-    got = {(s.model, s.scenario): (s.percentile, s.ttft_seconds, s.tpot_seconds)
-           for s in sp.MLPERF_SLOS}  # fmt: skip
+    got = {
+        (s.model, s.scenario): (s.percentile, s.ttft_seconds, s.tpot_seconds)
+        for s in sp.MLPERF_SLOS
+    }
     assert got == {
         ("Llama 2 70B", "server"): (99, 2.0, 0.200),
         ("Llama 2 70B", "interactive"): (99, 0.450, 0.040),
@@ -72,5 +74,8 @@ def test_published_gains_are_the_abstracts_figures():
     (arXiv:2401.09670) 'up to 7.4x more requests or 12.6x tighter SLO'; Leviathan et al.
     (arXiv:2211.17192) '2X-3X acceleration' of T5-XXL with identical outputs."""
     gains = {k.split(" (")[0].split(",")[0]: v[0] for k, v in sp.PUBLISHED_GAINS.items()}
-    assert gains == {"continuous batching": 36.9, "disaggregated prefill/decode": 7.4,
-                     "speculative decoding": 3.0}  # fmt: skip
+    assert gains == {
+        "continuous batching": 36.9,
+        "disaggregated prefill/decode": 7.4,
+        "speculative decoding": 3.0,
+    }

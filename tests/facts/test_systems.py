@@ -51,14 +51,20 @@ def test_dgx_a100_has_no_fp8_and_seed_003s_5_pf_is_sparse():
 # DGX SuperPOD reference architecture, "Larger DGX SuperPOD component counts" (B200 RA; the same
 # 32-system SU, 8 rails and 64-port NDR switches as the H100 RA): SUs, nodes, GPUs, leaf, spine,
 # core switches.
-RA_TABLE = [(2, 64, 512, 16, 8, 0), (4, 128, 1024, 32, 16, 0), (8, 256, 2048, 64, 32, 0),
-            (16, 512, 4096, 128, 128, 64), (32, 1024, 8192, 256, 256, 128),
-            (64, 2048, 16384, 512, 512, 256)]  # fmt: skip
+RA_TABLE = [
+    (2, 64, 512, 16, 8, 0),
+    (4, 128, 1024, 32, 16, 0),
+    (8, 256, 2048, 64, 32, 0),
+    (16, 512, 4096, 128, 128, 64),
+    (32, 1024, 8192, 256, 256, 128),
+    (64, 2048, 16384, 512, 512, 256),
+]
 
 
 @pytest.mark.parametrize(("sus", "nodes", "gpus", "leaf", "spine", "core"), RA_TABLE)
-def test_superpod_switch_counts_reproduce_the_reference_architecture(sus, nodes, gpus, leaf,
-                                                                     spine, core):  # fmt: skip
+def test_superpod_switch_counts_reproduce_the_reference_architecture(
+    sus, nodes, gpus, leaf, spine, core
+):
     pod = systems.superpod(sus)
     assert (pod.systems, pod.gpus) == (nodes, gpus)
     assert (pod.leaf_switches, pod.spine_switches, pod.core_switches) == (leaf, spine, core)
@@ -105,31 +111,43 @@ def test_seven_1g_slices_leave_20_of_132_sms_idle_on_an_h100():
     assert layout.compute_slices_used == 7 and layout.memory_slices_used == 7
 
 
-@pytest.mark.parametrize("mix", [["3g.40gb", "3g.40gb"], ["4g.40gb", "2g.20gb", "1g.10gb"],
-                                 ["2g.20gb"] * 3 + ["1g.10gb"], ["7g.80gb"],
-                                 ["4g.40gb", "3g.40gb"], ["1g.20gb"] * 4,
-                                 ["3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"]])  # fmt: skip
+@pytest.mark.parametrize(
+    "mix",
+    [
+        ["3g.40gb", "3g.40gb"],
+        ["4g.40gb", "2g.20gb", "1g.10gb"],
+        ["2g.20gb"] * 3 + ["1g.10gb"],
+        ["7g.80gb"],
+        ["4g.40gb", "3g.40gb"],
+        ["1g.20gb"] * 4,
+        ["3g.40gb", "2g.20gb", "1g.10gb", "1g.10gb"],
+    ],
+)
 def test_valid_h100_mixes_from_the_mig_user_guide_are_placed(mix):
     layout = systems.mig_layout("h100-sxm", mix)
     assert layout.instances == len(mix) and layout.compute_slices_used <= 7
     spans = []
     for name, start in layout.starts:
-        size = {"1g.10gb": 1, "1g.20gb": 2, "2g.20gb": 2, "3g.40gb": 4, "4g.40gb": 4,
-                "7g.80gb": 8}[name]  # fmt: skip
+        size = {"1g.10gb": 1, "1g.20gb": 2, "2g.20gb": 2, "3g.40gb": 4, "4g.40gb": 4, "7g.80gb": 8}[
+            name
+        ]
         spans.append(set(range(start, start + size)))
     assert all(not (a & b) for i, a in enumerate(spans) for b in spans[i + 1 :])
 
 
-@pytest.mark.parametrize(("mix", "match"), [
-    (["4g.40gb", "4g.40gb"], "at most 1"),
-    (["2g.20gb"] * 4, "at most 3"),
-    (["1g.10gb"] * 8, "at most 7"),
-    (["7g.80gb", "1g.10gb"], "compute slices"),
-    (["4g.40gb", "3g.40gb", "1g.10gb"], "compute slices"),
-    (["1g.20gb"] * 4 + ["2g.20gb"], "compute slices|no valid placement"),
-    (["3g.40gb", "3g.40gb", "1g.10gb"], "no valid placement"),
-    (["5g.50gb"], "must be one of"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("mix", "match"),
+    [
+        (["4g.40gb", "4g.40gb"], "at most 1"),
+        (["2g.20gb"] * 4, "at most 3"),
+        (["1g.10gb"] * 8, "at most 7"),
+        (["7g.80gb", "1g.10gb"], "compute slices"),
+        (["4g.40gb", "3g.40gb", "1g.10gb"], "compute slices"),
+        (["1g.20gb"] * 4 + ["2g.20gb"], "compute slices|no valid placement"),
+        (["3g.40gb", "3g.40gb", "1g.10gb"], "no valid placement"),
+        (["5g.50gb"], "must be one of"),
+    ],
+)
 def test_invalid_mixes_are_refused_with_the_reason(mix, match):
     with pytest.raises(ValueError, match=match):
         systems.mig_layout("h100-sxm", mix)
@@ -174,8 +192,9 @@ def test_pue_constants_bracket_hyperscale_and_industry():
 
 def test_question_10_at_utilisation_and_pue():
     """FACTS.md: $35,741 (4 systems) and $285,926 (32 systems) at full power, before PUE."""
-    four = facility.pod_annual_energy("dgx-h100", usd_per_kwh=0.10, gpus=32,
-                                         utilisation=0.7, pue=1.58)  # fmt: skip
+    four = facility.pod_annual_energy(
+        "dgx-h100", usd_per_kwh=0.10, gpus=32, utilisation=0.7, pue=1.58
+    )
     assert four.cost_per_year_usd == pytest.approx(35_741.4 * 0.7 * 1.58, rel=1e-4)
     pod = facility.pod_annual_energy("dgx-h100", usd_per_kwh=0.10, systems=32, pue=1.1)
     assert pod.cost_per_year_usd == pytest.approx(285_926.4 * 1.1, rel=1e-6)
@@ -215,14 +234,16 @@ def test_serving_at_batch_1_is_the_bandwidth_ratio_and_price_decides():
         cfg, workload="serving", usd_per_gpu_hour_a=1, usd_per_gpu_hour_b=1.5
     )
     assert cheap.pick == "NVIDIA H100 SXM 80GB"
-    big_batch = systems.choose_gpu(cfg, workload="serving", batch=1024, usd_per_gpu_hour_a=1,
-                              usd_per_gpu_hour_b=3)  # fmt: skip
+    big_batch = systems.choose_gpu(
+        cfg, workload="serving", batch=1024, usd_per_gpu_hour_a=1, usd_per_gpu_hour_b=3
+    )
     assert big_batch.bound == "compute" and big_batch.speedup == pytest.approx(989.4 / 312)
 
 
 def test_budget_buys_tokens_at_the_cost_per_token():
-    c = systems.choose_gpu(PRESETS["llama-2-7b"], usd_per_gpu_hour_a=2, usd_per_gpu_hour_b=4,
-                      budget_usd=1000)  # fmt: skip
+    c = systems.choose_gpu(
+        PRESETS["llama-2-7b"], usd_per_gpu_hour_a=2, usd_per_gpu_hour_b=4, budget_usd=1000
+    )
     assert c.million_tokens_for_budget_a == pytest.approx(1000 / c.usd_per_million_tokens_a)
     tokens_per_hour = 0.4 * 312e12 / (6 * PRESETS["llama-2-7b"].params) * 3600
     assert c.usd_per_million_tokens_a == pytest.approx(2 / tokens_per_hour * 1e6)
@@ -251,8 +272,15 @@ def test_c2c_streams_offloaded_memory_7x_faster_than_pcie5():
 def test_gpt3_on_1024_a100s_takes_34_days_as_megatron_reports():
     """Narayanan et al. 2021, sec. 5.1: GPT-3 175B, 300B tokens, 1,024 A100 GPUs at 140 TFLOP/s
     per GPU, 8 x params x tokens (full recomputation): 'about 34 days'."""
-    d = cluster.dgx_design(PRESETS["gpt-3-175b"], tokens=300e9, gpus=1024, system="dgx-a100-640gb",
-                      mfu=140 / 312, recompute="full", pipeline_parallel=16)  # fmt: skip
+    d = cluster.dgx_design(
+        PRESETS["gpt-3-175b"],
+        tokens=300e9,
+        gpus=1024,
+        system="dgx-a100-640gb",
+        mfu=140 / 312,
+        recompute="full",
+        pipeline_parallel=16,
+    )
     assert d.training_seconds / DAY == pytest.approx(34, abs=0.5)
     assert (d.tensor_parallel, d.pipeline_parallel, d.data_parallel) == (8, 16, 8)
     assert d.systems == 128 and d.sus == 4
@@ -266,8 +294,9 @@ def test_gpt3_flops_match_brown_et_al_and_the_design_scales_to_a_deadline():
     assert d.training_seconds <= 30 * DAY and d.tensor_parallel == 8
     assert d.systems == math.ceil(d.gpus / 8) and d.racks == math.ceil(d.systems / 4)
     assert d.it_power_watts == d.systems * 10_200
-    assert d.energy_joules == pytest.approx(d.it_power_watts * facility.PUE_INDUSTRY_AVERAGE
-                                           * d.training_seconds)  # fmt: skip
+    assert d.energy_joules == pytest.approx(
+        d.it_power_watts * facility.PUE_INDUSTRY_AVERAGE * d.training_seconds
+    )
     faster = cluster.dgx_design(PRESETS["gpt-3-175b"], tokens=300e9, days=10)
     assert faster.gpus > d.gpus and faster.sus >= d.sus
 
@@ -295,8 +324,13 @@ def test_a_longer_deadline_never_needs_more_gpus(days, more):
 
 
 @FAST
-@given(names=st.lists(st.sampled_from(["1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb"]),
-                      min_size=1, max_size=7))  # fmt: skip
+@given(
+    names=st.lists(
+        st.sampled_from(["1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb"]),
+        min_size=1,
+        max_size=7,
+    )
+)
 def test_any_accepted_mix_fits_the_slices_and_never_idles_negative_sms(names):
     try:
         layout = systems.mig_layout("h100-sxm", names)

@@ -14,7 +14,8 @@ def test_gb_is_decimal_and_gib_is_binary():
 
 
 def test_llama2_7b_fp16_weights_read_13_5_gb_but_12_6_gib():
-    # 6,738,415,616 parameters (Llama-2-7B, checked against a torch module in test_models) x 2 bytes.
+    # 6,738,415,616 parameters (Llama-2-7B, checked against a torch module in test_models) x 2
+    # bytes.
     weights = 6_738_415_616 * 2
     assert units.fmt_bytes(weights) == "13.5 GB"
     assert units.fmt_bytes(weights, binary=True) == "12.6 GiB"

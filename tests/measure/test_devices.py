@@ -69,8 +69,14 @@ def test_parse_cpu_flags_reads_x86_matrix_features():
     amx = "flags\t\t: sse2 avx2 avx512f avx512_bf16 avx512_fp16 amx_bf16 amx_tile amx_int8\n"
     assert devices.parse_cpu_flags(avx2) == ("AVX2",)
     assert devices.parse_cpu_flags(amx) == (
-        "AVX2", "AVX-512", "AVX-512 BF16", "AVX-512 FP16", "AMX", "AMX-BF16", "AMX-INT8",
-    )  # fmt: skip
+        "AVX2",
+        "AVX-512",
+        "AVX-512 BF16",
+        "AVX-512 FP16",
+        "AMX",
+        "AMX-BF16",
+        "AMX-INT8",
+    )
     assert not devices.has_bf16_units(devices.parse_cpu_flags(avx2))
     assert devices.has_bf16_units(devices.parse_cpu_flags(amx))
 

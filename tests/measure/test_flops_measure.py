@@ -12,9 +12,16 @@ from course.facts.models import PRESETS
 from course.measure import flops, mfu
 
 TINY = PRESETS["llama-2-7b"].replace(
-    name="tiny-llama", layers=2, hidden=128, heads=4, kv_heads=4, ffn_hidden=344, vocab=1000,
-    max_positions=128, source="",
-)  # fmt: skip
+    name="tiny-llama",
+    layers=2,
+    hidden=128,
+    heads=4,
+    kv_heads=4,
+    ffn_hidden=344,
+    vocab=1000,
+    max_positions=128,
+    source="",
+)
 
 
 @pytest.mark.parametrize("key", ["llama-2-7b", "llama-3-8b", "gpt2"])
@@ -60,8 +67,9 @@ def test_step_flops_on_meta_equal_the_training_formula():
 
 
 def test_measured_mfu_record_is_well_formed():
-    rec = mfu.measure_training_mfu(TINY, batch=2, seq_len=32, budget_seconds=0.6, peak_size=128,
-                                   show_progress=False)  # fmt: skip
+    rec = mfu.measure_training_mfu(
+        TINY, batch=2, seq_len=32, budget_seconds=0.6, peak_size=128, show_progress=False
+    )
     assert rec.params == TINY.params
     assert rec.step_seconds > 0 and rec.repeats >= 1
     assert rec.mfu == pytest.approx(rec.step_flops / rec.step_seconds / rec.peak_flop_per_s)

@@ -32,8 +32,12 @@ def tk():
 
 def test_every_triton_kernel_matches_torch(tk):
     checks = tk.check_all(seed=1)
-    assert [c.kernel for c in checks] == ["vector add", "rmsnorm (fused)", "row max",
-                                          "matmul (tiled)"]  # fmt: skip
+    assert [c.kernel for c in checks] == [
+        "vector add",
+        "rmsnorm (fused)",
+        "row max",
+        "matmul (tiled)",
+    ]
     assert all(c.matches for c in checks), checks
 
 
@@ -135,10 +139,12 @@ def test_reference_topology_and_smi_summary_parse():
 
 
 def test_eight_gpu_topology_matrix_parses():
-    text = ("\tGPU0\tGPU1\tNIC0\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n"
-            "GPU0\t X \tNV18\tPXB\t0-55\t0\t\tN/A\n"
-            "GPU1\tNV18\t X \tSYS\t56-111\t1\t\tN/A\n"
-            "NIC0\tPXB\tSYS\t X \n\nLegend:\n")  # fmt: skip
+    text = (
+        "\tGPU0\tGPU1\tNIC0\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n"
+        "GPU0\t X \tNV18\tPXB\t0-55\t0\t\tN/A\n"
+        "GPU1\tNV18\t X \tSYS\t56-111\t1\t\tN/A\n"
+        "NIC0\tPXB\tSYS\t X \n\nLegend:\n"
+    )
     rows = topology.parse_topo(text)
     assert rows[1].links == {"GPU0": "NV18", "GPU1": "X", "NIC0": "SYS"}
     assert rows[1].numa_affinity == "1" and rows[2].device == "NIC0"
@@ -148,15 +154,26 @@ def test_eight_gpu_topology_matrix_parses():
 
 
 def _stride(s, useful, pred, spread=0.0):
-    return {"stride_elements": s, "useful_bytes_per_s": useful, "predicted_efficiency": pred,
-            "seconds": 1.0, "spread_seconds": spread, "line_bytes": 64, "element_bytes": 4}  # fmt: skip
+    return {
+        "stride_elements": s,
+        "useful_bytes_per_s": useful,
+        "predicted_efficiency": pred,
+        "seconds": 1.0,
+        "spread_seconds": spread,
+        "line_bytes": 64,
+        "element_bytes": 4,
+    }
 
 
 @pytest.mark.parametrize(
     "last, expected",
-    [(_stride(32, 0.08, 0.0625), "agree within 2×"), (_stride(32, 0.5, 0.0625), "better than"),
-     (_stride(32, 0.01, 0.0625), "worse than"), (_stride(32, 0.08, 0.0625, 0.9), "rerun")],
-)  # fmt: skip
+    [
+        (_stride(32, 0.08, 0.0625), "agree within 2×"),
+        (_stride(32, 0.5, 0.0625), "better than"),
+        (_stride(32, 0.01, 0.0625), "worse than"),
+        (_stride(32, 0.08, 0.0625, 0.9), "rerun"),
+    ],
+)
 def test_stride_finding_branches(last, expected):
     assert expected in gpu_inside.stride_vs_prediction([_stride(1, 1.0, 1.0), last])
 
@@ -170,15 +187,20 @@ def _paired(ratios):
     import statistics
 
     q = statistics.quantiles(ratios, n=4)
-    return SimpleNamespace(ratios=ratios, median_ratio=statistics.median(ratios), low_ratio=q[0],
-                           high_ratio=q[2])  # fmt: skip
+    return SimpleNamespace(
+        ratios=ratios, median_ratio=statistics.median(ratios), low_ratio=q[0], high_ratio=q[2]
+    )
 
 
 @pytest.mark.parametrize(
     "ratios, expected",
-    [([3.0, 3.1, 2.9, 3.2, 3.0], "faster"), ([0.5, 0.4, 0.5, 0.45, 0.5], "slower"),
-     ([1.0, 1.01, 0.99, 1.02, 1.0], "No difference"), ([0.6, 1.8, 1.0, 0.7, 1.6], "Noise wins")],
-)  # fmt: skip
+    [
+        ([3.0, 3.1, 2.9, 3.2, 3.0], "faster"),
+        ([0.5, 0.4, 0.5, 0.45, 0.5], "slower"),
+        ([1.0, 1.01, 0.99, 1.02, 1.0], "No difference"),
+        ([0.6, 1.8, 1.0, 0.7, 1.6], "Noise wins"),
+    ],
+)
 def test_fix_speedup_branches(ratios, expected):
     assert expected in gpu_inside.fix_speedup(_paired(ratios))
 

@@ -59,8 +59,9 @@ def test_peak_blocks_match_lesson_07s_paged_calculator(model):
         live = [i for i, r in enumerate(mix) if cache.lengths[i] < r.tokens]
         for i, t in zip(live, dec.decode(live, [last[i] for i in live]), strict=True):
             last[i] = t
-    alloc = serving.kv_allocation(mix, kv_bytes_per_token=1, policy="paged", block_tokens=bt,
-                                  max_seq_len=64)  # fmt: skip
+    alloc = serving.kv_allocation(
+        mix, kv_bytes_per_token=1, policy="paged", block_tokens=bt, max_seq_len=64
+    )
     assert cache.peak_blocks * bt == alloc.reserved_bytes
     for i in range(len(mix)):
         cache.release(i)
@@ -68,8 +69,14 @@ def test_peak_blocks_match_lesson_07s_paged_calculator(model):
 
 
 def _mix(n, rate=200.0, seed=0):
-    return serving.request_mix(n, mean_prompt_tokens=6, mean_output_tokens=6, max_seq_len=40,
-                               arrivals_per_second=rate, seed=seed)  # fmt: skip
+    return serving.request_mix(
+        n,
+        mean_prompt_tokens=6,
+        mean_output_tokens=6,
+        max_seq_len=40,
+        arrivals_per_second=rate,
+        seed=seed,
+    )
 
 
 @pytest.mark.parametrize("policy", llm_server.POLICIES)
@@ -89,8 +96,14 @@ def test_server_serves_every_token_and_leaves_nothing(model, policy):
 
 def test_client_errors_free_the_requests_and_the_port(model):
     engine = llm_server.Engine(model, max_batch=4, num_blocks=64)
-    mix = serving.request_mix(8, mean_prompt_tokens=6, mean_output_tokens=20, max_seq_len=60,
-                              arrivals_per_second=100, seed=1)  # fmt: skip
+    mix = serving.request_mix(
+        8,
+        mean_prompt_tokens=6,
+        mean_output_tokens=20,
+        max_seq_len=60,
+        arrivals_per_second=100,
+        seed=1,
+    )
     with llm_server.running_server(engine) as srv:
         port = srv.port
         recs = loadgen.run_load(
@@ -119,8 +132,14 @@ def test_an_exception_in_the_caller_still_stops_the_server(model):
 
 def test_time_budget_cancels_what_is_left(model):
     engine = llm_server.Engine(model, max_batch=1, num_blocks=64)
-    mix = serving.request_mix(30, mean_prompt_tokens=6, mean_output_tokens=30, max_seq_len=120,
-                              arrivals_per_second=0, seed=2)  # fmt: skip
+    mix = serving.request_mix(
+        30,
+        mean_prompt_tokens=6,
+        mean_output_tokens=30,
+        max_seq_len=120,
+        arrivals_per_second=0,
+        seed=2,
+    )
     with llm_server.running_server(engine) as srv:
         port = srv.port
         recs = loadgen.run_load(srv.host, port, mix, vocab=CFG.vocab, budget_seconds=0.5)
@@ -130,14 +149,21 @@ def test_time_budget_cancels_what_is_left(model):
 
 def _rec(i, ttft, gaps, err=""):
     n = len(gaps) + 1 if not err else 0
-    return loadgen.RequestRecord(i, 4, len(gaps) + 1, n, i * 0.1, ttft, ttft + sum(gaps),
-                                 tuple(gaps), err)  # fmt: skip
+    return loadgen.RequestRecord(
+        i, 4, len(gaps) + 1, n, i * 0.1, ttft, ttft + sum(gaps), tuple(gaps), err
+    )
 
 
 def test_summarise_synthetic_records():
     recs = [_rec(i, 0.01 * (i + 1), [0.02] * 4) for i in range(10)] + [_rec(10, math.nan, [], "x")]
-    p = loadgen.summarise(recs, policy="continuous", offered_per_s=5, mean_batch=2,
-                          ttft_slo_seconds=0.05, tpot_slo_seconds=0.03)  # fmt: skip
+    p = loadgen.summarise(
+        recs,
+        policy="continuous",
+        offered_per_s=5,
+        mean_batch=2,
+        ttft_slo_seconds=0.05,
+        tpot_slo_seconds=0.03,
+    )
     assert p.sent == 11 and p.completed == 10
     assert p.ttft_p50_seconds == pytest.approx(0.055)
     assert p.itl_p99_seconds == pytest.approx(0.02) and p.tpot_p50_seconds == pytest.approx(0.02)
@@ -149,7 +175,14 @@ def test_summarise_synthetic_records():
 def test_the_course_load_generator_computes_tpot_as_the_sources_do():
     """Issue 19: course.measure.loadgen's TPOT on a hand record: e2e 1.0 s, TTFT 0.1 s, 10 tokens ->
     (1.0 - 0.1) / 9 = 0.1 s, the per-request formula of vLLM, GenAI-Perf (its ITL) and LoadGen."""
-    r = loadgen.RequestRecord(rid=0, prompt_tokens=5, output_tokens=10, received_tokens=10,
-                              sent_seconds=0.0, ttft_seconds=0.1, e2e_seconds=1.0,
-                              itl_seconds=(0.1,) * 9)  # fmt: skip
+    r = loadgen.RequestRecord(
+        rid=0,
+        prompt_tokens=5,
+        output_tokens=10,
+        received_tokens=10,
+        sent_seconds=0.0,
+        ttft_seconds=0.1,
+        e2e_seconds=1.0,
+        itl_seconds=(0.1,) * 9,
+    )
     assert r.tpot_seconds == pytest.approx(0.1)

@@ -101,8 +101,9 @@ def test_matmul_callable_computes_the_product(library, dtype):
     fn = matmul.matmul_callable(16, library=library, dtype=dtype)
     a = torch.Generator().manual_seed(0)
     left, right = (torch.randn(16, 16, generator=a, dtype=torch.float64) for _ in range(2))
-    np.testing.assert_allclose(np.asarray(fn(), dtype=np.float64), (left @ right).numpy(),
-                               rtol=1e-4, atol=1e-4)  # fmt: skip
+    np.testing.assert_allclose(
+        np.asarray(fn(), dtype=np.float64), (left @ right).numpy(), rtol=1e-4, atol=1e-4
+    )
 
 
 def test_matmul_records_are_well_formed():
@@ -189,8 +190,9 @@ def test_fp8_and_int8_callables_compute_the_product_of_their_stored_operands():
 def test_sweep_measures_fp8_and_int8_or_skips_them_with_a_reason():
     keys = ("fp32", "bf16", "fp16", *LOW_PRECISION_GEMMS, "tf32")
     precision_before = torch.get_float32_matmul_precision()
-    sweep = matmul.matmul_sweep([32], dtypes=keys, min_run_time=0.01, budget_seconds=5,
-                                show_progress=False)  # fmt: skip
+    sweep = matmul.matmul_sweep(
+        [32], dtypes=keys, min_run_time=0.01, budget_seconds=5, show_progress=False
+    )
     assert torch.get_float32_matmul_precision() == precision_before  # TF32 setting restored
     measured = {r.dtype for r in sweep.records}
     for dtype in keys:
@@ -213,18 +215,21 @@ def test_a_dtype_torch_cannot_run_is_skipped_with_torchs_reason(monkeypatch):
         return "no int8 kernel on this device" if dtype == "int8" else ""
 
     monkeypatch.setattr(matmul, "_unsupported", no_int8)
-    sweep = matmul.matmul_sweep([32], dtypes=("fp32", "int8"), min_run_time=0.01, budget_seconds=2,
-                                show_progress=False)  # fmt: skip
+    sweep = matmul.matmul_sweep(
+        [32], dtypes=("fp32", "int8"), min_run_time=0.01, budget_seconds=2, show_progress=False
+    )
     assert [r.dtype for r in sweep.records] == ["fp32"]
-    assert sweep.skipped == ["torch/int8/cpu: torch cannot multiply 'int8' on 'cpu' here: "
-                             "no int8 kernel on this device"]  # fmt: skip
+    assert sweep.skipped == [
+        "torch/int8/cpu: torch cannot multiply 'int8' on 'cpu' here: no int8 kernel on this device"
+    ]
     with pytest.raises(ValueError, match="int8"):
         matmul.time_matmul(32, dtype="int8")
 
 
 def test_sweep_skips_sizes_the_fp8_and_int8_gemms_refuse():
-    sweep = matmul.matmul_sweep([24, 48], dtypes=("int8", "fp32"), min_run_time=0.01,
-                                budget_seconds=3, show_progress=False)  # fmt: skip
+    sweep = matmul.matmul_sweep(
+        [24, 48], dtypes=("int8", "fp32"), min_run_time=0.01, budget_seconds=3, show_progress=False
+    )
     assert not sweep.where(dtype="int8", size=24)
     assert any("int8" in s and "n=24" in s and "multiple of 16" in s for s in sweep.skipped)
     assert sweep.where(dtype="fp32", size=24)  # the size rule is for the special GEMMs only
@@ -245,8 +250,10 @@ def test_more_threads_do_not_make_a_large_matmul_slower_beyond_noise():
     if cores < 2:
         pytest.skip("one usable core: there is no thread scaling to check")
     if _machine_busy(cores):
-        pytest.skip(f"machine busy (load {os.getloadavg()[0]:.1f} on {cores} cores): threads "
-                    "would wait for cores other programs hold, which measures the load")  # fmt: skip
+        pytest.skip(
+            f"machine busy (load {os.getloadavg()[0]:.1f} on {cores} cores): threads "
+            "would wait for cores other programs hold, which measures the load"
+        )
     verdicts = []
     for _ in range(3):  # a shared machine is noisy: the property must hold in one of 3 tries
         one = matmul.time_matmul(512, threads=1, min_run_time=0.1)
@@ -271,7 +278,7 @@ def _synthetic(fixed: float, rate: float, sizes=(2, 8, 32, 128, 512)):
             0.0,
             1,
             2.0 * n**3 / (fixed + 2.0 * n**3 / rate),
-        )  # fmt: skip
+        )
         for n in sizes
     ]
 
@@ -296,8 +303,13 @@ def test_crossover_size_is_where_the_two_models_take_equal_time():
 
 @pytest.mark.skipif(not HAS_CUDA, reason=NO_CUDA)
 def test_cuda_matmul_dtypes_and_transfer_cost():
-    sweep = matmul.matmul_sweep([256, 1024], dtypes=("fp32", "tf32", "fp16", "bf16"),
-                                devices=("cuda",), budget_seconds=4, show_progress=False)  # fmt: skip
+    sweep = matmul.matmul_sweep(
+        [256, 1024],
+        dtypes=("fp32", "tf32", "fp16", "bf16"),
+        devices=("cuda",),
+        budget_seconds=4,
+        show_progress=False,
+    )
     assert {r.dtype for r in sweep.records} == {"fp32", "tf32", "fp16", "bf16"}
     with_copy = matmul.time_matmul(256, device="cuda", include_transfer=True, min_run_time=0.05)
     without = matmul.time_matmul(256, device="cuda", min_run_time=0.05)
@@ -355,8 +367,18 @@ def _bw(size: int, rate: float) -> bandwidth.BandwidthRecord:
 def test_cache_plateaus_take_points_clearly_inside_each_level():
     caches = {"L1d": 32 * KiB, "L2": 512 * KiB, "L3": 32 * MiB}
     sweep = timing.Sweep("synthetic", 1.0)
-    truth = {4 * KiB: 100, 16 * KiB: 100, 32 * KiB: 80, 64 * KiB: 50, 256 * KiB: 50,
-             1 * MiB: 30, 16 * MiB: 30, 64 * MiB: 25, 128 * MiB: 10, 256 * MiB: 10}  # fmt: skip
+    truth = {
+        4 * KiB: 100,
+        16 * KiB: 100,
+        32 * KiB: 80,
+        64 * KiB: 50,
+        256 * KiB: 50,
+        1 * MiB: 30,
+        16 * MiB: 30,
+        64 * MiB: 25,
+        128 * MiB: 10,
+        256 * MiB: 10,
+    }
     sweep.records = [_bw(s, r) for s, r in truth.items()]
     got = {p.level: (p.bytes_per_s, p.points) for p in bandwidth.cache_plateaus(sweep, caches)}
     assert got == {"L1d": (100, 2), "L2": (50, 2), "L3": (30, 2), "memory": (10, 2)}
@@ -364,8 +386,9 @@ def test_cache_plateaus_take_points_clearly_inside_each_level():
 
 @pytest.mark.skipif(not HAS_CUDA, reason=NO_CUDA)
 def test_cuda_device_memory_and_host_link_bandwidth():
-    dev = bandwidth.working_set_sweep([1 * MiB, 256 * MiB], kernel="copy", device="cuda",
-                                      budget_seconds=2, show_progress=False)  # fmt: skip
+    dev = bandwidth.working_set_sweep(
+        [1 * MiB, 256 * MiB], kernel="copy", device="cuda", budget_seconds=2, show_progress=False
+    )
     assert all(finite_positive(r.bytes_per_s) for r in dev.records)
     link = bandwidth.host_device_sweep([16 * MiB], budget_seconds=2)
     assert {(r.kernel, r.pinned) for r in link.records} >= {("h2d", True), ("d2h", False)}
@@ -399,8 +422,9 @@ def test_kernels_compute_the_operation_they_are_named_after():
 
 
 def test_measure_kernels_and_batching_records():
-    sweep = kernels.measure_kernels([kernels.dot(10_000), kernels.matmul(64)], budget_seconds=0.5,
-                                    show_progress=False)  # fmt: skip
+    sweep = kernels.measure_kernels(
+        [kernels.dot(10_000), kernels.matmul(64)], budget_seconds=0.5, show_progress=False
+    )
     for r in sweep.records:
         assert finite_positive(r.flop_per_s) and finite_positive(r.bytes_per_s)
         assert r.intensity_flop_per_byte == pytest.approx(r.flops / r.bytes_moved)
@@ -421,15 +445,20 @@ def test_plots_draw_measured_records():
     assert len(ax.patches) == len(recs) and ax.get_yscale() == "log"
     ax = plots.time_vs_size(recs, fits=[matmul.fit_fixed_cost(recs)])
     assert len(ax.lines) == 2
-    threads = [matmul.MatmulRecord("torch", "cpu", "fp32", 512, t, 1.0, 1.0 / t, 0.01, 3, float(t))
-               for t in (1, 2)]  # fmt: skip
+    threads = [
+        matmul.MatmulRecord("torch", "cpu", "fp32", 512, t, 1.0, 1.0 / t, 0.01, 3, float(t))
+        for t in (1, 2)
+    ]
     ax = plots.thread_scaling(threads)
     assert ax.get_xlabel() == "threads"
     caches = {"L1d": 32 * KiB, "L3": 32 * MiB}
     ax = plots.bandwidth_vs_working_set([_bw(4 * KiB, 1e11), _bw(64 * MiB, 2e10)], caches)
     assert len(ax.texts) == 2  # one label per cache level
-    ax = plots.roofline(peaks={"peak": 1e11}, bandwidths={"DRAM": 2e10},
-                        points=[{"name": "k", "intensity_flop_per_byte": 1.0, "flop_per_s": 1e9}])  # fmt: skip
+    ax = plots.roofline(
+        peaks={"peak": 1e11},
+        bandwidths={"DRAM": 2e10},
+        points=[{"name": "k", "intensity_flop_per_byte": 1.0, "flop_per_s": 1e9}],
+    )
     assert ax.get_xscale() == "log"
     with pytest.raises(ValueError, match="at least one"):
         plots.grouped_bars([], x="size", hue="library")

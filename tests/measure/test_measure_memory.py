@@ -1,7 +1,8 @@
 """A real training step measured by MemTracker (course.measure.memory) against the estimate of the
-same quantities (course.calculators.memory.training_step_memory). Lesson 04's promise: the estimate is within
-10 % of the measured peak for fp32 and bf16 autocast, with and without gradient checkpointing, and
-so is the saving checkpointing brings. (Here it agrees to within a kilobyte; 10 % is the contract.)"""
+same quantities (course.calculators.memory.training_step_memory). Lesson 04's promise: the
+estimate is within 10 % of the measured peak for fp32 and bf16 autocast, with and without
+gradient checkpointing, and so is the saving checkpointing brings. (Here it agrees to within a
+kilobyte; 10 % is the contract.)"""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ def measured() -> dict[tuple[str, bool], MeasuredStep]:
     return {
         (p, c): measure_training_step(
             DEMO_CONFIG, batch=BATCH, seq_len=SEQ, precision=p, checkpointing=c
-        )  # fmt: skip
+        )
         for p, c in RUNS
     }
 
@@ -43,8 +44,14 @@ def test_each_category_matches_within_5_percent_of_the_total(measured, precision
     """Not only the total: parameters, gradients, optimizer states, activations, temporaries."""
     got = measured[precision, checkpointing]
     est = estimate(precision, checkpointing)
-    for field in ("parameters_bytes", "gradients_bytes", "optimizer_states_bytes",
-                  "activations_bytes", "temporaries_bytes", "other_bytes"):  # fmt: skip
+    for field in (
+        "parameters_bytes",
+        "gradients_bytes",
+        "optimizer_states_bytes",
+        "activations_bytes",
+        "temporaries_bytes",
+        "other_bytes",
+    ):
         assert abs(getattr(est, field) - getattr(got, field)) <= 0.05 * got.total_bytes, field
 
 
@@ -89,18 +96,55 @@ def test_result_prints_and_breakdown_adds_up(measured):
 @pytest.mark.parametrize(
     ("config", "batch", "seq_len", "phase"),
     [
-        (TransformerConfig(name="wide", layers=2, hidden=256, heads=4, kv_heads=4,
-                           ffn_hidden=512, vocab=256, max_positions=512), 1, 16,
-         "optimizer step"),
-        (TransformerConfig(name="long", layers=2, hidden=64, heads=8, kv_heads=2, ffn_hidden=96,
-                           vocab=64, max_positions=512), 2, 200,
-         "backward of block 2's attention"),
-        (TransformerConfig(name="tied", layers=3, hidden=64, heads=2, kv_heads=1,
-                           ffn_hidden=160, vocab=300, max_positions=512, tied_embeddings=True),
-         2, 64, "start of backward"),
+        (
+            TransformerConfig(
+                name="wide",
+                layers=2,
+                hidden=256,
+                heads=4,
+                kv_heads=4,
+                ffn_hidden=512,
+                vocab=256,
+                max_positions=512,
+            ),
+            1,
+            16,
+            "optimizer step",
+        ),
+        (
+            TransformerConfig(
+                name="long",
+                layers=2,
+                hidden=64,
+                heads=8,
+                kv_heads=2,
+                ffn_hidden=96,
+                vocab=64,
+                max_positions=512,
+            ),
+            2,
+            200,
+            "backward of block 2's attention",
+        ),
+        (
+            TransformerConfig(
+                name="tied",
+                layers=3,
+                hidden=64,
+                heads=2,
+                kv_heads=1,
+                ffn_hidden=160,
+                vocab=300,
+                max_positions=512,
+                tied_embeddings=True,
+            ),
+            2,
+            64,
+            "start of backward",
+        ),
     ],
     ids=["optimizer-step-peak", "attention-peak", "tied-embeddings"],
-)  # fmt: skip
+)
 def test_estimate_follows_the_peak_to_other_phases(config, batch, seq_len, phase):
     got = measure_training_step(config, batch=batch, seq_len=seq_len)
     est = memory.training_step_memory(config, batch=batch, seq_len=seq_len)

@@ -1,5 +1,5 @@
-"""numpy and torch compared on pinned, printed thread counts (issue 8: lesson 01 compared numpy on all
-threads with torch on one)."""
+"""numpy and torch compared on pinned, printed thread counts (issue 8: lesson 01 compared numpy
+on all threads with torch on one)."""
 
 from threadpoolctl import threadpool_info
 

@@ -52,8 +52,10 @@ def test_selective_and_full_recomputation_match_their_estimates_within_10_percen
 
 
 def test_recomputation_order_none_selective_full_in_measured_activations():
-    acts = [measure_training_step(TINY_CONFIG, batch=2, seq_len=128, recompute=mode)
-            .activations_bytes for mode in training.RECOMPUTE_MODES]  # fmt: skip
+    acts = [
+        measure_training_step(TINY_CONFIG, batch=2, seq_len=128, recompute=mode).activations_bytes
+        for mode in training.RECOMPUTE_MODES
+    ]
     assert acts[0] > acts[1] > acts[2]
 
 
@@ -66,8 +68,9 @@ def test_recompute_sweep_records_are_well_formed_and_in_budget():
 
 
 def test_accumulation_sweep_memory_grows_with_the_micro_batch():
-    sweep = training.accumulation_sweep(global_batch=4, micro_batches=(1, 4), seq_len=16,
-                                        budget_seconds=30)  # fmt: skip
+    sweep = training.accumulation_sweep(
+        global_batch=4, micro_batches=(1, 4), seq_len=16, budget_seconds=30
+    )
     peaks = [r.peak_bytes for r in sweep.records]
     assert len(peaks) == 2 and peaks[0] < peaks[1]
     assert [r.accumulation_steps for r in sweep.records] == [4, 1]
@@ -100,8 +103,9 @@ def test_cpu_optimizer_step_reports_seconds_per_param():
 
 def test_fused_attention_equals_naive_attention():
     q, k, v = attention._qkv(2, 4, 64, 16, seed=0)
-    assert torch.allclose(attention.naive_attention(q, k, v), attention.fused_attention(q, k, v),
-                          atol=1e-5)  # fmt: skip
+    assert torch.allclose(
+        attention.naive_attention(q, k, v), attention.fused_attention(q, k, v), atol=1e-5
+    )
 
 
 def test_course_model_with_sdpa_equals_plain_matmul_attention():
@@ -128,8 +132,9 @@ def test_attention_sweep_skips_what_does_not_fit():
 
 
 def test_serve_variants_reports_sizes_errors_and_int4_reason():
-    config = serving.SERVE_CONFIG.replace(layers=1, hidden=128, heads=2, kv_heads=2,
-                                          ffn_hidden=256, vocab=256)  # fmt: skip
+    config = serving.SERVE_CONFIG.replace(
+        layers=1, hidden=128, heads=2, kv_heads=2, ffn_hidden=256, vocab=256
+    )
     sweep = serving.serve_variants(config, batches=(1,), budget_seconds=30)
     sizes = {r.variant: r.weights_bytes for r in sweep.records}
     assert sizes["bf16"] < 0.6 * sizes["fp32"]
@@ -152,8 +157,9 @@ def test_course_int4_linear_multiplies_by_its_dequantised_weight():
 
 
 def test_batch_sweep_records():
-    model = serving.serve_model(serving.SERVE_CONFIG.replace(layers=1, hidden=64, heads=2,
-                                                            kv_heads=2, ffn_hidden=128))  # fmt: skip
+    model = serving.serve_model(
+        serving.SERVE_CONFIG.replace(layers=1, hidden=64, heads=2, kv_heads=2, ffn_hidden=128)
+    )
     sweep = serving.batch_sweep(model, batches=(1, 4), budget_seconds=10)
     assert [r.batch for r in sweep.records] == [1, 4]
     assert all(r.tokens_per_s == pytest.approx(r.batch / r.step_seconds) for r in sweep.records)

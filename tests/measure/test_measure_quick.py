@@ -27,8 +27,10 @@ def test_measure_reports_matmul_rates_and_bandwidths_within_its_budget():
 def test_measure_command_line_exits_zero():
     result = subprocess.run(
         [sys.executable, "-m", "course", "measure", "--budget", "4"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     assert "matmul cpu fp32" in result.stdout
 
@@ -44,8 +46,10 @@ def test_save_and_compare_print_two_portraits_side_by_side(tmp_path):
     saved = tmp_path / "run.json"
     result = subprocess.run(
         [sys.executable, "-m", "course", "measure", "--budget", "4", "--save", str(saved)],
-        capture_output=True, text=True, timeout=180,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert result.returncode == 0, result.stderr
     portrait = quick.load_portrait(saved)
     assert (
@@ -53,8 +57,11 @@ def test_save_and_compare_print_two_portraits_side_by_side(tmp_path):
         and portrait["plateaus"]
         and portrait["machine"].startswith("measured on")
     )
-    other = dict(portrait, machine="measured on: a slower laptop",
-                 matmul=[dict(r, flop_per_s=r["flop_per_s"] / 2) for r in portrait["matmul"]])  # fmt: skip
+    other = dict(
+        portrait,
+        machine="measured on: a slower laptop",
+        matmul=[dict(r, flop_per_s=r["flop_per_s"] / 2) for r in portrait["matmul"]],
+    )
     lines = quick.compare_lines(portrait, other)
     assert lines[1].startswith("B: measured on: a slower laptop")
     assert any(line.startswith("matmul cpu fp32") and line.endswith("2x") for line in lines)
@@ -73,8 +80,11 @@ def test_levels_measured_below_the_next_are_flagged_as_the_method():
     from course.measure import bandwidth, quick
 
     # the 16-core host of the H100 reference run (measure.txt): L1d 143.5, L2 494.1, L3 281.6 GB/s
-    plateaus = [bandwidth.Plateau("L1d", 48 * 2**10, 143.5e9, 3), bandwidth.Plateau("L2", 2 * 2**20, 494.1e9, 3),
-                bandwidth.Plateau("L3", 300 * 2**20, 281.6e9, 5)]  # fmt: skip
+    plateaus = [
+        bandwidth.Plateau("L1d", 48 * 2**10, 143.5e9, 3),
+        bandwidth.Plateau("L2", 2 * 2**20, 494.1e9, 3),
+        bandwidth.Plateau("L3", 300 * 2**20, 281.6e9, 5),
+    ]
     assert bandwidth.out_of_order(plateaus) == ["L1d"]
     lines = quick.portrait_lines(
         {"machine": "m", "matmul": [], "plateaus": [p.__dict__ for p in plateaus]}
@@ -88,8 +98,10 @@ def test_compare_with_the_shipped_h100_reference_run():
     h100 = quick.load_portrait("h100")
     assert "H100 SXM, reference run 2026-11-22" in h100["machine"]
     assert "AMX-BF16" in h100["cpu_features"]
-    here = {"machine": "measured on: a laptop", "matmul": [dict(r, flop_per_s=r["flop_per_s"] / 1000)
-                                                            for r in h100["matmul"]]}  # fmt: skip
+    here = {
+        "machine": "measured on: a laptop",
+        "matmul": [dict(r, flop_per_s=r["flop_per_s"] / 1000) for r in h100["matmul"]],
+    }
     lines = quick.compare_lines(here, h100)
     assert any(line.startswith("matmul cuda bf16") and line.endswith("0.001x") for line in lines)
     assert any(line.startswith("read bandwidth cuda memory") and " - " in line for line in lines)

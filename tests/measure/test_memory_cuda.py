@@ -1,9 +1,10 @@
-"""training_step_memory on CUDA: against MemTracker on the H100 reference run, and on CUDA where present.
+"""training_step_memory on CUDA: against MemTracker on the H100 reference run, and on CUDA where
+present.
 
-The reference run (course/facts/data/reference/h100-sxm-2026-11-22/memory_cuda.json) measured one AdamW
-step of three Llama-style configs with MemTracker on an H100 80GB SXM, fp32 and bf16 autocast, with
-and without checkpointing. Their parameter counts fix the configs: vocab 32,000, head_dim 64 (h1024)
-or 128 (h2048), ffn 2,816 / 5,632, GQA with 4 KV heads.
+The reference run (course/facts/data/reference/h100-sxm-2026-11-22/memory_cuda.json) measured one
+AdamW step of three Llama-style configs with MemTracker on an H100 80GB SXM, fp32 and bf16 autocast,
+with and without checkpointing. Their parameter counts fix the configs: vocab 32,000, head_dim 64
+(h1024) or 128 (h2048), ffn 2,816 / 5,632, GQA with 4 KV heads.
 """
 
 import re
@@ -40,8 +41,9 @@ def test_cuda_estimate_is_within_10_percent_of_memtracker_on_the_h100(
 ):
     cfg = config(name)
     assert cfg.params == run["estimate"]["params"]  # the configs are the ones measured
-    est = memory.training_step_memory(cfg, batch=batch, seq_len=seq_len, precision=precision,
-                                      checkpointing=ckpt, device="cuda")  # fmt: skip
+    est = memory.training_step_memory(
+        cfg, batch=batch, seq_len=seq_len, precision=precision, checkpointing=ckpt, device="cuda"
+    )
     measured = run["measured"]["Total"]
     assert est.total_bytes == pytest.approx(measured, rel=0.10)
 
@@ -59,8 +61,9 @@ def test_cpu_accounting_is_what_fell_short_on_cuda_bf16():
 
 def test_fp32_is_the_same_on_both_devices():
     kw = dict(batch=2, seq_len=512, precision="fp32")
-    assert (memory.training_step_memory(config("L4-h1024"), device="cuda", **kw)
-            == memory.training_step_memory(config("L4-h1024"), device="cpu", **kw))  # fmt: skip
+    assert memory.training_step_memory(
+        config("L4-h1024"), device="cuda", **kw
+    ) == memory.training_step_memory(config("L4-h1024"), device="cpu", **kw)
 
 
 def test_device_must_be_cpu_or_cuda():

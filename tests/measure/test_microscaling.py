@@ -10,7 +10,8 @@ from course.measure import microscaling as mx
 
 
 def data(seed: int = 0) -> torch.Tensor:
-    """Weight-like values: a Gaussian with rare 20x outliers, which one scale per tensor handles badly."""
+    """Weight-like values: a Gaussian with rare 20x outliers, which one scale per tensor handles
+    badly."""
     g = torch.Generator().manual_seed(seed)
     x = torch.randn(64, 1024, generator=g)
     x[torch.rand(64, 1024, generator=g) < 0.001] *= 20

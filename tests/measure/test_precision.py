@@ -1,6 +1,7 @@
 """Precision measurements (course.measure.precision): rounding, bit patterns, sums, training.
 
-Matmul throughput per dtype (fp8, int8) is tested with the matmul sweep in tests/measure/test_measure.py.
+Matmul throughput per dtype (fp8, int8) is tested with the matmul sweep in
+tests/measure/test_measure.py.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ SMALL = P.TrainConfig(hidden=32, layers=2, batch=64, steps=12, seed=3)
 def test_round_mantissa_to_7_bits_is_exactly_bfloat16():
     gen = torch.Generator().manual_seed(0)
     x = torch.randn(20000, generator=gen) * torch.logspace(-30, 30, 20000)
-    # exact ties: bf16 keeps 7 of fp32's 23 mantissa bits, so bit 15 set and bits 0..14 clear is a tie
+    # exact ties: bf16 keeps 7 of fp32's 23 mantissa bits, so bit 15 set and bits 0..14 clear is a
+    # tie
     tie_bits = torch.arange(1, 200, dtype=torch.int32) << 16 | (1 << 15)
     ties = tie_bits.view(torch.float32)  # subnormal ties
     normal_ties = (tie_bits | (100 << 23)).view(torch.float32)

@@ -1,4 +1,5 @@
-"""The transparent weight quantiser (course.measure.quantize): error bounds, packing, storage, modules."""
+"""The transparent weight quantiser (course.measure.quantize): error bounds, packing, storage,
+modules."""
 
 from __future__ import annotations
 

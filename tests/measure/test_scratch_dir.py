@@ -13,8 +13,10 @@ from course.measure.storage import scratch_dir
 
 
 def test_a_scratch_dir_is_deleted_with_everything_in_it_when_its_process_exits():
-    code = ("from course.measure.storage import scratch_dir; d = scratch_dir('course-test-'); "
-            "(d / 'sub').mkdir(); (d / 'sub' / 'f.bin').write_bytes(b'x'); print(d)")  # fmt: skip
+    code = (
+        "from course.measure.storage import scratch_dir; d = scratch_dir('course-test-'); "
+        "(d / 'sub').mkdir(); (d / 'sub' / 'f.bin').write_bytes(b'x'); print(d)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     path = Path(out.stdout.strip())
@@ -39,8 +41,12 @@ def test_a_killed_runs_folder_is_deleted_by_the_next_run(tmp_path, monkeypatch):
     import tempfile
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, timeout=60).stdout.strip()  # fmt: skip
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout.strip()
     left = tmp_path / f"course-lesson12-{dead}-abc123"
     (left / "dcp").mkdir(parents=True)
     mine = tmp_path / f"course-lesson12-{os.getpid()}-xyz789"  # this process: alive

@@ -1,6 +1,6 @@
-"""The buy-vs-rent widget (course.presentation.widgets.buy_vs_rent), driven as a learner would: set values, read
-the output. Expected figures are worked out here from the inputs (purchase + energy + hosting +
-staff against hours x rate), not read back from the calculator."""
+"""The buy-vs-rent widget (course.presentation.widgets.buy_vs_rent), driven as a learner would:
+set values, read the output. Expected figures are worked out here from the inputs
+(purchase + energy + hosting + staff against hours x rate), not read back from the calculator."""
 
 from __future__ import annotations
 
@@ -34,13 +34,21 @@ def test_defaults_answer_question_9_a_dgx_h100_against_a_p5_training_continuousl
 
 
 def test_low_utilisation_and_staff_make_renting_cheaper_and_the_bars_show_each_part():
-    calc = buy_vs_rent_calculator(utilisation="10", staff="150000", hosting="20000",
-                                  reserved="39.33", spot="27")  # fmt: skip
+    calc = buy_vs_rent_calculator(
+        utilisation="10", staff="150000", hosting="20000", reserved="39.33", spot="27"
+    )
     text = repr(calc)
     assert "cheapest option is buy" not in text
     out = calc.output.value
-    for title in ("own: purchase", "own: electricity", "own: hosting", "own: staff",
-                  "on-demand: rent", "reserved: rent", "spot: rent"):  # fmt: skip
+    for title in (
+        "own: purchase",
+        "own: electricity",
+        "own: hosting",
+        "own: staff",
+        "on-demand: rent",
+        "reserved: rent",
+        "spot: rent",
+    ):
         assert f'title="{title}"' in out
     assert months(text, "reserved") != "-"
 

@@ -1,5 +1,6 @@
-"""The "How long and how much" widget (course.presentation.widgets.cost), driven as a learner would. Expected
-figures are derived here from 6ND, the datasheet peak and TDP, and Llama 2's Table 2."""
+"""The "How long and how much" widget (course.presentation.widgets.cost), driven as a learner
+would. Expected figures are derived here from 6ND, the datasheet peak and TDP, and Llama 2's
+Table 2."""
 
 from __future__ import annotations
 

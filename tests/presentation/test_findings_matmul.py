@@ -1,4 +1,5 @@
-"""course.presentation.findings.matmul and ._common: every outcome each finding distinguishes, on synthetic records."""
+"""course.presentation.findings.matmul and ._common: every outcome each finding distinguishes, on
+synthetic records."""
 
 import pytest
 
@@ -19,10 +20,18 @@ def rec(library="torch", dtype="fp32", size=512, rate=1e11, spread=0.01, threads
     }
 
 
-@pytest.mark.parametrize(("ratio", "spread", "expected"), [
-    (3.0, 0.0, "faster"), (0.3, 0.0, "slower"), (1.05, 0.0, "same"), (0.95, 0.02, "same"),
-    (1.3, 0.6, "noisy"), (3.0, 0.6, "faster"), (float("nan"), 0.0, "noisy"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("ratio", "spread", "expected"),
+    [
+        (3.0, 0.0, "faster"),
+        (0.3, 0.0, "slower"),
+        (1.05, 0.0, "same"),
+        (0.95, 0.02, "same"),
+        (1.3, 0.6, "noisy"),
+        (3.0, 0.6, "faster"),
+        (float("nan"), 0.0, "noisy"),
+    ],
+)
 def test_outcome_classifies_ratio_against_its_noise(ratio, spread, expected):
     assert _common.outcome(ratio, spread) == expected
 
@@ -35,8 +44,13 @@ def test_times_never_rounds_a_real_difference_to_one():
 
 
 def test_library_comparison_numpy_faster_names_both_thread_counts():
-    text = matmul.library_comparison([rec("numpy", "fp64", 1024, 7e10), rec("torch", "fp64", 1024, 3.5e10),
-                                      rec("python", "fp64", 32, 3e7)])  # fmt: skip
+    text = matmul.library_comparison(
+        [
+            rec("numpy", "fp64", 1024, 7e10),
+            rec("torch", "fp64", 1024, 3.5e10),
+            rec("python", "fp64", 32, 3e7),
+        ]
+    )
     assert "numpy was 2.0× faster than torch" in text
     assert "1 thread" in text and "2,333× more FLOPs" in text
 
@@ -53,21 +67,25 @@ def test_library_comparison_same_and_noisy_and_missing():
         [rec("numpy", "fp64", 256, 5e10), rec("torch", "fp64", 256, 5.2e10)]
     )
     assert "about the same" in same
-    noisy = matmul.library_comparison([rec("numpy", "fp64", 256, 5e10, spread=0.5),
-                                       rec("torch", "fp64", 256, 6.5e10, spread=0.3)])  # fmt: skip
+    noisy = matmul.library_comparison(
+        [rec("numpy", "fp64", 256, 5e10, spread=0.5), rec("torch", "fp64", 256, 6.5e10, spread=0.3)]
+    )
     assert "rerun" in noisy and "too wide to rank" in noisy
     assert "not both measured" in matmul.library_comparison([rec("python", "fp64", 16, 3e7)])
 
 
 def test_library_comparison_flags_unpinned_threads():
-    text = matmul.library_comparison([rec("numpy", "fp64", 256, 5e10, threads=None),
-                                      rec("torch", "fp64", 256, 2e10)])  # fmt: skip
+    text = matmul.library_comparison(
+        [rec("numpy", "fp64", 256, 5e10, threads=None), rec("torch", "fp64", 256, 2e10)]
+    )
     assert "not a like-for-like" in text and "default thread count" in text
 
 
 def test_dtype_speed_bf16_faster_names_the_units_present():
-    text = matmul.dtype_speed([rec(dtype="fp32", rate=1e11), rec(dtype="bf16", rate=3.1e11)],
-                              features=("AVX2", "AVX-512 BF16", "AMX-BF16"))  # fmt: skip
+    text = matmul.dtype_speed(
+        [rec(dtype="fp32", rate=1e11), rec(dtype="bf16", rate=3.1e11)],
+        features=("AVX2", "AVX-512 BF16", "AMX-BF16"),
+    )
     assert "3.1× faster than fp32" in text and "AVX-512 BF16 and AMX-BF16" in text
 
 
@@ -79,8 +97,9 @@ def test_dtype_speed_bf16_slower_without_units_says_it_converts():
 
 
 def test_dtype_speed_slower_despite_units_blames_the_path_not_the_cpu():
-    text = matmul.dtype_speed([rec(dtype="fp32", rate=8e10), rec(dtype="fp16", rate=2e10)],
-                              features=("AVX-512 FP16",))  # fmt: skip
+    text = matmul.dtype_speed(
+        [rec(dtype="fp32", rate=8e10), rec(dtype="fp16", rate=2e10)], features=("AVX-512 FP16",)
+    )
     assert "4.0× slower" in text and "generic path" in text
 
 
@@ -92,8 +111,9 @@ def test_dtype_speed_same_noisy_missing_and_gpu():
     )
     assert "rerun" in noisy
     assert "not both measured" in matmul.dtype_speed([rec(dtype="bf16")])
-    gpu = matmul.dtype_speed([rec(dtype="fp32", rate=5e13, device="cuda"),
-                              rec(dtype="bf16", rate=7e14, device="cuda")])  # fmt: skip
+    gpu = matmul.dtype_speed(
+        [rec(dtype="fp32", rate=5e13, device="cuda"), rec(dtype="bf16", rate=7e14, device="cuda")]
+    )
     assert "Tensor Cores" in gpu and "14× faster" in gpu
     int8 = matmul.dtype_speed(
         [rec(dtype="fp32", rate=1e11), rec(dtype="int8", rate=9e11)], features=("AMX-INT8",)
@@ -122,13 +142,15 @@ def test_alignment_fails_and_missing():
 
 
 def test_peak_fractions_divides_by_the_given_peak():
-    text = matmul.peak_fractions([rec(dtype="bf16", size=4096, rate=702e12)], {"bf16": 989.4e12, "fp8": 1e15},
-                                 label="H100")  # fmt: skip
+    text = matmul.peak_fractions(
+        [rec(dtype="bf16", size=4096, rate=702e12)], {"bf16": 989.4e12, "fp8": 1e15}, label="H100"
+    )
     assert "71% of the dense datasheet peak" in text and "fp8: not measured" in text
 
 
 def test_dtype_speed_reads_the_amx_host_of_the_h100_run_as_faster_with_amx():
-    # the 16-core Xeon beside the H100 (reference run 2026-11-22): bf16 3.2-4.4 TFLOP/s vs fp32 0.8-1.4
+    # the 16-core Xeon beside the H100 (reference run 2026-11-22): bf16 3.2-4.4 TFLOP/s vs fp32
+    # 0.8-1.4
     from course.facts.data import reference
     from course.measure.devices import parse_cpu_flags
 

@@ -1,4 +1,5 @@
-"""course.presentation.findings threads / caches / overhead / batching / precision: every outcome, synthetic records."""
+"""course.presentation.findings threads / caches / overhead / batching / precision: every
+outcome, synthetic records."""
 
 import pytest
 
@@ -15,10 +16,16 @@ def mm(threads_, rate, spread=0.02):
     }
 
 
-@pytest.mark.parametrize(("two", "spread", "phrase"), [
-    (1.95e11, 0.02, "nearly linear"), (1.4e11, 0.02, "less than 2×"), (1.02e11, 0.02, "no gain"),
-    (0.58e11, 0.02, "*slower*"), (1.3e11, 0.4, "rerun"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("two", "spread", "phrase"),
+    [
+        (1.95e11, 0.02, "nearly linear"),
+        (1.4e11, 0.02, "less than 2×"),
+        (1.02e11, 0.02, "no gain"),
+        (0.58e11, 0.02, "*slower*"),
+        (1.3e11, 0.4, "rerun"),
+    ],
+)
 def test_thread_scaling_reads_every_outcome(two, spread, phrase):
     text = threads.scaling([mm(1, 1e11), mm(2, two, spread)])
     assert phrase in text and "ideal 2×" in text
@@ -45,8 +52,11 @@ def test_cache_hierarchy_steps_in_order():
 
 def test_cache_hierarchy_flags_an_inverted_level_as_the_method():
     # the 16-core host of the H100 reference run: L1d 143.5, L2 494.1, L3 281.6 GB/s
-    levels = [plateau("L1d", 48 * 2**10, 143.5e9), plateau("L2", 2 * 2**20, 494.1e9),
-              plateau("L3", 300 * 2**20, 281.6e9)]  # fmt: skip
+    levels = [
+        plateau("L1d", 48 * 2**10, 143.5e9),
+        plateau("L2", 2 * 2**20, 494.1e9),
+        plateau("L3", 300 * 2**20, 281.6e9),
+    ]
     text = caches.hierarchy(levels)
     assert "**inverted**" in text and "not the hardware" in text
     assert "No point reached main memory" in text
@@ -109,9 +119,32 @@ def test_batching_curve_free_compute_bound_none_noisy_missing():
 def test_decode_vs_floor_on_the_reference_h100_figures():
     # inference_7b.json of the H100 SXM reference run: 13.48 GB of bf16 weights, 3.35 TB/s datasheet
     w = 13_476_831_232
-    decode = [{"batch": 1, "cuda_graph": False, "seconds_per_step": 7.69e-3, "tokens_per_s": 130, "weight_bytes": w, "kv_bytes_read": 5.4e8},
-              {"batch": 1, "cuda_graph": True, "seconds_per_step": 6.38e-3, "tokens_per_s": 157, "weight_bytes": w, "kv_bytes_read": 5.4e8},
-              {"batch": 64, "cuda_graph": True, "seconds_per_step": 17.7e-3, "tokens_per_s": 3618, "weight_bytes": w, "kv_bytes_read": 3.4e10}]  # fmt: skip
+    decode = [
+        {
+            "batch": 1,
+            "cuda_graph": False,
+            "seconds_per_step": 7.69e-3,
+            "tokens_per_s": 130,
+            "weight_bytes": w,
+            "kv_bytes_read": 5.4e8,
+        },
+        {
+            "batch": 1,
+            "cuda_graph": True,
+            "seconds_per_step": 6.38e-3,
+            "tokens_per_s": 157,
+            "weight_bytes": w,
+            "kv_bytes_read": 5.4e8,
+        },
+        {
+            "batch": 64,
+            "cuda_graph": True,
+            "seconds_per_step": 17.7e-3,
+            "tokens_per_s": 3618,
+            "weight_bytes": w,
+            "kv_bytes_read": 3.4e10,
+        },
+    ]
     text = batching.decode_vs_floor(decode, 3.35e12, label="H100")
     assert (
         "4.02 ms per token" in text and "1.6× the floor" in text and "63% of the datasheet" in text
@@ -120,22 +153,29 @@ def test_decode_vs_floor_on_the_reference_h100_figures():
     assert "no batch-1" in batching.decode_vs_floor([], 3.35e12, label="H100")
 
 
-@pytest.mark.parametrize(("bf16_ms", "units", "device", "phrase"), [
-    (1.2, True, "cpu", "2.1× faster: this cpu has 16-bit matrix instructions"),
-    (13.7, False, "cpu", "no 16-bit matrix instructions"),
-    (13.7, True, "cpu", "spends its time in the casts"),
-    (2.6, None, "cpu", "about the same"),
-    (0.5, True, "cuda", "Tensor Cores"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("bf16_ms", "units", "device", "phrase"),
+    [
+        (1.2, True, "cpu", "2.1× faster: this cpu has 16-bit matrix instructions"),
+        (13.7, False, "cpu", "no 16-bit matrix instructions"),
+        (13.7, True, "cpu", "spends its time in the casts"),
+        (2.6, None, "cpu", "about the same"),
+        (0.5, True, "cuda", "Tensor Cores"),
+    ],
+)
 def test_autocast_speed_every_outcome(bf16_ms, units, device, phrase):
-    text = precision.autocast_speed({"fp32": [2.5e-3] * 8, "bf16": [bf16_ms * 1e-3] * 8}, device=device,
-                                    bf16_units=units)  # fmt: skip
+    text = precision.autocast_speed(
+        {"fp32": [2.5e-3] * 8, "bf16": [bf16_ms * 1e-3] * 8}, device=device, bf16_units=units
+    )
     assert phrase in text and "fp16 autocast: not run" in text
 
 
 def test_autocast_speed_noisy_and_missing():
-    noisy = precision.autocast_speed({"fp32": [2e-3, 2.5e-3, 3e-3, 4e-3], "bf16": [1.5e-3, 2.5e-3, 3e-3, 5e-3]},
-                                     device="cpu", bf16_units=None)  # fmt: skip
+    noisy = precision.autocast_speed(
+        {"fp32": [2e-3, 2.5e-3, 3e-3, 4e-3], "bf16": [1.5e-3, 2.5e-3, 3e-3, 5e-3]},
+        device="cpu",
+        bf16_units=None,
+    )
     assert "rerun" in noisy
     assert "fp32 run is missing" in precision.autocast_speed({}, device="cpu", bf16_units=None)
 
@@ -145,9 +185,15 @@ def variant(name, b, ms, iqr=0.02):
 
 
 def test_quantised_speed_small_batch_wins_and_large_batch_loses():
-    text = precision.quantised_speed([variant("fp32", 1, 2.4), variant("int8 (course)", 1, 1.3),
-                                      variant("fp32", 64, 17.8), variant("int8 (course)", 64, 25.3),
-                                      variant("bf16", 64, 100.9)])  # fmt: skip
+    text = precision.quantised_speed(
+        [
+            variant("fp32", 1, 2.4),
+            variant("int8 (course)", 1, 1.3),
+            variant("fp32", 64, 17.8),
+            variant("int8 (course)", 64, 25.3),
+            variant("bf16", 64, 100.9),
+        ]
+    )
     assert (
         "batch 1: against fp32, int8 (course) 1.8× faster" in text and "reading the weights" in text
     )

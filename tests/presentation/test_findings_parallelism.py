@@ -12,10 +12,15 @@ def fit(bw, lat=2e-4, r2=0.99):
     return {"ranks": 2, "bandwidth_bytes_per_s": bw, "latency_seconds": lat, "r_squared": r2}
 
 
-@pytest.mark.parametrize("f, phrase", [
-    (fit(1e9), "more: here every byte is copied"), (fit(1e12), "fit larger messages"),
-    (fit(1e9, r2=0.3), "rerun"), (None, "Nothing was measured"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "f, phrase",
+    [
+        (fit(1e9), "more: here every byte is copied"),
+        (fit(1e12), "fit larger messages"),
+        (fit(1e9, r2=0.3), "rerun"),
+        (None, "Nothing was measured"),
+    ],
+)
 def test_alpha_beta_reads_every_outcome(f, phrase):
     assert phrase in F.alpha_beta(f, 450e9, "NVLink 4")
 
@@ -31,11 +36,20 @@ def coll(name, size, seconds):
     return {"collective": name, "bytes": size, "seconds": seconds, "ranks": 2}
 
 
-@pytest.mark.parametrize("rs, phrase", [(2e-3, "gloo on CPU does not run a ring"),
-                                        (0.5e-3, "faster one here"), (1.02e-3, "as the ring model")])  # fmt: skip
+@pytest.mark.parametrize(
+    "rs, phrase",
+    [
+        (2e-3, "gloo on CPU does not run a ring"),
+        (0.5e-3, "faster one here"),
+        (1.02e-3, "as the ring model"),
+    ],
+)
 def test_gloo_reduce_scatter_reads_every_outcome(rs, phrase):
-    recs = [coll("all_gather", 1e6, 1e-3), coll("reduce_scatter", 1e6, rs),
-            coll("all_gather", 1e3, 1e-4)]  # fmt: skip
+    recs = [
+        coll("all_gather", 1e6, 1e-3),
+        coll("reduce_scatter", 1e6, rs),
+        coll("all_gather", 1e3, 1e-4),
+    ]
     assert phrase in F.gloo_reduce_scatter(recs)
 
 
@@ -48,12 +62,18 @@ def paired(sync, local, noise=()):
     return [(sync + n, local) for n in noise or [0.0] * 5]
 
 
-@pytest.mark.parametrize("pairs, phrase", [
-    (paired(0.030, 0.010), "67% of the step"),
-    (paired(0.012, 0.010), "added 17% of the step"),
-    (paired(0.0101, 0.010, (0.002, -0.002, 0.001, -0.001, 0.0)), "smaller than the step-to-step"),
-    (paired(0.010, 0.012), "*without* communication were the slower"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "pairs, phrase",
+    [
+        (paired(0.030, 0.010), "67% of the step"),
+        (paired(0.012, 0.010), "added 17% of the step"),
+        (
+            paired(0.0101, 0.010, (0.002, -0.002, 0.001, -0.001, 0.0)),
+            "smaller than the step-to-step",
+        ),
+        (paired(0.010, 0.012), "*without* communication were the slower"),
+    ],
+)
 def test_ddp_overhead_reads_every_outcome_from_paired_steps(pairs, phrase):
     text = F.ddp_overhead([{"pairs": pairs}, {"pairs": pairs}])
     assert phrase in text and f"of {2 * len(pairs)} pairs" in text
@@ -72,9 +92,14 @@ def ev(kind, start, end):
     return {"kind": kind, "start": start, "end": end}
 
 
-@pytest.mark.parametrize("starts, ready, phrase", [
-    ((1, 2), 3, "All 2 buckets"), ((6, 7), 5, "None of the 2"), ((1, 7), 5, "1 of 2 buckets"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "starts, ready, phrase",
+    [
+        ((1, 2), 3, "All 2 buckets"),
+        ((6, 7), 5, "None of the 2"),
+        ((1, 7), 5, "1 of 2 buckets"),
+    ],
+)
 def test_ddp_overlap_is_judged_against_the_last_gradient_not_the_backward_end(
     starts, ready, phrase
 ):
@@ -89,14 +114,17 @@ def test_ddp_overlap_is_judged_against_the_last_gradient_not_the_backward_end(
 
 def test_ddp_overlap_states_the_share_of_all_reduce_time_hidden():
     events = [ev("all-reduce", 1, 3), ev("all-reduce", 5, 7)]  # 1 of 2 s hidden before 2
-    assert "25% of the all-reduce time" in F.ddp_overlap({"events": events,
-                                                          "gradients_ready_seconds": 2})  # fmt: skip
+    assert "25% of the all-reduce time" in F.ddp_overlap(
+        {"events": events, "gradients_ready_seconds": 2}
+    )
 
 
 def test_pipeline_bubbles_reads_every_outcome():
-    rows = [{"schedule": "GPipe", "bubble_fraction": 0.21, "formula": 0.2},
-            {"schedule": "1F1B", "bubble_fraction": 0.45, "formula": 0.2},
-            {"schedule": "Interleaved1F1B", "bubble_fraction": 0.0, "formula": 0.11}]  # fmt: skip
+    rows = [
+        {"schedule": "GPipe", "bubble_fraction": 0.21, "formula": 0.2},
+        {"schedule": "1F1B", "bubble_fraction": 0.45, "formula": 0.2},
+        {"schedule": "Interleaved1F1B", "bubble_fraction": 0.0, "formula": 0.11},
+    ]
     text = F.pipeline_bubbles(rows)
     assert "close to the formula" in text and "sends, receives" in text and "uneven" in text
     assert "Interleaving shrank" in text
@@ -106,16 +134,25 @@ def test_pipeline_bubbles_reads_every_outcome():
 
 
 def gil_rec(kind, serial, threads, processes):
-    return [{"kind": kind, "mode": m, "seconds": s}
-            for m, s in (("serial", serial), ("threads", threads), ("processes", processes))]  # fmt: skip
+    return [
+        {"kind": kind, "mode": m, "seconds": s}
+        for m, s in (("serial", serial), ("threads", threads), ("processes", processes))
+    ]
 
 
-@pytest.mark.parametrize("py, torch_, phrases", [
-    ((1.0, 1.0, 0.55), (1.0, 0.55, 0.6), ["no gain", "own interpreter", "run them at the same"]),
-    ((1.0, 0.5, 0.5), (1.0, 1.0, 1.0), ["free-threaded", "nothing to overlap"]),
-    ((1.0, 0.7, 1.2), (1.0, 1.0, 1.0), ["free-threaded", "did not speed it up:"]),
-    ((1.0, 1.05, 1.3), (1.0, 1.0, 1.0), ["no gain", "did not speed it up either", "rerun"]),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "py, torch_, phrases",
+    [
+        (
+            (1.0, 1.0, 0.55),
+            (1.0, 0.55, 0.6),
+            ["no gain", "own interpreter", "run them at the same"],
+        ),
+        ((1.0, 0.5, 0.5), (1.0, 1.0, 1.0), ["free-threaded", "nothing to overlap"]),
+        ((1.0, 0.7, 1.2), (1.0, 1.0, 1.0), ["free-threaded", "did not speed it up:"]),
+        ((1.0, 1.05, 1.3), (1.0, 1.0, 1.0), ["no gain", "did not speed it up either", "rerun"]),
+    ],
+)
 def test_gil_reads_every_outcome(py, torch_, phrases):
     text = F.gil(gil_rec("pure Python", *py) + gil_rec("torch matmul", *torch_))
     for phrase in phrases:
@@ -128,11 +165,14 @@ def dl(w, seconds, wait):
     return {"num_workers": w, "seconds": seconds, "wait_seconds": wait}
 
 
-@pytest.mark.parametrize("recs, phrase", [
-    ([dl(0, 1.0, 0.1), dl(2, 0.95, 0.05)], "the model, not the data"),
-    ([dl(0, 1.0, 0.9), dl(1, 0.6, 0.4), dl(2, 0.4, 0.1)], "2 worker(s) made the epoch 2.5×"),
-    ([dl(0, 1.0, 0.9), dl(2, 1.1, 0.9)], "workers did not help"),
-    ([dl(2, 1.1, 0.9)], "Nothing was measured"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "recs, phrase",
+    [
+        ([dl(0, 1.0, 0.1), dl(2, 0.95, 0.05)], "the model, not the data"),
+        ([dl(0, 1.0, 0.9), dl(1, 0.6, 0.4), dl(2, 0.4, 0.1)], "2 worker(s) made the epoch 2.5×"),
+        ([dl(0, 1.0, 0.9), dl(2, 1.1, 0.9)], "workers did not help"),
+        ([dl(2, 1.1, 0.9)], "Nothing was measured"),
+    ],
+)
 def test_dataloader_reads_every_outcome(recs, phrase):
     assert phrase in F.dataloader(recs)

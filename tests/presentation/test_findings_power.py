@@ -1,5 +1,6 @@
-"""course.presentation.findings.power: each outcome of a power trace gets its own explanation; the reference
-run's figures (FACTS.md: 673 TFLOP/s at the 700 W cap, SM clock 1,350 of 1,980 MHz) come out."""
+"""course.presentation.findings.power: each outcome of a power trace gets its own explanation;
+the reference run's figures (FACTS.md: 673 TFLOP/s at the 700 W cap, SM clock 1,350 of 1,980 MHz)
+come out."""
 
 from __future__ import annotations
 
@@ -12,8 +13,11 @@ from course.presentation.findings import power
 def _record(watts: float, mhz: float, limit: float = 700.0) -> dict:
     samples = [[t * 0.05, watts, mhz, 60] for t in range(100)]
     idle = [[t * 0.05, 100.0, 1980, 40] for t in range(20)]
-    return {"limit_w": limit, "idle_samples": idle,
-            "sustained_bf16_8192": {"seconds": 5.0, "flop_per_s": 5e14, "samples": samples}}  # fmt: skip
+    return {
+        "limit_w": limit,
+        "idle_samples": idle,
+        "sustained_bf16_8192": {"seconds": 5.0, "flop_per_s": 5e14, "samples": samples},
+    }
 
 
 def test_reference_run_h100_sits_at_the_cap_with_the_clock_down():
@@ -26,12 +30,15 @@ def test_reference_run_h100_sits_at_the_cap_with_the_clock_down():
     assert "lowered the SM clock" in power.sentence(rec, 1980e6)
 
 
-@pytest.mark.parametrize(("watts", "mhz", "phrase"), [
-    (699, 1350, "lowered the SM clock"),
-    (699, 1950, "kept its clock near boost"),
-    (400, 1200, "thermal limit"),
-    (300, 1980, "did not load the card fully"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("watts", "mhz", "phrase"),
+    [
+        (699, 1350, "lowered the SM clock"),
+        (699, 1950, "kept its clock near boost"),
+        (400, 1200, "thermal limit"),
+        (300, 1980, "did not load the card fully"),
+    ],
+)
 def test_every_outcome_has_its_explanation(watts, mhz, phrase):
     text = power.sentence(_record(watts, mhz), 1980e6)
     assert phrase in text and "TFLOP per joule" in text

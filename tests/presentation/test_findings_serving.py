@@ -9,9 +9,14 @@ from course.presentation.findings import serving as f
 
 
 def _p(rate, p99, thr=None, p50=None, policy="continuous", repeat=0):
-    return {"policy": policy, "repeat": repeat, "offered_per_s": rate,
-            "ttft_p99_seconds": p99, "ttft_p50_seconds": p50 if p50 is not None else p99 / 2,
-            "requests_per_s": thr if thr is not None else rate}  # fmt: skip
+    return {
+        "policy": policy,
+        "repeat": repeat,
+        "offered_per_s": rate,
+        "ttft_p99_seconds": p99,
+        "ttft_p50_seconds": p50 if p50 is not None else p99 / 2,
+        "requests_per_s": thr if thr is not None else rate,
+    }
 
 
 def test_knee_found():
@@ -31,8 +36,10 @@ def test_knee_not_reached_missing_and_noisy():
 
 
 def _pair(static_thr, cont_thr, rep, s99=1.0, c99=0.1):
-    return [_p(5, s99, static_thr, policy="static", repeat=rep),
-            _p(5, c99, cont_thr, policy="continuous", repeat=rep)]  # fmt: skip
+    return [
+        _p(5, s99, static_thr, policy="static", repeat=rep),
+        _p(5, c99, cont_thr, policy="continuous", repeat=rep),
+    ]
 
 
 def test_batching_branches():
@@ -48,15 +55,17 @@ def test_batching_branches():
 
 def test_queue_model_branches():
     cap, slots, t0 = 10.0, 4, 0.01
-    pred = f.predicted_ttft_seconds(5, capacity_per_s=cap, slots=slots, unloaded_ttft_seconds=t0,
-                                    quantile=0.5)  # fmt: skip
+    pred = f.predicted_ttft_seconds(
+        5, capacity_per_s=cap, slots=slots, unloaded_ttft_seconds=t0, quantile=0.5
+    )
     assert pred == queueing.mmc(5, 0.4, 4).wait_quantile_seconds(0.5) + t0
     pts = [_p(5, 1, p50=pred * 1.2), _p(9, 1, p50=100.0), _p(12, 1, p50=3.0)]
     text = f.queue_model(pts, capacity_per_s=cap, slots=slots, unloaded_ttft_seconds=t0)
     assert "within 2x of the measured median TTFT at 1 of 2" in text
     assert "off by more than 2x" in text and "unbounded" in text
-    assert "nothing to compare" in f.queue_model([], capacity_per_s=cap, slots=4,
-                                                 unloaded_ttft_seconds=t0)  # fmt: skip
+    assert "nothing to compare" in f.queue_model(
+        [], capacity_per_s=cap, slots=4, unloaded_ttft_seconds=t0
+    )
 
 
 def test_tools_disagree_branches():

@@ -10,9 +10,16 @@ from course.presentation.findings import utilisation
 
 
 def _record(mfu=0.3, spread=0.01, load=0.5, cores=2):
-    return SimpleNamespace(model="tiny", mfu=mfu, achieved_flop_per_s=mfu * 1e11,
-                           peak_flop_per_s=1e11, step_seconds=0.1,
-                           step_spread_seconds=spread * 0.1, load_average=load, cores=cores)  # fmt: skip
+    return SimpleNamespace(
+        model="tiny",
+        mfu=mfu,
+        achieved_flop_per_s=mfu * 1e11,
+        peak_flop_per_s=1e11,
+        step_seconds=0.1,
+        step_spread_seconds=spread * 0.1,
+        load_average=load,
+        cores=cores,
+    )
 
 
 def test_missing_record():

@@ -1,7 +1,7 @@
-"""The "will it fit?" widget (course.presentation.widgets.fit), driven as a learner would: set values, read
-the output. Expected figures are derived here from the formulas' sources (ZeRO's 16 bytes/param,
-Korthikanti's activations, the KV-cache formula) and datasheet memory sizes, not read back from the
-widget."""
+"""The "will it fit?" widget (course.presentation.widgets.fit), driven as a learner would: set
+values, read the output. Expected figures are derived here from the formulas' sources (ZeRO's 16
+bytes/param, Korthikanti's activations, the KV-cache formula) and datasheet memory sizes, not
+read back from the widget."""
 
 from __future__ import annotations
 
@@ -45,8 +45,9 @@ def test_two_gpus_make_it_fit_and_the_bar_shows_every_part():
     assert len(widths) == 5 and sum(widths) <= 100.01
 
 
-@pytest.mark.parametrize(("precision", "per_param"), [("mixed", 16), ("mixed_fp32_grads", 18),
-                                                      ("fp32", 16)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("precision", "per_param"), [("mixed", 16), ("mixed_fp32_grads", 18), ("fp32", 16)]
+)
 def test_custom_size_counts_model_states_only(precision, per_param):
     """A bare 7e9: 16 bytes/param (ZeRO) or 18 with fp32 gradients (seed 003's figure)."""
     calc = will_it_fit()

@@ -50,19 +50,41 @@ TABLE_5 = {
 
 def _config(name):
     layers, hidden, heads = TABLE_5[name][:3]
-    return TransformerConfig(name=f"korthikanti-{name}", layers=layers, hidden=hidden,
-                             heads=heads, kv_heads=heads, ffn_hidden=4 * hidden, vocab=VOCAB,
-                             max_positions=S, gated_mlp=False, tied_embeddings=True,
-                             norm="layernorm", bias=True, positions="learned",
-                             activation="gelu")  # fmt: skip
+    return TransformerConfig(
+        name=f"korthikanti-{name}",
+        layers=layers,
+        hidden=hidden,
+        heads=heads,
+        kv_heads=heads,
+        ffn_hidden=4 * hidden,
+        vocab=VOCAB,
+        max_positions=S,
+        gated_mlp=False,
+        tied_embeddings=True,
+        norm="layernorm",
+        bias=True,
+        positions="learned",
+        activation="gelu",
+    )
 
 
 def _run(name, recompute, hfu):
     _, _, _, t, p, n, batch, micro, v = TABLE_5[name][:9]
-    return P.layout_step(_config(name), gpu="a100-80gb-sxm", nodes=n // 8, data_parallel=1,
-                         tensor_parallel=t, pipeline_parallel=p, zero_stage=0, micro_batch=micro,
-                         microbatches=batch // micro, seq_len=S, recompute=recompute,
-                         compute_hfu=hfu, virtual_stages=v)  # fmt: skip
+    return P.layout_step(
+        _config(name),
+        gpu="a100-80gb-sxm",
+        nodes=n // 8,
+        data_parallel=1,
+        tensor_parallel=t,
+        pipeline_parallel=p,
+        zero_stage=0,
+        micro_batch=micro,
+        microbatches=batch // micro,
+        seq_len=S,
+        recompute=recompute,
+        compute_hfu=hfu,
+        virtual_stages=v,
+    )
 
 
 def _calibrated(name):

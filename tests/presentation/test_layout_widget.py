@@ -1,4 +1,5 @@
-"""The layout chooser: driven like a learner would, it shows the calculator's numbers or its reason."""
+"""The layout chooser: driven like a learner would, it shows the calculator's numbers or its
+reason."""
 
 from __future__ import annotations
 
@@ -10,8 +11,14 @@ from course.presentation.widgets import layout_chooser
 def test_defaults_show_llama_70b_fitting_on_64_h100s_with_the_step_split():
     calc = layout_chooser()
     assert calc.error is None
-    expected = parallel.layout_step(PRESETS["llama-2-70b"], nodes=8, data_parallel=4,
-                                    tensor_parallel=8, pipeline_parallel=2, microbatches=16)  # fmt: skip
+    expected = parallel.layout_step(
+        PRESETS["llama-2-70b"],
+        nodes=8,
+        data_parallel=4,
+        tensor_parallel=8,
+        pipeline_parallel=2,
+        microbatches=16,
+    )
     out = calc.output.value
     assert "Fits" in out and "compute" in out and "pipeline bubble" in out
     assert expected.layout in out

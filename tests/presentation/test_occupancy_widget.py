@@ -24,15 +24,17 @@ def test_best_practices_case_through_the_widget():
 
 @pytest.mark.parametrize(
     "name, value, label",
-    [("threads", "", "threads per block must be a whole number"),
-     ("threads", "nan", "threads per block must be a whole number"),
-     ("registers", "inf", "registers per thread must be a whole number"),
-     ("threads", "1e30", "threads per block must be an integer"),
-     ("shared_memory", "-1", "shared memory per block (bytes) must be an integer"),
-     ("shared_memory", "1e12", "shared memory per block (bytes) must be an integer"),
-     ("registers", "2.5", "registers per thread must be a whole number"),
-     ("registers", "255", "cannot launch")],
-)  # fmt: skip
+    [
+        ("threads", "", "threads per block must be a whole number"),
+        ("threads", "nan", "threads per block must be a whole number"),
+        ("registers", "inf", "registers per thread must be a whole number"),
+        ("threads", "1e30", "threads per block must be an integer"),
+        ("shared_memory", "-1", "shared memory per block (bytes) must be an integer"),
+        ("shared_memory", "1e12", "shared memory per block (bytes) must be an integer"),
+        ("registers", "2.5", "registers per thread must be a whole number"),
+        ("registers", "255", "cannot launch"),
+    ],
+)
 def test_bad_input_is_a_message_naming_the_label(name, value, label):
     calc = widgets.occupancy_calculator(threads="1024" if label == "cannot launch" else "256")
     calc.controls[name].value = value

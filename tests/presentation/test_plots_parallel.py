@@ -25,10 +25,20 @@ def event(rank, stage, kind, mb, start, end):
 
 
 def test_pipeline_gantt_draws_a_box_per_event_and_a_panel_per_schedule():
-    runs = {"GPipe": [event(0, 0, "F", 0, 0, 0.01), event(1, 1, "F", 0, 0.01, 0.02),
-                      event(1, 1, "B", 0, 0.02, 0.04), event(0, 0, "B", 0, 0.04, 0.06)],
-            "Interleaved1F1B": [event(0, 0, "F", 0, 0, 0.01), event(1, 1, "F", 0, 0.01, 0.02),
-                                event(0, 2, "F", 0, 0.02, 0.03), event(1, 3, "B", 0, 0.03, 0.05)]}  # fmt: skip
+    runs = {
+        "GPipe": [
+            event(0, 0, "F", 0, 0, 0.01),
+            event(1, 1, "F", 0, 0.01, 0.02),
+            event(1, 1, "B", 0, 0.02, 0.04),
+            event(0, 0, "B", 0, 0.04, 0.06),
+        ],
+        "Interleaved1F1B": [
+            event(0, 0, "F", 0, 0, 0.01),
+            event(1, 1, "F", 0, 0.01, 0.02),
+            event(0, 2, "F", 0, 0.02, 0.03),
+            event(1, 3, "B", 0, 0.03, 0.05),
+        ],
+    }
     axes = plots.pipeline_gantt(runs, bubbles={"GPipe": "idle 50%"})
     assert len(axes) == 2
     assert len(axes[0].patches) == 4 and "idle 50%" in axes[0].get_title(loc="left")
@@ -39,10 +49,19 @@ def test_pipeline_gantt_draws_a_box_per_event_and_a_panel_per_schedule():
 
 
 def test_ddp_timeline_draws_backward_and_buckets_per_rank():
-    events = [{"rank": r, "kind": "backward", "bucket": -1, "start": 0.001, "end": 0.01}
-              for r in range(2)] + [{"rank": r, "kind": "all-reduce", "bucket": b,
-                                     "start": 0.002 * (b + 1), "end": 0.002 * (b + 2)}
-                                    for r in range(2) for b in range(3)]  # fmt: skip
+    events = [
+        {"rank": r, "kind": "backward", "bucket": -1, "start": 0.001, "end": 0.01} for r in range(2)
+    ] + [
+        {
+            "rank": r,
+            "kind": "all-reduce",
+            "bucket": b,
+            "start": 0.002 * (b + 1),
+            "end": 0.002 * (b + 2),
+        }
+        for r in range(2)
+        for b in range(3)
+    ]
     ax = plots.ddp_timeline(events)
     assert len(ax.patches) == 8
     labels = [t.get_text() for t in ax.get_yticklabels()]

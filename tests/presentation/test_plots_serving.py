@@ -11,9 +11,15 @@ from course.presentation.plots import serving as serving_plots  # noqa: E402
 
 
 def _p(rate, p99):
-    return {"offered_per_s": rate, "requests_per_s": min(rate, 6), "goodput_per_s": min(rate, 4),
-            "ttft_p50_seconds": p99 / 2, "ttft_p99_seconds": p99, "itl_p50_seconds": 0.01,
-            "itl_p99_seconds": 0.05}  # fmt: skip
+    return {
+        "offered_per_s": rate,
+        "requests_per_s": min(rate, 6),
+        "goodput_per_s": min(rate, 4),
+        "ttft_p50_seconds": p99 / 2,
+        "ttft_p99_seconds": p99,
+        "itl_p50_seconds": 0.01,
+        "itl_p99_seconds": 0.05,
+    }
 
 
 def test_load_curve_has_three_panels_and_the_model():
@@ -28,8 +34,10 @@ def test_load_curve_has_three_panels_and_the_model():
 
 def test_day_fleet_draws_each_policy():
     rates = fleet.diurnal_rates(20, step_seconds=3600)
-    days = [fleet.simulate_day(rates, step_seconds=3600, requests_per_s_per_replica=5, policy=p)
-            for p in fleet.POLICIES]  # fmt: skip
+    days = [
+        fleet.simulate_day(rates, step_seconds=3600, requests_per_s_per_replica=5, policy=p)
+        for p in fleet.POLICIES
+    ]
     fig = serving_plots.day_fleet(rates, days, step_seconds=3600, requests_per_s_per_replica=5)
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert "fixed replicas (right)" in labels and "autoscaled replicas (right)" in labels

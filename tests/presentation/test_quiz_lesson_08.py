@@ -25,8 +25,9 @@ def test_quiz_figures_match_the_calculators():
     dgx = systems.dgx_from_parts("dgx-h100")
     assert dgx.dense_fp8_flop_per_s == pytest.approx(15.8e15, rel=0.005)  # question 1
     assert systems.mig_layout("h100-sxm", ["1g.10gb"] * 7).sms_idle == 20  # question 2
-    serving = systems.choose_gpu(PRESETS["llama-2-7b"], workload="serving", usd_per_gpu_hour_a=1,
-                            usd_per_gpu_hour_b=1)  # fmt: skip
+    serving = systems.choose_gpu(
+        PRESETS["llama-2-7b"], workload="serving", usd_per_gpu_hour_a=1, usd_per_gpu_hour_b=1
+    )
     assert serving.speedup == pytest.approx(1.64, abs=0.01)  # question 3
     numeric = next(q for q in qs if isinstance(q, Numeric))
     levels = facility.power_levels("dgx-h100", 32, other_watts_per_rack=0, pue=1.58)

@@ -1,5 +1,6 @@
-"""Lesson 10's self-checks: the numeric answers agree with published figures and with the calculators,
-hints never give the answer away, and ``show_question`` shows one question under its own number."""
+"""Lesson 10's self-checks: the numeric answers agree with published figures and with the
+calculators, hints never give the answer away, and ``show_question`` shows one question under its
+own number."""
 
 import pytest
 

@@ -1,5 +1,6 @@
-"""Every lesson's quiz (course/presentation/quizzes/lesson_NN.py, discovered) builds, explains every option on its
-own, keeps its options alike in length, and shows no answer before the learner has answered."""
+"""Every lesson's quiz (course/presentation/quizzes/lesson_NN.py, discovered) builds, explains
+every option on its own, keeps its options alike in length, and shows no answer before the
+learner has answered."""
 
 import re
 from pathlib import Path

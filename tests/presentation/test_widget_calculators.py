@@ -19,8 +19,14 @@ def test_a_serving_replica_holds_the_kv_cache_of_its_batch_not_just_the_weights(
     # Llama-2-7B (Touvron et al. 2023: 32 layers, hidden 4,096, no GQA) keeps K and V of 2 bytes
     # per layer per hidden unit: 2 x 32 x 4,096 x 2 = 512 KiB per token.
     assert LLAMA_7B.layers * LLAMA_7B.kv_heads * LLAMA_7B.head_dim * 2 * 2 == 512 * 1024
-    s = inference.serving(LLAMA_7B, "a100-80gb-sxm", requests_per_s=10, prompt_tokens=512,
-                          output_tokens=256, batch=1000)  # fmt: skip
+    s = inference.serving(
+        LLAMA_7B,
+        "a100-80gb-sxm",
+        requests_per_s=10,
+        prompt_tokens=512,
+        output_tokens=256,
+        batch=1000,
+    )
     kv = 512 * 1024 * (512 + 256) * 1000  # 375 GiB: the lesson-05 case that said "2 GPUs"
     assert s.kv_cache_bytes == pytest.approx(kv)
     need = math.ceil((s.weights_bytes + kv) / (0.9 * hardware.gpu("a100-80gb-sxm").memory_bytes))
@@ -31,8 +37,9 @@ def test_a_serving_replica_holds_the_kv_cache_of_its_batch_not_just_the_weights(
 
 def test_serving_refuses_a_context_beyond_the_model_window():
     with pytest.raises(ValueError, match="context window"):
-        inference.serving(PRESETS["gpt2"], "h100-sxm", requests_per_s=1, prompt_tokens=1000,
-                          output_tokens=100)  # fmt: skip
+        inference.serving(
+            PRESETS["gpt2"], "h100-sxm", requests_per_s=1, prompt_tokens=1000, output_tokens=100
+        )
 
 
 def test_serving_footprint_is_gpus_at_tdp_for_the_time_of_a_million_tokens():

@@ -37,8 +37,26 @@ from course.presentation.widgets.base import Calculator
 
 #: What people type: zero, negatives, infinities, not-a-number, overflow, underflow, empty, words,
 #: a huge integer, a fraction where a whole number is wanted, a large exponent, separators.
-TYPED = ["0", "-1", "inf", "-inf", "nan", "1e308", "1e-300", "", "abc", "9" * 400, "2.5", "1e20",
-         "1,000", " 7 ", "-0", "1e-9", "0.999", "12345678901234567890"]  # fmt: skip
+TYPED = [
+    "0",
+    "-1",
+    "inf",
+    "-inf",
+    "nan",
+    "1e308",
+    "1e-300",
+    "",
+    "abc",
+    "9" * 400,
+    "2.5",
+    "1e20",
+    "1,000",
+    " 7 ",
+    "-0",
+    "1e-9",
+    "0.999",
+    "12345678901234567890",
+]
 SENTINEL = "<p>stale sentinel</p>"
 #: A name from the code (``usd_per_hour``, ``seq_len``) in a message the learner reads.
 CODE_NAME = re.compile(r"\b[a-z][a-z0-9]*_[a-z0-9_]+\b")
@@ -197,9 +215,17 @@ def _cost(calc: Calculator, where: str) -> None:
 def _layout(calc: Calculator, where: str) -> None:
     r, v = calc.result, calc.values()
     _finite_fields(r, where)
-    whole = {k: int(float(str(v[k]).replace(",", ""))) for k in (
-        "gpus_per_node", "nodes", "data_parallel", "tensor_parallel", "pipeline_parallel",
-        "seq_len")}  # fmt: skip
+    whole = {
+        k: int(float(str(v[k]).replace(",", "")))
+        for k in (
+            "gpus_per_node",
+            "nodes",
+            "data_parallel",
+            "tensor_parallel",
+            "pipeline_parallel",
+            "seq_len",
+        )
+    }
     assert r.n_gpus == whole["gpus_per_node"] * whole["nodes"], where
     assert whole["data_parallel"] * whole["tensor_parallel"] * whole["pipeline_parallel"] == (
         r.n_gpus

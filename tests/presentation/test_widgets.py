@@ -1,4 +1,5 @@
-"""The calculator widgets of course/presentation/widgets/, driven as a learner would: set values, read output.
+"""The calculator widgets of course/presentation/widgets/, driven as a learner would: set values,
+read output.
 
 Expected numbers are derived from datasheet figures in course/facts/hardware/ (cited there), never
 typed from a widget's own output.
@@ -103,8 +104,11 @@ def test_decode_step_compute_bound_batch_is_the_ridge_in_tokens():
     # 2 FLOPs per weight per token -> ridge batch = 295.
     step = compute.decode_step(7e9, "bf16", "h100-sxm")
     card = gpu("h100-sxm")
-    assert math.isclose(step.compute_bound_batch,
-                        card.dense_flop_per_s["bf16"] / card.memory_bandwidth_bytes_per_s, rel_tol=1e-12)  # fmt: skip
+    assert math.isclose(
+        step.compute_bound_batch,
+        card.dense_flop_per_s["bf16"] / card.memory_bandwidth_bytes_per_s,
+        rel_tol=1e-12,
+    )
     at_ridge = compute.decode_step(7e9, "bf16", "h100-sxm", batch=296)
     assert at_ridge.bound == "compute" and step.bound == "memory"
 

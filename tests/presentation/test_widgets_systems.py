@@ -54,9 +54,14 @@ def test_mig_explorer_switches_gpu_and_profile_names():
     assert calc.error and "context (tokens)" in calc.error
 
 
-@pytest.mark.parametrize(("text", "names"), [("7 x 1g.10gb", ["1g.10gb"] * 7),
-                                             ("3g.40gb, 2g.20gbx2", ["3g.40gb"] + ["2g.20gb"] * 2),
-                                             (" 7g.80gb ", ["7g.80gb"])])  # fmt: skip
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("7 x 1g.10gb", ["1g.10gb"] * 7),
+        ("3g.40gb, 2g.20gbx2", ["3g.40gb"] + ["2g.20gb"] * 2),
+        (" 7g.80gb ", ["7g.80gb"]),
+    ],
+)
 def test_parse_instances(text, names):
     assert parse_instances(text) == names
 

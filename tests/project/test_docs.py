@@ -1,4 +1,5 @@
-"""README and CONTRIBUTING stay true: lessons linked only when they exist, every module in the layer table."""
+"""README and CONTRIBUTING stay true: lessons linked only when they exist, every module in the
+layer table."""
 
 import re
 from pathlib import Path

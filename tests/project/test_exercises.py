@@ -1,6 +1,6 @@
-"""Exercise sets: exercises/ is generated from solutions/ and is not stale; no hidden value reaches a
-learner (as a number or as text, anywhere in exercises/, Markdown included); the learner's checks
-accept the solution's values and give the hint written for a known wrong answer."""
+"""Exercise sets: exercises/ is generated from solutions/ and is not stale; no hidden value
+reaches a learner (as a number or as text, anywhere in exercises/, Markdown included); the
+learner's checks accept the solution's values and give the hint written for a known wrong answer."""
 
 from __future__ import annotations
 
@@ -145,11 +145,13 @@ def test_learner_checks_do_nothing_while_grading(monkeypatch):
 
 
 def test_a_solution_in_the_old_otter_format_is_refused(tmp_path):
-    nb = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_raw_cell("# ASSIGNMENT CONFIG\nname: 99_x"),
-        nbformat.v4.new_raw_cell("# BEGIN QUESTION\nname: q1\nanswers:\n  x: {}"),
-        nbformat.v4.new_raw_cell("# BEGIN TESTS"),
-    ])  # fmt: skip
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_raw_cell("# ASSIGNMENT CONFIG\nname: 99_x"),
+            nbformat.v4.new_raw_cell("# BEGIN QUESTION\nname: q1\nanswers:\n  x: {}"),
+            nbformat.v4.new_raw_cell("# BEGIN TESTS"),
+        ]
+    )
     nbformat.write(nb, tmp_path / "99_x.ipynb")
     with pytest.raises(spec.FormatError, match="otter test blocks are not used"):
         spec.read(tmp_path / "99_x.ipynb")

@@ -1,7 +1,7 @@
 """notebooks/glossary.md: alphabetical `### Term` entries, and every link into it resolves.
 
-Lessons link a term at first use as ``[term](glossary.md#anchor)``; the anchor is the heading in lower
-case with spaces as hyphens (GitHub's rule), so a renamed or missing entry fails here.
+Lessons link a term at first use as ``[term](glossary.md#anchor)``; the anchor is the heading in
+lower case with spaces as hyphens (GitHub's rule), so a renamed or missing entry fails here.
 """
 
 import re
@@ -18,7 +18,8 @@ LINK = re.compile(r"glossary\.md#([A-Za-z0-9_-]+)")
 
 
 def anchor(heading: str) -> str:
-    """GitHub's heading anchor: lower case, punctuation other than hyphens dropped, spaces to hyphens."""
+    """GitHub's heading anchor: lower case, punctuation other than hyphens dropped, spaces to
+    hyphens."""
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
 
 

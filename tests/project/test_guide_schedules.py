@@ -1,9 +1,10 @@
-"""The instructors' guide agrees with the lessons: times, prerequisites, sections and schedules add up.
+"""The instructors' guide agrees with the lessons: times, prerequisites, sections and schedules add
+up.
 
-Every lesson notebook states its estimated time and prerequisites in its first cell, and every exercise
-set its time; the guide's tables restate them and build three schedules from them. These tests read
-both and fail when a table disagrees with a notebook, a session holds more than its length, a lesson
-comes before one it needs, or a lesson or set is missing from a schedule.
+Every lesson notebook states its estimated time and prerequisites in its first cell, and every
+exercise set its time; the guide's tables restate them and build three schedules from them. These
+tests read both and fail when a table disagrees with a notebook, a session holds more than its
+length, a lesson comes before one it needs, or a lesson or set is missing from a schedule.
 """
 
 from __future__ import annotations
@@ -34,8 +35,9 @@ def first_cells(path: Path) -> str:
 
 
 def stated_time(path: Path) -> tuple[int, int]:
-    m = re.search(r"\*\*Estimated time:?\*\*:?\s*([^.\n]*)|\*\*Estimated time: ([^*]*)\*\*",
-                  first_cells(path))  # fmt: skip
+    m = re.search(
+        r"\*\*Estimated time:?\*\*:?\s*([^.\n]*)|\*\*Estimated time: ([^*]*)\*\*", first_cells(path)
+    )
     assert m, f"{path.name} states no estimated time"
     return minutes(m.group(1) or m.group(2))
 
@@ -51,8 +53,9 @@ def numbers(text: str) -> set[str]:
 
 def prerequisites(path: Path) -> set[str]:
     text = first_cells(path)
-    m = re.search(r"\*\*Prerequisites[.:]?\*\*:?(.*?)(?:Terms|New words|\*\*Objectives|\n\n)",
-                  text, re.S)  # fmt: skip
+    m = re.search(
+        r"\*\*Prerequisites[.:]?\*\*:?(.*?)(?:Terms|New words|\*\*Objectives|\n\n)", text, re.S
+    )
     assert m, f"{path.name} states no prerequisites"
     return numbers(m.group(1)) - {path.stem[:2]}
 
@@ -110,9 +113,11 @@ def test_section_timings_cover_every_section_and_add_up_to_the_lessons_time():
     for number, path in LESSONS.items():
         nb = nbformat.read(path, as_version=4)
         sections = {
-            m for c in nb.cells if c.cell_type == "markdown"
+            m
+            for c in nb.cells
+            if c.cell_type == "markdown"
             for m in re.findall(r"^## (\d+)\. ", c.source, re.M)
-        }  # fmt: skip
+        }
         given = dict(re.findall(r"§(\d+) (\d+)", lines[number]))
         assert set(given) == sections, f"lesson {number}: sections {sorted(sections, key=int)}"
         wrap_up = int(re.search(r"wrap-up (\d+)", lines[number]).group(1))

@@ -1,4 +1,5 @@
-"""What a learner reads names the readings by title: never a file they lack ("seed 004", FACTS.md)."""
+"""What a learner reads names the readings by title: never a file they lack ("seed 004",
+FACTS.md)."""
 
 import ast
 import json
@@ -13,7 +14,8 @@ NOTEBOOKS = sorted(p for d in ("notebooks", "exercises") for p in (ROOT / d).glo
 QUIZZES = sorted((ROOT / "course" / "presentation" / "quizzes").glob("lesson_*.py"))
 MARKDOWN_FILES = [ROOT / "README.md", ROOT / "notebooks" / "glossary.md"]
 #: A dollar amount: "$" then a digit, not escaped, not LaTeX such as "$2^{-M}$". Two of them in one
-#: Markdown cell are typeset as math by JupyterLab, the site and the slides ("$5 and $6" -> italics).
+#: Markdown cell are typeset as math by JupyterLab, the site and the slides ("$5 and
+#: $6" -> italics).
 CURRENCY = re.compile(r"(?<![\\$])\$(?=\d[\d,]*(?:\.\d+)?(?![\d^_{\\]))")
 
 

@@ -1,5 +1,6 @@
-"""Figures that lessons 05-10 and their quizzes state in prose, checked against the calculators and the
-registry that print them, so that a sentence cannot drift from the numbers above it (issue 19)."""
+"""Figures that lessons 05-10 and their quizzes state in prose, checked against the calculators
+and the registry that print them, so that a sentence cannot drift from the numbers above it
+(issue 19)."""
 
 from __future__ import annotations
 
@@ -23,11 +24,13 @@ def test_tensor_parallel_traffic_is_a_sixth_of_the_compute_on_nvlink_and_more_on
     compute = 6 * param_count(cfg) / cfg.layers * 4096 / 8 / (0.4 * h100.peak_flop_per_s("bf16"))
     comm = {
         key: communication.tensor_parallel_layer_comm(
-            cfg, seq_len=4096, tensor_parallel=8,
+            cfg,
+            seq_len=4096,
+            tensor_parallel=8,
             bandwidth_bytes_per_s=hardware.INTERCONNECTS[key].bandwidth_bytes_per_s,
         ).seconds
         for key in ("nvlink4", "ib-ndr")
-    }  # fmt: skip
+    }
     assert 0.1 < comm["nvlink4"] / compute < 0.2  # "about a sixth", not "about as long"
     assert 1.2 < comm["ib-ndr"] / compute < 1.6  # longer than the compute itself
     assert comm["ib-ndr"] / comm["nvlink4"] == pytest.approx(9, rel=0.1)  # "nine times"
@@ -35,7 +38,8 @@ def test_tensor_parallel_traffic_is_a_sixth_of_the_compute_on_nvlink_and_more_on
 
 def test_an_80gb_h100_shows_79_6_gib_in_nvidia_smi_and_79_2_gib_to_torch():
     # H100 SXM reference run 2026-11-22 (machine.json): nvidia-smi "81559MiB", torch total_memory
-    # 85,017,493,504 B. The registry's 80 GiB is the HBM fitted (5 stacks x 16 GiB); a program sees less.
+    # 85,017,493,504 B. The registry's 80 GiB is the HBM fitted (5 stacks x 16 GiB); a program sees
+    # less.
     import re
 
     from course.facts.data import reference

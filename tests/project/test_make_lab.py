@@ -1,5 +1,6 @@
-"""`make lab` on an installed checkout: starts at once (no reinstall), serves the course on loopback,
-and opens the learner's copies in work/ (made once, never overwritten), not the tracked lessons."""
+"""`make lab` on an installed checkout: starts at once (no reinstall), serves the course on
+loopback, and opens the learner's copies in work/ (made once, never overwritten), not the tracked
+lessons."""
 
 import contextlib
 import json
@@ -51,9 +52,13 @@ def test_make_lab_serves_lesson_00_on_loopback_with_a_token():
     before = copy.read_bytes() if copy.exists() else None
     proc = subprocess.Popen(
         ["make", "--no-print-directory", "lab", f"PORT={port}"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        start_new_session=True, env={**os.environ, "BROWSER": "true"},
-    )  # fmt: skip
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+        env={**os.environ, "BROWSER": "true"},
+    )
     output, url = [], None
     try:
         deadline = time.monotonic() + 90

@@ -1,4 +1,5 @@
-"""Committed notebooks carry the kernelspec JupyterLab installs, so opening one does not mark it modified."""
+"""Committed notebooks carry the kernelspec JupyterLab installs, so opening one does not mark it
+modified."""
 
 import json
 import sys

@@ -95,14 +95,17 @@ def imported_modules(folders: tuple[str, ...]) -> dict[str, set[str]]:
                 continue
             for name in names:
                 if (path.parent / f"{name.split('.')[0]}.py").exists():
-                    continue  # a module beside the file (the sandbox's sandbox_init, tests' helpers)
+                    continue  # a module beside the file (sandbox_init, tests' helpers)
                 found.setdefault(name.split(".")[0], set()).add(str(path.relative_to(ROOT)))
     return found
 
 
 def third_party(modules: dict[str, set[str]]) -> dict[str, set[str]]:
-    return {m: files for m, files in modules.items()
-            if m not in sys.stdlib_module_names and m not in FIRST_PARTY}  # fmt: skip
+    return {
+        m: files
+        for m, files in modules.items()
+        if m not in sys.stdlib_module_names and m not in FIRST_PARTY
+    }
 
 
 @functools.cache

@@ -1,10 +1,11 @@
-"""One unit spelling per quantity in the package's names (CONTRIBUTING.md, "SI base units everywhere").
+"""One unit spelling per quantity in the package's names (CONTRIBUTING.md, "SI base units
+everywhere").
 
 Every name the package defines (parameters, dataclass fields, constants, functions that return a
 number; a function that returns a record or text, ``fmt_bandwidth``, names what it makes) spells its
 unit out: seconds as ``_seconds``, rates as ``_per_s`` (``_bytes_per_s``, ``_flop_per_s``), never a
-bare ``_s`` suffix or a bare ``bandwidth``, and "utilisation" with an s. The renames were made by a script;
-this test keeps new code from bringing the old spellings back.
+bare ``_s`` suffix or a bare ``bandwidth``, and "utilisation" with an s. The renames were made by a
+script; this test keeps new code from bringing the old spellings back.
 """
 
 from __future__ import annotations

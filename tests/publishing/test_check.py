@@ -1,4 +1,5 @@
-"""`python -m course check`: passes on this machine, and fails loudly when a requirement is missing."""
+"""`python -m course check`: passes on this machine, and fails loudly when a requirement is
+missing."""
 
 import subprocess
 import sys

@@ -38,11 +38,16 @@ def test_every_lesson_is_in_the_table_and_every_set_is_used(questions):
 
 
 def test_problems_names_an_unmapped_section_a_missing_question_and_a_stale_row():
-    notebook = {"cells": [
-        {"cell_type": "markdown", "source": ["## 1. Old idea\n", "```\n## not a heading\n```\n"]},
-        {"cell_type": "code", "source": "## a comment"},
-        {"cell_type": "markdown", "source": "## 2. New idea\n\n## Summary"},
-    ]}  # fmt: skip
+    notebook = {
+        "cells": [
+            {
+                "cell_type": "markdown",
+                "source": ["## 1. Old idea\n", "```\n## not a heading\n```\n"],
+            },
+            {"cell_type": "code", "source": "## a comment"},
+            {"cell_type": "markdown", "source": "## 2. New idea\n\n## Summary"},
+        ]
+    }
     sections = coverage.headings(notebook)
     assert sections == ["1. Old idea", "2. New idea", "Summary"]
     table = {

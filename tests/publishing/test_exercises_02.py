@@ -1,6 +1,7 @@
 """Exercise set 02 (memory hierarchy): the learner's checks accept the solution's calculated answers
 and give the hints written for known wrong answers. Only the setup and the calculated questions run
-here (no measurement); the measured questions' checks are tested in tests/publishing/test_measured_answers.py,
+here (no measurement); the measured questions' checks are tested in
+tests/publishing/test_measured_answers.py,
 the set's full and blank scores in tests/project/test_exercises.py."""
 
 from __future__ import annotations

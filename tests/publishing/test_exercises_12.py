@@ -1,6 +1,7 @@
 """Exercise set 12 (training at scale): the solution passes the learner's checks and gets full marks
-from the trusted checker against the build-time key; a blank submission gets 0; known wrong answers
-get their hint (no sandbox here: the sandboxed grading of every set is in tests/publishing/test_grading.py)."""
+from the trusted checker against the build-time key; a blank submission gets 0; known wrong
+answers get their hint (no sandbox here: the sandboxed grading of every set is in
+tests/publishing/test_grading.py)."""
 
 from __future__ import annotations
 

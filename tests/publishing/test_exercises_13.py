@@ -78,8 +78,12 @@ def test_the_measured_knee_is_judged_by_relation(grader, values, ok):
 
 
 def test_measured_lists_that_are_not_the_runs_own_fail(grader):
-    run = SimpleNamespace(sweep=[SimpleNamespace(offered_per_s=o, ttft_p99_seconds=t)
-                                 for o, t in zip(CURVE["offered"], CURVE["p99_ttft"], strict=True)])  # fmt: skip
+    run = SimpleNamespace(
+        sweep=[
+            SimpleNamespace(offered_per_s=o, ttft_p99_seconds=t)
+            for o, t in zip(CURVE["offered"], CURVE["p99_ttft"], strict=True)
+        ]
+    )
     typed = {
         **CURVE,
         "p99_ttft": [0.05, 0.06, 0.5, 2.0],

@@ -1,5 +1,6 @@
 """Grading: solutions get full marks, blank work gets 0, mistakes cost only their own questions, and
-broken or hostile submissions cannot stop the run. One ``grade_folder`` run (``--jobs 2``) serves this
+broken or hostile submissions cannot stop the run. One ``grade_folder`` run (``--jobs 2``) serves
+this
 file and ``tests/publishing/test_grading_attacks.py`` (see ``tests/grading_cases.py``)."""
 
 from __future__ import annotations
@@ -56,9 +57,17 @@ def test_header_carries_each_questions_points_and_rows_a_percentage(result):
     questions = spec.read(gradebook.authoring.SOLUTIONS_DIR / f"{SET}.ipynb").questions
     header = result["headers"][f"grades-{SET}.csv"]
     assert header == [
-        "submission", "assignment", *(f"{q.name} [{q.points:g} pts]" for q in questions),
-        "total", "possible", "percent", "status", "reason", "protections_off", "seconds",
-    ]  # fmt: skip
+        "submission",
+        "assignment",
+        *(f"{q.name} [{q.points:g} pts]" for q in questions),
+        "total",
+        "possible",
+        "percent",
+        "status",
+        "reason",
+        "protections_off",
+        "seconds",
+    ]
     for r in result["rows"].values():
         if r["assignment"] == OTHER_SET:
             continue

@@ -64,16 +64,23 @@ def graded_from_tmp():
         nbformat.write(blank(), subs / f"{SET}-blank.ipynb")
         proc = subprocess.run(
             [str(python), "-c", GRADE, str(subs), str(out / "grades.csv")],
-            capture_output=True, text=True, timeout=600, cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            cwd=root,
             env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(checkout), "HOME": str(root)},
-        )  # fmt: skip
+        )
         rows = {}
         if (out / "grades.csv").exists():
             with (out / "grades.csv").open(newline="") as f:
                 rows = {r["submission"]: r for r in csv.DictReader(f)}
         executed = out / "grades_logs" / f"{SET}-solved.ipynb" / "executed.ipynb"
-        yield {"proc": proc, "rows": rows, "checkout": checkout,
-               "executed": executed.read_text() if executed.exists() else ""}  # fmt: skip
+        yield {
+            "proc": proc,
+            "rows": rows,
+            "checkout": checkout,
+            "executed": executed.read_text() if executed.exists() else "",
+        }
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -88,8 +95,12 @@ def test_grading_from_a_copy_and_an_environment_under_tmp_with_spaces(graded_fro
     executed = json.loads(graded_from_tmp["executed"])
     outputs = ["".join(o.get("text", "")) for c in executed["cells"] for o in c.get("outputs", [])]
     assert "MODULE found\n" in outputs  # a module only the environment under /tmp has
-    assert not [o for c in executed["cells"] for o in c.get("outputs", [])
-                if o.get("output_type") == "error"]  # fmt: skip
+    assert not [
+        o
+        for c in executed["cells"]
+        for o in c.get("outputs", [])
+        if o.get("output_type") == "error"
+    ]
 
 
 def test_a_folder_the_sandbox_would_show_is_refused(tmp_path, monkeypatch, capsys):

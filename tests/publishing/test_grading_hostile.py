@@ -375,8 +375,13 @@ def run():
         build(subs, victim)
         before = _outside(subs, out)
         start = time.monotonic()
-        status = gradebook.grade_folder(subs, out / "grades.csv", timeout_seconds=TIMEOUT_S,
-                                        cell_timeout_seconds=CELL_TIMEOUT_S, jobs=2)  # fmt: skip
+        status = gradebook.grade_folder(
+            subs,
+            out / "grades.csv",
+            timeout_seconds=TIMEOUT_S,
+            cell_timeout_seconds=CELL_TIMEOUT_S,
+            jobs=2,
+        )
         seconds = time.monotonic() - start
         after = _outside(subs, out)
         userns = _start_without_root(root / "userns")  # runs while this run's 10 s go by
@@ -384,9 +389,18 @@ def run():
         later = _outside(subs, out)
         rows, raw = _rows(out)
         logs = out / "grades_logs"
-        yield {"status": status, "rows": rows, "raw": raw, "logs": logs, "seconds": seconds,
-               "before": before, "after": after, "later": later, "subs": subs,
-               "userns": userns}  # fmt: skip
+        yield {
+            "status": status,
+            "rows": rows,
+            "raw": raw,
+            "logs": logs,
+            "seconds": seconds,
+            "before": before,
+            "after": after,
+            "later": later,
+            "subs": subs,
+            "userns": userns,
+        }
     finally:
         if userns is not None and userns["proc"].poll() is None:
             userns["proc"].kill()
@@ -550,9 +564,13 @@ def test_a_full_folder_costs_only_the_answers_it_could_not_record(run):
 
 def test_a_measured_answer_is_checked_against_the_graders_own_measurement(run):
     """Set 05 q7 (this machine's MFU): the grader measures it itself in a sandbox no submission
-    touches; an honest measurement agrees, a value cached from elsewhere and a patched timer do not."""
-    [q7] = [q for q in spec.read(authoring.SOLUTIONS_DIR / f"{MEASURED}.ipynb").questions
-            if q.name == "q7"]  # fmt: skip
+    touches; an honest measurement agrees, a value cached from elsewhere and a patched timer do
+    not."""
+    [q7] = [
+        q
+        for q in spec.read(authoring.SOLUTIONS_DIR / f"{MEASURED}.ipynb").questions
+        if q.name == "q7"
+    ]
     [rel] = [a.rel for a in q7.answers if a.name == "my_mfu" and a.expect == "machine"]
     honest = run["rows"][f"{MEASURED}-honest.ipynb"]
     assert (honest["status"], _question(honest, "q7")) == ("ok", 2), honest["reason"]
@@ -657,7 +675,8 @@ sys.exit(gradebook.grade_folder({subs!r}, {out!r}, timeout_seconds=40, cell_time
 
 
 def _start_without_root(root: Path) -> dict:
-    """The non-root path's run (a subprocess with ``COURSE_SANDBOX=userns``), started, not awaited."""
+    """The non-root path's run (a subprocess with ``COURSE_SANDBOX=userns``), started, not
+    awaited."""
     subs, out = root / "subs", root / "out" / "grades.csv"
     subs.mkdir(parents=True)
     victim = subs / f"{SET}-victim.ipynb"
@@ -674,9 +693,13 @@ def _start_without_root(root: Path) -> dict:
     (subs / f"{SET}-many-files.ipynb").write_text(_json_nb(with_cell(MANY_FILES, before_answer=0)))
     before = _hashes(subs)
     code = USERNS.format(tests=str(Path(__file__).parents[1]), subs=str(subs), out=str(out))
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "COURSE_SANDBOX": "userns"})  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "COURSE_SANDBOX": "userns"},
+    )
     return {"proc": proc, "subs": subs, "out": out, "before": before}
 
 

@@ -6,9 +6,17 @@ import json
 import subprocess
 import sys
 
-HEAVY = ["nbformat", "yaml", "torch", "numpy", "course.publishing.grading.authoring",
-         "course.publishing.grading.spec", "course.publishing.grading.sandbox",
-         "course.publishing.grading.extract", "course.publishing.grading.gradebook"]  # fmt: skip
+HEAVY = [
+    "nbformat",
+    "yaml",
+    "torch",
+    "numpy",
+    "course.publishing.grading.authoring",
+    "course.publishing.grading.spec",
+    "course.publishing.grading.sandbox",
+    "course.publishing.grading.extract",
+    "course.publishing.grading.gradebook",
+]
 
 
 def test_importing_the_learners_checker_loads_nothing_heavy():

@@ -129,10 +129,14 @@ def test_a_grader_failure_on_one_file_is_a_row_not_the_end_of_the_run(monkeypatc
     subs = tmp_path / "subs"
     subs.mkdir()
     for name in ("00_units_and_memory-a.ipynb", "00_units_and_memory-b.ipynb"):
-        (subs / name).write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4,
-                                             "nbformat_minor": 5}))  # fmt: skip
-    monkeypatch.setattr(gradebook, "prepare_set",
-                        lambda a, **k: gradebook.SetGrader(a, {"probes": {}, "answers": {}, "extras": {}}))  # fmt: skip
+        (subs / name).write_text(
+            json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+        )
+    monkeypatch.setattr(
+        gradebook,
+        "prepare_set",
+        lambda a, **k: gradebook.SetGrader(a, {"probes": {}, "answers": {}, "extras": {}}),
+    )
     monkeypatch.setattr(sandbox, "start_factory", lambda *a, **k: None)
 
     def full_disk(path, *a, **k):

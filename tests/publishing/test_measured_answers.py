@@ -38,54 +38,103 @@ def _score(set_name: str, name: str, values: dict) -> check.QuestionResult:
 
 def _mfu(slow: float) -> dict:
     flops, seconds, peak = 2.1e8, 0.012 * slow, 6e10 / slow
-    return dict(my_mfu=flops / seconds / peak, ratio_6n=0.7, step_flops=flops, step_seconds=seconds,
-                peak_flop_per_s=peak)  # fmt: skip
+    return dict(
+        my_mfu=flops / seconds / peak,
+        ratio_6n=0.7,
+        step_flops=flops,
+        step_seconds=seconds,
+        peak_flop_per_s=peak,
+    )
 
 
 def _matmul(slow: float) -> dict:
     m256, m1024 = 4e-4 * slow, 2e-2 * slow
     rate = 2 * 256**3 / m256
     est = 2 * 1024**3 / rate
-    return dict(rate_256=rate, estimated_seconds_1024=est, measured_seconds_1024=m1024,
-                ratio=m1024 / est, m256_median=m256, m1024_median=m1024)  # fmt: skip
+    return dict(
+        rate_256=rate,
+        estimated_seconds_1024=est,
+        measured_seconds_1024=m1024,
+        ratio=m1024 / est,
+        m256_median=m256,
+        m1024_median=m1024,
+    )
 
 
 def _sweep(slow: float) -> dict:
     small, dram = 1.2e11 / slow, 1.8e10 / slow
-    return dict(sweep_rates=[[32 * 1024, small], [256 * 2**20, dram]], dram_bw=dram,
-                floor_7b_here=2 * 6_738_415_616 / dram, h100_ratio=3.35e12 / dram)  # fmt: skip
+    return dict(
+        sweep_rates=[[32 * 1024, small], [256 * 2**20, dram]],
+        dram_bw=dram,
+        floor_7b_here=2 * 6_738_415_616 / dram,
+        h100_ratio=3.35e12 / dram,
+    )
 
 
 def _batching(slow: float) -> dict:
     s1, s32 = 3e-4 * slow, 1.5e-3 * slow
     r1, r32 = 2 * 2048**2 / s1, 32 * 2 * 2048**2 / s32
-    return dict(batch_records=[[1, s1, r1], [32, s32, r32]], rate_b1=r1, rate_b32=r32,
-                batching_gain=r32 / r1, step_ratio=s32 / s1, why_gain="a")  # fmt: skip
+    return dict(
+        batch_records=[[1, s1, r1], [32, s32, r32]],
+        rate_b1=r1,
+        rate_b32=r32,
+        batching_gain=r32 / r1,
+        step_ratio=s32 / s1,
+        why_gain="a",
+    )
 
 
 def _gil(slow: float) -> dict:
-    t = {("pure Python", "serial"): 0.8, ("pure Python", "threads"): 0.85,
-         ("pure Python", "processes"): 0.45, ("torch matmul", "serial"): 0.5,
-         ("torch matmul", "threads"): 0.3, ("torch matmul", "processes"): 0.3}  # fmt: skip
+    t = {
+        ("pure Python", "serial"): 0.8,
+        ("pure Python", "threads"): 0.85,
+        ("pure Python", "processes"): 0.45,
+        ("torch matmul", "serial"): 0.5,
+        ("torch matmul", "threads"): 0.3,
+        ("torch matmul", "processes"): 0.3,
+    }
     records = [[k, m, s * slow] for (k, m), s in t.items()]
-    return dict(gil_records=records, python_threads_speedup=0.8 / 0.85,
-                python_processes_speedup=0.8 / 0.45, torch_threads_speedup=0.5 / 0.3)  # fmt: skip
+    return dict(
+        gil_records=records,
+        python_threads_speedup=0.8 / 0.85,
+        python_processes_speedup=0.8 / 0.45,
+        torch_threads_speedup=0.5 / 0.3,
+    )
 
 
 def _accumulation(slow: float) -> dict:
-    return dict(grad_diff=1.4e-8 * slow, grad_diff_again=1.4e-8 * slow, peak_micro_bytes=5_000_000,
-                peak_batch_bytes=9_000_000, peak_micro_again=5_000_000, peak_batch_again=9_000_000)  # fmt: skip
+    return dict(
+        grad_diff=1.4e-8 * slow,
+        grad_diff_again=1.4e-8 * slow,
+        peak_micro_bytes=5_000_000,
+        peak_batch_bytes=9_000_000,
+        peak_micro_again=5_000_000,
+        peak_batch_again=9_000_000,
+    )
 
 
 def _server(slow: float) -> dict:
     points = [[3.0, 0.05 * slow], [7.0, 0.06 * slow], [10.0, 0.4 * slow], [15.0, 2.0 * slow]]
-    return dict(offered=[o for o, _ in points], p99_ttft=[t for _, t in points], knee_per_s=10.0,
-                run_points=points)  # fmt: skip
+    return dict(
+        offered=[o for o, _ in points],
+        p99_ttft=[t for _, t in points],
+        knee_per_s=10.0,
+        run_points=points,
+    )
 
 
 def _layout(slow: float) -> dict:
-    return dict(dp=4, tp=8, pp=2, memory_gb=42.1, efficiency=0.78, layout_name="DP4 x TP8 x PP2",
-                layout_gpus=64, layout_memory_bytes=42.1e9, layout_efficiency=0.78)  # fmt: skip
+    return dict(
+        dp=4,
+        tp=8,
+        pp=2,
+        memory_gb=42.1,
+        efficiency=0.78,
+        layout_name="DP4 x TP8 x PP2",
+        layout_gpus=64,
+        layout_memory_bytes=42.1e9,
+        layout_efficiency=0.78,
+    )
 
 
 def _kernel_error(slow: float) -> dict:
@@ -96,7 +145,8 @@ def _quantiser(slow: float) -> dict:
     return dict(max_error_in_steps=0.4999, max_error_again=0.4999)
 
 
-# (set, question, honest answers for a machine `slow` times slower, answer to invent, invented value)
+# (set, question, honest answers for a machine `slow` times slower, answer to invent, invented
+# value)
 CASES = [
     ("05_flops_time_cost", "q7", _mfu, "my_mfu", 0.9),
     ("03_data_types", "q7", _matmul, "measured_seconds_1024", 0.01),

@@ -1,4 +1,5 @@
-"""The instructors' quiz key is generated from the quiz modules and lives only with the answer keys."""
+"""The instructors' quiz key is generated from the quiz modules and lives only with the answer
+keys."""
 
 from __future__ import annotations
 

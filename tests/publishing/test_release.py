@@ -1,6 +1,7 @@
 """The student release: built from the committed files only, exercise notebooks without outputs, the
-hidden-value check inside the command; and the graded mode, whose checks accept at least 100 values at
-the grader's precision for every numeric answer while the hints for known wrong answers still fire."""
+hidden-value check inside the command; and the graded mode, whose checks accept at least 100
+values at the grader's precision for every numeric answer while the hints for known wrong answers
+still fire."""
 
 from __future__ import annotations
 
@@ -68,12 +69,20 @@ def _release(out, repo, **kw) -> tuple[int, str]:
 def _filled_in(name: str, keys) -> nbformat.NotebookNode:
     """The exercise notebook as an instructor fills it in and runs it: answers in its outputs."""
     nb = nbformat.read(authoring.EXERCISES_DIR / f"{name}.ipynb", as_version=4)
-    values = [v for vs in hidden_values(keys[name], spec.read(
-        authoring.SOLUTIONS_DIR / f"{name}.ipynb")).values() for v in vs]  # fmt: skip
+    values = [
+        v
+        for vs in hidden_values(
+            keys[name], spec.read(authoring.SOLUTIONS_DIR / f"{name}.ipynb")
+        ).values()
+        for v in vs
+    ]
     for i, cell in enumerate(c for c in nb.cells if c.cell_type == "code"):
         cell.execution_count = i + 1
-        cell.outputs = [nbformat.v4.new_output("execute_result", {"text/plain": repr(values)},
-                                               execution_count=i + 1)]  # fmt: skip
+        cell.outputs = [
+            nbformat.v4.new_output(
+                "execute_result", {"text/plain": repr(values)}, execution_count=i + 1
+            )
+        ]
     return nb
 
 
@@ -87,8 +96,9 @@ def test_a_dirty_tree_with_a_filled_in_exercise_does_not_leak(repo, tmp_path, ke
     out = tmp_path / "out"
     assert not (out / "exercises" / "scratch.py").exists()
     shipped = nbformat.read(out / "exercises" / f"{name}.ipynb", as_version=4)
-    assert all(not c.outputs and c.execution_count is None for c in shipped.cells
-               if c.cell_type == "code")  # fmt: skip
+    assert all(
+        not c.outputs and c.execution_count is None for c in shipped.cells if c.cell_type == "code"
+    )
     assert (out / "course" / "publishing" / "grading" / "learner.py").is_file()
     assert not {"solutions", "build", "tests", ".git"} & {p.name for p in out.rglob("*")}
     assert "This is a self-study release" in (out / "README.md").read_text()
@@ -174,7 +184,8 @@ def _step(x: float, sig, up: bool) -> float:
 
 
 def _accepted_values(value, sig, shape, enough=coarse.MIN_VALUES) -> int:
-    """Distinct values at the grader's precision the learner's coarse check accepts (up to enough)."""
+    """Distinct values at the grader's precision the learner's coarse check accepts (up to
+    enough)."""
     seen = {canonical(value, sig)} if not coarse.shape_problems(value, shape) else set()
     for up in (True, False):
         x = float(value)

@@ -1,9 +1,10 @@
 """The course website (``make site``): every lesson is a page, no link is broken, keys stay out.
 
 One build per test session (about 20 s on 2 busy cores) into a temporary folder; the browser test
-opens the built home page and lessons in Debian's headless Chromium (as ``tests/project/test_browser.py``
-does), with every request off the machine aborted, and checks that a heading, a plot image, a
-formula (MathJax from the build) and a calculator (drawn from its saved state) render.
+opens the built home page and lessons in Debian's headless Chromium (as
+``tests/project/test_browser.py`` does), with every request off the machine aborted, and checks that
+a heading, a plot image, a formula (MathJax from the build) and a calculator (drawn from its saved
+state) render.
 """
 
 from __future__ import annotations
@@ -284,6 +285,16 @@ def test_repository_url_from_the_environment_or_an_ssh_remote(tmp_path, monkeypa
     assert site_usability.repository_url(tmp_path) == "https://e.org/p"
     (tmp_path / "pyproject.toml").unlink()
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-    subprocess.run(["git", "-C", str(tmp_path), "remote", "add", "origin",
-                    "git@github.com:someone/course.git"], check=True)  # fmt: skip
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(tmp_path),
+            "remote",
+            "add",
+            "origin",
+            "git@github.com:someone/course.git",
+        ],
+        check=True,
+    )
     assert site_usability.repository_url(tmp_path) == "https://github.com/someone/course"

@@ -1,4 +1,5 @@
-"""Slides (``make slides``): the tagging rule, tags that are metadata only and reproducible, decks built."""
+"""Slides (``make slides``): the tagging rule, tags that are metadata only and reproducible,
+decks built."""
 
 import nbformat
 import pytest

@@ -9,9 +9,10 @@ topic (``course/presentation/findings/<topic>.py``). Layer 4 (presentation): no 
 Modules: ``matmul`` (libraries, dtypes, alignment, share of a peak), ``threads`` (thread scaling),
 ``overhead`` (fixed per-call costs, crossovers), ``caches`` (bandwidth per memory level),
 ``batching`` (batching curve, decoding against its floor), ``precision`` (autocast and quantised
-inference speed), ``utilisation`` (a training step's MFU, FLOP counter against formula), ``gpu_inside`` (lesson
-11: kernels against torch, stride sweep against the coalescing calculator, a profiled fix), ``checkpointing``
-(lesson 12: async saves, disk against a parallel filesystem, the cost of a restart). Lessons call them as ``findings.matmul.dtype_speed(records, ...)``.
+inference speed), ``utilisation`` (a training step's MFU, FLOP counter against formula),
+``gpu_inside`` (lesson 11: kernels against torch, stride sweep against the coalescing calculator, a
+profiled fix), ``checkpointing`` (lesson 12: async saves, disk against a parallel filesystem, the
+cost of a restart). Lessons call them as ``findings.matmul.dtype_speed(records, ...)``.
 """
 
 from course.presentation.findings import (

@@ -20,7 +20,8 @@ RERUN = "the machine was busy while it ran (wide spread): rerun the cell and com
 
 
 def get(record: Any, name: str, default: Any = None) -> Any:
-    """Field ``name`` of a record that is a dataclass, an object or a mapping (``default`` if absent)."""
+    """Field ``name`` of a record that is a dataclass, an object or a mapping (``default`` if
+    absent)."""
     if isinstance(record, Mapping):
         return record.get(name, default)
     return getattr(record, name, default)

@@ -26,26 +26,36 @@ def curve(records: Sequence[Any]) -> str:
     best = max(rows, key=lambda r: get(r, "flop_per_s"))
     gain = get(best, "flop_per_s") / get(one, "flop_per_s")
     cost = get(best, "seconds") / get(one, "seconds")
-    head = (f"Batch {get(one, 'batch')}: {fmt_flop_rate(get(one, 'flop_per_s'))}; batch "
-            f"{get(best, 'batch')}: {fmt_flop_rate(get(best, 'flop_per_s'))}, {times(gain)} the "
-            f"throughput for {times(cost)} the time per step")  # fmt: skip
+    head = (
+        f"Batch {get(one, 'batch')}: {fmt_flop_rate(get(one, 'flop_per_s'))}; batch "
+        f"{get(best, 'batch')}: {fmt_flop_rate(get(best, 'flop_per_s'))}, {times(gain)} the "
+        f"throughput for {times(cost)} the time per step"
+    )
     noisy = max(relative_spread(r) for r in rows) > NOISY
     if gain < 1.5:
-        return (f"{head}. Batching bought little here: "
-                + (f"the timings are noisy; {RERUN}." if noisy else
-                   "the layer was not limited by reading its weights at batch 1 (they may fit in a "
-                   "cache), so reusing them does not help."))  # fmt: skip
-    text = (f"{head}. Each weight read from memory is used {get(best, 'batch')} times instead of "
-            "once, so the work grows much faster than the time")  # fmt: skip
+        return f"{head}. Batching bought little here: " + (
+            f"the timings are noisy; {RERUN}."
+            if noisy
+            else "the layer was not limited by reading its weights at batch 1 (they may fit in a "
+            "cache), so reusing them does not help."
+        )
+    text = (
+        f"{head}. Each weight read from memory is used {get(best, 'batch')} times instead of "
+        "once, so the work grows much faster than the time"
+    )
     knee = next((r for r in rows if get(r, "seconds") > 2 * get(one, "seconds")), None)
     if knee is None:
-        text += (": over the whole range the time per step stayed within 2× of batch 1's, so extra "
-                 "sequences in a batch were almost free (below the ridge).")  # fmt: skip
+        text += (
+            ": over the whole range the time per step stayed within 2× of batch 1's, so extra "
+            "sequences in a batch were almost free (below the ridge)."
+        )
     else:
         free = rows[rows.index(knee) - 1]
-        text += (f". The time per step stayed within 2× of batch 1's up to batch {get(free, 'batch')}"
-                 "; beyond it the time grows with the batch: the layer turns compute-bound near "
-                 "there (the ridge, in batch terms).")  # fmt: skip
+        text += (
+            f". The time per step stayed within 2× of batch 1's up to batch {get(free, 'batch')}"
+            "; beyond it the time grows with the batch: the layer turns compute-bound near "
+            "there (the ridge, in batch terms)."
+        )
     return text + (f" Some points were noisy; {RERUN}." if noisy else "")
 
 
@@ -58,27 +68,36 @@ def decode_vs_floor(decode: Sequence[Any], bandwidth_bytes_per_s: float, *, labe
     first = graph.get(1) or eager[1]
     weights = get(first, "weight_bytes")
     floor = weights / bandwidth_bytes_per_s
-    lines = [f"- Floor at batch 1: {fmt_bytes(weights)} of weights / {fmt_bandwidth(bandwidth_bytes_per_s, digits=2)} "
-             f"(datasheet) = {fmt_seconds(floor)} per token."]  # fmt: skip
+    lines = [
+        f"- Floor at batch 1: {fmt_bytes(weights)} of weights / "
+        f"{fmt_bandwidth(bandwidth_bytes_per_s, digits=2)} "
+        f"(datasheet) = {fmt_seconds(floor)} per token."
+    ]
     if 1 in graph:
         step = get(graph[1], "seconds_per_step")
-        lines.append(f"- Measured with CUDA graphs ({label}): {fmt_seconds(step)} per token, "
-                     f"{times(step / floor)} the floor: it moved "
-                     f"{fmt_bandwidth((weights + get(graph[1], 'kv_bytes_read', 0)) / step)} of "
-                     f"weights and KV cache, {(weights / step) / bandwidth_bytes_per_s:.0%} of the datasheet "
-                     "bandwidth for the weights alone. Real kernels do not reach the datasheet "
-                     "figure, and each layer's small kernels leave gaps.")  # fmt: skip
+        lines.append(
+            f"- Measured with CUDA graphs ({label}): {fmt_seconds(step)} per token, "
+            f"{times(step / floor)} the floor: it moved "
+            f"{fmt_bandwidth((weights + get(graph[1], 'kv_bytes_read', 0)) / step)} of "
+            f"weights and KV cache, {(weights / step) / bandwidth_bytes_per_s:.0%} of the "
+            "datasheet bandwidth for the weights alone. Real kernels do not reach the datasheet "
+            "figure, and each layer's small kernels leave gaps."
+        )
     if 1 in eager and 1 in graph:
         extra = get(eager[1], "seconds_per_step") - get(graph[1], "seconds_per_step")
-        lines.append(f"- Without CUDA graphs: {fmt_seconds(get(eager[1], 'seconds_per_step'))}, "
-                     f"{fmt_seconds(extra)} more per token: the CPU launching hundreds of small "
-                     "kernels one by one; a graph replays them in one launch.")  # fmt: skip
+        lines.append(
+            f"- Without CUDA graphs: {fmt_seconds(get(eager[1], 'seconds_per_step'))}, "
+            f"{fmt_seconds(extra)} more per token: the CPU launching hundreds of small "
+            "kernels one by one; a graph replays them in one launch."
+        )
     largest = max(graph or eager)
     if largest > 1:
         r = (graph or eager)[largest]
-        lines.append(f"- Batch {largest}: {fmt_seconds(get(r, 'seconds_per_step'))} per step = "
-                     f"{get(r, 'tokens_per_s'):,.0f} tokens/s, {times(get(r, 'seconds_per_step') / floor)}"
-                     f" the batch-1 floor for {largest}× the tokens: the weights are read once per "
-                     f"step, but each sequence reads its own KV cache "
-                     f"({fmt_bytes(get(r, 'kv_bytes_read', 0))} per step here).")  # fmt: skip
+        lines.append(
+            f"- Batch {largest}: {fmt_seconds(get(r, 'seconds_per_step'))} per step = "
+            f"{get(r, 'tokens_per_s'):,.0f} tokens/s, {times(get(r, 'seconds_per_step') / floor)}"
+            f" the batch-1 floor for {largest}× the tokens: the weights are read once per "
+            f"step, but each sequence reads its own KV cache "
+            f"({fmt_bytes(get(r, 'kv_bytes_read', 0))} per step here)."
+        )
     return "\n".join(lines)

@@ -23,8 +23,10 @@ def _name(plateau: Any) -> str:
 
 def steps(plateaus: Sequence[Any]) -> list[tuple[str, str, float]]:
     """(upper level, lower level, upper / lower bandwidth) for each adjacent pair of plateaus."""
-    return [(get(a, "level"), get(b, "level"), get(a, "bytes_per_s") / get(b, "bytes_per_s"))
-            for a, b in pairwise(plateaus)]  # fmt: skip
+    return [
+        (get(a, "level"), get(b, "level"), get(a, "bytes_per_s") / get(b, "bytes_per_s"))
+        for a, b in pairwise(plateaus)
+    ]
 
 
 def in_order(plateaus: Sequence[Any], tolerance: float = SAME) -> bool:
@@ -35,25 +37,36 @@ def in_order(plateaus: Sequence[Any], tolerance: float = SAME) -> bool:
 def hierarchy(plateaus: Sequence[Any]) -> str:
     """This machine's measured levels and the step between each pair, as Markdown."""
     if not plateaus:
-        return ("No cache level had a sweep point clearly inside it (the budget ran out, or the OS "
-                "reports no cache sizes): rerun with a larger budget.")  # fmt: skip
-    lines = [f"- {_name(p)}: {fmt_bandwidth(get(p, 'bytes_per_s'))} (median of "
-             f"{get(p, 'points')} points)" for p in plateaus]  # fmt: skip
+        return (
+            "No cache level had a sweep point clearly inside it (the budget ran out, or the OS "
+            "reports no cache sizes): rerun with a larger budget."
+        )
+    lines = [
+        f"- {_name(p)}: {fmt_bandwidth(get(p, 'bytes_per_s'))} (median of "
+        f"{get(p, 'points')} points)"
+        for p in plateaus
+    ]
     for upper, lower, ratio in steps(plateaus):
         if ratio > 1 + SAME:
             lines.append(f"- {upper} → {lower}: a step, {times(ratio)} slower below.")
         elif ratio >= 1 - SAME:
-            lines.append(f"- {upper} → {lower}: no clear step (within 10 %). Hardware prefetchers "
-                         "hide part of a step for a sequential read, and other programs share the "
-                         "lower levels; rerun to see whether it appears.")  # fmt: skip
+            lines.append(
+                f"- {upper} → {lower}: no clear step (within 10 %). Hardware prefetchers "
+                "hide part of a step for a sequential read, and other programs share the "
+                "lower levels; rerun to see whether it appears."
+            )
         else:
-            lines.append(f"- {upper} → {lower}: **inverted** ({upper} measured {times(1 / ratio)} "
-                         f"slower than {lower}). That is the method, not the hardware: at tiny "
-                         "working sets each call's fixed cost (and, with several threads, waking "
-                         "them) is counted as time spent reading. Rerun; if it persists, this "
-                         f"method cannot resolve {upper} on this machine.")  # fmt: skip
+            lines.append(
+                f"- {upper} → {lower}: **inverted** ({upper} measured {times(1 / ratio)} "
+                f"slower than {lower}). That is the method, not the hardware: at tiny "
+                "working sets each call's fixed cost (and, with several threads, waking "
+                "them) is counted as time spent reading. Rerun; if it persists, this "
+                f"method cannot resolve {upper} on this machine."
+            )
     if get(plateaus[-1], "capacity_bytes"):
-        lines.append("- No point reached main memory (4× the last cache or more): the budget ran "
-                     "out, or the last cache is too large for the sweep's largest buffer (1 GiB); "
-                     "the last row is then the last cache, not DRAM.")  # fmt: skip
+        lines.append(
+            "- No point reached main memory (4× the last cache or more): the budget ran "
+            "out, or the last cache is too large for the sweep's largest buffer (1 GiB); "
+            "the last row is then the last cache, not DRAM."
+        )
     return "\n".join(lines)

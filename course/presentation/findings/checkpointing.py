@@ -25,30 +25,43 @@ def async_save(records: Sequence[Mapping]) -> str:
         return "The async save returned in no measurable time: rerun with a larger model."
     ratio = statistics.median(ratios)
     spread = (max(ratios) - min(ratios)) / ratio if len(ratios) > 1 else 0.0
-    head = (f"Blocking `dcp.save` stopped training for {units.fmt_seconds(statistics.median(block))}"
-            f" (median of {len(records)}); `dcp.async_save` held it for "
-            f"{units.fmt_seconds(statistics.median(held))}")  # fmt: skip
+    head = (
+        f"Blocking `dcp.save` stopped training for {units.fmt_seconds(statistics.median(block))}"
+        f" (median of {len(records)}); `dcp.async_save` held it for "
+        f"{units.fmt_seconds(statistics.median(held))}"
+    )
     agree = all(r > 1 + SAME for r in ratios) or all(r < 1 - SAME for r in ratios)
     if spread > NOISY and not agree:
-        return (f"{head}, but the pairs disagree (ratios {min(ratios):.2g} to {max(ratios):.2g}): "
-                "the machine was busy, so rerun before drawing a conclusion.")  # fmt: skip
+        return (
+            f"{head}, but the pairs disagree (ratios {min(ratios):.2g} to {max(ratios):.2g}): "
+            "the machine was busy, so rerun before drawing a conclusion."
+        )
     if ratio > 1 + SAME:
-        return (f"{head}: {times(ratio)} less. The rest of the write ran in the background while "
-                "training went on; it still costs memory (a staged copy of the state) and disk "
-                "bandwidth the next checkpoint competes for.")  # fmt: skip
+        return (
+            f"{head}: {times(ratio)} less. The rest of the write ran in the background while "
+            "training went on; it still costs memory (a staged copy of the state) and disk "
+            "bandwidth the next checkpoint competes for."
+        )
     if ratio < 1 - SAME:
-        return (f"{head}: longer than the blocking save ({times(1 / ratio)}). On a model this "
-                "small the fixed cost of staging and starting the background writer outweighs "
-                "the write itself; the gain appears when the write is long.")  # fmt: skip
+        return (
+            f"{head}: longer than the blocking save ({times(1 / ratio)}). On a model this "
+            "small the fixed cost of staging and starting the background writer outweighs "
+            "the write itself; the gain appears when the write is long."
+        )
     return (
         f"{head}: about the same. The state is so small that writing it costs no more than "
         "staging a copy of it; async saving pays when the write itself is long."
     )
 
 
-def disk_against_filesystem(disk_bytes_per_s: float | None, spread_fraction: float,
-                            filesystem_bytes_per_s: float, gpus: int, filesystem: str,
-                            checkpoint_bytes: float) -> str:  # fmt: skip
+def disk_against_filesystem(
+    disk_bytes_per_s: float | None,
+    spread_fraction: float,
+    filesystem_bytes_per_s: float,
+    gpus: int,
+    filesystem: str,
+    checkpoint_bytes: float,
+) -> str:
     """This machine's disk against a parallel filesystem's share per GPU, and what a checkpoint
     of ``checkpoint_bytes`` would take on each."""
     if not disk_bytes_per_s:
@@ -56,8 +69,12 @@ def disk_against_filesystem(disk_bytes_per_s: float | None, spread_fraction: flo
     per_gpu = filesystem_bytes_per_s / gpus
     here = checkpoint_bytes / disk_bytes_per_s
     there = checkpoint_bytes / filesystem_bytes_per_s
-    noisy = (f" The repeats spread by {spread_fraction:.0%}: the disk was shared, take the figure "
-             "as rough." if spread_fraction > NOISY else "")  # fmt: skip
+    noisy = (
+        f" The repeats spread by {spread_fraction:.0%}: the disk was shared, take the figure "
+        "as rough."
+        if spread_fraction > NOISY
+        else ""
+    )
     ratio = disk_bytes_per_s / per_gpu
     if ratio > 1 + SAME:
         share = f"{times(ratio)} more than"
@@ -65,12 +82,14 @@ def disk_against_filesystem(disk_bytes_per_s: float | None, spread_fraction: flo
         share = f"{times(1 / ratio)} less than"
     else:
         share = "about"
-    return (f"This disk wrote {units.fmt_bandwidth(disk_bytes_per_s)} synced, {share} the "
-            f"{units.fmt_bandwidth(per_gpu)} that {filesystem} gives each of {gpus:,} GPUs when "
-            f"all write at once ({units.fmt_bandwidth(filesystem_bytes_per_s)} in all). The whole "
-            f"checkpoint of {units.fmt_bytes(checkpoint_bytes)} would take "
-            f"{units.fmt_seconds(here)} here and {units.fmt_seconds(there)} there: a parallel "
-            f"filesystem is fast because thousands of writers share it.{noisy}")  # fmt: skip
+    return (
+        f"This disk wrote {units.fmt_bandwidth(disk_bytes_per_s)} synced, {share} the "
+        f"{units.fmt_bandwidth(per_gpu)} that {filesystem} gives each of {gpus:,} GPUs when "
+        f"all write at once ({units.fmt_bandwidth(filesystem_bytes_per_s)} in all). The whole "
+        f"checkpoint of {units.fmt_bytes(checkpoint_bytes)} would take "
+        f"{units.fmt_seconds(here)} here and {units.fmt_seconds(there)} there: a parallel "
+        f"filesystem is fast because thousands of writers share it.{noisy}"
+    )
 
 
 def restart(tl: Mapping | None, every: int) -> str:
@@ -90,9 +109,12 @@ def restart(tl: Mapping | None, every: int) -> str:
         )
     lost, total = tl["lost_seconds"], tl["total_seconds"]
     lost_steps = tl["lost_steps"]
-    lost_txt = (f"{len(lost_steps)} step{'s' * (len(lost_steps) != 1)} done again "
-                f"({units.fmt_seconds(lost)})" if lost_steps else "no step done again (the "
-                "failure came right after a checkpoint)")  # fmt: skip
+    lost_txt = (
+        f"{len(lost_steps)} step{'s' * (len(lost_steps) != 1)} done again "
+        f"({units.fmt_seconds(lost)})"
+        if lost_steps
+        else "no step done again (the failure came right after a checkpoint)"
+    )
     return (
         f"A rank died at step {step}; the group resumed from the checkpoint of step "
         f"{tl['resumes'][0][0]} (one every {every} steps): {lost_txt}, and "

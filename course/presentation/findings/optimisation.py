@@ -25,8 +25,10 @@ def _t(x: float) -> str:
     return units.fmt_seconds(x)
 
 
-NOISY_TEXT = ("The spread between repeats was as large as the difference: other programs shared the "
-         "cores. Rerun the cell when the machine is quieter before drawing a conclusion.")  # fmt: skip
+NOISY_TEXT = (
+    "The spread between repeats was as large as the difference: other programs shared the "
+    "cores. Rerun the cell when the machine is quieter before drawing a conclusion."
+)
 
 
 def accumulation(records: Sequence[Any]) -> str:
@@ -37,12 +39,15 @@ def accumulation(records: Sequence[Any]) -> str:
         min(records, key=lambda r: r.micro_batch),
         max(records, key=lambda r: r.micro_batch),
     )
-    mem = (f"A micro-batch of {small.micro_batch} peaked at {_b(small.peak_bytes)}, one of "
-           f"{big.micro_batch} at {_b(big.peak_bytes)}: accumulating {small.accumulation_steps} "
-           f"micro-batches instead of {big.accumulation_steps} keeps "
-           f"{_b(big.peak_bytes - small.peak_bytes)} off the peak for the same gradient. ")  # fmt: skip
-    verdict = compare(small.seconds_per_sample, small.iqr_seconds,
-                      big.seconds_per_sample, big.iqr_seconds)  # fmt: skip
+    mem = (
+        f"A micro-batch of {small.micro_batch} peaked at {_b(small.peak_bytes)}, one of "
+        f"{big.micro_batch} at {_b(big.peak_bytes)}: accumulating {small.accumulation_steps} "
+        f"micro-batches instead of {big.accumulation_steps} keeps "
+        f"{_b(big.peak_bytes - small.peak_bytes)} off the peak for the same gradient. "
+    )
+    verdict = compare(
+        small.seconds_per_sample, small.iqr_seconds, big.seconds_per_sample, big.iqr_seconds
+    )
     ratio = small.seconds_per_sample / big.seconds_per_sample
     if verdict == "noisy":
         return mem + "Time per sample could not be judged. " + NOISY_TEXT
@@ -89,8 +94,10 @@ def recomputation(records: Sequence[Any]) -> str:
         verdict = compare(base.step_seconds, base.iqr_seconds, r.step_seconds, r.iqr_seconds)
         cost = r.step_seconds / base.step_seconds - 1
         if {"none", mode} & set(once):
-            timing = ("it was timed only once (no spread to judge noise by), so its time is not "
-                      "judged: rerun with a larger budget")  # fmt: skip
+            timing = (
+                "it was timed only once (no spread to judge noise by), so its time is not "
+                "judged: rerun with a larger budget"
+            )
         elif verdict == "noisy":
             timing = "its time overhead could not be told apart from noise (rerun)"
         elif verdict == "slower":
@@ -102,15 +109,23 @@ def recomputation(records: Sequence[Any]) -> str:
             )
         else:
             timing = "the time per step stayed within 10 % of the baseline"
-        lines.append(f"- **{mode}**: activations {_b(base.activations_bytes)} -> "
-                     f"{_b(r.activations_bytes)} ({saved:.0%} less); {timing}.")  # fmt: skip
+        lines.append(
+            f"- **{mode}**: activations {_b(base.activations_bytes)} -> "
+            f"{_b(r.activations_bytes)} ({saved:.0%} less); {timing}."
+        )
     sel, full = by.get("selective"), by.get("full")
-    if (sel is not None and full is not None and not {"selective", "full"} & set(once)
-            and compare(full.step_seconds, full.iqr_seconds, sel.step_seconds,
-                        sel.iqr_seconds) == "slower"):  # fmt: skip
-        lines.append("- Selective took longer than full, which recomputes strictly more of the "
-                     "forward pass: that is noise from other programs on the cores, not a result. "
-                     "Rerun when the machine is quieter.")  # fmt: skip
+    if (
+        sel is not None
+        and full is not None
+        and not {"selective", "full"} & set(once)
+        and compare(full.step_seconds, full.iqr_seconds, sel.step_seconds, sel.iqr_seconds)
+        == "slower"
+    ):
+        lines.append(
+            "- Selective took longer than full, which recomputes strictly more of the "
+            "forward pass: that is noise from other programs on the cores, not a result. "
+            "Rerun when the machine is quieter."
+        )
     return "\n".join(lines)
 
 
@@ -123,10 +138,12 @@ def attention(records: Sequence[Any]) -> str:
         return "No sequence length was measured with both kinds (the budget ran out): rerun."
     s = common[-1]
     n, f = naive[s], fused[s]
-    mem = (f"At {s:,} tokens naive attention peaked at {_b(n.peak_bytes)} (its score matrix alone is "
-           f"{_b(n.scores_bytes)}), `scaled_dot_product_attention` at {_b(f.peak_bytes)}: "
-           f"{n.peak_bytes / f.peak_bytes:.1f}x less memory, and the gap grows with the square of "
-           "the length. ")  # fmt: skip
+    mem = (
+        f"At {s:,} tokens naive attention peaked at {_b(n.peak_bytes)} (its score matrix alone is "
+        f"{_b(n.scores_bytes)}), `scaled_dot_product_attention` at {_b(f.peak_bytes)}: "
+        f"{n.peak_bytes / f.peak_bytes:.1f}x less memory, and the gap grows with the square of "
+        "the length. "
+    )
     verdict = compare(n.median_seconds, n.iqr_seconds, f.median_seconds, f.iqr_seconds)
     ratio = n.median_seconds / f.median_seconds
     if verdict == "noisy":
@@ -142,7 +159,8 @@ def attention(records: Sequence[Any]) -> str:
 
 
 def precision(records: Sequence[Any], skipped: Sequence[str] = ()) -> str:
-    """Serving variants (``ServeRecord``s) against fp32, per batch; skipped variants with reasons."""
+    """Serving variants (``ServeRecord``s) against fp32, per batch; skipped variants with
+    reasons."""
     base = {r.batch: r for r in records if r.variant == "fp32"}
     if not base:
         return "The fp32 baseline is missing (the budget ran out): rerun the cell."
@@ -159,9 +177,11 @@ def precision(records: Sequence[Any], skipped: Sequence[str] = ()) -> str:
             "same": "about fp32's speed",
             "noisy": "speed too noisy to call (rerun)",
         }[verdict]
-        lines.append(f"- **{r.variant}**, batch {r.batch}: weights {_b(r.weights_bytes)} "
-                     f"({r.weights_bytes / b.weights_bytes:.0%} of fp32), {speed}, logits within "
-                     f"{r.relative_error:.2%} of fp32.")  # fmt: skip
+        lines.append(
+            f"- **{r.variant}**, batch {r.batch}: weights {_b(r.weights_bytes)} "
+            f"({r.weights_bytes / b.weights_bytes:.0%} of fp32), {speed}, logits within "
+            f"{r.relative_error:.2%} of fp32."
+        )
     for reason in skipped:
         lines.append(f"- not run: {reason}")
     if not lines:
@@ -174,13 +194,16 @@ def batching(records: Sequence[Any]) -> str:
     if len(records) < 2:
         return "Too few batch sizes were measured (the budget ran out): rerun the cell."
     one, big = records[0], records[-1]
-    verdict = compare(one.step_seconds * big.batch, one.iqr_seconds * big.batch,
-                      big.step_seconds, big.iqr_seconds)  # fmt: skip
+    verdict = compare(
+        one.step_seconds * big.batch, one.iqr_seconds * big.batch, big.step_seconds, big.iqr_seconds
+    )
     gain = big.tokens_per_s / one.tokens_per_s
     slower = big.step_seconds / one.step_seconds
-    head = (f"From batch {one.batch} to {big.batch}, each step took {slower:.1f}x longer "
-            f"({_t(one.step_seconds)} -> {_t(big.step_seconds)}) while throughput rose "
-            f"{gain:.1f}x ({one.tokens_per_s:,.0f} -> {big.tokens_per_s:,.0f} tokens/s). ")  # fmt: skip
+    head = (
+        f"From batch {one.batch} to {big.batch}, each step took {slower:.1f}x longer "
+        f"({_t(one.step_seconds)} -> {_t(big.step_seconds)}) while throughput rose "
+        f"{gain:.1f}x ({one.tokens_per_s:,.0f} -> {big.tokens_per_s:,.0f} tokens/s). "
+    )
     if verdict == "noisy":
         return head + NOISY_TEXT
     if verdict == "faster":
@@ -202,23 +225,30 @@ def compile_speedup(result: Any) -> str:
         return f"Compiled in {_t(result.compile_seconds)}, but no call was timed: rerun."
     lines = [f"Compiling took **{_t(result.compile_seconds)}** (paid once, on the first call)."]
     for r in result.records:
-        verdict = compare(r.eager_seconds, r.eager_iqr_seconds, r.compiled_seconds,
-                          r.compiled_iqr_seconds)  # fmt: skip
+        verdict = compare(
+            r.eager_seconds, r.eager_iqr_seconds, r.compiled_seconds, r.compiled_iqr_seconds
+        )
         saved = r.eager_seconds - r.compiled_seconds
         if verdict == "faster":
             calls = result.compile_seconds / saved
-            lines.append(f"- batch {r.batch}: {_t(r.eager_seconds)} eager vs "
-                         f"{_t(r.compiled_seconds)} compiled ({r.speedup:.1f}x); the compile time "
-                         f"pays for itself after about {calls:,.0f} calls.")  # fmt: skip
+            lines.append(
+                f"- batch {r.batch}: {_t(r.eager_seconds)} eager vs "
+                f"{_t(r.compiled_seconds)} compiled ({r.speedup:.1f}x); the compile time "
+                f"pays for itself after about {calls:,.0f} calls."
+            )
         elif verdict == "slower":
-            lines.append(f"- batch {r.batch}: compiled was *slower* ({_t(r.compiled_seconds)} vs "
-                         f"{_t(r.eager_seconds)} eager): compiling did not help here. At small sizes "
-                         "its guards and wrapper can cost more than fusion saves; at large ones the "
-                         "time is in matrix multiplies that compiling does not speed up.")  # fmt: skip
+            lines.append(
+                f"- batch {r.batch}: compiled was *slower* ({_t(r.compiled_seconds)} vs "
+                f"{_t(r.eager_seconds)} eager): compiling did not help here. At small sizes "
+                "its guards and wrapper can cost more than fusion saves; at large ones the "
+                "time is in matrix multiplies that compiling does not speed up."
+            )
         elif verdict == "same":
-            lines.append(f"- batch {r.batch}: no gain ({_t(r.eager_seconds)} eager vs "
-                         f"{_t(r.compiled_seconds)} compiled): the matrix multiplies dominate and "
-                         "were already library calls, so compiling did not help.")  # fmt: skip
+            lines.append(
+                f"- batch {r.batch}: no gain ({_t(r.eager_seconds)} eager vs "
+                f"{_t(r.compiled_seconds)} compiled): the matrix multiplies dominate and "
+                "were already library calls, so compiling did not help."
+            )
         else:
             lines.append(f"- batch {r.batch}: " + NOISY_TEXT)
     return "\n".join(lines)
@@ -230,9 +260,11 @@ def lora(records: Sequence[Any]) -> str:
     if not {"full", "lora"} <= set(by):
         return "One of the two fine-tuning steps is missing: rerun the cell."
     full, lo = by["full"], by["lora"]
-    mem = (f"LoRA trained {lo.trainable_params:,} of {full.trainable_params:,} parameters "
-           f"({lo.trainable_params / full.trainable_params:.1%}); gradients and AdamW states took "
-           f"{_b(lo.gradients_and_states_bytes)} instead of {_b(full.gradients_and_states_bytes)}. ")  # fmt: skip
+    mem = (
+        f"LoRA trained {lo.trainable_params:,} of {full.trainable_params:,} parameters "
+        f"({lo.trainable_params / full.trainable_params:.1%}); gradients and AdamW states took "
+        f"{_b(lo.gradients_and_states_bytes)} instead of {_b(full.gradients_and_states_bytes)}. "
+    )
     verdict = compare(full.step_seconds, full.iqr_seconds, lo.step_seconds, lo.iqr_seconds)
     ratio = full.step_seconds / lo.step_seconds
     if verdict == "noisy":
@@ -259,10 +291,12 @@ def offload(step: Any, cost: Any) -> str:
     if step is None or cost is None:
         return "The CPU optimizer step was not measured: rerun the cell."
     rate = 1 / step.seconds_per_param
-    text = (f"This CPU updated {rate / 1e6:,.0f} M parameters/s with AdamW ({step.threads} "
-            f"threads). At that rate a {cost.params / 1e9:,.0f} B-parameter model's offloaded step "
-            f"takes {_t(cost.cpu_optimizer_seconds)} on the CPU plus {_t(cost.link_time_seconds)} "
-            f"on the link, against {_t(cost.compute_seconds)} of GPU compute: ")  # fmt: skip
+    text = (
+        f"This CPU updated {rate / 1e6:,.0f} M parameters/s with AdamW ({step.threads} "
+        f"threads). At that rate a {cost.params / 1e9:,.0f} B-parameter model's offloaded step "
+        f"takes {_t(cost.cpu_optimizer_seconds)} on the CPU plus {_t(cost.link_time_seconds)} "
+        f"on the link, against {_t(cost.compute_seconds)} of GPU compute: "
+    )
     if noisy(step.step_seconds, step.iqr_seconds):
         return text + f"{cost.slowdown:.1f}x the step time. " + NOISY_TEXT
     if cost.slowdown > 1.5:

@@ -17,7 +17,8 @@ from course.presentation.findings._common import get, times
 def fixed_costs(
     fits: Mapping[str, Any], crossovers: Mapping[str, float], *, baseline: str, smallest: int = 1
 ) -> str:
-    """Which option has the least overhead, and from which size each other option beats ``baseline``.
+    """Which option has the least overhead, and from which size each other option beats
+    ``baseline``.
 
     ``crossovers[name]`` is the size from which ``fits[name]`` beats ``fits[baseline]``
     (``course.measure.matmul.crossover_size(fits[name], fits[baseline])``); ``smallest`` is the
@@ -26,21 +27,31 @@ def fixed_costs(
     if len(fits) < 2 or baseline not in fits:
         return "Fewer than two options were fitted (the budget ran out): rerun the cell."
     cheapest = min(fits, key=lambda k: get(fits[k], "fixed_seconds"))
-    lines = [f"- Least fixed cost per call: **{cheapest}**, "
-             f"{fmt_seconds(get(fits[cheapest], 'fixed_seconds'))}."]  # fmt: skip
+    lines = [
+        f"- Least fixed cost per call: **{cheapest}**, "
+        f"{fmt_seconds(get(fits[cheapest], 'fixed_seconds'))}."
+    ]
     base = fits[baseline]
     for name, n in crossovers.items():
         fit = fits[name]
-        rate = (f"{name} works {times(get(fit, 'flop_per_s') / get(base, 'flop_per_s'))} as fast as "
-                f"the {baseline} per FLOP ({fmt_flop_rate(get(fit, 'flop_per_s'))})")  # fmt: skip
+        rate = (
+            f"{name} works {times(get(fit, 'flop_per_s') / get(base, 'flop_per_s'))} as fast as "
+            f"the {baseline} per FLOP ({fmt_flop_rate(get(fit, 'flop_per_s'))})"
+        )
         if math.isinf(n):
-            lines.append(f"- {name} never overtakes the {baseline} in this fit: it is not faster per "
-                         "FLOP (a noisy fit: rerun).")  # fmt: skip
+            lines.append(
+                f"- {name} never overtakes the {baseline} in this fit: it is not faster per "
+                "FLOP (a noisy fit: rerun)."
+            )
         elif n <= smallest:
-            lines.append(f"- {rate}, and its fixed cost is no larger, so it wins from the smallest "
-                         f"size measured (n = {smallest}): the {baseline}'s own per-call cost is as "
-                         "large as a library call's.")  # fmt: skip
+            lines.append(
+                f"- {rate}, and its fixed cost is no larger, so it wins from the smallest "
+                f"size measured (n = {smallest}): the {baseline}'s own per-call cost is as "
+                "large as a library call's."
+            )
         else:
-            lines.append(f"- {rate}; it overtakes the {baseline} from n ≈ {n:.0f}, where its larger "
-                         "fixed cost is paid back.")  # fmt: skip
+            lines.append(
+                f"- {rate}; it overtakes the {baseline} from n ≈ {n:.0f}, where its larger "
+                "fixed cost is paid back."
+            )
     return "\n".join(lines)

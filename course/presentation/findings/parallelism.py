@@ -30,20 +30,28 @@ def alpha_beta(fit: Any, link_bandwidth_bytes_per_s: float, link_name: str) -> s
         return MISSING
     r2 = get(fit, "r_squared", 0.0)
     bw, lat = get(fit, "bandwidth_bytes_per_s"), get(fit, "latency_seconds")
-    head = (f"Fitted on this machine ({get(fit, 'ranks')} gloo processes, loopback): latency "
-            f"alpha = {fmt_seconds(lat)} per ring step, bandwidth B = {fmt_bandwidth(bw)}")  # fmt: skip
+    head = (
+        f"Fitted on this machine ({get(fit, 'ranks')} gloo processes, loopback): latency "
+        f"alpha = {fmt_seconds(lat)} per ring step, bandwidth B = {fmt_bandwidth(bw)}"
+    )
     if r2 < 0.8:
-        return (f"{head}, but the straight line explains only {r2:.0%} of the variation in the "
-                f"times: {RERUN}, or widen the range of sizes.")  # fmt: skip
+        return (
+            f"{head}, but the straight line explains only {r2:.0%} of the variation in the "
+            f"times: {RERUN}, or widen the range of sizes."
+        )
     ratio = link_bandwidth_bytes_per_s / bw
     if ratio >= 1:
-        return (f"{head} (the line fits: R² = {r2:.2f}). {link_name} moves "
-                f"{fmt_bandwidth(link_bandwidth_bytes_per_s)} per direction, {times(ratio)} more: "
-                "here every byte is copied by a CPU core through the kernel's loopback, while "
-                "NCCL's GPU kernels drive dedicated links.")  # fmt: skip
-    return (f"{head} (R² = {r2:.2f}): faster than {link_name}'s "
-            f"{fmt_bandwidth(link_bandwidth_bytes_per_s)}. Messages this small stay in the CPU's "
-            "caches, so the fit measures cache copies, not a link: fit larger messages.")  # fmt: skip
+        return (
+            f"{head} (the line fits: R² = {r2:.2f}). {link_name} moves "
+            f"{fmt_bandwidth(link_bandwidth_bytes_per_s)} per direction, {times(ratio)} more: "
+            "here every byte is copied by a CPU core through the kernel's loopback, while "
+            "NCCL's GPU kernels drive dedicated links."
+        )
+    return (
+        f"{head} (R² = {r2:.2f}): faster than {link_name}'s "
+        f"{fmt_bandwidth(link_bandwidth_bytes_per_s)}. Messages this small stay in the CPU's "
+        "caches, so the fit measures cache copies, not a link: fit larger messages."
+    )
 
 
 def gloo_reduce_scatter(records: Sequence[Any]) -> str:
@@ -60,17 +68,25 @@ def gloo_reduce_scatter(records: Sequence[Any]) -> str:
         return MISSING
     size = common[-1]
     ratio = rs[size] / ag[size]
-    head = (f"At {size / 1e6:.3g} MB, reduce-scatter took {fmt_seconds(rs[size])} and all-gather "
-            f"{fmt_seconds(ag[size])}: {times(ratio)} the time")  # fmt: skip
+    head = (
+        f"At {size / 1e6:.3g} MB, reduce-scatter took {fmt_seconds(rs[size])} and all-gather "
+        f"{fmt_seconds(ag[size])}: {times(ratio)} the time"
+    )
     if ratio > 1 + SAME:
-        return (f"{head}. The ring model says they cost the same (each moves (n-1)/n of the "
-                "message); gloo on CPU does not run a ring reduce-scatter but reduces the whole "
-                "buffer and keeps a slice, so its ratios are not NCCL's.")  # fmt: skip
+        return (
+            f"{head}. The ring model says they cost the same (each moves (n-1)/n of the "
+            "message); gloo on CPU does not run a ring reduce-scatter but reduces the whole "
+            "buffer and keeps a slice, so its ratios are not NCCL's."
+        )
     if ratio < 1 - SAME:
-        return (f"{head}: reduce-scatter was the faster one here, against the ring model's "
-                f"equal cost. Timings of a few milliseconds on a shared machine vary: {RERUN}.")  # fmt: skip
-    return (f"{head}, as the ring model predicts (each moves (n-1)/n of the message), even though "
-            "gloo builds reduce-scatter differently from NCCL.")  # fmt: skip
+        return (
+            f"{head}: reduce-scatter was the faster one here, against the ring model's "
+            f"equal cost. Timings of a few milliseconds on a shared machine vary: {RERUN}."
+        )
+    return (
+        f"{head}, as the ring model predicts (each moves (n-1)/n of the message), even though "
+        "gloo builds reduce-scatter differently from NCCL."
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -99,24 +115,34 @@ def ddp_overhead(timelines: Sequence[Mapping]) -> str:
     sync = statistics.median(a for a, _ in pairs)
     local = statistics.median(b for _, b in pairs)
     slower = sum(d > 0 for d in diffs)
-    head = (f"Over {len(pairs)} pairs of back-to-back steps, a DDP step took {fmt_seconds(sync)} "
-            f"with the gradient all-reduce and {fmt_seconds(local)} without it (`no_sync`); "
-            f"{slower} of {len(pairs)} pairs were slower with it")  # fmt: skip
+    head = (
+        f"Over {len(pairs)} pairs of back-to-back steps, a DDP step took {fmt_seconds(sync)} "
+        f"with the gradient all-reduce and {fmt_seconds(local)} without it (`no_sync`); "
+        f"{slower} of {len(pairs)} pairs were slower with it"
+    )
     if slower < AGREE * len(pairs) and len(pairs) - slower < AGREE * len(pairs):
-        return (f"{head}: the cost of communication was smaller than the step-to-step noise of "
-                f"this shared machine, so this run cannot say what it was: {RERUN}.")  # fmt: skip
+        return (
+            f"{head}: the cost of communication was smaller than the step-to-step noise of "
+            f"this shared machine, so this run cannot say what it was: {RERUN}."
+        )
     if slower < AGREE * len(pairs):
-        return (f"{head}: steps *without* communication were the slower ones, which no model "
-                f"explains: other programs took the cores in a pattern that matched the pairs: "
-                f"{RERUN}.")  # fmt: skip
+        return (
+            f"{head}: steps *without* communication were the slower ones, which no model "
+            f"explains: other programs took the cores in a pattern that matched the pairs: "
+            f"{RERUN}."
+        )
     share = statistics.median(diffs) / sync
     if share > 0.5:
-        return (f"{head}: communication was {share:.0%} of the step. The model is tiny, so each "
-                "rank computes for a few milliseconds while every all-reduce pays gloo's fixed "
-                "latency; on GPUs a large model computes for much longer per byte of gradient.")  # fmt: skip
-    return (f"{head}: communication added {share:.0%} of the step. The rest of the all-reduce "
-            "time was hidden behind the backward pass, where DDP launches each bucket as soon "
-            "as its gradients are ready.")  # fmt: skip
+        return (
+            f"{head}: communication was {share:.0%} of the step. The model is tiny, so each "
+            "rank computes for a few milliseconds while every all-reduce pays gloo's fixed "
+            "latency; on GPUs a large model computes for much longer per byte of gradient."
+        )
+    return (
+        f"{head}: communication added {share:.0%} of the step. The rest of the all-reduce "
+        "time was hidden behind the backward pass, where DDP launches each bucket as soon "
+        "as its gradients are ready."
+    )
 
 
 def ddp_overlap(timeline: Mapping) -> str:
@@ -139,18 +165,24 @@ def ddp_overlap(timeline: Mapping) -> str:
     hidden = f"{before / total:.0%} of the all-reduce time" if total > 0 else "none of it"
     when = f"the last gradient was ready {fmt_seconds(ready)} into the step"
     if not early:
-        return (f"None of the {n} buckets started its all-reduce before {when}: no overlap in "
-                "this run (one bucket, or a backward pass so short that every bucket became "
-                "ready at its end).")  # fmt: skip
+        return (
+            f"None of the {n} buckets started its all-reduce before {when}: no overlap in "
+            "this run (one bucket, or a backward pass so short that every bucket became "
+            "ready at its end)."
+        )
     if len(early) == n:
-        return (f"All {n} buckets started before {when}: the hook that timed the gradients "
-                "fired after DDP had launched the last bucket, so this run's yardstick failed: "
-                "rerun, and report it if it persists.")  # fmt: skip
-    return (f"{len(early)} of {n} buckets started their all-reduce before {when}: they ran "
-            f"while the backward pass was still computing ({hidden} overlapped it). The last "
-            f"{n - len(early)} could not: a bucket is sent when its last gradient is ready, and "
-            "the first layers' gradients come last, so the step waits for that all-reduce "
-            "whatever the bucketing.")  # fmt: skip
+        return (
+            f"All {n} buckets started before {when}: the hook that timed the gradients "
+            "fired after DDP had launched the last bucket, so this run's yardstick failed: "
+            "rerun, and report it if it persists."
+        )
+    return (
+        f"{len(early)} of {n} buckets started their all-reduce before {when}: they ran "
+        f"while the backward pass was still computing ({hidden} overlapped it). The last "
+        f"{n - len(early)} could not: a bucket is sent when its last gradient is ready, and "
+        "the first layers' gradients come last, so the step waits for that all-reduce "
+        "whatever the bucketing."
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -171,19 +203,25 @@ def pipeline_bubbles(rows: Sequence[Mapping]) -> str:
         if measured > formula + 0.1:
             why = "more: sends, receives and waiting on the busy CPU count as idle here"
         elif measured < formula - 0.1:
-            why = "less: the forward and backward times were uneven, so the model's equal slots do not hold"
+            why = (
+                "less: the forward and backward times were uneven, so the model's equal slots "
+                "do not hold"
+            )
         else:
             why = "close to the formula"
-        lines.append(f"{get(r, 'schedule')}: idle {measured:.0%} of the time, formula "
-                     f"{formula:.0%} ({why})")  # fmt: skip
+        lines.append(
+            f"{get(r, 'schedule')}: idle {measured:.0%} of the time, formula {formula:.0%} ({why})"
+        )
     by = {get(r, "schedule"): get(r, "bubble_fraction") for r in rows}
     if "Interleaved1F1B" in by and "1F1B" in by:
         if by["Interleaved1F1B"] < by["1F1B"] - 0.05:
             lines.append("Interleaving shrank the bubble, as Narayanan et al. 2021 predict.")
         else:
-            lines.append("Interleaving did *not* shrink the measured bubble: it sends v times as "
-                         "many messages, and each gloo message costs about as much as a tiny "
-                         "stage's compute. On GPUs with NVLink the trade pays off; here it does not.")  # fmt: skip
+            lines.append(
+                "Interleaving did *not* shrink the measured bubble: it sends v times as "
+                "many messages, and each gloo message costs about as much as a tiny "
+                "stage's compute. On GPUs with NVLink the trade pays off; here it does not."
+            )
     return "\n".join(f"- {line}" for line in lines)
 
 
@@ -208,27 +246,37 @@ def gil(records: Sequence[Any]) -> str:
     t_speed, p_speed = py["serial"] / py["threads"], py["serial"] / py["processes"]
     lines = [f"Pure Python: threads {times(t_speed)}, processes {times(p_speed)} the serial speed."]
     if t_speed > 1 + 2 * SAME:
-        lines.append("Threads sped pure Python up: this interpreter may be a free-threaded build "
-                     "(no GIL), or the serial run was slowed by another program: rerun.")  # fmt: skip
+        lines.append(
+            "Threads sped pure Python up: this interpreter may be a free-threaded build "
+            "(no GIL), or the serial run was slowed by another program: rerun."
+        )
     else:
-        lines.append("Threads gave no gain: only the thread holding the GIL runs Python bytecode, "
-                     "so two threads take turns on one core's worth of work.")  # fmt: skip
+        lines.append(
+            "Threads gave no gain: only the thread holding the GIL runs Python bytecode, "
+            "so two threads take turns on one core's worth of work."
+        )
     if p_speed > 1 + 2 * SAME:
         lines.append("Processes sped it up: each has its own interpreter and GIL, on its own core.")
     else:
         either = " either" if t_speed <= 1 + 2 * SAME else ""
-        lines.append(f"Processes did not speed it up{either}: the second core was busy with other "
-                     "programs (this machine is shared), and sending tasks between processes "
-                     f"costs time: {RERUN}.")  # fmt: skip
+        lines.append(
+            f"Processes did not speed it up{either}: the second core was busy with other "
+            "programs (this machine is shared), and sending tasks between processes "
+            f"costs time: {RERUN}."
+        )
     if None not in tc.values():
         ratio = tc["serial"] / tc["threads"]
         if ratio > 1 + 2 * SAME:
-            lines.append(f"Torch matmuls: threads {times(ratio)} the serial speed; torch releases "
-                         "the GIL inside its kernels, so threads run them at the same time.")  # fmt: skip
+            lines.append(
+                f"Torch matmuls: threads {times(ratio)} the serial speed; torch releases "
+                "the GIL inside its kernels, so threads run them at the same time."
+            )
         else:
-            lines.append(f"Torch matmuls: threads {times(ratio)} the serial speed; torch releases "
-                         "the GIL inside kernels, but with one free core there is nothing to "
-                         "overlap onto.")  # fmt: skip
+            lines.append(
+                f"Torch matmuls: threads {times(ratio)} the serial speed; torch releases "
+                "the GIL inside kernels, but with one free core there is nothing to "
+                "overlap onto."
+            )
     return " ".join(lines)
 
 
@@ -241,21 +289,38 @@ def dataloader(records: Sequence[Any]) -> str:
     wait_share = get(base, "wait_seconds") / get(base, "seconds")
     best_w = min(by, key=lambda w: get(by[w], "seconds"))
     speed = get(base, "seconds") / get(by[best_w], "seconds")
-    head = (f"With `num_workers=0` the loop waited for data {wait_share:.0%} of the epoch "
-            f"({fmt_seconds(get(base, 'seconds'))})")  # fmt: skip
+    head = (
+        f"With `num_workers=0` the loop waited for data {wait_share:.0%} of the epoch "
+        f"({fmt_seconds(get(base, 'seconds'))})"
+    )
     if wait_share < 0.3:
-        return (f"{head}: the model, not the data, was the bottleneck, so workers cannot help "
-                "much. Workers pay off when preparing a batch takes longer than training on it.")  # fmt: skip
+        return (
+            f"{head}: the model, not the data, was the bottleneck, so workers cannot help "
+            "much. Workers pay off when preparing a batch takes longer than training on it."
+        )
     if best_w > 0 and speed > 1 + 2 * SAME:
         waits = join(f"{w} workers {get(by[w], 'wait_seconds'):.2f} s" for w in sorted(by))
-        return (f"{head}: data-bound. {best_w} worker(s) made the epoch {times(speed)} as fast: "
-                "the workers prepare the next batches in other processes while the model trains "
-                f"(time waiting for data: {waits}).")  # fmt: skip
-    return (f"{head}: data-bound, but workers did not help here ({times(speed)} at best): each "
-            "worker is a process that needs a free core, and this machine's cores were busy with "
-            f"other programs: {RERUN}. On a machine with idle cores, workers would overlap "
-            "loading with training.")  # fmt: skip
+        return (
+            f"{head}: data-bound. {best_w} worker(s) made the epoch {times(speed)} as fast: "
+            "the workers prepare the next batches in other processes while the model trains "
+            f"(time waiting for data: {waits})."
+        )
+    return (
+        f"{head}: data-bound, but workers did not help here ({times(speed)} at best): each "
+        "worker is a process that needs a free core, and this machine's cores were busy with "
+        f"other programs: {RERUN}. On a machine with idle cores, workers would overlap "
+        "loading with training."
+    )
 
 
-__all__ = ["AGREE", "MISSING", "alpha_beta", "dataloader", "ddp_overhead", "ddp_overlap", "gil",
-           "gloo_reduce_scatter", "pipeline_bubbles"]  # fmt: skip
+__all__ = [
+    "AGREE",
+    "MISSING",
+    "alpha_beta",
+    "dataloader",
+    "ddp_overhead",
+    "ddp_overlap",
+    "gil",
+    "gloo_reduce_scatter",
+    "pipeline_bubbles",
+]

@@ -44,32 +44,47 @@ def summarise(power: dict, phase: str = "sustained_bf16_8192") -> dict | None:
     }
 
 
-def sentence(power: dict, boost_clock_hz: float, *, phase: str = "sustained_bf16_8192",
-             label: str = "H100 SXM, reference run 2026-11-22") -> str:  # fmt: skip
+def sentence(
+    power: dict,
+    boost_clock_hz: float,
+    *,
+    phase: str = "sustained_bf16_8192",
+    label: str = "H100 SXM, reference run 2026-11-22",
+) -> str:
     """Markdown: what the trace says about the cap and the clock (every outcome has a branch)."""
     s = summarise(power, phase)
     if s is None:
         return f"*{label}: no `{phase}` trace with samples in this record: nothing to report.*"
     boost_mhz = boost_clock_hz / 1e6
-    head = (f"**{label}**, {phase.replace('_', ' ')}: {s['flop_per_s'] / 1e12:,.0f} TFLOP/s at "
-            f"a median {s['watts']:,.0f} W (idle {s['idle_watts']:,.0f} W; cap "
-            f"{s['limit_watts']:,.0f} W) = {s['flop_per_joule'] / 1e12:.2f} TFLOP per joule; "
-            f"median SM clock {s['sm_mhz']:,.0f} of {boost_mhz:,.0f} MHz. ")  # fmt: skip
+    head = (
+        f"**{label}**, {phase.replace('_', ' ')}: {s['flop_per_s'] / 1e12:,.0f} TFLOP/s at "
+        f"a median {s['watts']:,.0f} W (idle {s['idle_watts']:,.0f} W; cap "
+        f"{s['limit_watts']:,.0f} W) = {s['flop_per_joule'] / 1e12:.2f} TFLOP per joule; "
+        f"median SM clock {s['sm_mhz']:,.0f} of {boost_mhz:,.0f} MHz. "
+    )
     at_cap = s["watts"] >= 0.97 * s["limit_watts"]
     clock_drop = s["sm_mhz"] <= 0.9 * boost_mhz
     if at_cap and clock_drop:
-        why = ("The card sat at its power cap and the driver lowered the SM clock to stay under "
-               "it: sustained Tensor Core work is limited by power, not by the boost clock the "
-               "peak assumes.")  # fmt: skip
+        why = (
+            "The card sat at its power cap and the driver lowered the SM clock to stay under "
+            "it: sustained Tensor Core work is limited by power, not by the boost clock the "
+            "peak assumes."
+        )
     elif at_cap:
-        why = ("The card reached its power cap but kept its clock near boost: this kernel is "
-               "close to the cap without being throttled by it.")  # fmt: skip
+        why = (
+            "The card reached its power cap but kept its clock near boost: this kernel is "
+            "close to the cap without being throttled by it."
+        )
     elif clock_drop:
-        why = ("The clock fell without the card reaching its cap: look for a thermal limit or "
-               "another application clock setting, and rerun.")  # fmt: skip
+        why = (
+            "The clock fell without the card reaching its cap: look for a thermal limit or "
+            "another application clock setting, and rerun."
+        )
     else:
-        why = ("Neither the cap nor a clock drop: the kernel did not load the card fully (too "
-               "small, or the machine was busy): rerun with a larger problem.")  # fmt: skip
+        why = (
+            "Neither the cap nor a clock drop: the kernel did not load the card fully (too "
+            "small, or the machine was busy): rerun with a larger problem."
+        )
     return head + why
 
 

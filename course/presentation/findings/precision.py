@@ -3,10 +3,10 @@
 - :func:`autocast_speed`: step times of the same training in fp32, bf16 autocast and fp16
   autocast (``course.measure.precision.train``), explained by whether the device has 16-bit
   matrix units;
-- :func:`quantised_speed`: the forward times of ``course.measure.quantize.benchmark_variants`` records
-  (name, batch, median_seconds, iqr_seconds) at each batch, int8 and bf16 against fp32.
-The per-dtype matmul rates of lesson 03 §6 use :func:`course.presentation.findings.matmul.dtype_speed`.
-Layer 4.
+- :func:`quantised_speed`: the forward times of ``course.measure.quantize.benchmark_variants``
+  records (name, batch, median_seconds, iqr_seconds) at each batch, int8 and bf16 against fp32.
+The per-dtype matmul rates of lesson 03 §6 use
+:func:`course.presentation.findings.matmul.dtype_speed`. Layer 4.
 """
 
 from __future__ import annotations
@@ -50,21 +50,30 @@ def autocast_speed(
         if kind == "noisy":
             lines.append(f"{head}; the spreads overlap, {RERUN}.")
         elif kind == "same":
-            lines.append(f"{head}, about the same: this model is small, and the casts autocast adds "
-                         "cost about what the 16-bit matmuls save.")  # fmt: skip
+            lines.append(
+                f"{head}, about the same: this model is small, and the casts autocast adds "
+                "cost about what the 16-bit matmuls save."
+            )
         elif kind == "faster":
             unit = "Tensor Cores" if device == "cuda" else "16-bit matrix instructions"
-            lines.append(f"{head}, {by_factor(ratio)}: this {device} has {unit}, so the matmuls run "
-                         "in 16 bits on half the bytes.")  # fmt: skip
+            lines.append(
+                f"{head}, {by_factor(ratio)}: this {device} has {unit}, so the matmuls run "
+                "in 16 bits on half the bytes."
+            )
         elif bf16_units is False and device == "cpu":
-            lines.append(f"{head}, {by_factor(ratio)}: this CPU has no 16-bit matrix instructions, "
-                         "so each matmul converts its inputs and the conversions cost more than "
-                         "they save.")  # fmt: skip
+            lines.append(
+                f"{head}, {by_factor(ratio)}: this CPU has no 16-bit matrix instructions, "
+                "so each matmul converts its inputs and the conversions cost more than "
+                "they save."
+            )
         else:
-            lines.append(f"{head}, {by_factor(ratio)}: the device has 16-bit units, but this small "
-                         "model spends its time in the casts autocast inserts and in kernels "
-                         "without a 16-bit fast path" + (" (fp16 on this CPU may have none)"
-                         if p == "fp16" and device == "cpu" else "") + ".")  # fmt: skip
+            lines.append(
+                f"{head}, {by_factor(ratio)}: the device has 16-bit units, but this small "
+                "model spends its time in the casts autocast inserts and in kernels "
+                "without a 16-bit fast path"
+                + (" (fp16 on this CPU may have none)" if p == "fp16" and device == "cpu" else "")
+                + "."
+            )
     return "\n".join(lines)
 
 
@@ -83,22 +92,28 @@ def quantised_speed(records: Sequence[Any], *, baseline: str = "fp32") -> str:
             if name == baseline:
                 continue
             ratio = get(base, "median_seconds") / get(r, "median_seconds")
-            spread = (get(r, "iqr_seconds") / get(r, "median_seconds")
-                      + get(base, "iqr_seconds") / get(base, "median_seconds"))  # fmt: skip
+            spread = get(r, "iqr_seconds") / get(r, "median_seconds") + get(
+                base, "iqr_seconds"
+            ) / get(base, "median_seconds")
             kind = outcome(ratio, spread)
-            parts.append(
-                f"{name} {'about the same' if kind == 'same' else 'noisy' if kind == 'noisy' else by_factor(ratio)}"
-            )
+            verdict = {"same": "about the same", "noisy": "noisy"}.get(kind) or by_factor(ratio)
+            parts.append(f"{name} {verdict}")
         fastest = min(rows.values(), key=lambda r: get(r, "median_seconds"))
-        why = ("reading the weights is most of the work at batch 1, so fewer bytes per weight pay "
-               "off" if get(fastest, "name") != baseline and batch == 1 else
-               f"{baseline} was fastest: at this batch compute dominates, and the smaller types "
-               "are converted inside every multiply" if get(fastest, "name") == baseline else
-               "the work per weight is large, and this machine's kernels for the smaller type "
-               "are faster than its fp32 path")  # fmt: skip
-        lines.append(f"- batch {batch}: against {baseline}, {', '.join(parts)}; fastest "
-                     f"**{get(fastest, 'name')}** ({times(get(base, 'median_seconds') / get(fastest, 'median_seconds'))}"
-                     f" {baseline}'s speed): {why}.")  # fmt: skip
+        why = (
+            "reading the weights is most of the work at batch 1, so fewer bytes per weight pay off"
+            if get(fastest, "name") != baseline and batch == 1
+            else f"{baseline} was fastest: at this batch compute dominates, and the smaller types "
+            "are converted inside every multiply"
+            if get(fastest, "name") == baseline
+            else "the work per weight is large, and this machine's kernels for the smaller type "
+            "are faster than its fp32 path"
+        )
+        lines.append(
+            f"- batch {batch}: against {baseline}, {', '.join(parts)}; fastest "
+            f"**{get(fastest, 'name')}** "
+            f"({times(get(base, 'median_seconds') / get(fastest, 'median_seconds'))}"
+            f" {baseline}'s speed): {why}."
+        )
     if not lines:
         return "No variant was measured: rerun the cell."
     return "\n".join(lines)

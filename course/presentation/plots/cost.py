@@ -1,4 +1,5 @@
-"""Plots of money: break-even against utilisation, stacked costs, checkpoint overhead (lessons 09, 10). Layer: presentation."""
+"""Plots of money: break-even against utilisation, stacked costs, checkpoint overhead (lessons
+09, 10). Layer: presentation."""
 
 from __future__ import annotations
 
@@ -69,8 +70,9 @@ def overhead_vs_interval(
     """Expected overhead (wall clock / work - 1, in percent) against the checkpoint interval (log x,
     in hours), with vertical lines at ``marks`` (label -> interval in seconds)."""
     ax = _axes(ax)
-    ax.plot([t / 3600 for t in intervals_seconds], [100 * o for o in overheads], color=PALETTE[0],
-            lw=2)  # fmt: skip
+    ax.plot(
+        [t / 3600 for t in intervals_seconds], [100 * o for o in overheads], color=PALETTE[0], lw=2
+    )
     for i, (label, t) in enumerate((marks or {}).items()):
         ax.axvline(t / 3600, color=PALETTE[(i + 1) % len(PALETTE)], ls="--", label=label)
     ax.set_xscale("log")

@@ -1,4 +1,5 @@
-"""Plots of what happens inside the GPU: a profiled step's timeline and memory, a stride sweep, occupancy (lesson 11). Layer: presentation."""
+"""Plots of what happens inside the GPU: a profiled step's timeline and memory, a stride sweep,
+occupancy (lesson 11). Layer: presentation."""
 
 from __future__ import annotations
 
@@ -16,8 +17,12 @@ from course.presentation.plots.style import (
 )
 
 
-def profile_timeline(events: Sequence[Mapping], *, ax=None,
-                     title: str = "One training step, from the profiler's trace"):  # fmt: skip
+def profile_timeline(
+    events: Sequence[Mapping],
+    *,
+    ax=None,
+    title: str = "One training step, from the profiler's trace",
+):
     """A step's events (``course.measure.profiling.timeline_from_trace``): the top row the
     ``record_function`` phases (depth 0), the bottom row the operators they call (depth 1)."""
     rows = [r for r in _rows(events) if r["depth"] <= 1]
@@ -25,18 +30,31 @@ def profile_timeline(events: Sequence[Mapping], *, ax=None,
     phases = list(dict.fromkeys(r["name"] for r in rows if r["depth"] == 0))
     colour = {p: PALETTE[i % len(PALETTE)] for i, p in enumerate(phases)}
     for r in rows:
-        ax.barh(1 - r["depth"], r["duration_us"] / 1e3, left=r["start_us"] / 1e3, height=0.6,
-                color=colour.get(r["name"], "#888888"), edgecolor="white", linewidth=0.3)  # fmt: skip
+        ax.barh(
+            1 - r["depth"],
+            r["duration_us"] / 1e3,
+            left=r["start_us"] / 1e3,
+            height=0.6,
+            color=colour.get(r["name"], "#888888"),
+            edgecolor="white",
+            linewidth=0.3,
+        )
     ax.set_yticks([0, 1], ["operators", "phases"])
     ax.set_xlabel("milliseconds since the step began")
-    ax.legend(handles=[Patch(color=colour[p], label=p) for p in phases], fontsize=8,
-              ncol=max(1, len(phases)), loc="upper center", bbox_to_anchor=(0.5, -0.2))  # fmt: skip
+    ax.legend(
+        handles=[Patch(color=colour[p], label=p) for p in phases],
+        fontsize=8,
+        ncol=max(1, len(phases)),
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.2),
+    )
     ax.set_title(title)
     return ax
 
 
-def memory_timeline(points: Sequence[Mapping], *, ax=None,
-                    title: str = "Memory allocated during the profiled steps"):  # fmt: skip
+def memory_timeline(
+    points: Sequence[Mapping], *, ax=None, title: str = "Memory allocated during the profiled steps"
+):
     """Total bytes allocated against time (``course.measure.profiling.memory_from_trace``)."""
     rows = _rows(points)
     ax = _axes(ax)
@@ -48,8 +66,12 @@ def memory_timeline(points: Sequence[Mapping], *, ax=None,
     return ax
 
 
-def stride_sweep(records: Iterable[Any], *, ax=None,
-                 title: str = "Strided reads: useful bandwidth against the prediction"):  # fmt: skip
+def stride_sweep(
+    records: Iterable[Any],
+    *,
+    ax=None,
+    title: str = "Strided reads: useful bandwidth against the prediction",
+):
     """Measured useful bandwidth per stride (relative to stride 1) beside the coalescing
     calculator's predicted efficiency (``course.measure.strides.StrideRecord``)."""
     rows = sorted(_rows(records), key=lambda r: r["stride_elements"])
@@ -57,10 +79,19 @@ def stride_sweep(records: Iterable[Any], *, ax=None,
     base = next((r["useful_bytes_per_s"] for r in rows if r["stride_elements"] == 1), None)
     xs = [r["stride_elements"] for r in rows]
     if base:
-        ax.plot(xs, [r["useful_bytes_per_s"] / base for r in rows], marker="o",
-                label="measured: useful bandwidth / stride 1")  # fmt: skip
-    ax.plot(xs, [r["predicted_efficiency"] for r in rows], marker="s", linestyle="--",
-            label="predicted: useful bytes per line fetched")  # fmt: skip
+        ax.plot(
+            xs,
+            [r["useful_bytes_per_s"] / base for r in rows],
+            marker="o",
+            label="measured: useful bandwidth / stride 1",
+        )
+    ax.plot(
+        xs,
+        [r["predicted_efficiency"] for r in rows],
+        marker="s",
+        linestyle="--",
+        label="predicted: useful bytes per line fetched",
+    )
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
     ax.set_xlabel("stride (float32 elements, log scale)")
@@ -70,16 +101,26 @@ def stride_sweep(records: Iterable[Any], *, ax=None,
     return ax
 
 
-def occupancy_curve(results: Iterable[Any], *, x: str = "registers_per_thread", ax=None,
-                    title: str = "Occupancy against registers per thread"):  # fmt: skip
+def occupancy_curve(
+    results: Iterable[Any],
+    *,
+    x: str = "registers_per_thread",
+    ax=None,
+    title: str = "Occupancy against registers per thread",
+):
     """Occupancy (%) against ``x`` (a field of ``course.calculators.occupancy.Occupancy``), a line
     per block size, the limiting resource written at each change."""
     rows = _rows(results)
     ax = _axes(ax)
     for i, t in enumerate(sorted({r["threads_per_block"] for r in rows})):
         sel = sorted((r for r in rows if r["threads_per_block"] == t), key=lambda r: r[x])
-        ax.plot([r[x] for r in sel], [100 * r["occupancy_fraction"] for r in sel],
-                drawstyle="steps-post", color=PALETTE[i % len(PALETTE)], label=f"{t} threads/block")  # fmt: skip
+        ax.plot(
+            [r[x] for r in sel],
+            [100 * r["occupancy_fraction"] for r in sel],
+            drawstyle="steps-post",
+            color=PALETTE[i % len(PALETTE)],
+            label=f"{t} threads/block",
+        )
     ax.set_xlabel(x.replace("_", " "))
     ax.set_ylabel("occupancy (% of max warps)")
     ax.set_ylim(0, 105)

@@ -1,4 +1,5 @@
-"""Plots of measurements on this machine: rates, thread scaling, bandwidth, rooflines, power (lessons 01, 02, 05). Layer: presentation."""
+"""Plots of measurements on this machine: rates, thread scaling, bandwidth, rooflines, power
+(lessons 01, 02, 05). Layer: presentation."""
 
 from __future__ import annotations
 
@@ -44,8 +45,13 @@ def grouped_bars(
     for i, h in enumerate(hues):
         values = {r[x]: r[y] for r in rows if r[hue] == h}
         pos = [j + (i - (len(hues) - 1) / 2) * width for j, v in enumerate(xs) if v in values]
-        ax.bar(pos, [values[v] for v in xs if v in values], width=width, label=label(h),
-               color=PALETTE[i % len(PALETTE)])  # fmt: skip
+        ax.bar(
+            pos,
+            [values[v] for v in xs if v in values],
+            width=width,
+            label=label(h),
+            color=PALETTE[i % len(PALETTE)],
+        )
     ax.set_xticks(range(len(xs)), [str(v) for v in xs])
     if log:
         ax.set_yscale("log")
@@ -112,15 +118,35 @@ def bandwidth_vs_working_set(
         rel = [r["spread_seconds"] / (2 * r["seconds"]) for r in sel]
         lo = [y * min(0.9, e) for y, e in zip(ys, rel, strict=True)]
         hi = [y * e for y, e in zip(ys, rel, strict=True)]
-        ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, color=PALETTE[i % len(PALETTE)],
-                    label=" ".join(k for k in key if k) or None)  # fmt: skip
+        ax.errorbar(
+            xs,
+            ys,
+            yerr=[lo, hi],
+            marker="o",
+            capsize=3,
+            color=PALETTE[i % len(PALETTE)],
+            label=" ".join(k for k in key if k) or None,
+        )
     for name, size in sorted((caches or {}).items(), key=lambda kv: kv[1]):
         ax.axvline(size, color="grey", linestyle=":", linewidth=1)
-        ax.annotate(f"{name} {units.fmt_bytes(size, binary=True, digits=0)}", (size, 0.97),
-                    xycoords=("data", "axes fraction"), rotation=90, va="top", ha="right",
-                    fontsize=9, color="dimgrey")  # fmt: skip
-    _log_log(ax, x_ticks=_prefix_formatter("B", binary=True), y_ticks=_prefix_formatter("B/s"),
-             xlabel="working set (log scale)", ylabel="bandwidth (log scale)", title=title)  # fmt: skip
+        ax.annotate(
+            f"{name} {units.fmt_bytes(size, binary=True, digits=0)}",
+            (size, 0.97),
+            xycoords=("data", "axes fraction"),
+            rotation=90,
+            va="top",
+            ha="right",
+            fontsize=9,
+            color="dimgrey",
+        )
+    _log_log(
+        ax,
+        x_ticks=_prefix_formatter("B", binary=True),
+        y_ticks=_prefix_formatter("B/s"),
+        xlabel="working set (log scale)",
+        ylabel="bandwidth (log scale)",
+        title=title,
+    )
     if len(keys) > 1 or any(k for key in keys for k in key):
         ax.legend()
     return ax
@@ -143,17 +169,31 @@ def time_vs_size(
     hues = list(dict.fromkeys(r[hue] for r in rows))
     for i, h in enumerate(hues):
         sel = sorted((r for r in rows if r[hue] == h), key=lambda r: r["size"])
-        ax.plot([r["size"] for r in sel], [r["seconds"] for r in sel], marker="o",
-                color=PALETTE[i % len(PALETTE)], label=str(h))  # fmt: skip
+        ax.plot(
+            [r["size"] for r in sel],
+            [r["seconds"] for r in sel],
+            marker="o",
+            color=PALETTE[i % len(PALETTE)],
+            label=str(h),
+        )
     sizes = sorted({r["size"] for r in rows})
     grid = [sizes[0] * (sizes[-1] / sizes[0]) ** (k / 50) for k in range(51)]
     for i, fit in enumerate(fits):
-        ax.plot(grid, [fit.seconds(2 * n**3) for n in grid], linestyle="--",
-                color=PALETTE[(i + len(hues)) % len(PALETTE)], label=f"model: {fit.label}")  # fmt: skip
-    _log_log(ax, x_ticks=FuncFormatter(lambda v, _: f"{v:g}"),
-             y_ticks=FuncFormatter(lambda v, _: units.fmt_seconds(v)),
-             xlabel="matrix size n (n x n @ n x n)", ylabel="seconds per call (log scale)",
-             title=title)  # fmt: skip
+        ax.plot(
+            grid,
+            [fit.seconds(2 * n**3) for n in grid],
+            linestyle="--",
+            color=PALETTE[(i + len(hues)) % len(PALETTE)],
+            label=f"model: {fit.label}",
+        )
+    _log_log(
+        ax,
+        x_ticks=FuncFormatter(lambda v, _: f"{v:g}"),
+        y_ticks=FuncFormatter(lambda v, _: units.fmt_seconds(v)),
+        xlabel="matrix size n (n x n @ n x n)",
+        ylabel="seconds per call (log scale)",
+        title=title,
+    )
     ax.legend()
     return ax
 
@@ -180,21 +220,43 @@ def roofline(
     xs = [lo * (hi / lo) ** (k / 200) for k in range(201)]
     top = max(peaks.values())
     for i, (name, bw) in enumerate(sorted(bandwidths.items(), key=lambda kv: -kv[1])):
-        ax.plot(xs, [min(top, x * bw) for x in xs], color=PALETTE[i % len(PALETTE)],
-                label=f"{name}: {units.fmt_bandwidth(bw)}")  # fmt: skip
+        ax.plot(
+            xs,
+            [min(top, x * bw) for x in xs],
+            color=PALETTE[i % len(PALETTE)],
+            label=f"{name}: {units.fmt_bandwidth(bw)}",
+        )
     for name, peak in peaks.items():
         ax.axhline(peak, color="black", linestyle="--", linewidth=1)
-        ax.annotate(f"{name}: {units.fmt_flop_rate(peak)}", (lo, peak), xytext=(4, 4),
-                    textcoords="offset points", fontsize=9)  # fmt: skip
+        ax.annotate(
+            f"{name}: {units.fmt_flop_rate(peak)}",
+            (lo, peak),
+            xytext=(4, 4),
+            textcoords="offset points",
+            fontsize=9,
+        )
     rows = [_row(p) for p in points]
     markers = "osD^vP*X"
     for j, r in enumerate(rows):
-        ax.scatter(r["intensity_flop_per_byte"], r["flop_per_s"], marker=markers[j % 8], s=50,
-                   color=PALETTE[(j + 2) % len(PALETTE)], edgecolor="black", zorder=3,
-                   label=r.get("name", f"point {j + 1}"))  # fmt: skip
-    _log_log(ax, x_ticks=None, y_ticks=_prefix_formatter("FLOP/s"), x_base=10,
-             xlabel="arithmetic intensity (FLOP/byte, log scale)", ylabel="FLOP/s (log scale)",
-             title=title)  # fmt: skip
+        ax.scatter(
+            r["intensity_flop_per_byte"],
+            r["flop_per_s"],
+            marker=markers[j % 8],
+            s=50,
+            color=PALETTE[(j + 2) % len(PALETTE)],
+            edgecolor="black",
+            zorder=3,
+            label=r.get("name", f"point {j + 1}"),
+        )
+    _log_log(
+        ax,
+        x_ticks=None,
+        y_ticks=_prefix_formatter("FLOP/s"),
+        x_base=10,
+        xlabel="arithmetic intensity (FLOP/byte, log scale)",
+        ylabel="FLOP/s (log scale)",
+        title=title,
+    )
     ax.legend(fontsize=8, loc="lower right")
     return ax
 
@@ -216,27 +278,58 @@ def rate_vs_batch(
     ax = _axes(ax)
     ax.plot([r["batch"] for r in rows], [r["flop_per_s"] for r in rows], marker="o", label=label)
     if peak:
-        ax.axhline(peak, color="black", linestyle="--", linewidth=1,
-                   label=f"{peak_label}: {units.fmt_flop_rate(peak)}")  # fmt: skip
-    _log_log(ax, x_ticks=FuncFormatter(lambda v, _: f"{v:g}"), y_ticks=_prefix_formatter("FLOP/s"),
-             xlabel="batch (vectors per weight read)", ylabel="FLOP/s (log scale)", title=title)  # fmt: skip
+        ax.axhline(
+            peak,
+            color="black",
+            linestyle="--",
+            linewidth=1,
+            label=f"{peak_label}: {units.fmt_flop_rate(peak)}",
+        )
+    _log_log(
+        ax,
+        x_ticks=FuncFormatter(lambda v, _: f"{v:g}"),
+        y_ticks=_prefix_formatter("FLOP/s"),
+        xlabel="batch (vectors per weight read)",
+        ylabel="FLOP/s (log scale)",
+        title=title,
+    )
     ax.legend()
     return ax
 
 
-def labelled_bars(labels, values, *, spreads=None, ax=None, ylabel: str = "", title: str = "",
-                  log: bool = False, fmt=None):  # fmt: skip
+def labelled_bars(
+    labels,
+    values,
+    *,
+    spreads=None,
+    ax=None,
+    ylabel: str = "",
+    title: str = "",
+    log: bool = False,
+    fmt=None,
+):
     """One bar per label with its value written on top (``fmt(value)``), optional error bars
     (``spreads``, e.g. interquartile ranges), optionally on a log axis."""
     labels, values = list(labels), list(values)
     ax = _new_axes(ax)
     colours = [PALETTE[i % len(PALETTE)] for i in range(len(labels))]
-    bars = ax.bar(range(len(labels)), values, color=colours,
-                  yerr=None if spreads is None else list(spreads), capsize=4)  # fmt: skip
+    bars = ax.bar(
+        range(len(labels)),
+        values,
+        color=colours,
+        yerr=None if spreads is None else list(spreads),
+        capsize=4,
+    )
     for bar, v in zip(bars, values, strict=True):
-        ax.annotate((fmt or "{:.3g}".format)(v), (bar.get_x() + bar.get_width() / 2, v),
-                    ha="center", va="bottom", fontsize=9, xytext=(0, 2),
-                    textcoords="offset points")  # fmt: skip
+        ax.annotate(
+            (fmt or "{:.3g}".format)(v),
+            (bar.get_x() + bar.get_width() / 2, v),
+            ha="center",
+            va="bottom",
+            fontsize=9,
+            xytext=(0, 2),
+            textcoords="offset points",
+        )
     ax.set_xticks(range(len(labels)), labels)
     if log:
         ax.set_yscale("log")
@@ -245,8 +338,14 @@ def labelled_bars(labels, values, *, spreads=None, ax=None, ylabel: str = "", ti
     return ax
 
 
-def power_trace(power: Mapping[str, Any], *, phases=("sustained_bf16_8192",), limit: float | None
-                = None, boost_mhz: float | None = None, title: str = ""):  # fmt: skip
+def power_trace(
+    power: Mapping[str, Any],
+    *,
+    phases=("sustained_bf16_8192",),
+    limit: float | None = None,
+    boost_mhz: float | None = None,
+    title: str = "",
+):
     """Watts and SM clock against time for a ``power.json``-shaped record (idle, then each phase),
     with the power cap and the boost clock as dashed lines. Two stacked axes; returns them."""
     fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(7.0, 5.0))
@@ -262,12 +361,22 @@ def power_trace(power: Mapping[str, Any], *, phases=("sustained_bf16_8192",), li
         bottom.plot(t, [s[2] for s in samples], color=colour)
     if limit:
         top.axhline(limit, linestyle="--", color="0.25", linewidth=1)
-        top.annotate(f"power cap {limit:,.0f} W", (0.01, limit), xycoords=("axes fraction", "data"),
-                     va="bottom", fontsize=8)  # fmt: skip
+        top.annotate(
+            f"power cap {limit:,.0f} W",
+            (0.01, limit),
+            xycoords=("axes fraction", "data"),
+            va="bottom",
+            fontsize=8,
+        )
     if boost_mhz:
         bottom.axhline(boost_mhz, linestyle="--", color="0.25", linewidth=1)
-        bottom.annotate(f"boost {boost_mhz:,.0f} MHz", (0.01, boost_mhz),
-                        xycoords=("axes fraction", "data"), va="top", fontsize=8)  # fmt: skip
+        bottom.annotate(
+            f"boost {boost_mhz:,.0f} MHz",
+            (0.01, boost_mhz),
+            xycoords=("axes fraction", "data"),
+            va="top",
+            fontsize=8,
+        )
     top.set_ylabel("power (W)")
     bottom.set_ylabel("SM clock (MHz)")
     bottom.set_xlabel("time (s)")
@@ -276,13 +385,22 @@ def power_trace(power: Mapping[str, Any], *, phases=("sustained_bf16_8192",), li
     return top, bottom
 
 
-def beside_reference(mine: Iterable[Any], theirs: Iterable[Any], *, x: str = "size",
-                     y: str = "flop_per_s", series: str = "dtype", ax=None, title: str = "",
-                     ylabel: str = "FLOP/s (log scale)"):  # fmt: skip
-    """This machine's records beside a reference run's, one bar per (machine, ``series``) at each ``x``.
+def beside_reference(
+    mine: Iterable[Any],
+    theirs: Iterable[Any],
+    *,
+    x: str = "size",
+    y: str = "flop_per_s",
+    series: str = "dtype",
+    ax=None,
+    title: str = "",
+    ylabel: str = "FLOP/s (log scale)",
+):
+    """This machine's records beside a reference run's, one bar per (machine, ``series``) at each
+    ``x``.
 
-    ``theirs`` are dicts from ``course.facts.data.reference.records`` (they carry ``machine``); ``mine``
-    are measured records, labelled "this machine".
+    ``theirs`` are dicts from ``course.facts.data.reference.records`` (they carry ``machine``);
+    ``mine`` are measured records, labelled "this machine".
     """
     rows = [dict(_row(r), machine="this machine") for r in mine] + [_row(r) for r in theirs]
     for r in rows:

@@ -1,4 +1,5 @@
-"""Plots of memory: stacked bytes by part, bytes against tokens (lessons 04, 07). Layer: presentation."""
+"""Plots of memory: stacked bytes by part, bytes against tokens (lessons 04, 07). Layer:
+presentation."""
 
 from __future__ import annotations
 
@@ -11,8 +12,16 @@ from course.presentation.plots.style import (
 )
 
 
-def stacked_bytes(labels, parts: Mapping[str, Sequence[float]], *, lines=None, ax=None,
-                  title: str = "", ylabel: str = "memory (GB = 1e9 bytes)", rotate: int = 0):  # fmt: skip
+def stacked_bytes(
+    labels,
+    parts: Mapping[str, Sequence[float]],
+    *,
+    lines=None,
+    ax=None,
+    title: str = "",
+    ylabel: str = "memory (GB = 1e9 bytes)",
+    rotate: int = 0,
+):
     """One stacked bar per label: ``parts`` maps a component name ("weights", "KV cache") to one
     byte count per label. ``lines`` maps a name to a byte count drawn as a dashed horizontal line
     (a GPU's memory). Used by lesson 04 for inference and training memory and for estimate vs
@@ -24,13 +33,21 @@ def stacked_bytes(labels, parts: Mapping[str, Sequence[float]], *, lines=None, a
         values = list(values)
         if len(values) != len(labels):
             raise ValueError(f"parts[{name!r}] must have {len(labels)} values, got {len(values)}")
-        ax.bar(range(len(labels)), values, bottom=bottom, label=name,
-               color=PALETTE[i % len(PALETTE)])  # fmt: skip
+        ax.bar(
+            range(len(labels)), values, bottom=bottom, label=name, color=PALETTE[i % len(PALETTE)]
+        )
         bottom = [b + v for b, v in zip(bottom, values, strict=True)]
     for j, (name, value) in enumerate((lines or {}).items()):
         ax.axhline(value, linestyle="--", linewidth=1.2, color="0.25")
-        ax.annotate(name, (len(labels) - 0.5, value), ha="right", va="bottom", fontsize=8,
-                    xytext=(0, 2 + 10 * (j % 2)), textcoords="offset points")  # fmt: skip
+        ax.annotate(
+            name,
+            (len(labels) - 0.5, value),
+            ha="right",
+            va="bottom",
+            fontsize=8,
+            xytext=(0, 2 + 10 * (j % 2)),
+            textcoords="offset points",
+        )
     ax.set_xticks(range(len(labels)), labels, rotation=rotate, ha="right" if rotate else "center")
     _bytes_axis(ax.yaxis)
     ax.set_ylabel(ylabel)
@@ -39,18 +56,38 @@ def stacked_bytes(labels, parts: Mapping[str, Sequence[float]], *, lines=None, a
     return ax
 
 
-def bytes_vs_tokens(series: Mapping[str, tuple[Sequence[float], Sequence[float]]], *, lines=None,
-                    ax=None, title: str = "", xlabel: str = "context length (tokens)"):  # fmt: skip
+def bytes_vs_tokens(
+    series: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+    *,
+    lines=None,
+    ax=None,
+    title: str = "",
+    xlabel: str = "context length (tokens)",
+):
     """Lines of bytes against a token count (``series``: name -> (tokens, bytes)), log-log, with
     optional dotted reference levels (``lines``: name -> bytes). Lesson 04's KV-cache growth."""
     ax = _new_axes(ax)
     for i, (name, (xs, ys)) in enumerate(series.items()):
-        ax.plot(list(xs), list(ys), "-" if i % 2 == 0 else "--", marker="o", markersize=3,
-                label=name, color=PALETTE[(i // 2) % len(PALETTE)])  # fmt: skip
+        ax.plot(
+            list(xs),
+            list(ys),
+            "-" if i % 2 == 0 else "--",
+            marker="o",
+            markersize=3,
+            label=name,
+            color=PALETTE[(i // 2) % len(PALETTE)],
+        )
     for name, value in (lines or {}).items():
         ax.axhline(value, linestyle=":", linewidth=1.2, color="0.25")
-        ax.annotate(name, (0.01, value), xycoords=("axes fraction", "data"), va="bottom",
-                    fontsize=8, xytext=(0, 2), textcoords="offset points")  # fmt: skip
+        ax.annotate(
+            name,
+            (0.01, value),
+            xycoords=("axes fraction", "data"),
+            va="bottom",
+            fontsize=8,
+            xytext=(0, 2),
+            textcoords="offset points",
+        )
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     _bytes_axis(ax.yaxis)

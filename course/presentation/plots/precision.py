@@ -1,4 +1,5 @@
-"""Plots of number formats and precision: bit layouts, ranges, sums, loss curves (lesson 03). Layer: presentation."""
+"""Plots of number formats and precision: bit layouts, ranges, sums, loss curves (lesson 03).
+Layer: presentation."""
 
 from __future__ import annotations
 
@@ -24,15 +25,38 @@ def bit_layouts(formats, *, ax=None, title: str = "Where the bits go: sign, expo
             fields, (f.sign_bits, f.exponent_bits, f.mantissa_bits), strict=True
         ):
             if width:
-                ax.barh(row, width, left=start, color=colour, edgecolor="white", height=0.7,
-                        label=name if row == 0 else None)  # fmt: skip
-                ax.text(start + width / 2, row, str(width), ha="center", va="center",
-                        color="white", fontsize=9, fontweight="bold")  # fmt: skip
+                ax.barh(
+                    row,
+                    width,
+                    left=start,
+                    color=colour,
+                    edgecolor="white",
+                    height=0.7,
+                    label=name if row == 0 else None,
+                )
+                ax.text(
+                    start + width / 2,
+                    row,
+                    str(width),
+                    ha="center",
+                    va="center",
+                    color="white",
+                    fontsize=9,
+                    fontweight="bold",
+                )
             start += width
         unused = (f.storage_bits or start) - start
         if unused:
-            ax.barh(row, unused, left=start, color="#dddddd", hatch="//", edgecolor="white",
-                    height=0.7, label="stored, unused")  # fmt: skip
+            ax.barh(
+                row,
+                unused,
+                left=start,
+                color="#dddddd",
+                hatch="//",
+                edgecolor="white",
+                height=0.7,
+                label="stored, unused",
+            )
     ax.set_yticks(range(len(formats)), [f.key for f in reversed(formats)])
     ax.set_xlabel("bits")
     ax.set_xlim(0, max((f.storage_bits or f.bits) for f in formats))
@@ -48,10 +72,22 @@ def format_ranges(formats, *, ax=None, title: str = "Range of each format (log s
     formats = list(formats)
     ax = _new_axes(ax, figsize=(8.0, 0.45 * len(formats) + 1.2))
     for row, f in enumerate(reversed(formats)):
-        ax.barh(row, f.smallest_normal - f.smallest_subnormal, left=f.smallest_subnormal,
-                color=PALETTE[5], height=0.6, label="subnormal" if row == 0 else None)  # fmt: skip
-        ax.barh(row, f.max - f.smallest_normal, left=f.smallest_normal, color=PALETTE[0],
-                height=0.6, label="normal" if row == 0 else None)  # fmt: skip
+        ax.barh(
+            row,
+            f.smallest_normal - f.smallest_subnormal,
+            left=f.smallest_subnormal,
+            color=PALETTE[5],
+            height=0.6,
+            label="subnormal" if row == 0 else None,
+        )
+        ax.barh(
+            row,
+            f.max - f.smallest_normal,
+            left=f.smallest_normal,
+            color=PALETTE[0],
+            height=0.6,
+            label="normal" if row == 0 else None,
+        )
     ax.set_xscale("log")
     ax.set_xlim(min(f.smallest_subnormal for f in formats) / 10, max(f.max for f in formats) * 10)
     ax.set_yticks(range(len(formats)), [f.key for f in reversed(formats)])
@@ -62,8 +98,14 @@ def format_ranges(formats, *, ax=None, title: str = "Range of each format (log s
     return ax
 
 
-def running_sums(series, *, addend: float, every: int, ax=None,
-                 title: str = "Adding the same small number, one addition at a time"):  # fmt: skip
+def running_sums(
+    series,
+    *,
+    addend: float,
+    every: int,
+    ax=None,
+    title: str = "Adding the same small number, one addition at a time",
+):
     """Partial sums (``series``: label -> sequence, every ``every``-th addition) against the exact
     line ``addend * additions``."""
     ax = _new_axes(ax)
@@ -85,8 +127,14 @@ def loss_curves(runs, *, ax=None, title: str = "Training loss per step"):
     ax = _new_axes(ax)
     styles = ["-", "--", ":", "-."]
     for i, (label, losses) in enumerate(runs.items()):
-        ax.plot(range(len(losses)), list(losses), label=label, color=PALETTE[i % len(PALETTE)],
-                linestyle=styles[i % len(styles)], linewidth=2)  # fmt: skip
+        ax.plot(
+            range(len(losses)),
+            list(losses),
+            label=label,
+            color=PALETTE[i % len(PALETTE)],
+            linestyle=styles[i % len(styles)],
+            linewidth=2,
+        )
     ax.set_xlabel("step")
     ax.set_ylabel("cross-entropy loss")
     ax.set_title(title)
@@ -94,10 +142,17 @@ def loss_curves(runs, *, ax=None, title: str = "Training loss per step"):
     return ax
 
 
-def magnitude_histogram(values, *, lines=None, ax=None, bins: int = 60,
-                        title: str = "Magnitudes of activation gradients"):  # fmt: skip
-    """Histograms of log2|x| of the non-zero entries (``values``: label -> 1-D array or tensor), with
-    vertical lines at given magnitudes (``lines``: label -> value), e.g. fp16's smallest normal."""
+def magnitude_histogram(
+    values,
+    *,
+    lines=None,
+    ax=None,
+    bins: int = 60,
+    title: str = "Magnitudes of activation gradients",
+):
+    """Histograms of log2|x| of the non-zero entries (``values``: label -> 1-D array or tensor),
+    with vertical lines at given magnitudes (``lines``: label -> value), e.g. fp16's smallest
+    normal."""
     import numpy as np
 
     ax = _new_axes(ax)
@@ -106,8 +161,13 @@ def magnitude_histogram(values, *, lines=None, ax=None, bins: int = 60,
         x = np.abs(x[x != 0])
         ax.hist(np.log2(x), bins=bins, alpha=0.55, label=label, color=PALETTE[i % len(PALETTE)])
     for j, (label, value) in enumerate((lines or {}).items()):
-        ax.axvline(np.log2(value), color="black", linestyle=["--", ":", "-."][j % 3],
-                   linewidth=1.2, label=label)  # fmt: skip
+        ax.axvline(
+            np.log2(value),
+            color="black",
+            linestyle=["--", ":", "-."][j % 3],
+            linewidth=1.2,
+            label=label,
+        )
     ax.set_xlabel("log2 |value|")
     ax.set_ylabel("count")
     ax.set_title(title)

@@ -12,16 +12,25 @@ from matplotlib.ticker import FuncFormatter
 from course.presentation.plots.style import PALETTE, _axes
 
 
-def goodput_vs_interval(curves: Mapping[str, tuple[Sequence[float], Sequence[float]]], *,
-                        marks: Mapping[str, float] | None = None, ax=None,
-                        title: str = "Goodput against checkpoint interval"):  # fmt: skip
+def goodput_vs_interval(
+    curves: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+    *,
+    marks: Mapping[str, float] | None = None,
+    ax=None,
+    title: str = "Goodput against checkpoint interval",
+):
     """Goodput (useful / wall time, %) against the interval between checkpoints (minutes, log x),
     one line per ``curves`` entry (label -> (intervals in seconds, goodput fractions)), dashed
     vertical lines at ``marks`` (label -> interval in seconds)."""
     ax = _axes(ax)
     for i, (label, (xs, ys)) in enumerate(curves.items()):
-        ax.plot([x / 60 for x in xs], [100 * y for y in ys], color=PALETTE[i % len(PALETTE)],
-                lw=2, label=label)  # fmt: skip
+        ax.plot(
+            [x / 60 for x in xs],
+            [100 * y for y in ys],
+            color=PALETTE[i % len(PALETTE)],
+            lw=2,
+            label=label,
+        )
     for j, (label, t) in enumerate((marks or {}).items()):
         ax.axvline(t / 60, color=PALETTE[(j + len(curves)) % len(PALETTE)], ls="--", label=label)
     ax.set_xscale("log")
@@ -33,12 +42,12 @@ def goodput_vs_interval(curves: Mapping[str, tuple[Sequence[float], Sequence[flo
     return ax
 
 
-_COLOURS = {"step": PALETTE[0], "lost": PALETTE[3], "checkpoint": PALETTE[2],
-            "restart": PALETTE[4]}  # fmt: skip
+_COLOURS = {"step": PALETTE[0], "lost": PALETTE[3], "checkpoint": PALETTE[2], "restart": PALETTE[4]}
 
 
-def restart_timeline(tl: Mapping, *, ax=None,
-                     title: str = "An elastic run: a rank killed, the group restarted"):  # fmt: skip
+def restart_timeline(
+    tl: Mapping, *, ax=None, title: str = "An elastic run: a rank killed, the group restarted"
+):
     """One row per attempt: each training step (red if its work was lost and done again), each
     checkpoint write, and the gap from the failure to the resumed checkpoint
     (:func:`course.distributed.elastic.timeline`'s result)."""
@@ -48,8 +57,9 @@ def restart_timeline(tl: Mapping, *, ax=None,
     for attempt, step, t0, t1 in tl["steps"]:
         kind = "lost" if attempt == 0 and step in lost and tl["failures"] else "step"
         ax.barh(attempt, t1 - t0, left=t0, height=0.6, color=_COLOURS[kind], edgecolor="white")
-        ax.text((t0 + t1) / 2, attempt, str(step), ha="center", va="center", fontsize=7,
-                color="white")  # fmt: skip
+        ax.text(
+            (t0 + t1) / 2, attempt, str(step), ha="center", va="center", fontsize=7, color="white"
+        )
     for _step, t0, t1 in tl["checkpoints"]:
         row = max((s[0] for s in tl["steps"] if s[2] <= t0), default=0)
         ax.barh(row + 0.4, t1 - t0, left=t0, height=0.2, color=_COLOURS["checkpoint"])
@@ -62,10 +72,12 @@ def restart_timeline(tl: Mapping, *, ax=None,
     ax.set_yticks(attempts, [f"attempt {a}" for a in attempts])
     ax.set_ylim(max(attempts) + 0.8, -0.8)
     ax.set_xlabel("seconds since the first event")
-    handles = [Patch(color=_COLOURS["step"], label="training step"),
-               Patch(color=_COLOURS["lost"], label="step lost, done again"),
-               Patch(color=_COLOURS["checkpoint"], label="checkpoint write"),
-               Patch(color=_COLOURS["restart"], label="failure to resumed")]  # fmt: skip
+    handles = [
+        Patch(color=_COLOURS["step"], label="training step"),
+        Patch(color=_COLOURS["lost"], label="step lost, done again"),
+        Patch(color=_COLOURS["checkpoint"], label="checkpoint write"),
+        Patch(color=_COLOURS["restart"], label="failure to resumed"),
+    ]
     ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.set_title(title)
     return ax

@@ -12,9 +12,13 @@ from typing import Any
 from course.presentation.plots.style import PALETTE, _rows
 
 
-def load_curve(points: Iterable[Any], *, knee: float | None = None,
-               predicted: Callable[[float, float], float] | None = None,
-               title: str = "One server under rising load"):  # fmt: skip
+def load_curve(
+    points: Iterable[Any],
+    *,
+    knee: float | None = None,
+    predicted: Callable[[float, float], float] | None = None,
+    title: str = "One server under rising load",
+):
     """Three panels against the offered load: throughput, TTFT (p50, p99) and ITL (p50, p99).
 
     ``predicted(rate, quantile)`` (optional) draws a model's TTFT beside the measured one; ``knee``
@@ -28,21 +32,37 @@ def load_curve(points: Iterable[Any], *, knee: float | None = None,
     a, b, c = axes
     a.plot(x, x, ls=":", color="grey", label="offered = served")
     a.plot(x, [r["requests_per_s"] for r in rows], "o-", color=PALETTE[0], label="completed")
-    a.plot(x, [r.get("goodput_per_s", math.nan) for r in rows], "s--", color=PALETTE[2],
-           label="goodput (met the SLO)")  # fmt: skip
+    a.plot(
+        x,
+        [r.get("goodput_per_s", math.nan) for r in rows],
+        "s--",
+        color=PALETTE[2],
+        label="goodput (met the SLO)",
+    )
     a.set(xlabel="offered load (requests/s)", ylabel="requests/s", title="Throughput")
     for q, style, colour in ((50, "o-", PALETTE[0]), (99, "^-", PALETTE[3])):
-        b.plot(x, [r[f"ttft_p{q}_seconds"] * 1e3 for r in rows], style, color=colour,
-               label=f"p{q} measured")  # fmt: skip
-        c.plot(x, [r[f"itl_p{q}_seconds"] * 1e3 for r in rows], style, color=colour,
-               label=f"p{q}")  # fmt: skip
+        b.plot(
+            x,
+            [r[f"ttft_p{q}_seconds"] * 1e3 for r in rows],
+            style,
+            color=colour,
+            label=f"p{q} measured",
+        )
+        c.plot(x, [r[f"itl_p{q}_seconds"] * 1e3 for r in rows], style, color=colour, label=f"p{q}")
         if predicted is not None:
             dense = [x[0] + (x[-1] - x[0]) * i / 60 for i in range(61)]
             ys = [predicted(v, q / 100) * 1e3 for v in dense]
-            b.plot(dense, [y if math.isfinite(y) else math.nan for y in ys], ls="--",
-                   color=colour, alpha=0.6, label=f"p{q} M/M/c model")  # fmt: skip
-    b.set(xlabel="offered load (requests/s)", ylabel="ms", yscale="log",
-          title="Time to first token")  # fmt: skip
+            b.plot(
+                dense,
+                [y if math.isfinite(y) else math.nan for y in ys],
+                ls="--",
+                color=colour,
+                alpha=0.6,
+                label=f"p{q} M/M/c model",
+            )
+    b.set(
+        xlabel="offered load (requests/s)", ylabel="ms", yscale="log", title="Time to first token"
+    )
     c.set(xlabel="offered load (requests/s)", ylabel="ms", title="Inter-token latency")
     for ax in axes:
         if knee is not None and math.isfinite(knee):
@@ -53,8 +73,14 @@ def load_curve(points: Iterable[Any], *, knee: float | None = None,
     return fig
 
 
-def day_fleet(rates_per_s: Sequence[float], results: Sequence[Any], *, step_seconds: float,
-              requests_per_s_per_replica: float, title: str = "A day of traffic"):  # fmt: skip
+def day_fleet(
+    rates_per_s: Sequence[float],
+    results: Sequence[Any],
+    *,
+    step_seconds: float,
+    requests_per_s_per_replica: float,
+    title: str = "A day of traffic",
+):
     """The day's request rate (left axis) and the ready replicas of each policy (right axis)."""
     from matplotlib import pyplot as plt
 

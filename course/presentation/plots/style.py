@@ -1,4 +1,5 @@
-"""The course's one plot style and the helpers every plot module shares (axes, unit formatters). Layer: presentation."""
+"""The course's one plot style and the helpers every plot module shares (axes, unit formatters).
+Layer: presentation."""
 
 from __future__ import annotations
 
@@ -101,12 +102,22 @@ def _bytes_axis(axis) -> None:
     axis.set_major_formatter(FuncFormatter(lambda v, _: units.fmt_bytes(v, digits=0)))
 
 
-_KIND_COLOURS = {"F": PALETTE[0], "B": PALETTE[1], "W": PALETTE[2], "backward": PALETTE[1],
-                 "all-reduce": PALETTE[3]}  # fmt: skip
+_KIND_COLOURS = {
+    "F": PALETTE[0],
+    "B": PALETTE[1],
+    "W": PALETTE[2],
+    "backward": PALETTE[1],
+    "all-reduce": PALETTE[3],
+}
 
 
-_KIND_NAMES = {"F": "forward", "B": "backward", "W": "weight gradient", "backward": "backward",
-               "all-reduce": "bucket all-reduce"}  # fmt: skip
+_KIND_NAMES = {
+    "F": "forward",
+    "B": "backward",
+    "W": "weight gradient",
+    "backward": "backward",
+    "all-reduce": "bucket all-reduce",
+}
 
 
 def _ms_axis(ax) -> None:

@@ -1,4 +1,5 @@
-"""Calculator widgets, one module per widget, all on :class:`course.presentation.widgets.base.Calculator`.
+"""Calculator widgets, one module per widget, all on
+:class:`course.presentation.widgets.base.Calculator`.
 
 | module | widget | lesson |
 |---|---|---|
@@ -15,8 +16,8 @@
 
 A new widget is a new module here with a builder that returns a ``Calculator``, exported below.
 Tests drive them by setting ``calc.controls[name].value`` and reading ``calc.result`` (the
-calculator's result; ``tests/presentation/test_widget_inputs.py`` drives every input of every widget).
-Layer 4 (presentation).
+calculator's result; ``tests/presentation/test_widget_inputs.py`` drives every input of every
+widget). Layer 4 (presentation).
 """
 
 from course.presentation.widgets.base import (

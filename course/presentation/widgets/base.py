@@ -1,11 +1,11 @@
 """The base of every calculator widget: controls wired to a calculator, the answer shown below.
 
-Each widget (one module per widget in ``course/presentation/widgets/``) is built by one small function that
-returns a :class:`Calculator`: named ``controls``, an ``output`` (an ``ipywidgets.HTML``) and the
-function that turns the controls' values into the output. A bad value never shows a
-traceback: the calculator's ``ValueError`` message appears in red where the result would be.
-Nothing is printed, so under nbval (which has no widget manager) a cell that shows a calculator
-has only its deterministic text form as output.
+Each widget (one module per widget in ``course/presentation/widgets/``) is built by one small
+function that returns a :class:`Calculator`: named ``controls``, an ``output`` (an
+``ipywidgets.HTML``) and the function that turns the controls' values into the output. A bad value
+never shows a traceback: the calculator's ``ValueError`` message appears in red where the result
+would be. Nothing is printed, so under nbval (which has no widget manager) a cell that shows a
+calculator has only its deterministic text form as output.
 
 To add a widget: write ``something(values)`` that parses the controls (``parse_number``,
 ``parse_whole``: label and allowed range) and calls one calculator, a ``_something_html(result,
@@ -63,8 +63,10 @@ def parse_number(
             value = float(cleaned)
         except ValueError:
             allowed = _allowed(minimum, maximum, strict_min)
-            raise ValueError(f"{label} must be a number{allowed} such as "
-                             f"{_example(minimum, maximum)}, got {text!r}") from None  # fmt: skip
+            raise ValueError(
+                f"{label} must be a number{allowed} such as "
+                f"{_example(minimum, maximum)}, got {text!r}"
+            ) from None
     return validate.number(label, value, minimum=minimum, maximum=maximum, strict_min=strict_min)
 
 
@@ -84,7 +86,8 @@ def _example(minimum: float | None, maximum: float | None) -> str:
 def parse_whole(
     label: str, text: object, *, minimum: int | None = None, maximum: int | None = None
 ) -> int:
-    """A whole number typed into a text box ('2,048', '4') -> int; '2.5', 'four', 'inf' -> ValueError.
+    """A whole number typed into a text box ('2,048', '4') -> int; '2.5', 'four',
+    'inf' -> ValueError.
 
     ``parse_whole("batch", "0", minimum=1, maximum=64)`` says
     ``batch must be a whole number from 1 to 64, got '0'``.
@@ -241,13 +244,18 @@ class Calculator:
 
 
 def dropdown(description: str, options, value) -> widgets.Dropdown:
-    return widgets.Dropdown(description=description, options=options, value=value,
-                            style={"description_width": "initial"})  # fmt: skip
+    return widgets.Dropdown(
+        description=description,
+        options=options,
+        value=value,
+        style={"description_width": "initial"},
+    )
 
 
 def text_box(description: str, value: str) -> widgets.Text:
-    return widgets.Text(description=description, value=value,
-                        style={"description_width": "initial"})  # fmt: skip
+    return widgets.Text(
+        description=description, value=value, style={"description_width": "initial"}
+    )
 
 
 def gpu_options() -> list[tuple[str, str]]:

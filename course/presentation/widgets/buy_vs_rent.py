@@ -1,17 +1,16 @@
 """The buy-vs-rent widget of lesson 09: own a system or rent the same hours in the cloud?
 
-``buy_vs_rent_calculator()`` returns a :class:`course.presentation.widgets.base.Calculator`. Inputs: the
-purchase price, the instance rented instead (its recorded on-demand price and the date it was seen
-fill the hourly rate, which the learner can overwrite with today's), reserved and spot rates, the
-spot overhead (checkpoints and re-done work), lifetime, utilisation, power, electricity price,
+``buy_vs_rent_calculator()`` returns a :class:`course.presentation.widgets.base.Calculator`. Inputs:
+the purchase price, the instance rented instead (its recorded on-demand price and the date it was
+seen fill the hourly rate, which the learner can overwrite with today's), reserved and spot rates,
+the spot overhead (checkpoints and re-done work), lifetime, utilisation, power, electricity price,
 PUE, hosting and staff per year. Output: which option is cheapest over the lifetime, break-even
-months against each rent option, a bar of each option's cost components, and the calculator's
-table.
+months against each rent option, a bar of each option's cost components, and the calculator's table.
 
-Every number comes from ``course.calculators.cloud.own_vs_rent``; nothing is computed here. The defaults
-answer practice question 9 of *AI Infrastructure* (a startup training continuously): a DGX H100 (10.2 kW,
-``course.facts.hardware``) bought at *AI Infrastructure*'s unsourced ~$35,000 per H100 x 8 against a p5.48xlarge.
-Layer 4.
+Every number comes from ``course.calculators.cloud.own_vs_rent``; nothing is computed here. The
+defaults answer practice question 9 of *AI Infrastructure* (a startup training continuously): a DGX
+H100 (10.2 kW, ``course.facts.hardware``) bought at *AI Infrastructure*'s unsourced ~$35,000 per
+H100 x 8 against a p5.48xlarge. Layer 4.
 """
 
 from __future__ import annotations
@@ -65,18 +64,19 @@ class BuyVsRent:
 
 def result(v: dict[str, Any]) -> BuyVsRent:
     """The calculators' result for the widget's values ``v``; errors name the on-screen labels."""
-    rented = cloud.rent_to_match(v["instance"], parse_whole(LABELS["gpus"], v["gpus"], minimum=1,
-                                                            maximum=100_000))  # fmt: skip
+    rented = cloud.rent_to_match(
+        v["instance"], parse_whole(LABELS["gpus"], v["gpus"], minimum=1, maximum=100_000)
+    )
     tco = cloud.own_vs_rent(
         parse_number(LABELS["purchase_usd"], v["purchase"], minimum=0, maximum=cloud.MAX_USD),
         parse_number(LABELS["on_demand_usd_per_hour"], v["on_demand"], **_RATE),
         reserved_usd_per_hour=parse_optional(
             LABELS["reserved_usd_per_hour"], v["reserved"], **_RATE
-        ),  # fmt: skip
+        ),
         spot_usd_per_hour=parse_optional(LABELS["spot_usd_per_hour"], v["spot"], **_RATE),
         spot_overhead_fraction=parse_percent(
             "spot overhead %", v["spot_overhead"], allow_zero=True, maximum=1000
-        ),  # fmt: skip
+        ),
         lifetime_years=parse_number(LABELS["lifetime_years"], v["years"], minimum=0.01, maximum=50),
         utilisation=parse_number(
             "utilisation %", v["utilisation"], minimum=100 * cloud.MIN_UTILISATION, maximum=100
@@ -87,7 +87,7 @@ def result(v: dict[str, Any]) -> BuyVsRent:
         pue=parse_number(LABELS["pue"], v["pue"], minimum=1, maximum=10),
         hosting_usd_per_year=parse_number(
             LABELS["hosting_usd_per_year"], v["hosting"], **_PER_YEAR
-        ),  # fmt: skip
+        ),
         staff_usd_per_year=parse_number(LABELS["staff_usd_per_year"], v["staff"], **_PER_YEAR),
     )
     return BuyVsRent(tco, rented)
@@ -143,8 +143,11 @@ def _html(answer: BuyVsRent, v: dict[str, Any]) -> str:
 
 def _instance_options() -> list[tuple[str, str]]:
     """Instances with a sourced on-demand price (the others have nothing to compare)."""
-    return [(f"{i.provider} {i.name} ({i.gpus} GPU{'s' if i.gpus > 1 else ''})", key)
-            for key, i in cloud.INSTANCES.items() if i.usd_per_hour is not None]  # fmt: skip
+    return [
+        (f"{i.provider} {i.name} ({i.gpus} GPU{'s' if i.gpus > 1 else ''})", key)
+        for key, i in cloud.INSTANCES.items()
+        if i.usd_per_hour is not None
+    ]
 
 
 def buy_vs_rent_calculator(
@@ -164,11 +167,12 @@ def buy_vs_rent_calculator(
 ) -> Calculator:
     """Buy vs rent: purchase and running costs against on-demand, reserved and spot rent.
 
-    Defaults: a DGX H100 (8 x H100, 10,200 W from ``course.facts.hardware``) at *AI Infrastructure*'s unsourced
-    purchase figure (8 x ~$35,000 = $280,000, the midpoint of its "$30,000-$40,000") against the
-    recorded p5.48xlarge on-demand price; $0.10/kWh (the readings' figure); PUE 1.5 (a typical
-    enterprise datacentre, lesson 08). Utilisation, PUE and overhead are typed in percent
-    (utilisation, overhead) or as a ratio (PUE). Blank reserved/spot rates leave those options out.
+    Defaults: a DGX H100 (8 x H100, 10,200 W from ``course.facts.hardware``) at *AI
+    Infrastructure*'s unsourced purchase figure (8 x ~$35,000 = $280,000, the midpoint of its
+    "$30,000-$40,000") against the recorded p5.48xlarge on-demand price; $0.10/kWh (the readings'
+    figure); PUE 1.5 (a typical enterprise datacentre, lesson 08). Utilisation, PUE and overhead are
+    typed in percent (utilisation, overhead) or as a ratio (PUE). Blank reserved/spot rates leave
+    those options out.
     """
     dgx = hardware.SYSTEMS["dgx-h100"]
     if purchase is None:

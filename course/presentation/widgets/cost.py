@@ -1,18 +1,19 @@
 """The "How long and how much" widget of lesson 05: a workload and GPUs -> time, cost, energy, CO2.
 
-``how_long_and_how_much()`` returns a :class:`course.presentation.widgets.base.Calculator` with two modes:
+``how_long_and_how_much()`` returns a :class:`course.presentation.widgets.base.Calculator` with two
+modes:
 
 - **training**: a model (preset, or a parameter count), training tokens, GPU type and count, MFU,
   price per GPU-hour, electricity price, PUE and grid intensity -> wall-clock time, GPU-hours,
   cost, energy and CO2 (``course.calculators.energy.run_footprint``: 6 x params x tokens FLOPs);
 - **inference**: requests per second, prompt and output tokens, batch, efficiency -> GPUs needed,
-  time to first token, cost per million output tokens (``course.calculators.inference.serving``), with the
-  electricity and CO2 of those GPUs.
+  time to first token, cost per million output tokens (``course.calculators.inference.serving``),
+  with the electricity and CO2 of those GPUs.
 
-A small table and a bar of the cost components (GPU time, electricity) show the answer. Every
-number comes from ``course.calculators.energy``, ``course.calculators.inference`` and ``course.facts.hardware``; the widget only
-reads the controls, checks them (a bad value shows a message in red naming the control's label)
-and formats. Layer 4.
+A small table and a bar of the cost components (GPU time, electricity) show the answer. Every number
+comes from ``course.calculators.energy``, ``course.calculators.inference`` and
+``course.facts.hardware``; the widget only reads the controls, checks them (a bad value shows a
+message in red naming the control's label) and formats. Layer 4.
 """
 
 from __future__ import annotations
@@ -97,10 +98,14 @@ def _bar_html(parts: dict[str, float]) -> str:
     segments, legend = [], []
     for (label, value), colour in zip(parts.items(), PALETTE, strict=False):
         share = 100 * value / total
-        segments.append(f'<div title="{html.escape(label)}" style="width:{share:.2f}%;'
-                        f'background:{colour};height:22px"></div>')  # fmt: skip
-        legend.append(f'<span style="color:{colour}">&#9632;</span> {html.escape(label)} '
-                      f"{units.fmt_usd(value)} ({share:.0f} %)")  # fmt: skip
+        segments.append(
+            f'<div title="{html.escape(label)}" style="width:{share:.2f}%;'
+            f'background:{colour};height:22px"></div>'
+        )
+        legend.append(
+            f'<span style="color:{colour}">&#9632;</span> {html.escape(label)} '
+            f"{units.fmt_usd(value)} ({share:.0f} %)"
+        )
     return (
         '<div style="display:flex;width:100%;max-width:640px;background:#eee;margin:6px 0">'
         f'{"".join(segments)}</div><div style="font-size:90%">{" &nbsp; ".join(legend)}</div>'
@@ -108,9 +113,11 @@ def _bar_html(parts: dict[str, float]) -> str:
 
 
 def _rows_html(rows: list[tuple[str, str]]) -> str:
-    body = "".join(f"<tr><td style='text-align:left'>{html.escape(a)}</td>"
-                   f"<td style='text-align:right'><b>{html.escape(b)}</b></td></tr>"
-                   for a, b in rows)  # fmt: skip
+    body = "".join(
+        f"<tr><td style='text-align:left'>{html.escape(a)}</td>"
+        f"<td style='text-align:right'><b>{html.escape(b)}</b></td></tr>"
+        for a, b in rows
+    )
     return f"<table>{body}</table>"
 
 
@@ -124,11 +131,17 @@ def _training(v: dict[str, Any]) -> energy.RunFootprint:
     model = _model(v)
     params = model.params if isinstance(model, TransformerConfig) else model
     return energy.run_footprint(
-        params, _value(v, "tokens"), hardware.gpu(v["gpu"]), _value(v, "n_gpus"),
-        mfu=_value(v, "mfu"), dtype=v["dtype"], usd_per_gpu_hour=_value(v, "usd_per_gpu_hour"),
-        usd_per_kwh=_value(v, "usd_per_kwh"), pue=_value(v, "pue"),
+        params,
+        _value(v, "tokens"),
+        hardware.gpu(v["gpu"]),
+        _value(v, "n_gpus"),
+        mfu=_value(v, "mfu"),
+        dtype=v["dtype"],
+        usd_per_gpu_hour=_value(v, "usd_per_gpu_hour"),
+        usd_per_kwh=_value(v, "usd_per_kwh"),
+        pue=_value(v, "pue"),
         grid_g_per_kwh=_value(v, "grid_g_per_kwh"),
-    )  # fmt: skip
+    )
 
 
 def _training_html(fp: energy.RunFootprint, v: dict[str, Any]) -> str:
@@ -142,9 +155,11 @@ def _training_html(fp: energy.RunFootprint, v: dict[str, Any]) -> str:
         ("energy (GPUs at TDP x PUE)", f"{fp.energy_joules / KWH:,.0f} kWh"),
         ("CO2", f"{fp.co2_kg / 1000:,.1f} t CO2eq"),
     ]
-    intro = (f"<p>{html.escape(_name(model))} on {units.fmt_count(_value(v, 'tokens'))} tokens, "
-             f"{fp.n_gpus:,} x {html.escape(card.name)} at {fp.mfu:.0%} MFU "
-             f"({units.fmt_watts(card.tdp_watts)} each).</p>")  # fmt: skip
+    intro = (
+        f"<p>{html.escape(_name(model))} on {units.fmt_count(_value(v, 'tokens'))} tokens, "
+        f"{fp.n_gpus:,} x {html.escape(card.name)} at {fp.mfu:.0%} MFU "
+        f"({units.fmt_watts(card.tdp_watts)} each).</p>"
+    )
     note = (
         "<p><i>Renting? The electricity is in the hourly price: set the electricity price to "
         "0. Owning? Put the hardware's cost per hour of its life in the GPU-hour price.</i></p>"
@@ -162,18 +177,29 @@ def _name(model: TransformerConfig | float) -> str:
 def _inference(v: dict[str, Any]) -> Inference:
     model = _model(v)
     if not isinstance(model, TransformerConfig):
-        raise ValueError("inference needs a preset model: its layers and heads set the KV cache "
-                         "and attention (pick one in the model list)")  # fmt: skip
+        raise ValueError(
+            "inference needs a preset model: its layers and heads set the KV cache "
+            "and attention (pick one in the model list)"
+        )
     card = hardware.gpu(v["gpu"])
     s = inference.serving(
-        model, card, requests_per_s=_value(v, "requests_per_s"),
-        prompt_tokens=_value(v, "prompt_tokens"), output_tokens=_value(v, "output_tokens"),
-        batch=_value(v, "batch"), dtype=v["dtype"], efficiency=_value(v, "efficiency"),
+        model,
+        card,
+        requests_per_s=_value(v, "requests_per_s"),
+        prompt_tokens=_value(v, "prompt_tokens"),
+        output_tokens=_value(v, "output_tokens"),
+        batch=_value(v, "batch"),
+        dtype=v["dtype"],
+        efficiency=_value(v, "efficiency"),
         usd_per_gpu_hour=_value(v, "usd_per_gpu_hour"),
-    )  # fmt: skip
-    fp = inference.serving_footprint(s, card, usd_per_kwh=_value(v, "usd_per_kwh"),
-                                     pue=_value(v, "pue"),
-                                     grid_g_per_kwh=_value(v, "grid_g_per_kwh"))  # fmt: skip
+    )
+    fp = inference.serving_footprint(
+        s,
+        card,
+        usd_per_kwh=_value(v, "usd_per_kwh"),
+        pue=_value(v, "pue"),
+        grid_g_per_kwh=_value(v, "grid_g_per_kwh"),
+    )
     return Inference(s, fp)
 
 
@@ -194,8 +220,10 @@ def _inference_html(answer: Inference, v: dict[str, Any]) -> str:
         ("energy per 1M output tokens", f"{fp.energy_joules / KWH:,.2f} kWh"),
         ("CO2 per 1M output tokens", f"{fp.co2_kg:,.2f} kg"),
     ]
-    intro = (f"<p>{html.escape(_name(model))} on {html.escape(card.name)}, batch {s.batch} per "
-             f"replica, {_value(v, 'efficiency'):.0%} of the roofline.</p>")  # fmt: skip
+    intro = (
+        f"<p>{html.escape(_name(model))} on {html.escape(card.name)}, batch {s.batch} per "
+        f"replica, {_value(v, 'efficiency'):.0%} of the roofline.</p>"
+    )
     parts = {"GPU time": fp.gpu_time_usd, "electricity": fp.electricity_usd}
     return intro + _rows_html(rows) + _bar_html(parts)
 
@@ -242,16 +270,16 @@ def how_long_and_how_much(
     controls = {
         "mode": widgets.ToggleButtons(
             options=["training", "inference"], value=mode, description="workload"
-        ),  # fmt: skip
+        ),
         "model": dropdown(
             "model", [*PRESETS, CUSTOM] if mode == "training" else list(PRESETS), model
-        ),  # fmt: skip
+        ),
         "params": text_box(LIMITS["params"][0], params),
         "tokens": text_box(LIMITS["tokens"][0], tokens),
         "gpu": dropdown("GPU", gpu_options(), hardware.gpu(gpu).key),
         "dtype": dropdown(
             "compute dtype", dtypes_of(gpu), dtype if dtype in dtypes_of(gpu) else dtypes_of(gpu)[0]
-        ),  # fmt: skip
+        ),
         "n_gpus": text_box(LIMITS["n_gpus"][0], n_gpus),
         "mfu": text_box(LIMITS["mfu"][0], mfu),
         "usd_per_gpu_hour": text_box(LIMITS["usd_per_gpu_hour"][0], usd_per_gpu_hour),

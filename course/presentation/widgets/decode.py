@@ -1,4 +1,5 @@
-"""The decode-speed calculator of lesson 02: model, weight dtype, GPU, batch -> floor on time per token. Layer 4."""
+"""The decode-speed calculator of lesson 02: model, weight dtype, GPU, batch -> floor on time per
+token. Layer 4."""
 
 from __future__ import annotations
 
@@ -56,8 +57,9 @@ def decode_speed_calculator(
 ) -> Calculator:
     """Model, weight dtype, GPU and batch -> the bandwidth/compute floor on decoding speed.
 
-    Uses :func:`course.calculators.compute.decode_step`: every weight is read once per step and each token
-    costs 2 FLOPs per weight. The KV cache is left out (it adds bytes per sequence; lesson 07).
+    Uses :func:`course.calculators.compute.decode_step`: every weight is read once per step and each
+    token costs 2 FLOPs per weight. The KV cache is left out (it adds bytes per sequence; lesson
+    07).
     """
     controls = {
         "model": dropdown("model", list(PRESETS), model),

@@ -35,7 +35,7 @@ def design(v: dict[str, Any]) -> cluster.DgxDesign:
         PRESETS[v["model"]],
         tokens=parse_number(
             "training tokens", v["tokens"], minimum=0, maximum=1e15, strict_min=True
-        ),  # fmt: skip
+        ),
         days=parse_number("deadline (days)", v["days"], minimum=0, maximum=36_500, strict_min=True),
         system=v["system"],
         dtype=v["dtype"],
@@ -43,12 +43,12 @@ def design(v: dict[str, Any]) -> cluster.DgxDesign:
         recompute=v["recompute"],
         systems_per_rack=parse_whole(
             "systems per rack", v["systems_per_rack"], minimum=1, maximum=64
-        ),  # fmt: skip
+        ),
         usd_per_kwh=parse_number("electricity ($/kWh)", v["usd_per_kwh"], minimum=0, maximum=1e3),
         pue=parse_number("PUE", v["pue"], minimum=1, maximum=10),
         usd_per_system=parse_number(
             "price per system ($)", v["usd_per_system"], minimum=0, maximum=1e12
-        ),  # fmt: skip
+        ),
     )
 
 
@@ -88,13 +88,14 @@ def dgx_design_calculator(
 ) -> Calculator:
     """Design a DGX cluster to train ``model`` on ``tokens`` in ``days``.
 
-    Defaults: *AI Infrastructure*'s question 8 with GPT-3's data (175B parameters, 300B tokens; Brown et
-    al. 2020), a 30-day deadline on DGX H100 at 40 % MFU in bf16, $0.10/kWh, the industry-average
-    PUE.
+    Defaults: *AI Infrastructure*'s question 8 with GPT-3's data (175B parameters, 300B tokens;
+    Brown et al. 2020), a 30-day deadline on DGX H100 at 40 % MFU in bf16, $0.10/kWh, the
+    industry-average PUE.
     """
     system_box = dropdown("DGX system", [(s.name, k) for k, s in hardware.SYSTEMS.items()], system)
-    dtype_box = dropdown("compute dtype", _dtypes(system),
-                         dtype if dtype in _dtypes(system) else _dtypes(system)[0])  # fmt: skip
+    dtype_box = dropdown(
+        "compute dtype", _dtypes(system), dtype if dtype in _dtypes(system) else _dtypes(system)[0]
+    )
 
     def follow_system(change) -> None:  # each system's GPU has its own list of dtypes
         available = _dtypes(change["new"])

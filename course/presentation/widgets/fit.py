@@ -1,10 +1,10 @@
 """The "will it fit?" widget of lesson 04: a model, a workload and GPUs -> breakdown, verdict, GPUs.
 
-``will_it_fit()`` returns a :class:`course.presentation.widgets.base.Calculator`. Pick a preset model (or type a
-parameter count), training or inference, the precision (training) or weight dtype (inference),
-the optimizer, batch, sequence length, activation recomputation, a GPU and how many of them you
-have. The output is a stacked bar of where the memory goes, drawn against the usable memory of
-your GPUs, a verdict, the number of GPUs needed, and the calculator's table.
+``will_it_fit()`` returns a :class:`course.presentation.widgets.base.Calculator`. Pick a preset
+model (or type a parameter count), training or inference, the precision (training) or weight dtype
+(inference), the optimizer, batch, sequence length, activation recomputation, a GPU and how many of
+them you have. The output is a stacked bar of where the memory goes, drawn against the usable memory
+of your GPUs, a verdict, the number of GPUs needed, and the calculator's table.
 
 Every number comes from ``course.calculators.memory`` (``training_memory``, ``inference_memory``,
 ``gpus_needed``) and ``course.facts.hardware``; nothing is computed here. A bad value shows the
@@ -41,8 +41,8 @@ CUSTOM = "custom size"
 PARAMS_LABEL = "parameters (custom size)"
 SEQ_LABEL = "sequence length (tokens)"
 GPUS_LABEL = "GPUs you have"
-#: Inference: allowance for the activation workspace and allocator (a share of weights + KV
-#: cache). A rule of thumb, not a derivation; *GPU Infrastructure & Computational Requirements* uses 0.2.
+#: Inference: allowance for the activation workspace and allocator (a share of weights + KV cache).
+#: A rule of thumb, not a derivation; *GPU Infrastructure & Computational Requirements* uses 0.2.
 INFERENCE_OVERHEAD = 0.1
 #: Largest batch and (for a bare parameter count) sequence length: the memory calculator's.
 MAX_BATCH = memory.MAX_BATCH
@@ -51,8 +51,9 @@ MAX_SEQ_LEN = memory.MAX_SEQ_LEN
 
 def _model(v: dict[str, Any]) -> TransformerConfig | float:
     if v["model"] == CUSTOM:
-        return parse_number(PARAMS_LABEL, v["params"], minimum=0, maximum=memory.MAX_COUNT,
-                            strict_min=True)  # fmt: skip
+        return parse_number(
+            PARAMS_LABEL, v["params"], minimum=0, maximum=memory.MAX_COUNT, strict_min=True
+        )
     return PRESETS[v["model"]]
 
 
@@ -64,24 +65,41 @@ def breakdown(v: dict[str, Any]) -> tuple[dict[str, float], Report, list[str]]:
     seq_len = parse_whole(SEQ_LABEL, v["seq_len"], minimum=1, maximum=longest)
     notes = []
     if not isinstance(model, TransformerConfig):
-        notes.append("A bare parameter count has no architecture: activations and the KV cache "
-                     "are not counted (pick a preset to include them).")  # fmt: skip
+        notes.append(
+            "A bare parameter count has no architecture: activations and the KV cache "
+            "are not counted (pick a preset to include them)."
+        )
     if v["mode"] == "training":
         seq = seq_len if isinstance(model, TransformerConfig) else None
-        r = memory.training_memory(model, batch=batch, seq_len=seq, precision=v["precision"],
-                                   optimizer=v["optimizer"], recompute=v["recompute"])  # fmt: skip
-        parts = {"weights": r.weights_bytes, "gradients": r.gradients_bytes,
-                 "fp32 master weights": r.master_weights_bytes,
-                 "optimizer states": r.optimizer_states_bytes,
-                 "activations": r.activations_bytes + r.logits_bytes}  # fmt: skip
+        r = memory.training_memory(
+            model,
+            batch=batch,
+            seq_len=seq,
+            precision=v["precision"],
+            optimizer=v["optimizer"],
+            recompute=v["recompute"],
+        )
+        parts = {
+            "weights": r.weights_bytes,
+            "gradients": r.gradients_bytes,
+            "fp32 master weights": r.master_weights_bytes,
+            "optimizer states": r.optimizer_states_bytes,
+            "activations": r.activations_bytes + r.logits_bytes,
+        }
         return parts, r, notes
     seq = seq_len if isinstance(model, TransformerConfig) else 0
-    r = memory.inference_memory(model, dtype=v["dtype"], seq_len=seq, batch=batch,
-                                overhead_fraction=INFERENCE_OVERHEAD)  # fmt: skip
-    notes.append(f"Workspace: an allowance of {INFERENCE_OVERHEAD:.0%} of weights + KV cache for "
-                 "activations and the allocator (a rule of thumb).")  # fmt: skip
-    parts = {"weights": r.weights_bytes, "KV cache": r.kv_cache_bytes,
-             "workspace allowance": r.overhead_bytes}  # fmt: skip
+    r = memory.inference_memory(
+        model, dtype=v["dtype"], seq_len=seq, batch=batch, overhead_fraction=INFERENCE_OVERHEAD
+    )
+    notes.append(
+        f"Workspace: an allowance of {INFERENCE_OVERHEAD:.0%} of weights + KV cache for "
+        "activations and the allocator (a rule of thumb)."
+    )
+    parts = {
+        "weights": r.weights_bytes,
+        "KV cache": r.kv_cache_bytes,
+        "workspace allowance": r.overhead_bytes,
+    }
     return parts, r, notes
 
 
@@ -94,13 +112,19 @@ def _bar_html(parts: dict[str, float], capacity: float) -> str:
         if value <= 0:
             continue
         width = 100 * value / scale
-        segments.append(f'<div title="{html.escape(label)}" style="width:{width:.2f}%;'
-                        f'background:{colour};height:22px"></div>')  # fmt: skip
-        legend.append(f'<span style="color:{colour}">&#9632;</span> {html.escape(label)} '
-                      f"{units.fmt_bytes(value)}")  # fmt: skip
+        segments.append(
+            f'<div title="{html.escape(label)}" style="width:{width:.2f}%;'
+            f'background:{colour};height:22px"></div>'
+        )
+        legend.append(
+            f'<span style="color:{colour}">&#9632;</span> {html.escape(label)} '
+            f"{units.fmt_bytes(value)}"
+        )
     line = 100 * capacity / scale
-    marker = (f'<div style="position:absolute;left:{line:.2f}%;top:-4px;height:30px;'
-              f'border-left:2px dashed #000"></div>')  # fmt: skip
+    marker = (
+        f'<div style="position:absolute;left:{line:.2f}%;top:-4px;height:30px;'
+        f'border-left:2px dashed #000"></div>'
+    )
     return (
         '<div style="position:relative;display:flex;width:100%;max-width:640px;'
         f'background:#eee;margin:6px 0">{"".join(segments)}{marker}</div>'
@@ -131,8 +155,16 @@ def answer(v: dict[str, Any]) -> FitAnswer:
         result.total_bytes, v["gpu"], usable_fraction=memory.USABLE_MEMORY_FRACTION
     )
     seq_len = parse_whole(SEQ_LABEL, v["seq_len"])
-    return FitAnswer(result, parts, tuple(notes), seq_len, need, have, memory.USABLE_MEMORY_FRACTION,
-                     need <= have)  # fmt: skip
+    return FitAnswer(
+        result,
+        parts,
+        tuple(notes),
+        seq_len,
+        need,
+        have,
+        memory.USABLE_MEMORY_FRACTION,
+        need <= have,
+    )
 
 
 def _fit_html(a: FitAnswer, v: dict[str, Any]) -> str:
@@ -142,14 +174,20 @@ def _fit_html(a: FitAnswer, v: dict[str, Any]) -> str:
     capacity = have * card.memory_bytes * memory.USABLE_MEMORY_FRACTION
     share = f"{100 * total / capacity:.0f} % of the usable memory"
     if a.fits:
-        verdict = (f'<p style="color:#007a3d"><b>Fits</b> on {have} x {html.escape(card.name)}: '
-                   f"{units.fmt_bytes(total)}, {share}.</p>")  # fmt: skip
+        verdict = (
+            f'<p style="color:#007a3d"><b>Fits</b> on {have} x {html.escape(card.name)}: '
+            f"{units.fmt_bytes(total)}, {share}.</p>"
+        )
     else:
-        verdict = (f'<p style="color:{ERROR_COLOUR}"><b>Does not fit</b> on {have} x '
-                   f"{html.escape(card.name)}: {units.fmt_bytes(total)} is {share}.</p>")  # fmt: skip
-    verdict += (f"<p>GPUs needed: <b>{need} x {html.escape(card.name)}</b> "
-                f"({units.fmt_bytes(card.memory_bytes)} each, {memory.USABLE_MEMORY_FRACTION:.0%} usable, "
-                "memory split evenly across GPUs).</p>")  # fmt: skip
+        verdict = (
+            f'<p style="color:{ERROR_COLOUR}"><b>Does not fit</b> on {have} x '
+            f"{html.escape(card.name)}: {units.fmt_bytes(total)} is {share}.</p>"
+        )
+    verdict += (
+        f"<p>GPUs needed: <b>{need} x {html.escape(card.name)}</b> "
+        f"({units.fmt_bytes(card.memory_bytes)} each, {memory.USABLE_MEMORY_FRACTION:.0%} usable, "
+        "memory split evenly across GPUs).</p>"
+    )
     extra = "".join(f"<p><i>{html.escape(n)}</i></p>" for n in notes)
     return verdict + _bar_html(parts, capacity) + extra + result._repr_html_()
 
@@ -169,8 +207,8 @@ def will_it_fit(
 ) -> Calculator:
     """Will a model fit? Controls for model, workload and GPUs; output: breakdown and verdict.
 
-    The defaults answer *AI Infrastructure*'s practice question 3 (train a 7B model with Adam in mixed
-    precision): 16 bytes/param of model states plus activations for one 2,048-token sequence,
+    The defaults answer *AI Infrastructure*'s practice question 3 (train a 7B model with Adam in
+    mixed precision): 16 bytes/param of model states plus activations for one 2,048-token sequence,
     on one H100 SXM. ``params`` is used when ``model`` is ``"custom size"``. ``precision`` and
     ``optimizer`` apply to training, ``dtype`` to inference (greyed out otherwise).
     """
@@ -179,13 +217,13 @@ def will_it_fit(
         "params": text_box(PARAMS_LABEL, params),
         "mode": widgets.ToggleButtons(
             options=["training", "inference"], value=mode, description="workload"
-        ),  # fmt: skip
+        ),
         "precision": dropdown("training precision", list(memory.PRECISIONS), precision),
         "optimizer": dropdown("optimizer", list(memory.OPTIMIZERS), optimizer),
         "recompute": dropdown("activation recomputation", list(memory.RECOMPUTE), recompute),
         "dtype": dropdown(
             "inference weights dtype", [d for d in BYTES_PER_VALUE if d != "tf32"], dtype
-        ),  # fmt: skip
+        ),
         "batch": text_box("batch", str(batch)),
         "seq_len": text_box(SEQ_LABEL, str(seq_len)),
         "gpu": dropdown("GPU", gpu_options(), hardware.gpu(gpu).key),
@@ -221,5 +259,4 @@ def will_it_fit(
     return Calculator("Will it fit?", controls, answer, labels=labels, render=_fit_html)
 
 
-__all__ = ["CUSTOM", "INFERENCE_OVERHEAD", "FitAnswer", "answer", "breakdown",
-           "will_it_fit"]  # fmt: skip
+__all__ = ["CUSTOM", "INFERENCE_OVERHEAD", "FitAnswer", "answer", "breakdown", "will_it_fit"]

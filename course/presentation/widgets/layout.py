@@ -1,11 +1,11 @@
 """The layout chooser of lesson 06: a model on nodes of GPUs, split DP x TP x PP -> memory and time.
 
-``layout_chooser()`` returns a :class:`course.presentation.widgets.base.Calculator`. Pick a model, a GPU, GPUs
-per node and nodes, the data x tensor x pipeline parallel degrees, the ZeRO stage, micro-batches and
-activation recomputation; the output says whether the busiest GPU's memory fits, draws the step
-time split into compute, bubble and each kind of communication, and shows the calculator's table.
-Impossible layouts (the degrees do not multiply to the GPUs, tensor parallelism across nodes, more
-stages than layers, heads not divisible) show the reason in red.
+``layout_chooser()`` returns a :class:`course.presentation.widgets.base.Calculator`. Pick a model, a
+GPU, GPUs per node and nodes, the data x tensor x pipeline parallel degrees, the ZeRO stage,
+micro-batches and activation recomputation; the output says whether the busiest GPU's memory fits,
+draws the step time split into compute, bubble and each kind of communication, and shows the
+calculator's table. Impossible layouts (the degrees do not multiply to the GPUs, tensor parallelism
+across nodes, more stages than layers, heads not divisible) show the reason in red.
 
 Every number comes from :func:`course.calculators.parallel.layout_step`; nothing is computed here.
 The GPU menu lists the GPUs with a bf16 peak (the step is timed at it: no V100); choosing a model
@@ -49,9 +49,16 @@ MIN_HFU = 0.001
 
 
 #: Largest value each whole-number box accepts (the calculator's own limits).
-_MAXIMA = {"gpus_per_node": 1024, "nodes": parallel.MAX_GPUS, "data_parallel": parallel.MAX_GPUS,
-           "tensor_parallel": parallel.MAX_GPUS, "pipeline_parallel": parallel.MAX_GPUS,
-           "micro_batch": memory.MAX_BATCH, "microbatches": 10**6, "virtual_stages": 1024}  # fmt: skip
+_MAXIMA = {
+    "gpus_per_node": 1024,
+    "nodes": parallel.MAX_GPUS,
+    "data_parallel": parallel.MAX_GPUS,
+    "tensor_parallel": parallel.MAX_GPUS,
+    "pipeline_parallel": parallel.MAX_GPUS,
+    "micro_batch": memory.MAX_BATCH,
+    "microbatches": 10**6,
+    "virtual_stages": 1024,
+}
 
 
 def _relabel(message: str) -> str:
@@ -63,15 +70,20 @@ def _relabel(message: str) -> str:
 def layout_of(v: dict[str, Any]) -> parallel.LayoutStep:
     """The calculator's result for the widget's values ``v`` (ValueError with on-screen labels)."""
     config = PRESETS[v["model"]]
-    kwargs = {name: parse_whole(LABELS[name], v[name], minimum=1, maximum=_MAXIMA[name])
-              for name in _MAXIMA}  # fmt: skip
-    kwargs["seq_len"] = parse_whole(LABELS["seq_len"], v["seq_len"], minimum=1,
-                                    maximum=config.max_positions)  # fmt: skip
-    kwargs["compute_hfu"] = parse_number(LABELS["compute_hfu"], v["compute_hfu"], minimum=MIN_HFU,
-                                         maximum=1)  # fmt: skip
+    kwargs = {
+        name: parse_whole(LABELS[name], v[name], minimum=1, maximum=_MAXIMA[name])
+        for name in _MAXIMA
+    }
+    kwargs["seq_len"] = parse_whole(
+        LABELS["seq_len"], v["seq_len"], minimum=1, maximum=config.max_positions
+    )
+    kwargs["compute_hfu"] = parse_number(
+        LABELS["compute_hfu"], v["compute_hfu"], minimum=MIN_HFU, maximum=1
+    )
     try:
-        return parallel.layout_step(config, gpu=v["gpu"], zero_stage=v["zero_stage"],
-                                    recompute=v["recompute"], **kwargs)  # fmt: skip
+        return parallel.layout_step(
+            config, gpu=v["gpu"], zero_stage=v["zero_stage"], recompute=v["recompute"], **kwargs
+        )
     except ValueError as exc:
         raise ValueError(_relabel(str(exc))) from None
 
@@ -96,40 +108,55 @@ def adapt_to_model(controls: dict, model: str) -> None:
 
 
 def _time_bar(r: parallel.LayoutStep) -> str:
-    parts = {"compute": r.compute_seconds, "pipeline bubble": r.bubble_seconds,
-             "TP all-reduces": r.tensor_parallel_comm_seconds,
-             "PP sends": r.pipeline_comm_seconds,
-             "DP gradient all-reduce": r.data_parallel_comm_seconds}  # fmt: skip
+    parts = {
+        "compute": r.compute_seconds,
+        "pipeline bubble": r.bubble_seconds,
+        "TP all-reduces": r.tensor_parallel_comm_seconds,
+        "PP sends": r.pipeline_comm_seconds,
+        "DP gradient all-reduce": r.data_parallel_comm_seconds,
+    }
     segments, legend = [], []
     for (label, value), colour in zip(parts.items(), PALETTE, strict=False):
         if value <= 0:
             continue
         width = 100 * value / r.step_seconds
-        segments.append(f'<div title="{html.escape(label)}" style="width:{width:.2f}%;'
-                        f'background:{colour};height:22px"></div>')  # fmt: skip
-        legend.append(f'<span style="color:{colour}">&#9632;</span> {html.escape(label)} '
-                      f"{units.fmt_seconds(value)} ({width:.0f} %)")  # fmt: skip
-    return ('<div style="display:flex;width:100%;max-width:640px;background:#eee;margin:6px 0">'
-            f'{"".join(segments)}</div><div style="font-size:90%">'
-            f'{" &nbsp; ".join(legend)}</div>')  # fmt: skip
+        segments.append(
+            f'<div title="{html.escape(label)}" style="width:{width:.2f}%;'
+            f'background:{colour};height:22px"></div>'
+        )
+        legend.append(
+            f'<span style="color:{colour}">&#9632;</span> {html.escape(label)} '
+            f"{units.fmt_seconds(value)} ({width:.0f} %)"
+        )
+    return (
+        '<div style="display:flex;width:100%;max-width:640px;background:#eee;margin:6px 0">'
+        f'{"".join(segments)}</div><div style="font-size:90%">'
+        f"{' &nbsp; '.join(legend)}</div>"
+    )
 
 
 def _layout_html(r: parallel.LayoutStep, _v: dict[str, Any]) -> str:
     share = f"{100 * r.memory_per_gpu_bytes / r.gpu_memory_bytes:.0f} %"
     if r.fits == "yes":
-        verdict = (f'<p style="color:#007a3d"><b>Fits</b>: the busiest GPU needs '
-                   f"{units.fmt_bytes(r.memory_per_gpu_bytes)}, {share} of its "
-                   f"{units.fmt_bytes(r.gpu_memory_bytes)}.</p>")  # fmt: skip
+        verdict = (
+            f'<p style="color:#007a3d"><b>Fits</b>: the busiest GPU needs '
+            f"{units.fmt_bytes(r.memory_per_gpu_bytes)}, {share} of its "
+            f"{units.fmt_bytes(r.gpu_memory_bytes)}.</p>"
+        )
     else:
-        verdict = (f'<p style="color:{ERROR_COLOUR}"><b>Does not fit</b>: the busiest GPU needs '
-                   f"{units.fmt_bytes(r.memory_per_gpu_bytes)}, {share} of its "
-                   f"{units.fmt_bytes(r.gpu_memory_bytes)}.</p>")  # fmt: skip
-    step = (f"<p>Step of {r.global_batch:,} sequences: <b>{units.fmt_seconds(r.step_seconds)}"
-            f"</b>, {r.compute_efficiency:.0%} of it compute (an estimate: nothing overlapped, "
-            f"the kernels at the HFU given while they compute). Over the whole step: MFU "
-            f"{r.mfu:.0%}, HFU {r.hfu:.0%} (HFU also counts the recomputed forward). Links: "
-            f"{html.escape(r.intra_node_link)} in a node, {html.escape(r.inter_node_link)} "
-            f"between nodes; {r.dtype}.</p>")  # fmt: skip
+        verdict = (
+            f'<p style="color:{ERROR_COLOUR}"><b>Does not fit</b>: the busiest GPU needs '
+            f"{units.fmt_bytes(r.memory_per_gpu_bytes)}, {share} of its "
+            f"{units.fmt_bytes(r.gpu_memory_bytes)}.</p>"
+        )
+    step = (
+        f"<p>Step of {r.global_batch:,} sequences: <b>{units.fmt_seconds(r.step_seconds)}"
+        f"</b>, {r.compute_efficiency:.0%} of it compute (an estimate: nothing overlapped, "
+        f"the kernels at the HFU given while they compute). Over the whole step: MFU "
+        f"{r.mfu:.0%}, HFU {r.hfu:.0%} (HFU also counts the recomputed forward). Links: "
+        f"{html.escape(r.intra_node_link)} in a node, {html.escape(r.inter_node_link)} "
+        f"between nodes; {r.dtype}.</p>"
+    )
     notes = "" if r.notes == "none" else f"<p><i>Note: {html.escape(r.notes)}.</i></p>"
     return verdict + step + notes + _time_bar(r) + r._repr_html_()
 
@@ -158,16 +185,32 @@ def layout_chooser(
     """
     controls = {
         "model": dropdown("model", [k for k, c in PRESETS.items() if c.lm_head], model),
-        "gpu": dropdown("GPU", [(g.name, k) for k, g in hardware.GPUS.items()], hardware.gpu(gpu).key),
-        **{name: text_box(LABELS[name], str(value)) for name, value in (
-            ("gpus_per_node", gpus_per_node), ("nodes", nodes), ("data_parallel", data_parallel),
-            ("tensor_parallel", tensor_parallel), ("pipeline_parallel", pipeline_parallel))},
+        "gpu": dropdown(
+            "GPU", [(g.name, k) for k, g in hardware.GPUS.items()], hardware.gpu(gpu).key
+        ),
+        **{
+            name: text_box(LABELS[name], str(value))
+            for name, value in (
+                ("gpus_per_node", gpus_per_node),
+                ("nodes", nodes),
+                ("data_parallel", data_parallel),
+                ("tensor_parallel", tensor_parallel),
+                ("pipeline_parallel", pipeline_parallel),
+            )
+        },
         "zero_stage": dropdown("ZeRO stage", list(parallel.ZERO_STAGES), zero_stage),
-        **{name: text_box(LABELS[name], str(value)) for name, value in (
-            ("micro_batch", micro_batch), ("microbatches", microbatches), ("seq_len", seq_len),
-            ("virtual_stages", virtual_stages), ("compute_hfu", compute_hfu))},
+        **{
+            name: text_box(LABELS[name], str(value))
+            for name, value in (
+                ("micro_batch", micro_batch),
+                ("microbatches", microbatches),
+                ("seq_len", seq_len),
+                ("virtual_stages", virtual_stages),
+                ("compute_hfu", compute_hfu),
+            )
+        },
         "recompute": dropdown("activation recomputation", list(memory.RECOMPUTE), recompute),
-    }  # fmt: skip
+    }
     controls["model"].observe(lambda change: adapt_to_model(controls, change["new"]), names="value")
     return Calculator("Choose a parallel layout", controls, layout_of, render=_layout_html)
 

@@ -1,12 +1,12 @@
 """The MIG explorer of lesson 08 (practice question 5): place GPU instances, see what fits.
 
-``mig_explorer()`` returns a :class:`course.presentation.widgets.base.Calculator`. Pick a GPU with a MIG
-table (``course.facts.hardware.mig_profiles``), type the instances ("3g.40gb, 2g.20gb, 1g.10gb" or
-"7 x 1g.10gb"), a model, its weights dtype and the context it serves. The output draws the 8
-memory slices with each instance where :func:`course.calculators.systems.mig_layout` placed it, the SMs
-used and left idle, and which instances hold the model (:func:`course.calculators.systems.mig_serving_fit`
-for the memory). An invalid mix shows the layout calculator's reason in red. Layer 4: nothing is
-computed here.
+``mig_explorer()`` returns a :class:`course.presentation.widgets.base.Calculator`. Pick a GPU with a
+MIG table (``course.facts.hardware.mig_profiles``), type the instances ("3g.40gb, 2g.20gb, 1g.10gb"
+or "7 x 1g.10gb"), a model, its weights dtype and the context it serves. The output draws the 8
+memory slices with each instance where :func:`course.calculators.systems.mig_layout` placed it, the
+SMs used and left idle, and which instances hold the model
+(:func:`course.calculators.systems.mig_serving_fit` for the memory). An invalid mix shows the layout
+calculator's reason in red. Layer 4: nothing is computed here.
 """
 
 from __future__ import annotations
@@ -42,8 +42,9 @@ def parse_instances(text: object) -> list[str]:
             a, b = m.groups()
             count, name = (int(a), b) if a.isdigit() else (int(b), a)
             if not 1 <= count <= 7:
-                raise ValueError(f"{INSTANCES_LABEL}: a count must be 1 to 7, got {count} in "
-                                 f"{part!r}")  # fmt: skip
+                raise ValueError(
+                    f"{INSTANCES_LABEL}: a count must be 1 to 7, got {count} in {part!r}"
+                )
             names += [name] * count
         else:
             names.append(part)
@@ -64,13 +65,17 @@ def _slices_html(layout: systems.MigLayout, table: dict) -> str:
     pos = 0
     for start, size, name, colour in sorted(spans):
         row += cells[pos:start]
-        row.append(f'<div title="{html.escape(name)}" style="flex:{size};border:1px solid #333;'
-                   f'height:26px;background:{colour};color:#fff;text-align:center;'
-                   f'font-size:85%">{html.escape(name)}</div>')  # fmt: skip
+        row.append(
+            f'<div title="{html.escape(name)}" style="flex:{size};border:1px solid #333;'
+            f"height:26px;background:{colour};color:#fff;text-align:center;"
+            f'font-size:85%">{html.escape(name)}</div>'
+        )
         pos = start + size
     row += cells[pos:]
-    return ('<div style="display:flex;max-width:640px;margin:6px 0">' + "".join(row) + "</div>"
-            '<div style="font-size:90%">memory slices 0-7, left to right (grey: free)</div>')  # fmt: skip
+    return (
+        '<div style="display:flex;max-width:640px;margin:6px 0">' + "".join(row) + "</div>"
+        '<div style="font-size:90%">memory slices 0-7, left to right (grey: free)</div>'
+    )
 
 
 @dataclass(frozen=True)
@@ -106,20 +111,26 @@ def _mig_html(a: MigAnswer, v: dict[str, Any]) -> str:
     card = hardware.gpu(v["gpu"])
     table = {p.name: p for p in hardware.mig_profiles(card.key)}
     layout, fit, holds = a.layout, a.fit, a.holding
-    summary = (f"<p><b>{layout.instances} instances</b> on one {html.escape(card.name)}: "
-               f"{layout.sms_used} of {layout.sms_total} SMs used, <b>{layout.sms_idle} idle</b> "
-               f"({layout.idle_sm_fraction:.0%}); {layout.compute_slices_used} of 7 compute "
-               f"slices, {layout.memory_slices_used} of 8 memory slices.</p>")  # fmt: skip
-    verdict = (f"<p>{html.escape(v['model'])} in {html.escape(v['dtype'])} with a "
-               f"{a.seq_len:,}-token context needs {units.fmt_bytes(fit.needed_bytes)} "
-               "(weights + KV cache + 10 %): ")  # fmt: skip
+    summary = (
+        f"<p><b>{layout.instances} instances</b> on one {html.escape(card.name)}: "
+        f"{layout.sms_used} of {layout.sms_total} SMs used, <b>{layout.sms_idle} idle</b> "
+        f"({layout.idle_sm_fraction:.0%}); {layout.compute_slices_used} of 7 compute "
+        f"slices, {layout.memory_slices_used} of 8 memory slices.</p>"
+    )
+    verdict = (
+        f"<p>{html.escape(v['model'])} in {html.escape(v['dtype'])} with a "
+        f"{a.seq_len:,}-token context needs {units.fmt_bytes(fit.needed_bytes)} "
+        "(weights + KV cache + 10 %): "
+    )
     if holds:
         verdict += f"fits on {len(holds)} of these instances ({', '.join(holds)}).</p>"
     else:
         verdict += "fits on none of these instances.</p>"
-    verdict += (f"<p>Smallest profile that holds it: <b>{html.escape(fit.smallest_profile)}</b>"
-                + (f" ({fit.instances_per_gpu} per GPU)" if fit.instances_per_gpu else "")
-                + ".</p>")  # fmt: skip
+    verdict += (
+        f"<p>Smallest profile that holds it: <b>{html.escape(fit.smallest_profile)}</b>"
+        + (f" ({fit.instances_per_gpu} per GPU)" if fit.instances_per_gpu else "")
+        + ".</p>"
+    )
     return summary + _slices_html(layout, table) + verdict + layout._repr_html_()
 
 

@@ -52,8 +52,9 @@ def _occupancy_html(r: occ.Occupancy, v: dict[str, Any]) -> str:
     )
 
 
-def occupancy_calculator(cc: str = "9.0", threads: str = "256", registers: str = "64",
-                         shared_memory: str = "0") -> Calculator:  # fmt: skip
+def occupancy_calculator(
+    cc: str = "9.0", threads: str = "256", registers: str = "64", shared_memory: str = "0"
+) -> Calculator:
     """Compute capability and a kernel's resources -> occupancy and the limiting resource."""
     options = [
         (f"{row.label} ({row.example_gpus})", row.label) for row in cuda_limits.LIMITS.values()
@@ -64,5 +65,6 @@ def occupancy_calculator(cc: str = "9.0", threads: str = "256", registers: str =
         "registers": text_box("registers per thread", registers),
         "shared_memory": text_box("shared memory per block (bytes)", shared_memory),
     }
-    return Calculator("Occupancy of one SM", controls, occupancy_of, labels=LABELS,
-                      render=_occupancy_html)  # fmt: skip
+    return Calculator(
+        "Occupancy of one SM", controls, occupancy_of, labels=LABELS, render=_occupancy_html
+    )

@@ -1,4 +1,5 @@
-"""The roofline explorer of lesson 02: GPU, dtype, FLOPs and bytes -> bound, floor on time, share of peak. Layer 4."""
+"""The roofline explorer of lesson 02: GPU, dtype, FLOPs and bytes -> bound, floor on time, share
+of peak. Layer 4."""
 
 from __future__ import annotations
 
@@ -20,10 +21,12 @@ def roofline(v: dict[str, Any]) -> compute.Roofline:
     """The calculator's result for the widget's values ``v`` (errors name the on-screen labels)."""
     card = hardware.gpu(v["gpu"])
     flops = parse_number("FLOPs", v["flops"], minimum=0, maximum=compute.MAX_FLOPS)
-    moved = parse_number("bytes moved", v["bytes_moved"], minimum=0,
-                         maximum=compute.MAX_BYTES_MOVED)  # fmt: skip
-    return compute.roofline_seconds(flops, moved, card.peak_flop_per_s(v["dtype"]),
-                                    card.memory_bandwidth_bytes_per_s)  # fmt: skip
+    moved = parse_number(
+        "bytes moved", v["bytes_moved"], minimum=0, maximum=compute.MAX_BYTES_MOVED
+    )
+    return compute.roofline_seconds(
+        flops, moved, card.peak_flop_per_s(v["dtype"]), card.memory_bandwidth_bytes_per_s
+    )
 
 
 def _roofline_html(result: compute.Roofline, v: dict[str, Any]) -> str:
@@ -31,7 +34,8 @@ def _roofline_html(result: compute.Roofline, v: dict[str, Any]) -> str:
     peak = card.peak_flop_per_s(v["dtype"])
     summary = (
         f"<p>On the {html.escape(card.name)} ({v['dtype']} dense peak "
-        f"{units.fmt_flop_rate(peak)}, memory {units.fmt_bandwidth(card.memory_bandwidth_bytes_per_s, digits=2)}) "
+        f"{units.fmt_flop_rate(peak)}, memory "
+        f"{units.fmt_bandwidth(card.memory_bandwidth_bytes_per_s, digits=2)}) "
         f"this "
         f"operation is <b>{result.bound}-bound</b>: at least "
         f"<b>{units.fmt_seconds(result.seconds)}</b>, using at most "

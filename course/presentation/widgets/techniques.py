@@ -1,10 +1,11 @@
 """Decision-table widget: state the constraint, see the techniques ranked for your model.
 
-The learner picks a model, training or serving, the constraint that bites (does not fit / too slow /
-too costly), a GPU, a batch and a sequence length; the table lists the techniques that address the
-constraint, ranked by their calculated or measured effect on that model, each with where its number
-comes from and what it costs. The ranking is ``course.calculators.techniques.rank_techniques`` (pure, tested);
-this module only wires it to controls. Lesson 07. Layer 4.
+The learner picks a model, training or serving, the constraint that bites (does not fit / too
+slow / too costly), a GPU, a batch and a sequence length; the table lists the techniques that
+address the constraint, ranked by their calculated or measured effect on that model, each with where
+its number comes from and what it costs. The ranking is
+``course.calculators.techniques.rank_techniques`` (pure, tested); this module only wires it to
+controls. Lesson 07. Layer 4.
 """
 
 from __future__ import annotations
@@ -36,10 +37,18 @@ def ranking(v: dict[str, Any], measured: Mapping[str, float] | None = None) -> R
     """The calculator's ranking for the widget's values ``v`` (errors name the on-screen labels)."""
     config = PRESETS[v["model"]]
     batch = parse_whole(LABELS["batch"], v["batch"], minimum=1, maximum=MAX_BATCH)
-    seq_len = parse_whole(LABELS["seq_len"], v["seq_len"], minimum=MIN_SEQ_LEN,
-                          maximum=config.max_positions)  # fmt: skip
-    return rank_techniques(config, workload=v["workload"], constraint=v["constraint"],
-                           gpu=v["gpu"], batch=batch, seq_len=seq_len, measured=measured)  # fmt: skip
+    seq_len = parse_whole(
+        LABELS["seq_len"], v["seq_len"], minimum=MIN_SEQ_LEN, maximum=config.max_positions
+    )
+    return rank_techniques(
+        config,
+        workload=v["workload"],
+        constraint=v["constraint"],
+        gpu=v["gpu"],
+        batch=batch,
+        seq_len=seq_len,
+        measured=measured,
+    )
 
 
 def technique_table(
@@ -58,7 +67,7 @@ def technique_table(
         "workload": dropdown("workload", list(WORKLOADS), workload),
         "constraint": dropdown(
             "constraint", [(c.replace("_", " "), c) for c in CONSTRAINTS], constraint
-        ),  # fmt: skip
+        ),
         "gpu": dropdown("GPU", gpu_options(), hardware.gpu(gpu).key),
         "batch": text_box(LABELS["batch"], str(batch)),
         "seq_len": text_box(LABELS["seq_len"], str(seq_len)),
@@ -76,8 +85,12 @@ def technique_table(
             controls["seq_len"].value = str(longest)
 
     controls["model"].observe(follow_model, names="value")
-    return Calculator("Which technique? Ranked for your model", controls,
-                      lambda v: ranking(v, measured), render=lambda r, _v: r._repr_html_())  # fmt: skip
+    return Calculator(
+        "Which technique? Ranked for your model",
+        controls,
+        lambda v: ranking(v, measured),
+        render=lambda r, _v: r._repr_html_(),
+    )
 
 
 __all__ = ["ranking", "technique_table"]

@@ -3,12 +3,14 @@
 For each ``solutions/NN_slug.ipynb`` (format: :mod:`course.publishing.grading.spec`):
 
 1. run the solution once, in a subprocess, and extract its answers and the known wrong values: the
-   *answer key*, kept under ``build/grading/`` (never committed, never shipped), cached by a digest of
-   the solution and of the ``course`` package (so it follows the calculators and the registry);
+   *answer key*, kept under ``build/grading/`` (never committed, never shipped), cached by a digest
+   of the solution and of the ``course`` package (so it follows the calculators and the registry);
 2. write ``exercises/NN_slug.ipynb``: the solution without its solution blocks, a first code cell
-   that loads the checks, a ``grader.check("qN")`` cell after each question and ``grader.check_all()``
-   at the end; cell ids are derived from position and content, so the output is deterministic;
-3. write ``exercises/checks/NN_slug.json``: forms, relations, hints and salted hashes (never values).
+   that loads the checks, a ``grader.check("qN")`` cell after each question and
+   ``grader.check_all()`` at the end; cell ids are derived from position and content, so the output
+   is deterministic;
+3. write ``exercises/checks/NN_slug.json``: forms, relations, hints and salted hashes (never
+   values).
 
 The solution must pass its own checks, or assign fails and says which.
 """
@@ -54,8 +56,15 @@ def _source_digest(solution: Path) -> str:
     return h.hexdigest()
 
 
-def run_solution(assignment: spec.Assignment, probes: dict, *, sandboxed: bool,
-                 timeout_seconds: float = 600, cell_timeout_seconds: float = 300, zygote=None) -> dict:  # fmt: skip
+def run_solution(
+    assignment: spec.Assignment,
+    probes: dict,
+    *,
+    sandboxed: bool,
+    timeout_seconds: float = 600,
+    cell_timeout_seconds: float = 300,
+    zygote=None,
+) -> dict:
     """Run a solution and return its key: answers by question, wrong values, cell statuses."""
     ext = extract.run_cells(
         assignment.run_cells,
@@ -140,9 +149,9 @@ def answer_key(solution: str | Path, *, build_dir: str | Path = BUILD_DIR) -> di
 def public_checks(assignment: spec.Assignment, key: dict, *, graded: bool = False) -> dict:
     """The learner's checks: forms, relations, hints and salted hashes, never a value.
 
-    ``graded``: the checks of a graded release (:mod:`course.publishing.grading.coarse`): each number
-    gets a coarse range instead of a hash of its rounding, and only known wrong values are hashed,
-    coarsely, where that cannot match the right answer.
+    ``graded``: the checks of a graded release (:mod:`course.publishing.grading.coarse`): each
+    number gets a coarse range instead of a hash of its rounding, and only known wrong values are
+    hashed, coarsely, where that cannot match the right answer.
     """
     questions = {}
     for q in assignment.questions:
@@ -150,8 +159,13 @@ def public_checks(assignment: spec.Assignment, key: dict, *, graded: bool = Fals
         answers = []
         for a in q.answers:
             salt = f"{assignment.name}/{q.name}/{a.name}"
-            entry = {"name": a.name, "expr": a.expr, "sig": a.sig, "hint": a.hint,
-                     "choices": [c.lower() for c in a.choices]}  # fmt: skip
+            entry = {
+                "name": a.name,
+                "expr": a.expr,
+                "sig": a.sig,
+                "hint": a.hint,
+                "choices": [c.lower() for c in a.choices],
+            }
             if a.is_function:
                 outputs = [o["value"] for o in got[a.name]["calls"]]
                 sig = a.sig if a.sig is not None else 4
@@ -199,8 +213,13 @@ def public_checks(assignment: spec.Assignment, key: dict, *, graded: bool = Fals
             ]
             wrong.append(entry)
         checks = [{"expr": c.expr, "hint": c.hint} for c in q.checks if c.public]
-        questions[q.name] = {"points": q.points, "hint": q.hint, "answers": answers,
-                             "wrong": wrong, "checks": checks}  # fmt: skip
+        questions[q.name] = {
+            "points": q.points,
+            "hint": q.hint,
+            "answers": answers,
+            "wrong": wrong,
+            "checks": checks,
+        }
     out = {"assignment": assignment.name, "questions": questions}
     if graded:
         out["mode"] = "graded"
@@ -239,8 +258,11 @@ def student_notebook(assignment: spec.Assignment) -> nbformat.NotebookNode:
     final.metadata["course"] = {"question": ""}
     cells.append(final)
     nb = nbformat.v4.new_notebook(cells=cells)
-    nb.metadata = {"kernelspec": dict(KERNELSPEC), "language_info": {"name": "python"},
-                   "course": {"assignment": assignment.name}}  # fmt: skip
+    nb.metadata = {
+        "kernelspec": dict(KERNELSPEC),
+        "language_info": {"name": "python"},
+        "course": {"assignment": assignment.name},
+    }
     for i, cell in enumerate(nb.cells):
         h = hashlib.sha256(f"{i}\0{cell.cell_type}\0{cell.source}".encode()).hexdigest()
         cell["id"] = f"c{i:02d}-{h[:8]}"
@@ -257,8 +279,13 @@ class Assigned:
     checks: Path
 
 
-def assign(solution: str | Path, *, exercises_dir: str | Path = EXERCISES_DIR,
-           build_dir: str | Path = BUILD_DIR, key: dict | None = None) -> Assigned:  # fmt: skip
+def assign(
+    solution: str | Path,
+    *,
+    exercises_dir: str | Path = EXERCISES_DIR,
+    build_dir: str | Path = BUILD_DIR,
+    key: dict | None = None,
+) -> Assigned:
     """Build one exercise set (see the module docstring)."""
     solution = Path(solution)
     assignment = spec.read(solution)
@@ -274,8 +301,9 @@ def assign(solution: str | Path, *, exercises_dir: str | Path = EXERCISES_DIR,
     return Assigned(assignment.name, nb_path, checks_path)
 
 
-def assign_all(notebooks=None, *, exercises_dir: str | Path = EXERCISES_DIR,
-               build_dir: str | Path = BUILD_DIR) -> int:  # fmt: skip
+def assign_all(
+    notebooks=None, *, exercises_dir: str | Path = EXERCISES_DIR, build_dir: str | Path = BUILD_DIR
+) -> int:
     """``python -m course assign``: build every exercise set. Returns an exit status."""
     paths = [Path(p) for p in notebooks] if notebooks else solution_notebooks()
     if not paths:
@@ -293,8 +321,9 @@ def assign_all(notebooks=None, *, exercises_dir: str | Path = EXERCISES_DIR,
             print(f"[FAIL] {path}: {errors[path.stem]}", file=sys.stderr)
             continue
         try:
-            done = assign(path, exercises_dir=exercises_dir, build_dir=build_dir,
-                          key=keys[path.stem])  # fmt: skip
+            done = assign(
+                path, exercises_dir=exercises_dir, build_dir=build_dir, key=keys[path.stem]
+            )
         except (OSError, RuntimeError, spec.FormatError) as e:
             failed += 1
             print(f"[FAIL] {path}: {e}", file=sys.stderr)

@@ -148,7 +148,8 @@ def _plain_answers(got: dict) -> dict:
 
 
 def check_question(q: Question, got: dict | None, key: dict, extras: dict) -> QuestionResult:
-    """Score one question: its answers against the key, its relations, and hints for known errors."""
+    """Score one question: its answers against the key, its relations, and hints for known
+    errors."""
     result = QuestionResult(q.name, q.points)
     got = got or {}
     items = 0
@@ -198,9 +199,28 @@ def check_question(q: Question, got: dict | None, key: dict, extras: dict) -> Qu
 
 _SAFE_BUILTINS = {
     name: __builtins__[name] if isinstance(__builtins__, dict) else getattr(__builtins__, name)
-    for name in ("abs", "min", "max", "len", "sum", "all", "any", "round", "isinstance", "int",
-                 "float", "bool", "str", "set", "sorted", "list", "dict", "tuple", "range")
-}  # fmt: skip
+    for name in (
+        "abs",
+        "min",
+        "max",
+        "len",
+        "sum",
+        "all",
+        "any",
+        "round",
+        "isinstance",
+        "int",
+        "float",
+        "bool",
+        "str",
+        "set",
+        "sorted",
+        "list",
+        "dict",
+        "tuple",
+        "range",
+    )
+}
 
 
 def check_all(

@@ -1,17 +1,18 @@
 """Graded-release checks: form, units and a coarse range, never a value to find by search.
 
 In a self-study release each numeric answer's public check is a salted hash of its rounding to the
-question's precision: a loop over candidates recovers it (see ``benchmarks/brute_force.py``). A graded
-class gets ``python -m course release --graded`` instead, whose checks hold for each number only a
-*range* on a fixed grid, at least a decade wide and widened until it holds at least :data:`MIN_VALUES`
-distinct values at the grader's precision (a small count gets a wider range than a large float):
+question's precision: a loop over candidates recovers it (see ``benchmarks/brute_force.py``). A
+graded class gets ``python -m course release --graded`` instead, whose checks hold for each number
+only a *range* on a fixed grid, at least a decade wide and widened until it holds at least
+:data:`MIN_VALUES` distinct values at the grader's precision (a small count gets a wider range than
+a large float):
 
 - the grid is ``{1, 3} x 10**k``: the range's ends never depend on where the value sits in it
   beyond the choice between the two decades that contain it (the one in which it is more central);
 - the right answer is never hashed; the known *wrong* answers are, by bucket (each bucket holds
-  ``MIN_VALUES`` values at the grader's precision, and never a value the grader accepts as right, else
-  a right answer would get the wrong hint): searching them recovers a wrong value's bucket, not a
-  right value to the grader's precision.
+  ``MIN_VALUES`` values at the grader's precision, and never a value the grader accepts as right,
+  else a right answer would get the wrong hint): searching them recovers a wrong value's bucket, not
+  a right value to the grader's precision.
 
 A *shape* is the public form of one plain value: ``{"range": [lo, hi]}`` for a number, ``{"items":
 [shape, ...]}`` for a list, ``{"keys": {name: shape}}`` for a dict, ``{"kind": kind}`` otherwise.
@@ -164,9 +165,9 @@ def wrong_bucket(wrong, right, sig) -> dict | None:
     values at the grader's precision ``sig`` (the right answer's) that holds it, or None.
 
     The bucket ``b`` of a learner's value ``v`` is ``(round(v / unit) - shift) // width``; only the
-    wrong value's ``b`` is hashed. ``shift`` is the first of 0, 25, 50, 75 (then any) that keeps every
-    value the grader accepts as right (the right answer within one and a half steps) out of the
-    bucket: a right answer never gets a wrong answer's hint. None where no bucket does (a wrong
+    wrong value's ``b`` is hashed. ``shift`` is the first of 0, 25, 50, 75 (then any) that keeps
+    every value the grader accepts as right (the right answer within one and a half steps) out of
+    the bucket: a right answer never gets a wrong answer's hint. None where no bucket does (a wrong
     value within about 100 steps of the right one), or for a zero, infinite or non-number value.
     """
     if not is_number(wrong) or not is_number(right):
@@ -195,7 +196,8 @@ def bucket_of(value, where: dict) -> int | None:
 
 
 def wrong_check(wrong, right, sig_of, salt: str) -> dict | None:
-    """The public form of a known wrong answer in a graded release, or None where it cannot have one.
+    """The public form of a known wrong answer in a graded release, or None where it cannot have
+    one.
 
     A number: ``{"unit", "width", "shift", "hash"}``. A dict: ``{"keys": {k: that}}`` for every key
     whose wrong value differs from the right one (each must match). ``sig_of(right_value)`` is the

@@ -1,10 +1,12 @@
 """Extract: run a notebook's code in the sandbox and bring back its answers as checked plain data.
 
-:func:`run_cells` writes a request for :mod:`course.publishing.grading.runner` into a fresh folder, runs it in
-:mod:`course.publishing.grading.sandbox` (or, for the trusted solution when building exercises, in a plain
-subprocess), and reads back ``results.json`` the way one reads a file an adversary wrote: no
+:func:`run_cells` writes a request for :mod:`course.publishing.grading.runner` into a fresh folder,
+runs it in
+:mod:`course.publishing.grading.sandbox` (or, for the trusted solution when building exercises, in a
+plain subprocess), and reads back ``results.json`` the way one reads a file an adversary wrote: no
 symlinks or special files, bounded size, JSON only (never pickle), the run's nonce, only the
-questions and answers that were asked for, only plain values. Anything else is dropped with a reason.
+questions and answers that were asked for, only plain values. Anything else is dropped with a
+reason.
 """
 
 from __future__ import annotations
@@ -122,7 +124,8 @@ def run_cells(
     log_dir: Path | None = None,
     zygote: sandbox.Zygote | None = None,
 ) -> Extraction:
-    """Run ``cells`` and extract ``questions`` (``{q: {"answers": {name: expr}, "calls": ...}}``)."""
+    """Run ``cells`` and extract ``questions`` (``{q: {"answers": {name: expr}, "calls":
+    ...}}``)."""
     nonce = secrets.token_hex(16)
     request = {
         "nonce": nonce,
@@ -175,8 +178,9 @@ def run_cells(
             output, timed_out, off = outcome.output, outcome.timed_out, outcome.protections_off
         else:
             try:
-                proc = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True,
-                                      timeout=timeout_seconds)  # fmt: skip
+                proc = subprocess.run(
+                    argv, cwd=work, env=env, capture_output=True, text=True, timeout=timeout_seconds
+                )
                 output, timed_out = (proc.stdout + proc.stderr)[-40_000:], False
             except subprocess.TimeoutExpired as e:
                 output, timed_out = str(e.output or "")[-40_000:], True
@@ -196,8 +200,10 @@ def run_cells(
             problem or f"killed at the time limit ({timeout_seconds:g} s) during cell {ran + 1}"
         )
     elif not ext.done and not problem and full:
-        problem = (f"the run ended early: its folder was full ({sandbox.FOLDER_LIMITS}), so "
-                   f"nothing after cell {len(ext.cells)} could be recorded")  # fmt: skip
+        problem = (
+            f"the run ended early: its folder was full ({sandbox.FOLDER_LIMITS}), so "
+            f"nothing after cell {len(ext.cells)} could be recorded"
+        )
     elif not ext.done and not problem:
         problem = f"the run ended early, during cell {len(ext.cells) + 1} (the kernel died?)"
     ext.problem = problem

@@ -3,7 +3,8 @@
 For each exercise set found in the folder: run the solution once in the sandbox with this run's
 secret probe seed (its answers are the key), then each submission in its own sandbox
 (:mod:`course.publishing.grading.extract`), then check the plain answers in this trusted process
-(:mod:`course.publishing.grading.check`). Every file gets a row with a score and a reason; the run goes on.
+(:mod:`course.publishing.grading.check`). Every file gets a row with a score and a reason; the run
+goes on.
 
 Which set a file is: ``--assignment``, else the set named in its file name, else (fallback) the
 notebook's metadata, else the only set there is; a metadata that disagrees is reported. CSV files
@@ -72,7 +73,8 @@ def safe_text(text) -> str:
 
 
 def display_name(path: Path) -> str:
-    """A file name as text, whatever bytes it is made of (``\\xff`` for a byte that is not UTF-8)."""
+    """A file name as text, whatever bytes it is made of (``\\xff`` for a byte that is not
+    UTF-8)."""
     return os.fsencode(path.name).decode("utf-8", "backslashreplace")
 
 
@@ -83,7 +85,8 @@ def _log_name(path: Path) -> str:
 
 
 def spreadsheet_safe(cell: str) -> str:
-    """A CSV cell a spreadsheet will not run as a formula (a leading ``'`` before = + - @ tab CR)."""
+    """A CSV cell a spreadsheet will not run as a formula (a leading ``'`` before = + - @ tab
+    CR)."""
     return "'" + cell if cell[:1] in ("=", "+", "-", "@", "\t", "\r") else cell
 
 
@@ -167,7 +170,8 @@ def read_submission(path: Path) -> tuple[nbformat.NotebookNode | None, str]:
 
 
 def _metadata_sets(nb) -> list[str]:
-    """Every set the notebook's metadata names (``course.assignment``, ``otter.assignment_name``)."""
+    """Every set the notebook's metadata names (``course.assignment``,
+    ``otter.assignment_name``)."""
     if nb is None:
         return []
     named = []
@@ -179,8 +183,8 @@ def _metadata_sets(nb) -> list[str]:
 
 
 def identify(path: Path, nb, known: list[str], forced: str | None) -> tuple[str | None, str]:
-    """(set, note): ``--assignment``, file name, metadata (fallback, when it names one set), the only
-    set; metadata that disagrees with the choice, or names two sets, is reported."""
+    """(set, note): ``--assignment``, file name, metadata (fallback, when it names one set), the
+    only set; metadata that disagrees with the choice, or names two sets, is reported."""
     metas = _metadata_sets(nb)
     name_text = display_name(path)
     by_name = [k for k in known if k in name_text]
@@ -210,12 +214,18 @@ def _executed(nb: nbformat.NotebookNode, ext: extract.Extraction) -> nbformat.No
         if record is None:
             continue
         if record.get("output"):
-            cell["outputs"].append(nbformat.v4.new_output("stream", name="stdout",
-                                                          text=str(record["output"])))  # fmt: skip
+            cell["outputs"].append(
+                nbformat.v4.new_output("stream", name="stdout", text=str(record["output"]))
+            )
         if record.get("status") != "ok":
-            cell["outputs"].append(nbformat.v4.new_output(
-                "error", ename=record.get("status", "error"),
-                evalue=str(record.get("error", "")), traceback=[]))  # fmt: skip
+            cell["outputs"].append(
+                nbformat.v4.new_output(
+                    "error",
+                    ename=record.get("status", "error"),
+                    evalue=str(record.get("error", "")),
+                    traceback=[],
+                )
+            )
     return nb
 
 
@@ -232,13 +242,20 @@ class SetGrader:
         return {q.name: q.points for q in self.assignment.questions}
 
 
-def prepare_set(assignment: spec.Assignment, *, timeout_seconds: float, cell_timeout_seconds: float,
-                zygote=None) -> SetGrader:  # fmt: skip
+def prepare_set(
+    assignment: spec.Assignment, *, timeout_seconds: float, cell_timeout_seconds: float, zygote=None
+) -> SetGrader:
     """Run a solution in the sandbox with this run's secret probes: its answers are the key."""
     probes = check.make_probes(assignment, secrets.token_hex(16))
     try:
-        key = authoring.run_solution(assignment, probes, sandboxed=True, zygote=zygote,
-                                     timeout_seconds=max(timeout_seconds, 600), cell_timeout_seconds=max(cell_timeout_seconds, 300))  # fmt: skip
+        key = authoring.run_solution(
+            assignment,
+            probes,
+            sandboxed=True,
+            zygote=zygote,
+            timeout_seconds=max(timeout_seconds, 600),
+            cell_timeout_seconds=max(cell_timeout_seconds, 300),
+        )
     except RuntimeError as e:
         return SetGrader(assignment, None, f"the solution failed on this machine: {str(e)[:300]}")
     return SetGrader(assignment, key)
@@ -263,12 +280,26 @@ def check_log(assignment: spec.Assignment, results, got: dict, key: dict) -> lis
             want = (key.get(q.name) or {}).get(a.name) or {}
             have = (got.get(q.name) or {}).get(a.name)
             expected = want.get("value", want.get("calls"))
-            answers.append({"answer": a.name, "expected": expected,
-                            "got": have.get("value", have.get("calls", have.get("error")))
-                            if isinstance(have, dict) else None,
-                            "tolerance": _tolerance(a, expected)})  # fmt: skip
-        out.append({"question": r.name, "score": r.score, "points": r.points,
-                    "failures": r.failures, "hints": r.hints, "answers": answers})  # fmt: skip
+            answers.append(
+                {
+                    "answer": a.name,
+                    "expected": expected,
+                    "got": have.get("value", have.get("calls", have.get("error")))
+                    if isinstance(have, dict)
+                    else None,
+                    "tolerance": _tolerance(a, expected),
+                }
+            )
+        out.append(
+            {
+                "question": r.name,
+                "score": r.score,
+                "points": r.points,
+                "failures": r.failures,
+                "hints": r.hints,
+                "answers": answers,
+            }
+        )
     return out
 
 
@@ -277,8 +308,17 @@ def _cell_no(record: dict) -> str:
     return str(index + 1) if type(index) is int else "?"
 
 
-def grade_one(path: Path, nb, setg: SetGrader, *, timeout_seconds: float, cell_timeout_seconds: float,
-              threads: int, log_dir: Path, zygote=None) -> Grade:  # fmt: skip
+def grade_one(
+    path: Path,
+    nb,
+    setg: SetGrader,
+    *,
+    timeout_seconds: float,
+    cell_timeout_seconds: float,
+    threads: int,
+    log_dir: Path,
+    zygote=None,
+) -> Grade:
     grade = Grade(submission=display_name(path), assignment=setg.assignment.name)
     grade.points = setg.points
     grade.scores = {q: 0.0 for q in grade.points}
@@ -304,8 +344,11 @@ def grade_one(path: Path, nb, setg: SetGrader, *, timeout_seconds: float, cell_t
         if r.score < r.points:
             reasons.append(f"{r.name}: {r.reason}")
     slow = [c for c in ext.cells if c.get("status") == "timeout"]
-    notes = [f"cell {_cell_no(c)} ({c.get('question') or 'no question'}) timed out after "
-             f"{cell_timeout_seconds:g} s" for c in slow]  # fmt: skip
+    notes = [
+        f"cell {_cell_no(c)} ({c.get('question') or 'no question'}) timed out after "
+        f"{cell_timeout_seconds:g} s"
+        for c in slow
+    ]
     if ext.timed_out:
         grade.status = "timeout"
     elif ext.problem:
@@ -342,15 +385,30 @@ def write_csv(out_csv: Path, grades: list[Grade], points: dict[str, float]) -> N
 
     buf = io.StringIO()
     writer = csv.writer(buf)
-    writer.writerow(["submission", "assignment",
-                     *(f"{q} [{_num(p)} pts]" for q, p in points.items()), *HEADER_TAIL])  # fmt: skip
+    writer.writerow(
+        [
+            "submission",
+            "assignment",
+            *(f"{q} [{_num(p)} pts]" for q, p in points.items()),
+            *HEADER_TAIL,
+        ]
+    )
     for g in grades:
         percent = 100 * g.total / g.possible if g.possible else 0.0
         text = [spreadsheet_safe(safe_text(t)) for t in (g.submission, g.assignment)]
-        writer.writerow([*text, *(_num(g.scores.get(q, 0)) for q in points),
-                         _num(g.total), _num(g.possible), f"{percent:.1f}",
-                         spreadsheet_safe(safe_text(g.status)), spreadsheet_safe(safe_text(g.reason)),
-                         " ".join(g.protections_off), f"{g.seconds:.1f}"])  # fmt: skip
+        writer.writerow(
+            [
+                *text,
+                *(_num(g.scores.get(q, 0)) for q in points),
+                _num(g.total),
+                _num(g.possible),
+                f"{percent:.1f}",
+                spreadsheet_safe(safe_text(g.status)),
+                spreadsheet_safe(safe_text(g.reason)),
+                " ".join(g.protections_off),
+                f"{g.seconds:.1f}",
+            ]
+        )
     make_dir(out_csv.parent)
     write_new(out_csv, buf.getvalue())
 
@@ -363,7 +421,7 @@ def summary(grades: list[Grade], points: dict[str, float]) -> dict:
         "mean_per_question": {
             q: round(sum(g.scores.get(q, 0) for g in rows) / len(rows), 3) if rows else None
             for q in points
-        },  # fmt: skip
+        },
         "mean_percent": round(sum(100 * g.total / g.possible for g in rows) / len(rows), 1)
         if rows
         else None,
@@ -402,23 +460,36 @@ def grade_folder(
         return 2
     known = [assignment] if assignment else sorted(solutions)
     log_dir = Path(log_dir) if log_dir else out_csv.with_name(out_csv.stem + "_logs")
-    inside = [label for label, path in (("--out", out_csv), ("the log folder", log_dir))
-              if _under(path, folder)]  # fmt: skip
+    inside = [
+        label
+        for label, path in (("--out", out_csv), ("the log folder", log_dir))
+        if _under(path, folder)
+    ]
     if inside:
-        print(f"refusing to grade: {' and '.join(inside)} inside the submissions folder ({folder}): "
-              "a student could plant a link there; write them elsewhere", file=sys.stderr)  # fmt: skip
+        print(
+            f"refusing to grade: {' and '.join(inside)} inside the submissions folder ({folder}): "
+            "a student could plant a link there; write them elsewhere",
+            file=sys.stderr,
+        )
         return 2
     print(sandbox.describe(), file=sys.stderr)
     if sandbox.mode()["mounts"]:
-        kept = {"submissions folder": folder, "output": out_csv.parent, "log folder": log_dir,
-                "solutions": Path(solutions_dir)}  # fmt: skip
+        kept = {
+            "submissions folder": folder,
+            "output": out_csv.parent,
+            "log folder": log_dir,
+            "solutions": Path(solutions_dir),
+        }
         if (authoring.REPO / "solutions").is_dir():  # a checkout (not an installed package)
             kept["checkout"] = authoring.REPO
         exposed = sandbox.exposed(kept)
         if exposed:
-            print("refusing to grade: " + "; ".join(exposed) + ". Move it out of the folders "
-                  "the sandbox shows (the system's program folders, the interpreter, the "
-                  "environment, the course package).", file=sys.stderr)  # fmt: skip
+            print(
+                "refusing to grade: " + "; ".join(exposed) + ". Move it out of the folders "
+                "the sandbox shows (the system's program folders, the interpreter, the "
+                "environment, the course package).",
+                file=sys.stderr,
+            )
             return 2
     files, links = [], []
     for p in sorted(folder.iterdir(), key=lambda p: os.fsencode(p.name)):
@@ -497,15 +568,26 @@ def _under(path: Path, folder: Path) -> bool:
 def _summary_text(s: dict) -> str:
     means = ", ".join(f"{q} {m:g}" for q, m in s["mean_per_question"].items() if m is not None)
     lines = [
-        f"  class: {s['submissions']} submission(s), mean {s['mean_percent']}%; mean per question: {means}"
+        f"  class: {s['submissions']} submission(s), mean {s['mean_percent']}%; mean per "
+        f"question: {means}"
     ]
     if s["timed_out"]:
         lines.append("  timed out (whole or a cell): " + safe_text(", ".join(s["timed_out"])))
     return "\n".join(lines)
 
 
-def _grade_all(planned, assignments, known, *, zygote, jobs, threads, timeout_seconds, cell_timeout_seconds,
-               log_dir) -> list[Grade]:  # fmt: skip
+def _grade_all(
+    planned,
+    assignments,
+    known,
+    *,
+    zygote,
+    jobs,
+    threads,
+    timeout_seconds,
+    cell_timeout_seconds,
+    log_dir,
+) -> list[Grade]:
     from tqdm.auto import tqdm
 
     def prepared(assignment) -> SetGrader:
@@ -526,15 +608,33 @@ def _grade_all(planned, assignments, known, *, zygote, jobs, threads, timeout_se
         p, nb, problem, name, note = item
         if name is None:
             problem = "; ".join(t for t in (problem, note) if t)
-            return Grade(display_name(p), status="unknown-assignment", reason=(problem + "; " if problem else "")
-                         + f"cannot tell which set ({', '.join(known)}): name the file after its set")  # fmt: skip
+            return Grade(
+                display_name(p),
+                status="unknown-assignment",
+                reason=(problem + "; " if problem else "")
+                + f"cannot tell which set ({', '.join(known)}): name the file after its set",
+            )
         setg = sets[name]
         if nb is None:
-            g = Grade(display_name(p), name, {q: 0.0 for q in setg.points}, setg.points,
-                      "not-a-notebook", problem)  # fmt: skip
+            g = Grade(
+                display_name(p),
+                name,
+                {q: 0.0 for q in setg.points},
+                setg.points,
+                "not-a-notebook",
+                problem,
+            )
         else:
-            g = grade_one(p, nb, setg, timeout_seconds=timeout_seconds, cell_timeout_seconds=cell_timeout_seconds,
-                          threads=threads, log_dir=log_dir, zygote=zygote)  # fmt: skip
+            g = grade_one(
+                p,
+                nb,
+                setg,
+                timeout_seconds=timeout_seconds,
+                cell_timeout_seconds=cell_timeout_seconds,
+                threads=threads,
+                log_dir=log_dir,
+                zygote=zygote,
+            )
         if note:
             g.reason = note + ("; " + g.reason if g.reason else "")
         return g
@@ -546,8 +646,14 @@ def _grade_all(planned, assignments, known, *, zygote, jobs, threads, timeout_se
         except Exception as e:  # noqa: BLE001 - a grader bug or a full disk costs one row, not the run
             p, _, _, name, _ = item
             points = sets[name].points if name in sets else {}
-            return Grade(display_name(p), name or "", {q: 0.0 for q in points}, points, "error",
-                         f"the grader failed on this file ({type(e).__name__}: {str(e)[:200]})")  # fmt: skip
+            return Grade(
+                display_name(p),
+                name or "",
+                {q: 0.0 for q in points},
+                points,
+                "error",
+                f"the grader failed on this file ({type(e).__name__}: {str(e)[:200]})",
+            )
 
     grades: list[Grade] = []
     bar = tqdm(total=len(planned), desc="grading", unit="submission")

@@ -1,5 +1,5 @@
-"""Finding hidden values in text a learner sees: the numbers as digits, with commas, rounded, scaled to
-k/M/G/T or GiB/TiB, as powers of two, and (near their question) small numbers as words.
+"""Finding hidden values in text a learner sees: the numbers as digits, with commas, rounded, scaled
+to k/M/G/T or GiB/TiB, as powers of two, and (near their question) small numbers as words.
 
 Used by ``python -m course release`` (which refuses to finish on a hit) and by the tests of
 ``exercises/``."""
@@ -11,7 +11,28 @@ import re
 
 from course.publishing.grading import spec
 
-_WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]  # fmt: skip
+_WORDS = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+]
 
 
 def _forms(value: float) -> set[str]:
@@ -93,7 +114,8 @@ def find_leaks(text: str, values: list, *, local: bool) -> list[str]:
 
 
 def sections(nb) -> dict[str, str]:
-    """What follows each question's answer cell, up to the next question (where explanations sit)."""
+    """What follows each question's answer cell, up to the next question (where explanations
+    sit)."""
     out: dict[str, str] = {}
     current = None
     for cell in nb.cells:

@@ -2,18 +2,19 @@
 
 The exercise notebook's first code cell makes ``grader = Grader("NN_slug")``, which loads
 ``exercises/checks/NN_slug.json`` (written by ``python -m course assign``). For each answer it holds
-the form (int, float, dict with these keys, one of these choices), the relations that must hold, and a
-salted slow hash of the expected value rounded to the question's significant figures (see
-:mod:`course.publishing.grading.values`); a learner's value is right when the hash of its rounding (or of a
-neighbouring rounding) is among them. Known wrong values are hashed too, with the hint they deserve.
+the form (int, float, dict with these keys, one of these choices), the relations that must hold, and
+a salted slow hash of the expected value rounded to the question's significant figures (see
+:mod:`course.publishing.grading.values`); a learner's value is right when the hash of its rounding
+(or of a neighbouring rounding) is among them. Known wrong values are hashed too, with the
+hint they deserve.
 
 In a graded release (``python -m course release --graded``, checks marked ``"mode": "graded"``) no
 right answer is hashed: each number is checked for its form and a coarse range only (see
 :mod:`course.publishing.grading.coarse`), the learner is told which answers are in range, and the
 hints for known wrong answers still fire (those are hashed, coarsely).
 
-Choices and booleans are not checked for right/wrong here (trying every option would find the answer):
-only their form is, and the grader checks the value. While a submission is being graded
+Choices and booleans are not checked for right/wrong here (trying every option would find the
+answer): only their form is, and the grader checks the value. While a submission is being graded
 (``COURSE_GRADING`` set) checks do nothing: the grader checks outside the submission's process.
 """
 
@@ -38,8 +39,11 @@ from course.publishing.grading.values import (
 def _find_checks(assignment: str) -> Path:
     here = Path.cwd()
     package_root = Path(__file__).resolve().parents[3]
-    for folder in (here / "checks", here / "exercises" / "checks",
-                   package_root / "exercises" / "checks"):  # fmt: skip
+    for folder in (
+        here / "checks",
+        here / "exercises" / "checks",
+        package_root / "exercises" / "checks",
+    ):
         if (folder / f"{assignment}.json").is_file():
             return folder / f"{assignment}.json"
     raise FileNotFoundError(
@@ -125,9 +129,12 @@ class Grader:
             return "", value
         if answer["kind"] == "dict":
             wrong = [
-                k for k in answer["keys"]
-                if not hash_matches(value[k], answer["hash"][k], f"{salt}[{k}]", _sig(answer, value[k]))
-            ]  # fmt: skip
+                k
+                for k in answer["keys"]
+                if not hash_matches(
+                    value[k], answer["hash"][k], f"{salt}[{k}]", _sig(answer, value[k])
+                )
+            ]
             return (f"not right yet for {', '.join(wrong)}" if wrong else ""), value
         sig = (
             answer["sig"]
@@ -196,15 +203,19 @@ class Grader:
             out += [f"  Hint: {h}" for h in dict.fromkeys(hints)]
             return Report(out, False)
         if in_range:
-            text = (f"{question}: in range: {', '.join(in_range)} (form, units and order of "
-                    "magnitude; the grader checks the values)")  # fmt: skip
+            text = (
+                f"{question}: in range: {', '.join(in_range)} (form, units and order of "
+                "magnitude; the grader checks the values)"
+            )
             if unchecked:
                 text += f"; the form is right for {', '.join(unchecked)}"
             return Report([text + "."], True)
         text = f"{question}: right."
         if unchecked:
-            text = (f"{question}: the form is right; the grader checks the value of "
-                    f"{', '.join(unchecked)}.")  # fmt: skip
+            text = (
+                f"{question}: the form is right; the grader checks the value of "
+                f"{', '.join(unchecked)}."
+            )
         return Report([text], True)
 
     def check_all(self, namespace: dict | None = None) -> Report:

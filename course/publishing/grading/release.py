@@ -1,23 +1,25 @@
-"""Release: ``python -m course release OUTDIR [--graded]`` writes what students receive, and nothing else.
+"""Release: ``python -m course release OUTDIR [--graded]`` writes what students receive, and nothing
+else.
 
 The repository holds the solutions (``solutions/``) and, once built, the answer keys
 (``build/grading/``): a graded class hands out this release instead. It contains the lessons
-(``notebooks/``), the exercise sets (``exercises/`` with their public checks), the ``course`` package,
-``requirements.txt``, ``environment.yml``, ``pyproject.toml``, a student README and a small Makefile
-(``make install``, ``make lab``, ``make check``). It never contains ``solutions/``, ``build/``,
-``tests/``, ``benchmarks/``, git history, or any file named like an answer key.
+(``notebooks/``), the exercise sets (``exercises/`` with their public checks), the ``course``
+package, ``requirements.txt``, ``environment.yml``, ``pyproject.toml``, a student README and a small
+Makefile (``make install``, ``make lab``, ``make check``). It never contains ``solutions/``,
+``build/``, ``tests/``, ``benchmarks/``, git history, or any file named like an answer key.
 
 - **From the committed files only**: the release is read from ``git archive HEAD``, so an exercise
   notebook an instructor filled in and ran, or any other uncommitted change, never reaches students
   (the command says how many uncommitted paths it left out). Outside a git checkout it refuses.
-- **Exercise notebooks without outputs**: every ``exercises/*.ipynb`` is written with its outputs and
-  execution counts stripped, whatever was committed.
-- **Two modes**: the default (self-study) ships the checks of ``exercises/checks/`` (precise: a salted
-  hash of each answer's rounding, which a loop over candidates can recover); ``--graded`` writes checks
-  of form, units and a coarse range only (:mod:`course.publishing.grading.coarse`) from the answer keys.
+- **Exercise notebooks without outputs**: every ``exercises/*.ipynb`` is written with its outputs
+  and execution counts stripped, whatever was committed.
+- **Two modes**: the default (self-study) ships the checks of ``exercises/checks/`` (precise: a
+  salted hash of each answer's rounding, which a loop over candidates can recover); ``--graded``
+  writes checks of form, units and a coarse range only (:mod:`course.publishing.grading.coarse`)
+  from the answer keys.
 - **Hidden-value check**: after writing, every solution's hidden values are searched for in the
-  exercises (notebooks and checks) and the README, as :mod:`course.publishing.grading.leaks` finds them;
-  on a hit the release is deleted and the command exits 1.
+  exercises (notebooks and checks) and the README, as :mod:`course.publishing.grading.leaks` finds
+  them; on a hit the release is deleted and the command exits 1.
 """
 
 from __future__ import annotations
@@ -124,7 +126,8 @@ def committed_tree(repo: Path, into: Path) -> list[str]:
     """
     if _git(repo, "rev-parse", "--verify", "HEAD").returncode != 0:
         raise ReleaseError(
-            f"{repo} is not a git checkout with a commit: a release is built from committed files only"
+            f"{repo} is not a git checkout with a commit: a release is built from committed "
+            "files only"
         )
     wanted = [*COPIED_DIRS, *COPIED_FILES, "solutions"]
     listed = _git(repo, "ls-tree", "--name-only", "HEAD").stdout.decode().split()
@@ -154,7 +157,8 @@ def strip_outputs(path: Path) -> None:
 
 
 def hidden_value_hits(out: Path, solutions: list[Path], keys: dict) -> list[str]:
-    """Hidden values found in what a learner reads: exercises/ (notebooks, checks) and the README."""
+    """Hidden values found in what a learner reads: exercises/ (notebooks, checks) and the
+    README."""
     files = sorted(p for p in (out / "exercises").rglob("*") if p.is_file()) + [out / "README.md"]
     text = "\n".join(p.read_text(errors="replace") for p in files).replace("\\n", "\n")
     hits = []
@@ -183,8 +187,13 @@ def _graded_checks(out: Path, solutions: list[Path], keys: dict) -> None:
         path.write_text(json.dumps(checks, indent=1, sort_keys=True) + "\n")
 
 
-def write_release(outdir: str | Path, *, repo: Path = REPO, graded: bool = False,
-                  build_dir: str | Path = BUILD_DIR) -> int:  # fmt: skip
+def write_release(
+    outdir: str | Path,
+    *,
+    repo: Path = REPO,
+    graded: bool = False,
+    build_dir: str | Path = BUILD_DIR,
+) -> int:
     """Write the release into ``outdir`` (new or empty). Returns an exit status (see the module)."""
     out = Path(outdir)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
@@ -200,8 +209,10 @@ def write_release(outdir: str | Path, *, repo: Path = REPO, graded: bool = False
             print(f"refusing: {e}", file=sys.stderr)
             return 1
         if errors:
-            print(f"refusing: a solution does not run, so its hidden values are unknown: {errors}",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"refusing: a solution does not run, so its hidden values are unknown: {errors}",
+                file=sys.stderr,
+            )
             return 1
         out.mkdir(parents=True, exist_ok=True)
         for name in COPIED_DIRS:
@@ -225,14 +236,20 @@ def write_release(outdir: str | Path, *, repo: Path = REPO, graded: bool = False
         shutil.rmtree(out)
         for problem in [f"would contain {p}" for p in leaked[:5]] + hits[:20]:
             print(f"refusing: {problem}", file=sys.stderr)
-        print(f"refusing: {len(leaked) + len(hits)} problems; nothing was written to {out}",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"refusing: {len(leaked) + len(hits)} problems; nothing was written to {out}",
+            file=sys.stderr,
+        )
         return 1
     mode = "graded (form, units and coarse ranges)" if graded else "self-study (precise checks)"
-    print(f"release written to {out} from the committed files of HEAD, {mode}: "
-          f"{', '.join(COPIED_DIRS + COPIED_FILES)}, README.md, Makefile")  # fmt: skip
+    print(
+        f"release written to {out} from the committed files of HEAD, {mode}: "
+        f"{', '.join(COPIED_DIRS + COPIED_FILES)}, README.md, Makefile"
+    )
     if left_out:
-        print(f"note: {len(left_out)} uncommitted paths were left out (commit them to release them), "
-              f"e.g. {', '.join(left_out[:3])}")  # fmt: skip
+        print(
+            f"note: {len(left_out)} uncommitted paths were left out (commit them to release them), "
+            f"e.g. {', '.join(left_out[:3])}"
+        )
     print("hidden-value check: no solution value found in exercises/ or README.md")
     return 0

@@ -1,4 +1,5 @@
-"""Run a notebook's code and extract its answers as plain JSON: the only code that runs in the sandbox.
+"""Run a notebook's code and extract its answers as plain JSON: the only code that runs in the
+sandbox.
 
 ``python runner.py REQUEST.json`` (run as a file, not as ``-m``: it imports nothing from ``course``)
 executes the cells listed in the request in one IPython shell, each under a time limit, then

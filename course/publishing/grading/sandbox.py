@@ -2,8 +2,9 @@
 
 :func:`run` starts ``unshare`` (util-linux) with new mount, PID, network, IPC and UTS namespaces
 (``--user --map-root-user`` as well when the grader is not root), whose first process is
-:mod:`course.publishing.grading.sandbox_init`: see there for what is hidden and how rights are dropped. The
-parent keeps only a capped copy of the output and kills the whole namespace at the time limit.
+:mod:`course.publishing.grading.sandbox_init`: see there for what is hidden and how rights are
+dropped. The parent keeps only a capped copy of the output and kills the whole namespace at the
+time limit.
 
 :func:`protections` probes once what this platform allows. Where a protection is unavailable the run
 still happens, and the list of what is off goes to the console and to the gradebook:
@@ -83,7 +84,8 @@ slots = _Slots()
 
 
 def memory_cgroup() -> Path | None:
-    """This process's memory cgroup, where this platform lets it make children (v2 or v1), or None."""
+    """This process's memory cgroup, where this platform lets it make children (v2 or v1), or
+    None."""
     try:
         lines = Path("/proc/self/cgroup").read_text().splitlines()
     except OSError:
@@ -104,8 +106,8 @@ def memory_cgroup() -> Path | None:
 
 
 class _Cgroups:
-    """A memory cgroup per sandbox slot (a neighbour's memory does not count against another's), in a
-    folder of this run's own; None where there is none to make."""
+    """A memory cgroup per sandbox slot (a neighbour's memory does not count against another's),
+    in a folder of this run's own; None where there is none to make."""
 
     def __init__(self, memory_bytes: int, *, enabled: bool = True):
         base = memory_cgroup() if enabled else None
@@ -218,7 +220,8 @@ class _CappedReader(threading.Thread):
 
 
 def _keep_paths() -> list[str]:
-    """What the sandbox must still see besides the system: the interpreter, the environment, the package."""
+    """What the sandbox must still see besides the system: the interpreter, the environment, the
+    package."""
     import course
 
     candidates = [sys.base_prefix, sys.prefix, str(Path(course.__file__).resolve().parent)]
@@ -276,13 +279,22 @@ def mode() -> dict:
     for prefix, as_root in attempts:
         with tempfile.TemporaryDirectory(prefix="sandbox-probe-") as tmp:
             os.chmod(tmp, 0o755)
-            config = _config(tmp, [os.path.abspath(sys.executable), "-c", _PROBE], {}, Limits(),
-                             mounts=True, drop=as_root)  # fmt: skip
+            config = _config(
+                tmp,
+                [os.path.abspath(sys.executable), "-c", _PROBE],
+                {},
+                Limits(),
+                mounts=True,
+                drop=as_root,
+            )
             try:
                 proc = subprocess.run(
                     [*prefix, os.path.abspath(sys.executable), "-I", str(INIT)],
-                    input=json.dumps(config) + "\n", capture_output=True, text=True, timeout=60,
-                )  # fmt: skip
+                    input=json.dumps(config) + "\n",
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                )
             except (OSError, subprocess.TimeoutExpired):
                 continue
             if proc.returncode == 0:
@@ -298,7 +310,8 @@ def mode() -> dict:
     return _fallback(is_root)
 
 
-# What a probe sandbox reports: its uid, and whether it can neither unmount nor make a user namespace.
+# What a probe sandbox reports: its uid, and whether it can neither unmount nor make a user
+# namespace.
 _PROBE = (
     "import ctypes, os\n"
     "libc = ctypes.CDLL(None, use_errno=True)\n"
@@ -314,13 +327,21 @@ def _fallback(is_root: bool) -> dict:
     if is_root:
         with tempfile.TemporaryDirectory(prefix="sandbox-probe-") as tmp:
             os.chmod(tmp, 0o755)
-            config = _config(tmp, [os.path.abspath(sys.executable), "-c", "pass"], {}, Limits(),
-                             mounts=False, drop=True)  # fmt: skip
+            config = _config(
+                tmp,
+                [os.path.abspath(sys.executable), "-c", "pass"],
+                {},
+                Limits(),
+                mounts=False,
+                drop=True,
+            )
             probe = subprocess.run(
                 [os.path.abspath(sys.executable), "-I", str(INIT)],
-                input=(json.dumps(config) + "\n").encode(), capture_output=True, timeout=60,
+                input=(json.dumps(config) + "\n").encode(),
+                capture_output=True,
+                timeout=60,
                 env=_BARE_ENV,
-            )  # fmt: skip
+            )
             drop = probe.returncode == 0
     if not drop:
         off.append("unprivileged-user")
@@ -342,8 +363,16 @@ def describe() -> str:
     )
 
 
-def _config(workdir: str, argv: list[str], env: dict, limits: Limits, *, mounts: bool,
-            drop: bool, uid: int = NOBODY) -> dict:  # fmt: skip
+def _config(
+    workdir: str,
+    argv: list[str],
+    env: dict,
+    limits: Limits,
+    *,
+    mounts: bool,
+    drop: bool,
+    uid: int = NOBODY,
+) -> dict:
     return {
         "workdir": workdir,
         "argv": argv,
@@ -380,8 +409,8 @@ def _kill_leftovers(root_pid: int, token: str) -> None:
 
 
 def _terminate_init(proc: subprocess.Popen) -> None:
-    """Ask the sandbox's first process (under ``unshare``) to stop: it kills the submission and copies
-    its results back to the grader's folder; after 5 s it is killed like the rest."""
+    """Ask the sandbox's first process (under ``unshare``) to stop: it kills the submission and
+    copies its results back to the grader's folder; after 5 s it is killed like the rest."""
     import psutil
 
     with contextlib.suppress(psutil.Error):
@@ -391,8 +420,15 @@ def _terminate_init(proc: subprocess.Popen) -> None:
         proc.wait(timeout=5)
 
 
-def run(workdir: str | Path, argv: list[str], *, env: dict[str, str], timeout_seconds: float,
-        limits: Limits = Limits(), uid: int = NOBODY) -> Outcome:  # fmt: skip
+def run(
+    workdir: str | Path,
+    argv: list[str],
+    *,
+    env: dict[str, str],
+    timeout_seconds: float,
+    limits: Limits = Limits(),
+    uid: int = NOBODY,
+) -> Outcome:
     """Run ``argv`` in ``workdir`` inside the sandbox; never raises for what the command does.
 
     Inside, the folder is at ``/tmp/submission`` (when files are hidden) and is the working
@@ -406,9 +442,14 @@ def run(workdir: str | Path, argv: list[str], *, env: dict[str, str], timeout_se
     cmd = [*m["prefix"], os.path.abspath(sys.executable), "-I", str(INIT)]
     start = time.monotonic()
     proc = subprocess.Popen(
-        cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        start_new_session=True, cwd="/", env=_BARE_ENV,
-    )  # fmt: skip
+        cmd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        cwd="/",
+        env=_BARE_ENV,
+    )
     with contextlib.suppress(OSError):
         proc.stdin.write((json.dumps(config) + "\n").encode())
         proc.stdin.close()
@@ -460,7 +501,8 @@ def read_capped(path: Path) -> str:
 
 
 class Zygote:
-    """A warm sandbox factory (:mod:`course.publishing.grading.zygote`): imports once, forks one sandbox a run.
+    """A warm sandbox factory (:mod:`course.publishing.grading.zygote`): imports once, forks one
+    sandbox a run.
 
     Needs what :func:`mode` found for mounts (root, or unprivileged user namespaces). ``preload``:
     modules to import up front; ``threads``: OpenMP/MKL threads of each sandbox (set before torch
@@ -497,10 +539,21 @@ class Zygote:
         prefix = [p for p in m["prefix"] if p != "--pid"]
         self._log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
         self.proc = subprocess.Popen(
-            [*prefix, os.path.abspath(sys.executable), "-I", "-B", str(INIT.with_name("zygote.py"))],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
-            start_new_session=True, cwd="/", text=True, env=_BARE_ENV,
-        )  # fmt: skip
+            [
+                *prefix,
+                os.path.abspath(sys.executable),
+                "-I",
+                "-B",
+                str(INIT.with_name("zygote.py")),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+            start_new_session=True,
+            cwd="/",
+            text=True,
+            env=_BARE_ENV,
+        )
         self.proc.stdin.write(json.dumps(config) + "\n")  # not on the command line: /proc shows it
         self.proc.stdin.flush()
         first = self.proc.stdout.readline()
@@ -546,14 +599,28 @@ class Zygote:
     def inside(self, workdir: Path) -> str:
         return "/tmp/submission"
 
-    def run(self, workdir: Path, *, env: dict[str, str], timeout_seconds: float,
-            limits: Limits = Limits(), uid: int = NOBODY) -> Outcome:  # fmt: skip
+    def run(
+        self,
+        workdir: Path,
+        *,
+        env: dict[str, str],
+        timeout_seconds: float,
+        limits: Limits = Limits(),
+        uid: int = NOBODY,
+    ) -> Outcome:
         ident = workdir.name
         slot = {"started": threading.Event(), "done": threading.Event()}
         self._waiting[ident] = slot
-        request = {"id": ident, "dir": ident, "env": env, "limits": limits.rlimits(),
-                   "uid": uid if self.drop else None, "gid": uid if self.drop else None,
-                   "drop_caps": not self.drop, "cgroup": self.cgroups.slot(uid)}  # fmt: skip
+        request = {
+            "id": ident,
+            "dir": ident,
+            "env": env,
+            "limits": limits.rlimits(),
+            "uid": uid if self.drop else None,
+            "gid": uid if self.drop else None,
+            "drop_caps": not self.drop,
+            "cgroup": self.cgroups.slot(uid),
+        }
         start = time.monotonic()
         with self._lock:
             self.proc.stdin.write(json.dumps(request) + "\n")

@@ -1,7 +1,8 @@
-"""First process inside the sandbox's namespaces: a root built from an allow-list, rights dropped, the command.
+"""First process inside the sandbox's namespaces: a root built from an allow-list, rights dropped,
+the command.
 
-Run by :mod:`course.publishing.grading.sandbox` as ``python sandbox_init.py`` (a file, not ``-m``, so
-that it imports nothing from ``course``) with its config as the first line on stdin (never on the
+Run by :mod:`course.publishing.grading.sandbox` as ``python sandbox_init.py`` (a file, not ``-m``,
+so that it imports nothing from ``course``) with its config as the first line on stdin (never on the
 command line, which ``/proc/1/cmdline`` shows inside), as root inside fresh mount, PID, network, IPC
 and UTS namespaces (or as far as the platform allows). It
 
@@ -9,11 +10,11 @@ and UTS namespaces (or as far as the platform allows). It
    namespace only (:data:`BUILD_AT`): read-only binds of the system's program folders
    (:data:`SYSTEM`), a few files of ``/etc`` (:data:`ETC`), harmless devices, and what Python needs
    (the interpreter, the environment, the ``course`` package) at their usual paths; a private,
-   size-limited ``/tmp`` and ``/dev/shm``; the submission's folder at ``/tmp/submission``, a tmpfs of
-   its own (:data:`FOLDER_BYTES`, :data:`FOLDER_INODES`) holding a copy of the grader's request,
-   whose results are copied back to the grader's folder when the run ends (:func:`copy_out`). Nothing
-   else of the host is there: not ``/var``, ``/home``, ``/mnt``, the rest of ``/etc``, the checkout,
-   the submissions folder or the output, wherever they live;
+   size-limited ``/tmp`` and ``/dev/shm``; the submission's folder at ``/tmp/submission``, a tmpfs
+   of its own (:data:`FOLDER_BYTES`, :data:`FOLDER_INODES`) holding a copy of the grader's request,
+   whose results are copied back to the grader's folder when the run ends (:func:`copy_out`).
+   Nothing else of the host is there: not ``/var``, ``/home``, ``/mnt``, the rest of ``/etc``, the
+   checkout, the submissions folder or the output, wherever they live;
 2. mounts a fresh ``/proc`` for the new PID namespace, switches to the new root (``pivot_root``),
    detaches the old one (so there is nothing under any mount to uncover) and makes ``/`` read-only;
 3. forks: the child starts its own session, sets resource limits (CPU time, address space, file
@@ -22,7 +23,8 @@ and UTS namespaces (or as far as the platform allows). It
    this process, PID 1 of the namespace, waits for it and exits with its status, and the kernel then
    kills everything else the submission started.
 
-Any step the config marks as required that fails ends the run with status 97 before the command runs.
+Any step the config marks as required that fails ends the run with status 97 before the command
+runs.
 """
 
 from __future__ import annotations
@@ -35,16 +37,32 @@ import resource
 import sys
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = (
-    1, 2, 4, 8, 32, 4096, 16384, 1 << 18
-)  # fmt: skip
+    1,
+    2,
+    4,
+    8,
+    32,
+    4096,
+    16384,
+    1 << 18,
+)
 MS_NOATIME, MS_NODIRATIME, MS_RELATIME = 1024, 2048, 1 << 21
 MNT_DETACH = 2
 PR_SET_NO_NEW_PRIVS = 38
 # The new root's contents: the operating system's program folders, a few files of /etc that the
 # loader and Python read, harmless devices, a private /tmp and /dev/shm, /proc. Nothing else.
 SYSTEM = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
-ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "nsswitch.conf", "passwd",
-       "group", "host.conf", "mime.types")  # fmt: skip
+ETC = (
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "localtime",
+    "nsswitch.conf",
+    "passwd",
+    "group",
+    "host.conf",
+    "mime.types",
+)
 DEVICES = ("null", "zero", "full", "random", "urandom")
 # Where the new root is assembled, in this process's own mount namespace only: the first of these
 # that no path to keep lies under. Once the root is switched the old one is detached: no way back.
@@ -69,9 +87,12 @@ _libc = ctypes.CDLL(None, use_errno=True)
 
 def _mount(source: str, target: str, fstype: str | None, flags: int, data: str | None = None):
     rc = _libc.mount(
-        source.encode(), target.encode(), fstype.encode() if fstype else None, flags,
+        source.encode(),
+        target.encode(),
+        fstype.encode() if fstype else None,
+        flags,
         data.encode() if data else None,
-    )  # fmt: skip
+    )
     if rc != 0:
         err = ctypes.get_errno()
         raise OSError(err, f"mount {source} on {target}: {os.strerror(err)}")
@@ -86,8 +107,12 @@ def _umount(target: str) -> None:
 def _kept_flags(path: str) -> int:
     """The flags a read-only remount must keep (a user namespace may not clear them)."""
     f = os.statvfs(path).f_flag
-    pairs = ((os.ST_NOEXEC, MS_NOEXEC), (os.ST_NOATIME, MS_NOATIME),
-             (os.ST_NODIRATIME, MS_NODIRATIME), (getattr(os, "ST_RELATIME", 4096), MS_RELATIME))  # fmt: skip
+    pairs = (
+        (os.ST_NOEXEC, MS_NOEXEC),
+        (os.ST_NOATIME, MS_NOATIME),
+        (os.ST_NODIRATIME, MS_NODIRATIME),
+        (getattr(os, "ST_RELATIME", 4096), MS_RELATIME),
+    )
     return sum(ms for st, ms in pairs if f & st)
 
 
@@ -144,8 +169,13 @@ def mount_folder(target: str, uid: int | None) -> None:
     """The submission's folder: a tmpfs of its own, at most :data:`FOLDER_BYTES` and
     :data:`FOLDER_INODES` files, owned by the user it runs as (what it writes never reaches the
     grader's disk, and a neighbour's folder is another filesystem)."""
-    _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV,
-           f"mode=0755,size={FOLDER_BYTES},nr_inodes={FOLDER_INODES}")  # fmt: skip
+    _mount(
+        "tmpfs",
+        target,
+        "tmpfs",
+        MS_NOSUID | MS_NODEV,
+        f"mode=0755,size={FOLDER_BYTES},nr_inodes={FOLDER_INODES}",
+    )
     if uid is not None:
         os.chown(target, uid, uid)
 
@@ -172,8 +202,9 @@ def copy_out(folder: str, dest_fd: int) -> None:
     with contextlib.suppress(OSError):
         room = os.statvfs(folder)
         if room.f_bavail * room.f_frsize < 2**20 or room.f_favail < 8:  # (nearly) full: say so
-            fd = os.open(FULL, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644,
-                         dir_fd=dest_fd)  # fmt: skip
+            fd = os.open(
+                FULL, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=dest_fd
+            )
             os.close(fd)
     for name in RESULTS:
         try:
@@ -188,7 +219,10 @@ def copy_out(folder: str, dest_fd: int) -> None:
             if name == "output.txt" and info.st_size > limit:
                 head = os.pread(fd, 8 * 1024, 0)
                 tail = os.pread(fd, limit - len(head), info.st_size - (limit - len(head)))
-                note = f"\n[... {info.st_size - len(head) - len(tail):,} bytes of output dropped ...]\n"
+                note = (
+                    f"\n[... {info.st_size - len(head) - len(tail):,} bytes of output "
+                    "dropped ...]\n"
+                )
                 data = head + note.encode() + tail
             elif info.st_size > limit:
                 continue
@@ -198,8 +232,9 @@ def copy_out(folder: str, dest_fd: int) -> None:
             os.close(fd)
         with contextlib.suppress(FileNotFoundError):
             os.unlink(name, dir_fd=dest_fd)
-        out = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644,
-                      dir_fd=dest_fd)  # fmt: skip
+        out = os.open(
+            name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644, dir_fd=dest_fd
+        )
         with os.fdopen(out, "wb") as f:
             f.write(data)
 
@@ -230,12 +265,15 @@ def hide_files(config: dict) -> None:
         if os.path.exists("/dev/" + name):
             open(f"{new}/dev/{name}", "a").close()  # noqa: SIM115
             _mount("/dev/" + name, f"{new}/dev/{name}", None, MS_BIND)
-    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
-                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):  # fmt: skip
+    for name, target in (
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+    ):
         os.symlink(target, f"{new}/dev/{name}")
     os.mkdir(new + "/dev/shm")
-    _mount("tmpfs", new + "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
-           scratch_options())  # fmt: skip
+    _mount("tmpfs", new + "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, scratch_options())
     os.mkdir(new + "/tmp")
     _mount("tmpfs", new + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, scratch_options())
     for path in keep:
@@ -277,14 +315,23 @@ def refuse_namespaces() -> None:
     allow, eperm, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38
     ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06
     prog = [
-        (ld, 0, 0, 4), (jeq, 1, 0, arch), (ret, 0, 0, enosys),  # another ABI: nothing
-        (ld, 0, 0, 0), (jge, 0, 1, 0x40000000), (ret, 0, 0, enosys),  # x32 numbers
-        (jeq, 0, 1, clone3), (ret, 0, 0, enosys),
-        (jeq, 0, 1, setns), (ret, 0, 0, eperm),
-        (jeq, 1, 0, clone), (jeq, 0, 3, unshare),
-        (ld, 0, 0, 16), (jset, 0, 1, CLONE_NEWUSER), (ret, 0, 0, eperm),
+        (ld, 0, 0, 4),
+        (jeq, 1, 0, arch),
+        (ret, 0, 0, enosys),  # another ABI: nothing
+        (ld, 0, 0, 0),
+        (jge, 0, 1, 0x40000000),
+        (ret, 0, 0, enosys),  # x32 numbers
+        (jeq, 0, 1, clone3),
+        (ret, 0, 0, enosys),
+        (jeq, 0, 1, setns),
+        (ret, 0, 0, eperm),
+        (jeq, 1, 0, clone),
+        (jeq, 0, 3, unshare),
+        (ld, 0, 0, 16),
+        (jset, 0, 1, CLONE_NEWUSER),
+        (ret, 0, 0, eperm),
         (ret, 0, 0, allow),
-    ]  # fmt: skip
+    ]
     raw = b"".join(struct.pack("HBBI", *insn) for insn in prog)
     buf = ctypes.create_string_buffer(raw)
     fprog = struct.pack("HxxxxxxP", len(prog), ctypes.addressof(buf))
@@ -433,8 +480,9 @@ def _kill_all_but_me(worker: int) -> None:
 
 
 def supervise(spawn, workdir: str) -> int:
-    """Run the worker; when a cell overruns its limit by ``GRACE_SECONDS`` (its own alarm failed: stuck in C
-    code, or the alarm was caught), kill the submission and run it again without that cell.
+    """Run the worker; when a cell overruns its limit by ``GRACE_SECONDS`` (its own alarm failed:
+    stuck in C code, or the alarm was caught), kill the submission and run it again without that
+    cell.
 
     Returns the worker's exit status. The request is read once, before any submission code runs.
     """

@@ -128,8 +128,17 @@ def _answer(name: str, body, where: str) -> Answer:
         raise FormatError(f"{where}: answer name {name!r} is not an identifier")
     body = dict(body or {})
     unknown = set(body) - {
-        "expr", "sig", "type", "expect", "rel", "public", "choices", "call", "probes", "hint"
-    }  # fmt: skip
+        "expr",
+        "sig",
+        "type",
+        "expect",
+        "rel",
+        "public",
+        "choices",
+        "call",
+        "probes",
+        "hint",
+    }
     if unknown:
         raise FormatError(f"{where}: answer {name}: unknown keys {sorted(unknown)}")
     kind = body.get("type")

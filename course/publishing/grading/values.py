@@ -82,7 +82,8 @@ def canonical(value, sig: int | str = EXACT) -> str:
 
 
 def candidates(value, sig: int | str = EXACT) -> list[str]:
-    """Canonical forms a learner's value may take: itself and, for a rounded number, its neighbours."""
+    """Canonical forms a learner's value may take: itself and, for a rounded number, its
+    neighbours."""
     first = canonical(value, sig)
     if sig == EXACT or not is_number(value) or not math.isfinite(float(value)) or value == 0:
         return [first]
@@ -144,8 +145,15 @@ def form_problem(value, kind: str) -> str:
         return "should be a whole number (an int), not a float"
     if got == kind:
         return ""
-    names = {"int": "a whole number (int)", "float": "a number", "bool": "True or False",
-             "str": "a string", "list": "a list", "dict": "a dict", "none": "None"}  # fmt: skip
+    names = {
+        "int": "a whole number (int)",
+        "float": "a number",
+        "bool": "True or False",
+        "str": "a string",
+        "list": "a list",
+        "dict": "a dict",
+        "none": "None",
+    }
     return f"should be {names.get(kind, kind)}, got {names.get(got, got)}"
 
 

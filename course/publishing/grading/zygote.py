@@ -1,23 +1,23 @@
-"""A warm sandbox factory: one process imports Python, IPython, torch and ``course`` once, then forks
-a fresh sandbox for each submission (the import costs several seconds a submission otherwise).
+"""A warm sandbox factory: one process imports Python, IPython, torch and ``course`` once, then
+forks a fresh sandbox for each submission (the import costs several seconds a submission otherwise).
 
-Run by :class:`course.publishing.grading.sandbox.Zygote` as ``python zygote.py`` (a file, not ``-m``)
-inside ``unshare --mount --net --ipc --uts``, as root, its config the first line on stdin. At start it
-builds the allow-listed root the way ``sandbox_init`` does (the folder of sandboxes at
-``/.sandboxes``) and imports the modules to preload. Then, for each request line on stdin (``{"id", "dir", "env", "limits"}``) it forks a
-*holder*, which takes new PID, mount, network, IPC and UTS namespaces and forks their PID 1; PID 1
-dies with the holder (``PR_SET_PDEATHSIG``), mounts a fresh ``/tmp`` holding only its own folder at
-``/tmp/submission`` (and, read-only, kept paths that live under ``/tmp``), unmounts ``/.sandboxes``
-and ``/.work``,
-mounts a fresh ``/dev/shm`` and ``/proc``, and forks the worker: its own session, every inherited file descriptor closed,
-output to ``output.txt``, resource limits, user ``nobody``, no new privileges, then the runner
-(``runner.main``) in that already-warm interpreter. Replies on stdout: ``{"id", "pid"}`` (the holder:
-kill it and the whole namespace dies) and, when it ends, ``{"id", "status"}``.
+Run by :class:`course.publishing.grading.sandbox.Zygote` as ``python zygote.py`` (a file, not
+``-m``) inside ``unshare --mount --net --ipc --uts``, as root, its config the first line on stdin.
+At start it builds the allow-listed root the way ``sandbox_init`` does (the folder of sandboxes at
+``/.sandboxes``) and imports the modules to preload. Then, for each request line on stdin (``{"id",
+"dir", "env", "limits"}``) it forks a *holder*, which takes new PID, mount, network, IPC and UTS
+namespaces and forks their PID 1; PID 1 dies with the holder (``PR_SET_PDEATHSIG``), mounts a fresh
+``/tmp`` holding only its own folder at ``/tmp/submission`` (and, read-only, kept paths that live
+under ``/tmp``), unmounts ``/.sandboxes`` and ``/.work``, mounts a fresh ``/dev/shm`` and ``/proc``,
+and forks the worker: its own session, every inherited file descriptor closed, output to
+``output.txt``, resource limits, user ``nobody``, no new privileges, then the runner
+(``runner.main``) in that already-warm interpreter. Replies on stdout: ``{"id", "pid"}`` (the
+holder: kill it and the whole namespace dies) and, when it ends, ``{"id", "status"}``.
 
 Each sandbox's folder is a size-limited tmpfs the factory mounts under ``/.work`` before forking the
-holder (the grader's request copied in); when the holder ends, the factory copies the results and the
-capped output back to the grader's folder in ``/.sandboxes`` and drops the tmpfs. What a submission
-writes never reaches the grader's disk, and each folder is a filesystem of its own.
+holder (the grader's request copied in); when the holder ends, the factory copies the results and
+the capped output back to the grader's folder in ``/.sandboxes`` and drops the tmpfs. What a
+submission writes never reaches the grader's disk, and each folder is a filesystem of its own.
 """
 
 from __future__ import annotations
@@ -38,8 +38,12 @@ import sandbox_init  # noqa: E402  (same folder; imports nothing from course)
 sys.path.remove(HERE)
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = (
-    0x00020000, 0x04000000, 0x08000000, 0x20000000, 0x40000000
-)  # fmt: skip
+    0x00020000,
+    0x04000000,
+    0x08000000,
+    0x20000000,
+    0x40000000,
+)
 PR_SET_PDEATHSIG = 1
 _libc = ctypes.CDLL(None, use_errno=True)
 _lock = threading.Lock()
