@@ -1,22 +1,34 @@
 # One-command set-up: `make lab` opens the course, `make test` checks all of it.
-# Everything installs into .venv from the pins in requirements.txt (PyPI only).
+# Learners: `make lab` installs the learners' set (requirements/learners.txt) into .venv.
+# Instructors and CI: `make test`, `make grade`, `make site`... add the instructors' set
+# (requirements/instructors.txt) and their package, instructors/teaching. Both locks are universal
+# (Linux, macOS, Windows; Python 3.11-3.13), resolved from the public index by `make lock`.
 
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
 PORT   ?= 8888
+LEARNERS    := $(VENV)/.learners-installed
+INSTRUCTORS := $(VENV)/.instructors-installed
 
-.PHONY: install lab test lint unit notebooks exercises-run check assign grade release lock clean site answer-keys slides
+.PHONY: install install-instructors lab test lint unit notebooks exercises-run check assign grade \
+	release lock clean site answer-keys slides
 
-install: $(STAMP)
+install: $(LEARNERS)
 
-$(STAMP): requirements.txt pyproject.toml
+$(LEARNERS): requirements/learners.txt requirements/install.py pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is needed, found " + sys.version.split()[0]'
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -r requirements.txt
-	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
-	touch $(STAMP)
+	$(BIN)/python requirements/install.py requirements/learners.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e .
+	touch $@
+
+install-instructors: $(INSTRUCTORS)
+
+$(INSTRUCTORS): $(LEARNERS) requirements/instructors.txt instructors/pyproject.toml
+	$(BIN)/python requirements/install.py requirements/instructors.txt
+	$(BIN)/python -m pip install --quiet --no-deps -e instructors
+	touch $@
 
 # Learners work on copies in work/ (git ignores it): the tracked lessons stay clean, so `git pull`
 # never conflicts with a learner's edits or saved outputs. Copies are made once and never overwritten.
@@ -35,71 +47,67 @@ check: install
 	$(BIN)/python -m course check
 
 ## The whole suite, as CI runs it (see README "Tests").
-test: install lint unit notebooks exercises-run
+test: install-instructors lint unit notebooks exercises-run
 
-lint: install
-	$(BIN)/ruff check course tests
-	$(BIN)/ruff format --check course tests
+lint: install-instructors
+	$(BIN)/ruff check course instructors/teaching tests requirements
+	$(BIN)/ruff format --check course instructors/teaching tests requirements
 	$(BIN)/lint-imports --no-cache
 
-unit: install
+unit: install-instructors
 	$(BIN)/python -m pytest tests --durations=10
 
-notebooks: install
+notebooks: install-instructors
 	$(BIN)/python -m pytest --nbval --nbval-current-env --nbval-cell-timeout=300 notebooks solutions
 
-exercises-run: install
+exercises-run: install-instructors
 	$(BIN)/python -m pytest --nbval-lax --nbval-current-env --nbval-cell-timeout=300 exercises
 
 ## Instructors: regenerate exercises/ (student notebooks and their public checks) from solutions/.
-assign: install
-	$(BIN)/python -m course assign
+assign: install-instructors
+	$(BIN)/python -m teaching assign
 
 ## Instructors: grade a folder of submissions in sandboxes, e.g.
 ## `make grade SUBMISSIONS=subs/ OUT=grades.csv ASSIGNMENT=04_model_memory JOBS=2 TIMEOUT=300`.
 JOBS    ?= 2
 TIMEOUT ?= 300
-grade: install
-	$(BIN)/python -m course grade $(SUBMISSIONS) --out $(or $(OUT),grades.csv) \
+grade: install-instructors
+	$(BIN)/python -m teaching grade $(SUBMISSIONS) --out $(or $(OUT),grades.csv) \
 	    --jobs $(JOBS) --timeout $(TIMEOUT) $(if $(ASSIGNMENT),--assignment $(ASSIGNMENT))
 
 ## Instructors: what students receive (no solutions, no answer keys), built from the committed files,
 ## e.g. `make release OUT=dist/course`; `make release GRADED=1` for a graded class (coarse checks only).
-release: install
-	$(BIN)/python -m course release $(or $(OUT),dist/course) $(if $(GRADED),--graded)
+release: install-instructors
+	$(BIN)/python -m teaching release $(or $(OUT),dist/course) $(if $(GRADED),--graded)
 
 ## Instructors: one answer-key page per exercise set, generated from solutions/ (never publish them
 ## to a graded class), e.g. `make answer-keys OUT=build/answer-keys`.
-answer-keys: install
-	$(BIN)/python -m course answer-keys $(or $(OUT),build/answer-keys)
+answer-keys: install-instructors
+	$(BIN)/python -m teaching answer-keys $(or $(OUT),build/answer-keys)
 
 ## The course as a static website in build/site/ (Sphinx + myst-nb, from the committed outputs).
 ## `make site ANSWER_KEYS=1` builds the instructors' copy, with the answer keys, into its own folder
 ## build/site-answer-keys/ (never publish it to a class); neither build writes into the other's folder.
-## (tests/publishing/test_site.py builds it too, so `make test` fails on a broken link or a missing lesson.)
-site: install
-	$(BIN)/python -m course site $(if $(ANSWER_KEYS),build/site-answer-keys --answer-keys,build/site)
+## (tests/teaching/test_site.py builds it too, so `make test` fails on a broken link or a missing lesson.)
+site: install-instructors
+	$(BIN)/python -m teaching site $(if $(ANSWER_KEYS),build/site-answer-keys --answer-keys,build/site)
 
 ## Reveal.js decks of every lesson in build/slides/ (nbconvert's slides exporter, from the cells'
 ## slideshow tags), with what they load in build/slides/_static (they work offline; their links lead
-## to build/site). `make slides TAG=1` first re-tags the lessons by the rule in course/publishing/slides.py.
-slides: install
-	$(BIN)/python -m course slides build/slides $(if $(TAG),--tag)
+## to build/site). `make slides TAG=1` first re-tags the lessons by the rule in instructors/teaching/slides.py.
+slides: install-instructors
+	$(BIN)/python -m teaching slides build/slides $(if $(TAG),--tag)
 
-## Maintainers: re-resolve requirements.in into requirements.txt.
+## Maintainers: re-resolve both locks from requirements/*.in against the public index (PyPI), for
+## every platform and Python the course supports (uv's universal resolution, in seconds). The
+## learners' lock is constrained by the instructors', so the versions they share are equal.
+UV ?= $(shell command -v uv 2>/dev/null || echo $(BIN)/uv)
+LOCK := --universal --python-version 3.11 --custom-compile-command "make lock" --quiet \
+	--annotation-style line
 lock:
-	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
-	.lock-venv/bin/pip install --quiet -r requirements.in
-	{ echo "# Pinned, complete environment (generated from requirements.in by \`make lock\`)."; \
-	  .lock-venv/bin/pip freeze --all | grep -v -E '^(pip|-e )' | sed 's/+cpu//'; } > requirements.txt
-	rm -rf .lock-venv
+	$(UV) pip compile $(LOCK) requirements/instructors.in -o requirements/instructors.txt
+	$(UV) pip compile $(LOCK) requirements/learners.in -c requirements/instructors.txt \
+	    -o requirements/learners.txt
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache  # never work/: it holds the learner's work
-
-## Maintainers: rewrite environment.yml from requirements.txt (a test checks they agree).
-environment.yml: requirements.txt
-	{ sed -n '1,4p' environment.yml; printf 'name: gpu-course\nchannels:\n  - conda-forge\n'; \
-	  printf 'dependencies:\n  - python=3.11\n  - pip\n  - pip:\n'; \
-	  grep -v -e '^#' -e '^$$' requirements.txt | sed 's/^/      - /'; echo '      - -e .'; } > $@.tmp
-	mv $@.tmp $@
+	rm -rf $(VENV) build *.egg-info instructors/*.egg-info .pytest_cache  # never work/: it holds the learner's work

@@ -28,10 +28,11 @@ import os
 import statistics
 import time
 
+from teaching.grading import authoring, spec
 from tqdm.auto import tqdm
 
-from course.publishing.grading import authoring, coarse, spec
-from course.publishing.grading.values import EXACT, canonical, digest
+from course.selfcheck import coarse
+from course.selfcheck.values import EXACT, canonical, digest
 
 
 def time_one_hash(repeats: int = 30) -> tuple[float, float]:

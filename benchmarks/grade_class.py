@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/grade_class.py [--set 04_model_memory] [--class-size 20] [--jobs 2]
 
 Builds a class from the set's exercise and solution notebooks (most right, some blank, some with a
-known wrong answer), grades it with ``python -m course grade``'s code path (sandbox factory start,
+known wrong answer), grades it with ``python -m teaching grade``'s code path (sandbox factory start,
 solution run with this run's probes, then every submission), and prints the median and spread of
 the per-submission seconds from the CSV, the whole run's wall time, and the machine's load average
 before and after (a busy machine is slower: compare figures taken on the same machine, quiet).
@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 
 import nbformat
+from teaching.grading import authoring, gradebook, spec
 
-from course.publishing.grading import authoring, gradebook, spec
 from course.measure.devices import describe_machine
 
 

@@ -1,19 +1,12 @@
-"""Command line: ``python -m course check | measure | assign | grade | release``.
+"""Command line of the learners' package: ``python -m course check | measure``.
 
 - ``check``: one [OK]/[WARN]/[FAIL] line per requirement; exit status 1 when the course cannot run.
 - ``measure [--budget S] [--save run.json] [--compare other.json | h100]``: this machine's matmul
   rates and memory bandwidths, measured now; saved as JSON, or printed beside another saved portrait
   (or the shipped H100 SXM reference run).
-- ``assign``: regenerate ``exercises/`` (student notebooks and their public checks) from
-  ``solutions/``.
-- ``grade SUBMISSIONS_DIR --out grades.csv``: grade every submission in a sandbox, one CSV row each.
-- ``release OUTDIR [--graded]``: what students receive (no solutions, no answer keys), from the
-  committed files, checked for hidden values; ``--graded``: public checks of form, units and coarse
-  range only.
-- ``answer-keys OUTDIR [--no-values]``: one answer-key page per exercise set, from ``solutions/``.
-- ``site OUTDIR [--answer-keys]``: the course as a static website (Sphinx + myst-nb).
-- ``slides OUTDIR [--tag]``: one Reveal.js deck per lesson (``--tag`` re-applies the slide tags
-  first).
+
+The instructors' commands (assign, grade, release, answer-keys, site, slides) are in the
+instructors' package: ``python -m teaching --help``.
 """
 
 from __future__ import annotations
@@ -21,8 +14,19 @@ from __future__ import annotations
 import argparse
 import sys
 
+#: Commands that moved to the instructors' package (``instructors/teaching``).
+INSTRUCTORS_COMMANDS = ("assign", "grade", "release", "answer-keys", "site", "slides")
+
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in INSTRUCTORS_COMMANDS:
+        print(
+            f"'{argv[0]}' is an instructors' command: python -m teaching {' '.join(argv)} "
+            "(installed by `make install-instructors`, or any make target that needs it)",
+            file=sys.stderr,
+        )
+        return 2
     parser = argparse.ArgumentParser(prog="python -m course", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("check", help="check that this machine can run the course")
@@ -34,83 +38,15 @@ def main(argv: list[str] | None = None) -> int:
         metavar="OTHER_JSON",
         help="print it beside a saved portrait, or 'h100' for the reference run",
     )
-    assign = sub.add_parser("assign", help="generate exercises/ from solutions/")
-    assign.add_argument("notebooks", nargs="*", help="solution notebooks (default: all)")
-    grade = sub.add_parser("grade", help="grade a folder of submitted notebooks into a CSV")
-    grade.add_argument("submissions", help="folder of submitted .ipynb files")
-    grade.add_argument("--out", default="grades.csv", help="CSV gradebook to write")
-    grade.add_argument("--timeout", type=float, default=300.0, help="seconds per submission")
-    grade.add_argument("--cell-timeout", type=float, default=60.0, help="seconds per cell")
-    grade.add_argument("--jobs", type=int, default=1, help="submissions graded at once")
-    grade.add_argument(
-        "--assignment", help="grade every file as this assignment (e.g. 00_units_and_memory)"
-    )
-    release = sub.add_parser("release", help="write the student release (no solutions)")
-    release.add_argument("outdir", help="folder to write (must not exist, or be empty)")
-    release.add_argument(
-        "--graded",
-        action="store_true",
-        help="for a graded class: checks of form, units and a coarse range, no value to search for",
-    )
-    keys = sub.add_parser("answer-keys", help="write the instructors' answer keys from solutions/")
-    keys.add_argument("outdir", help="folder for the pages (e.g. build/answer-keys)")
-    keys.add_argument(
-        "--no-values", action="store_true", help="leave out the key values (no solution is run)"
-    )
-    site = sub.add_parser("site", help="build the course website (Sphinx + myst-nb)")
-    site.add_argument("outdir", help="folder for the HTML (e.g. build/site)")
-    site.add_argument(
-        "--answer-keys",
-        action="store_true",
-        help="include the answer keys (never for a site a graded class can read)",
-    )
-    slides = sub.add_parser("slides", help="build a Reveal.js deck per lesson")
-    slides.add_argument("outdir", help="folder for the decks (e.g. build/slides)")
-    slides.add_argument(
-        "--tag",
-        action="store_true",
-        help="re-tag the lessons' cells for slides first (metadata only)",
-    )
     args = parser.parse_args(argv)
 
     if args.command == "check":
-        from course.publishing.check import run_checks
+        from course.selfcheck.environment import run_checks
 
         return run_checks()
-    if args.command == "measure":
-        from course.measure.quick import run_measure
+    from course.measure.quick import run_measure
 
-        return run_measure(args.budget, save=args.save, compare=args.compare)
-    if args.command == "assign":
-        from course.publishing.grading.authoring import assign_all
-
-        return assign_all(args.notebooks)
-    if args.command == "answer-keys":
-        from course.publishing.answer_keys import run_answer_keys
-
-        return run_answer_keys(args.outdir, values=not args.no_values)
-    if args.command == "slides":
-        from course.publishing.slides import run_slides
-
-        return run_slides(args.outdir, retag=args.tag)
-    if args.command == "site":
-        from course.publishing.site import run_site
-
-        return run_site(args.outdir, answer_keys=args.answer_keys)
-    if args.command == "release":
-        from course.publishing.grading.release import write_release
-
-        return write_release(args.outdir, graded=args.graded)
-    from course.publishing.grading.gradebook import grade_folder
-
-    return grade_folder(
-        args.submissions,
-        args.out,
-        timeout_seconds=args.timeout,
-        cell_timeout_seconds=args.cell_timeout,
-        assignment=args.assignment,
-        jobs=args.jobs,
-    )
+    return run_measure(args.budget, save=args.save, compare=args.compare)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 """Headless Chromium for the browser tests (tests/project/test_browser.py,
-tests/publishing/test_site.py, tests/publishing/test_offline.py): Debian's chromium driven by
+tests/teaching/test_site.py, tests/teaching/test_offline.py): Debian's chromium driven by
 Playwright, never a downloaded browser."""
 
 from __future__ import annotations
@@ -41,5 +41,5 @@ def chromium() -> str:
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
-        _unavailable("the playwright package is not installed (pip install -r requirements.txt)")
+        _unavailable("the playwright package is not installed (make install-instructors)")
     return path

@@ -1,7 +1,7 @@
 """Submissions for the grading tests, all graded in ONE ``grade_folder`` run (``--jobs 2``).
 
-``tests/publishing/test_grading.py`` (ordinary mistakes and breakage) and
-``tests/publishing/test_grading_attacks.py`` (a learner who wants marks without the answers) share
+``tests/teaching/test_grading.py`` (ordinary mistakes and breakage) and
+``tests/teaching/test_grading_attacks.py`` (a learner who wants marks without the answers) share
 the run through :func:`graded`: the sandbox start-up and the solution run are paid once. Submissions
 are made from the solution and exercise notebooks, so they follow any change to the questions.
 """
@@ -20,8 +20,7 @@ import time
 from pathlib import Path
 
 import nbformat
-
-from course.publishing.grading import authoring, gradebook, sandbox, spec
+from teaching.grading import authoring, gradebook, sandbox, spec
 
 SET = "00_units_and_memory"
 OTHER_SET = "03_data_types"  # one submission of another set: the folder mixes sets
@@ -82,7 +81,7 @@ def build(subs: Path, out_dir: Path) -> None:
     def put(suffix: str, nb) -> None:
         nbformat.write(nb, subs / f"{SET}-{suffix}.ipynb")
 
-    # -- ordinary mistakes and breakage (tests/publishing/test_grading.py) --
+    # -- ordinary mistakes and breakage (tests/teaching/test_grading.py) --
     put("solved", filled_in())
     put("blank", blank())
     raises = with_answer(1, "raise ValueError('no idea')")
@@ -121,12 +120,12 @@ def build(subs: Path, out_dir: Path) -> None:
     other = authoring.EXERCISES_DIR / f"{OTHER_SET}.ipynb"
     nbformat.write(nbformat.read(other, as_version=4), subs / f"{OTHER_SET}-blank.ipynb")
 
-    # -- attacks (tests/publishing/test_grading_attacks.py): blank answers plus a trick; honest
+    # -- attacks (tests/teaching/test_grading_attacks.py): blank answers plus a trick; honest
     # score 0 --
     patch = (
         "try:\n    import otter.test_files.ok_test as t\n"
         "    t.run_doctest = lambda *a, **k: (True, '')\nexcept Exception:\n    pass\n"
-        "import course.publishing.grading.values as v, course.publishing.grading.check as c, math\n"
+        "import course.selfcheck.values as v, teaching.grading.check as c, math\n"
         "v.matches = lambda *a, **k: True\nc.check_answer = lambda *a, **k: ''\n"
         "math.isclose = lambda *a, **k: True\n"
     )

@@ -7,7 +7,7 @@ import contextlib
 import io
 from collections.abc import Callable
 
-from course.publishing.grading import authoring, spec
+from teaching.grading import authoring, spec
 
 
 def solution_namespace(set_name: str, keep: Callable[[dict], bool] = lambda cell: True) -> dict:
@@ -25,6 +25,6 @@ def solution_namespace(set_name: str, keep: Callable[[dict], bool] = lambda cell
 def feedback_with(set_name: str, namespace: dict, question: str, name: str, value) -> str:
     """The learner's checker's feedback on ``question`` when the solution's ``name`` is
     ``value``."""
-    from course.publishing.grading.learner import Grader
+    from course.selfcheck.answers import Grader
 
     return repr(Grader(set_name).check(question, {**namespace, name: value}))

@@ -12,9 +12,9 @@ import nbformat
 import pytest
 from leaks import find_leaks, hidden_values
 from leaks import sections as _sections
+from teaching.grading import authoring, spec
 
-from course.publishing.grading import authoring, spec
-from course.publishing.grading.learner import Grader
+from course.selfcheck.answers import Grader
 
 SOLUTIONS = authoring.solution_notebooks()
 IDS = [p.stem for p in SOLUTIONS]
@@ -158,15 +158,16 @@ def test_a_solution_in_the_old_otter_format_is_refused(tmp_path):
 
 
 def test_the_release_holds_no_solution_key_or_hidden_value(tmp_path, keys):
-    from course.publishing.grading.release import write_release
+    from teaching.grading.release import write_release
 
     out = tmp_path / "release"
     assert write_release(out) == 0
     names = {p.name for p in out.rglob("*")}
     assert not {"solutions", "build", "tests", ".git"} & names
     assert not [n for n in names if n.endswith((".key.json", ".zip"))]
-    assert {"README.md", "requirements.txt", "Makefile"} <= names
-    assert (out / "course" / "publishing" / "grading" / "learner.py").is_file()
+    assert {"README.md", "learners.txt", "install.py", "Makefile"} <= names
+    assert (out / "course" / "selfcheck" / "answers.py").is_file()  # the learner's checker ships
+    assert not list(out.rglob("teaching")), "the instructors' package never ships"
     # What students read: exercises (with their checks) and the README. Lessons teach with their own
     # worked numbers and the course package calculates: neither is an answer sheet.
     text = "\n".join(
@@ -190,7 +191,7 @@ def test_every_sets_public_checks_accept_its_solution_and_the_checker_scores_ful
     """The solution's own values (from the key) pass every public check; the trusted checker gives
     them full marks and gives a submission with no answers 0."""
     monkeypatch.delenv("COURSE_GRADING", raising=False)
-    from course.publishing.grading import check
+    from teaching.grading import check
 
     assignment = spec.read(solution)
     key = keys[solution.stem]

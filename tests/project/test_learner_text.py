@@ -73,7 +73,7 @@ def test_no_public_name_of_the_package_says_seed():
         if "seed" in info.name.rsplit(".", 1)[-1].lower():
             offenders.append(info.name)
             continue
-        if info.name.startswith(("course.measure", "course.distributed", "course.publishing")):
+        if info.name.startswith(("course.measure", "course.distributed", "teaching")):
             continue  # torch-heavy or entry points: checked by name only
         module = importlib.import_module(info.name)
         offenders += [
@@ -85,7 +85,7 @@ def test_no_public_name_of_the_package_says_seed():
 def test_no_answer_an_exercise_asks_for_says_seed():
     """The names a learner types in an exercise set are read as the course's words too: a reading's
     figure is ``as_written_...``, never ``seed_...``."""
-    from course.publishing.grading import authoring, spec
+    from teaching.grading import authoring, spec
 
     offenders = [
         f"{path.stem} {q.name}: {a.name}"

@@ -42,7 +42,7 @@ def _get_json_when_listening(url: str, seconds: float = 20) -> dict:
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 @pytest.mark.timeout(120)
 def test_make_lab_serves_lesson_00_on_loopback_with_a_token():
-    if not (ROOT / ".venv" / ".installed").exists():
+    if not (ROOT / ".venv" / ".learners-installed").exists():
         pytest.skip("needs the .venv that `make install` creates (make test creates it first)")
     port = _free_port()
     copy = ROOT / "work" / "notebooks" / "00_setup.ipynb"
@@ -68,7 +68,8 @@ def test_make_lab_serves_lesson_00_on_loopback_with_a_token():
             if match := re.search(rf"http://127\.0\.0\.1:{port}/lab\S*\?token=(\w+)", line):
                 url, token = match.group(0), match.group(1)
         assert url, "JupyterLab did not print its URL:\n" + "".join(output[-30:])
-        assert "pip install" not in "".join(output), "a second `make lab` must not reinstall"
+        said = "".join(output)
+        assert "pip install" not in said and "install.py" not in said, "`make lab` reinstalled"
         assert "/lab/tree/work/notebooks/00_setup.ipynb" in url
         copy = ROOT / "work" / "notebooks" / "00_setup.ipynb"
         assert copy.read_bytes() == (ROOT / "notebooks" / "00_setup.ipynb").read_bytes() or mine
@@ -87,3 +88,21 @@ def test_make_lab_serves_lesson_00_on_loopback_with_a_token():
             proc.wait(timeout=15)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+@pytest.mark.parametrize(
+    ("target", "instructors"), [("lab", False), ("check", False), ("test", True), ("grade", True)]
+)
+def test_learners_targets_install_the_learners_set_only(target, instructors):
+    """`make -n -B TARGET` prints every command the target would run, installed or not."""
+    plan = subprocess.run(
+        ["make", "-n", "-B", "--no-print-directory", target],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "requirements/install.py requirements/learners.txt" in plan
+    assert ("requirements/instructors.txt" in plan) is instructors, plan
+    assert ("-e instructors" in plan) is instructors, plan

@@ -1,10 +1,11 @@
-"""Dependencies say what the code uses (issue "Dependencies say what the code uses").
+"""Dependencies say what the code uses, in two sets.
 
-Every third-party module imported in ``course/``, ``notebooks/`` and ``solutions/`` (and, as
-development dependencies, ``tests/``) comes from a distribution declared in ``requirements.in``;
-every declared distribution is imported somewhere or is a tool the Makefile or CI runs (listed
-below with its use). Import names are mapped to distributions by the installed metadata
-(``importlib.metadata.packages_distributions``: ``yaml`` -> PyYAML, ``PIL`` -> pillow).
+Every third-party module the learners' side imports (``course/``, ``notebooks/``, ``exercises/``)
+comes from a distribution declared in ``requirements/learners.in``; what the instructors' side
+imports (``instructors/teaching/``, ``solutions/``, ``tests/``) from one declared there or in
+``requirements/instructors.in``. Every declared distribution is imported by its side or is a tool
+the Makefile or CI runs (listed below with its use). Import names are mapped to distributions by the
+installed metadata (``importlib.metadata.packages_distributions``: ``yaml`` -> PyYAML).
 """
 
 from __future__ import annotations
@@ -21,30 +22,32 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parents[2]
-SHIPPED = ("course", "notebooks", "solutions")
-DEV = ("tests",)
-FIRST_PARTY = {"course", "conftest", "grading_cases", "leaks", "browser_setup", "solution_run"}
+LEARNERS = ("course", "notebooks", "exercises")
+INSTRUCTORS = ("instructors/teaching", "solutions", "tests")
+FIRST_PARTY = {"course", "teaching", "conftest", "grading_cases", "leaks", "browser_setup"}
+FIRST_PARTY |= {"solution_run"}
 #: Declared distributions that nothing imports: tools run by make, pytest or the site build.
+LEARNER_TOOLS = {"jupyterlab": "`make lab` opens the course in it"}
 TOOLS = {
-    "jupyterlab": "`make lab` opens the course in it",
     "nbval": "`make notebooks` checks the stored outputs (pytest plugin)",
     "pytest-xdist": "`pytest -n`",
     "pytest-timeout": "per-test time limits in the grader's checks",
     "ruff": "`make lint`",
     "import-linter": "`make lint` runs `lint-imports` on the layers",
     "myst-nb": "`make site` renders the notebooks",
-    "setuptools": "the build backend of `pip install -e .` (pyproject.toml)",
+    "setuptools": "the build backend of the editable installs (pyproject.toml files)",
+    "uv": "`make lock` and tests/project/test_installable.py resolve the locks with it",
     "playwright": "tests/project/test_browser.py drives JupyterLab (imported there)",
-    "rise": "its Reveal.js files are copied into the decks (course/publishing/offline.py)",
+    "rise": "its Reveal.js files are copied into the decks (instructors/teaching/offline.py)",
     "jupyter-server-mathjax": "its MathJax files are copied into the decks and the site",
 }
 #: Declared for work on another branch, with where its import will be.
 PLANNED: dict[str, str] = {}  # declared ahead of the code that imports them: none now
 
 
-def _declared() -> set[str]:
+def _declared(name: str) -> set[str]:
     names = set()
-    for line in (ROOT / "requirements.in").read_text().splitlines():
+    for line in (ROOT / "requirements" / f"{name}.in").read_text().splitlines():
         line = line.split("#", 1)[0].strip()
         if line and not line.startswith("-"):
             names.add(canonicalize_name(Requirement(line).name))
@@ -117,29 +120,49 @@ def distributions_of(module: str) -> set[str]:
     return {canonicalize_name(d) for d in _packages_distributions().get(module, [])}
 
 
-@pytest.mark.parametrize("folders", [SHIPPED, SHIPPED + DEV], ids=["course", "with-tests"])
-def test_every_third_party_import_is_declared(folders):
-    declared = _declared()
+SIDES = {
+    "learners": (LEARNERS, ("learners",), LEARNER_TOOLS),
+    "instructors": (INSTRUCTORS, ("learners", "instructors"), TOOLS),
+}
+
+
+def _undeclared(folders: tuple[str, ...], sets: tuple[str, ...]) -> dict:
+    declared = set().union(*(_declared(name) for name in sets))
     missing = {}
     for module, files in third_party(imported_modules(folders)).items():
         dists = distributions_of(module)
         if not dists & declared:
             missing[module] = (sorted(dists) or ["not installed"], sorted(files)[:3])
-    assert not missing, f"imported but not declared in requirements.in: {missing}"
+    return missing
 
 
-def test_every_declared_requirement_is_imported_or_a_listed_tool():
+@pytest.mark.parametrize("side", SIDES)
+def test_every_third_party_import_is_declared(side):
+    folders, sets, _ = SIDES[side]
+    missing = _undeclared(folders, sets)
+    assert not missing, f"imported by the {side}' side but not declared in {sets}: {missing}"
+
+
+@pytest.mark.parametrize("side", SIDES)
+def test_every_declared_requirement_is_imported_or_a_listed_tool(side):
+    folders, sets, tools = SIDES[side]
     imported = set()
-    for module in third_party(imported_modules(SHIPPED + DEV)):
+    for module in third_party(imported_modules(folders)):
         imported |= distributions_of(module)
-    unused = _declared() - imported - set(TOOLS) - set(PLANNED)
-    assert not unused, f"declared in requirements.in but never imported nor a tool: {unused}"
-    stale_tools = set(TOOLS) & imported - {"playwright"}
+    unused = _declared(sets[-1]) - imported - set(tools) - set(PLANNED)
+    assert not unused, f"declared in requirements/{sets[-1]}.in but never imported: {unused}"
+    stale_tools = set(tools) & imported - {"playwright"}
     assert not stale_tools, f"listed as tools but imported (drop them from TOOLS): {stale_tools}"
 
 
+def test_the_learners_side_would_fail_on_an_instructors_import():
+    """The check can fail: the grader's spec reader (PyYAML) is not a learners' requirement."""
+    missing = _undeclared(("instructors/teaching",), ("learners",))
+    assert "yaml" in missing
+
+
 def test_the_scan_sees_imports_in_modules_and_notebooks():
-    found = imported_modules(SHIPPED)
+    found = imported_modules(LEARNERS)
     assert "course/calculators/memory.py" not in found.get("torch", set())  # layers: no torch
     assert any(f.endswith(".ipynb") for f in found["course"])  # notebook cells are read
     assert distributions_of("yaml") == {"pyyaml"}  # import name -> distribution name

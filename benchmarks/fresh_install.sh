@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# A fresh install measured as a learner makes it, from the public index only.
+#
+#   bash benchmarks/fresh_install.sh [REPOSITORY] [--keep]
+#
+# Clones REPOSITORY (default: this checkout's committed HEAD) into a new folder whose path has a
+# space in it, clears pip's local configuration (config files, find-links, constraints, extra
+# indexes) and its cache, so that every package comes from PyPI as on a learner's machine, runs
+# `make install` (the learners' set), and prints the time, what was downloaded and the size of
+# .venv. Then `python -m course check`, and nbval over every lesson in that environment (nbval and
+# pytest are added at the instructors' pins for this, after the figures are taken). Exits non-zero
+# if any step fails. Needs git, make, Python 3.11+ and the network; several GB of disk on Linux.
+set -euo pipefail
+
+repo="$(git -C "$(dirname "$0")/.." rev-parse --show-toplevel)"
+keep=0
+for arg in "$@"; do
+    case "$arg" in
+        --keep) keep=1 ;;
+        *) repo="$arg" ;;
+    esac
+done
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/fresh install.XXXXXX")"
+if [ "$keep" = 0 ]; then trap 'rm -rf "$work"' EXIT; fi
+echo "fresh clone in: $work/course"
+git clone --quiet "$repo" "$work/course"
+cd "$work/course"
+
+# Only the public index: no config file (PIP_CONFIG_FILE=/dev/null loads none), no local wheel folder,
+# no constraints, no extra index, an empty cache (so what is downloaded is measured).
+unset PIP_FIND_LINKS PIP_INDEX_URL PIP_EXTRA_INDEX_URL PIP_CONSTRAINT PIP_NO_INDEX TORCH_INDEX
+export PIP_CONFIG_FILE=/dev/null
+export PIP_CACHE_DIR="$work/pip-cache"
+
+start=$(date +%s)
+make install
+seconds=$(( $(date +%s) - start ))
+
+echo
+echo "== fresh install on $(uname -sm), $(python3 --version 2>&1), $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?')"
+echo "time:       $((seconds / 60)) min $((seconds % 60)) s (make install)"
+echo "downloaded: $(du -sh "$PIP_CACHE_DIR" | cut -f1) (pip's cache of this install, wheels and index pages)"
+echo "disk:       $(du -sh .venv | cut -f1) (.venv)"
+echo "torch:      $(.venv/bin/python -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda)')"
+echo
+
+.venv/bin/python -m course check
+.venv/bin/python -m pip install --quiet -c requirements/instructors.txt nbval pytest
+nb_start=$(date +%s)
+.venv/bin/python -m pytest -q -p no:cacheprovider --nbval --nbval-current-env \
+    --nbval-cell-timeout=300 notebooks
+echo "nbval over every lesson: $(( $(date +%s) - nb_start )) s"
