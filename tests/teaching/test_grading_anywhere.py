@@ -53,6 +53,8 @@ def graded_from_tmp():
         checkout = root / "check out"
         ignore = shutil.ignore_patterns("__pycache__")
         shutil.copytree(authoring.REPO / "course", checkout / "course", ignore=ignore)
+        teaching = checkout / "instructors" / "teaching"
+        shutil.copytree(authoring.REPO / "instructors" / "teaching", teaching, ignore=ignore)
         shutil.copytree(authoring.SOLUTIONS_DIR, checkout / "solutions", ignore=ignore)
         python = _environment(root)
         subs, out = root / "sub missions", root / "grade book"
@@ -67,7 +69,11 @@ def graded_from_tmp():
             text=True,
             timeout=600,
             cwd=root,
-            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(checkout), "HOME": str(root)},
+            env={
+                "PATH": "/usr/bin:/bin",
+                "PYTHONPATH": f"{checkout}:{teaching.parent}",
+                "HOME": str(root),
+            },
         )
         rows = {}
         if (out / "grades.csv").exists():
