@@ -28,11 +28,14 @@ git clone --quiet "$repo" "$work/course"
 cd "$work/course"
 
 # Only the public index: no config file (PIP_CONFIG_FILE=/dev/null loads none), no local wheel folder,
-# no constraints, no extra index, an empty cache (so what is downloaded is measured).
+# no constraints, no extra index, no cache (so every package is downloaded, and counted).
 unset PIP_FIND_LINKS PIP_INDEX_URL PIP_EXTRA_INDEX_URL PIP_CONSTRAINT PIP_NO_INDEX TORCH_INDEX
-export PIP_CONFIG_FILE=/dev/null
-export PIP_CACHE_DIR="$work/pip-cache"
+export PIP_CONFIG_FILE=/dev/null PIP_NO_CACHE_DIR=1
 
+received() {  # bytes received on every interface but loopback (Linux), or nothing
+    awk -F'[: ]+' '/:/ && $2 != "lo" {sum += $3} END {printf "%.0f\n", sum}' /proc/net/dev 2>/dev/null
+}
+rx=$(received)
 start=$(date +%s)
 make install
 seconds=$(( $(date +%s) - start ))
@@ -40,7 +43,9 @@ seconds=$(( $(date +%s) - start ))
 echo
 echo "== fresh install on $(uname -sm), $(python3 --version 2>&1), $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo '?')"
 echo "time:       $((seconds / 60)) min $((seconds % 60)) s (make install)"
-echo "downloaded: $(du -sh "$PIP_CACHE_DIR" | cut -f1) (pip's cache of this install, wheels and index pages)"
+if [ -n "$rx" ]; then
+    echo "downloaded: $(( ($(received) - rx) / 1000000 )) MB (received by this machine meanwhile)"
+fi
 echo "disk:       $(du -sh .venv | cut -f1) (.venv)"
 echo "torch:      $(.venv/bin/python -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda)')"
 echo
