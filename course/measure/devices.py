@@ -457,8 +457,8 @@ def driver_version(smi: str | None = None) -> str | None:
 
 
 def os_name() -> str:
-    """'windows' or 'linux' (the two NVIDIA driver numberings; WSL uses the Windows driver's
-    libraries but reports its version the Linux way, so it counts as Linux)."""
+    """'windows' or 'linux', the two columns of NVIDIA's driver table (WSL, a Linux userland on
+    the Windows driver, counts as Linux here)."""
     return "windows" if sys.platform == "win32" else "linux"
 
 

@@ -117,9 +117,11 @@ def no_nvlink(a: int = 0, b: int = 1, topo_text: str | None = None) -> str:
 
 def report(device: str = "cuda") -> list[str]:
     """Every guard that fires on ``device``: what this GPU lacks, one sentence each (empty on a
-    card that has everything the lessons use, or without a CUDA GPU)."""
+    card that has everything the lessons use, or without a CUDA GPU). The NVLink line, about the
+    first two GPUs, comes with the first GPU's report only."""
     found = [lacks(feature, device) for feature in gpu_support.FEATURES]
     found.append(triton_unsupported(device))
-    if capability(device) is not None and torch.cuda.device_count() > 1:
+    first = torch.device(device).index in (None, 0)
+    if first and capability(device) is not None and torch.cuda.device_count() > 1:
         found.append(no_nvlink())
     return [line for line in found if line]

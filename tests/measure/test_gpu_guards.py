@@ -101,3 +101,4 @@ def test_kaggles_two_t4s_report_every_guard(monkeypatch):
     assert len(found) == 6  # tf32, bf16, fp8, FlashAttention, Triton, NVLink
     assert any("FlashAttention" in line for line in found)
     assert any("not NVLink" in line for line in found)
+    assert len(gpu_guards.report("cuda:1")) == 5  # the link is reported once, with GPU 0
