@@ -83,7 +83,7 @@ FEATURES: MappingProxyType[str, Feature] = MappingProxyType(
             name="bf16 Tensor Cores",
             since=(8, 0),
             without="torch still multiplies bf16, without Tensor Cores, so a bf16 timing would "
-            "show emulation, not the card's 16-bit rate (use fp16: it has fp16 Tensor Cores)",
+            "show emulation, not the card's 16-bit rate (use fp16: Tensor Cores from 7.0 run it)",
             source="NVIDIA A100 whitepaper (bf16 is new in Ampere's Tensor Cores); torch."
             "cuda.is_bf16_supported(including_emulation=False) is True from compute capability 8.0",
         ),
