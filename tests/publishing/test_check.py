@@ -1,6 +1,7 @@
 """`python -m course check`: passes on this machine, and fails loudly when a requirement is
 missing."""
 
+import os
 import subprocess
 import sys
 
@@ -19,6 +20,21 @@ def test_course_check_passes_here_with_one_ok_line_per_requirement():
     for name in ("python", "torch", "jupyterlab", "ipywidgets", "widget extension", "cpu"):
         assert any(line.startswith(f"[OK] {name}:") for line in lines), name
     assert lines[-1].endswith("0 FAIL: the course can run here")
+
+
+def test_course_check_on_a_hosted_runtime_says_so_and_passes():
+    env = {**os.environ, "COLAB_RELEASE_TAG": "release-colab_20261120-060000_RC00"}  # made up
+    result = subprocess.run(
+        [sys.executable, "-m", "course", "check"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.startswith("[OK] runtime: Google Colab: the platform's own torch")
+    [torch_line] = [line for line in result.stdout.splitlines() if line.startswith("[OK] torch:")]
+    assert "the platform's own (supported: 2.11 to " in torch_line
 
 
 def test_a_missing_package_is_a_fail_and_the_exit_status_says_so(tmp_path, monkeypatch, capsys):
