@@ -48,8 +48,8 @@ HOSTED_RUNTIMES = (
     (
         "JupyterHub",
         "JUPYTERHUB_USER",
-        "set by JupyterHub's Spawner.get_env for every single-user server (JupyterHub docs, "
-        "'Spawners': environment variables of the single-user server)",
+        "set for every single-user server, whose kernels inherit it (jupyterhub/spawner.py, "
+        "Spawner.get_env: env['JUPYTERHUB_USER'] = self.user.name)",
     ),
 )
 #: Requirements that only developing the course needs (tests, lint, browser tests, packaging).
