@@ -4,9 +4,10 @@ The locks (``learners.txt``, ``instructors.txt``) are universal: ``make lock`` r
 against the public index for Linux, macOS and Windows, Python 3.11 to 3.13, so on Linux they carry
 torch's CUDA runtime wheels (``nvidia-*``, ``cuda-*``, about 3 GB). Where pip offers a CPU build of
 the lock's torch instead (``2.13.0+cpu``: a local wheel, as on the course machines, or PyTorch's CPU
-index named by ``TORCH_INDEX``), those wheels are left out, since a CPU build never loads them.
-Everywhere else the lock installs exactly as it is. Standard library only: it runs before anything
-is installed.
+index named by ``TORCH_INDEX``), or where a build of the pinned release from PyTorch's own index is
+installed already (``2.13.0+cu126`` for an older driver: README, "With a GPU"), those wheels are
+left out: a CPU build never loads them, and a PyTorch-index build brought its own. Everywhere else
+the lock installs exactly as it is. Standard library only: it runs before anything is installed.
 """
 
 from __future__ import annotations
@@ -49,6 +50,24 @@ def chosen_torch_version(requirement: str) -> str | None:
         return None
 
 
+def installed_torch_version() -> str | None:
+    """The version of the torch installed in this environment, or None."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def keeps_its_own_cuda(pin: str, version: str | None) -> bool:
+    """Whether ``version`` is a build of the pinned release with a local label (``+cpu``,
+    ``+cu126``): a CPU build, or one from PyTorch's index that carries its own CUDA libraries."""
+    if not version or "+" not in version:
+        return False
+    return version.split("+", 1)[0] == pin.split("==", 1)[1]
+
+
 def without_cuda_runtime(lock_lines: list[str]) -> list[str]:
     """The lock without torch's CUDA runtime wheels (their ``# via`` comments stay, harmlessly)."""
     return [line for line in lock_lines if not CUDA_RUNTIME.match(line)]
@@ -61,9 +80,13 @@ def main(argv: list[str]) -> int:
     lock = Path(argv[0])
     lines = lock.read_text(encoding="utf-8").splitlines()
     pin = torch_pin(lines)
-    version = chosen_torch_version(pin) if pin else None
-    if version and version.endswith("+cpu"):
-        print(f"pip offers torch {version} (a CPU build): leaving out torch's CUDA runtime wheels")
+    installed = installed_torch_version()
+    version = installed if pin and keeps_its_own_cuda(pin, installed) else None
+    if pin and version is None:
+        offered = chosen_torch_version(pin)
+        version = offered if offered and offered.endswith("+cpu") else None
+    if version:
+        print(f"torch {version}, a CPU or PyTorch-index build: leaving out the lock's CUDA wheels")
         with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
             f.write("\n".join(without_cuda_runtime(lines)) + "\n")
         try:

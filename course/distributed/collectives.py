@@ -7,7 +7,8 @@ barrier before each) and returns records for
 :func:`course.calculators.communication.fit_alpha_beta`. Message size follows nccl-tests: the
 all-reduce's buffer, the all-gather's *output*, the reduce-scatter's *input*. Under gloo on one host
 the "link" is the loopback (memory copies through the kernel), and gloo builds some collectives from
-others: nothing here is NCCL on NVLink.
+others: nothing here is NCCL on NVLink. With a GPU per rank the same code runs on NCCL, and each
+record names the link (two T4s: PCIe).
 
 Run: ``torchrun --nproc-per-node 2 -m course.distributed.collectives``. Layer 3.
 """
@@ -20,7 +21,7 @@ import time
 import torch
 import torch.distributed as dist
 
-from course.distributed.launch import device
+from course.distributed.launch import device, transport
 
 # torch 2.13 renamed the single-tensor forms (the old names still work, with a warning)
 _all_gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
@@ -77,10 +78,11 @@ def time_collectives(
 ) -> list[dict]:
     """Median seconds of each collective at each message size, on this rank.
 
-    Records ``{"collective", "bytes", "seconds", "min_seconds", "ranks"}``. Stops adding sizes
-    once ``budget_seconds`` is spent (rank 0 decides, so all ranks stop together).
+    Records ``{"collective", "bytes", "seconds", "min_seconds", "ranks", "transport"}``
+    (``launch.transport()``: "gloo, loopback", or NCCL and the link between the GPUs). Stops
+    adding sizes once ``budget_seconds`` is spent (rank 0 decides, so all ranks stop together).
     """
-    n, dev = dist.get_world_size(), device()
+    n, dev, via = dist.get_world_size(), device(), transport()
     records = []
     start = time.perf_counter()
     for name in collectives:
@@ -106,9 +108,16 @@ def time_collectives(
                     "seconds": statistics.median(times),
                     "min_seconds": min(times),
                     "ranks": n,
+                    "transport": via,
                 }
             )
     return records
+
+
+def transport_of(records: list[dict]) -> str:
+    """The transport the ``records`` of :func:`time_collectives` were timed over (older records,
+    without the field, were gloo on the loopback)."""
+    return next((r["transport"] for r in records if r.get("transport")), "gloo, loopback")
 
 
 def fit_records(records: list[dict]) -> dict:

@@ -15,7 +15,8 @@ Linux the ranks also die with the process that launched them (``PR_SET_PDEATHSIG
 Jupyter kernel leaves no rank behind. Ranks meet on the loopback interface only: rank 0's TCP store
 listens on 127.0.0.1 (not on every interface, as ``init_process_group`` would make it) and gloo's
 (and NCCL's bootstrap) sockets are bound to the loopback device. nccl is used only when every rank
-has a GPU of its own; with fewer GPUs than ranks the launch falls back to gloo.
+has a GPU of its own (Kaggle's two T4s run 2 ranks on NCCL, over PCIe), with gloo beside it for
+CPU tensors (:data:`GPU_BACKENDS`); with fewer GPUs than ranks the launch falls back to gloo.
 
 Each launch pays for importing torch in every process (about 2 s), so a lesson passes a *list* of
 workers to run several demos in one process group. Layer 3.
@@ -108,6 +109,28 @@ def backend(local_ranks: int | None = None) -> str:
     return "nccl" if torch.cuda.is_available() and torch.cuda.device_count() >= n else "gloo"
 
 
+#: The process group's backends when each rank has a GPU: NCCL for CUDA tensors, gloo for the few
+#: CPU tensors the demos exchange (a loss to average, a stop flag): NCCL has no CPU path, and a
+#: CPU tensor in an NCCL-only group raises. torch routes each collective by the tensor's device.
+GPU_BACKENDS = "cpu:gloo,cuda:nccl"
+
+
+def group_backend(name: str) -> str:
+    """What :func:`process_group` passes to ``init_process_group`` for ``backend()``'s ``name``."""
+    return GPU_BACKENDS if name == "nccl" else name
+
+
+def transport() -> str:
+    """How this process group moves bytes between ranks 0 and 1: "gloo, loopback" on the CPU;
+    "nccl, NVLink (NV4)" or "nccl, PCIe (PHB: ...)" on GPUs, read from ``nvidia-smi topo -m``
+    (two T4s on Kaggle: PCIe, no NVLink; ``course.measure.gpu_guards``)."""
+    if device().type != "cuda":
+        return "gloo, loopback"
+    from course.measure import gpu_guards
+
+    return f"nccl, {gpu_guards.gpu_link(0, 1) or 'a link nvidia-smi does not show'}"
+
+
 def usable_cores() -> int:
     """CPU cores this process may run on (``os.sched_getaffinity``: a container's or a job's
     share, not the machine's total), at least 1."""
@@ -129,7 +152,7 @@ def device():
     import torch
     import torch.distributed as dist
 
-    if dist.is_initialized() and dist.get_backend() == "nccl":
+    if dist.is_initialized() and "nccl" in str(dist.get_backend()):
         return torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
     return torch.device("cpu")
 
@@ -164,7 +187,7 @@ def process_group(backend_name: str | None = None):
     timeout = datetime.timedelta(seconds=PG_TIMEOUT_SECONDS)
     if os.environ.get("COURSE_LOOPBACK_STORE"):
         dist.init_process_group(
-            name,
+            group_backend(name),
             timeout=timeout,
             store=_loopback_store(timeout),
             rank=int(os.environ["RANK"]),
@@ -174,10 +197,14 @@ def process_group(backend_name: str | None = None):
         _die_with_parent(os.getppid())  # the agent: a SIGKILLed torchrun leaves no worker
         store, rank, world = next(dist.rendezvous("env://", timeout=timeout))
         dist.init_process_group(
-            name, timeout=timeout, store=attempt_store(store), rank=rank, world_size=world
+            group_backend(name),
+            timeout=timeout,
+            store=attempt_store(store),
+            rank=rank,
+            world_size=world,
         )
     else:
-        dist.init_process_group(name, timeout=timeout)
+        dist.init_process_group(group_backend(name), timeout=timeout)
     try:
         yield
         dist.barrier()  # only on success: a rank that raised must not wait for the others

@@ -4,12 +4,13 @@ length.
 Naive attention (``softmax(q k^T / sqrt(d)) v`` written out, as ``course.measure.torchmodels`` does
 by default) materialises ``batch x heads x s x s`` scores and keeps the softmax output for the
 backward pass. ``torch.nn.functional.scaled_dot_product_attention`` picks a fused kernel
-(FlashAttention-style on CUDA, a flash kernel on the CPU too) that works tile by tile and keeps only
-the output and a per-row log-sum-exp. :func:`attention_sweep` runs forward + backward of one causal
-attention call both ways for growing ``seq_len`` and records the peak tensor memory (torch's
-``MemTracker``, which works on the CPU) and the median time, beside the score bytes
-``course.calculators.memory.attention_scores_bytes`` predicts. Layer 3 (torch). Used by lesson 07;
-the H100 reference run did the same inside a 12-layer training step
+(FlashAttention on CUDA from compute capability 8.0, the memory-efficient kernel on older cards
+such as a T4: ``gpu_guards.lacks("flash_attention")``; a flash kernel on the CPU too) that works
+tile by tile and keeps only the output and a per-row log-sum-exp. :func:`attention_sweep` runs
+forward + backward of one causal attention call both ways for growing ``seq_len`` and records the
+peak tensor memory (torch's ``MemTracker``, which works on the CPU) and the median time, beside
+the score bytes ``course.calculators.memory.attention_scores_bytes`` predicts. Layer 3 (torch).
+Used by lesson 07; the H100 reference run did the same inside a 12-layer training step
 (``course.facts.data.reference``, ``attention_memory``).
 """
 

@@ -9,17 +9,20 @@ OS does not say, they are None.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import platform
 import re
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
 import torch
 
+from course.facts import gpu_support
 from course.facts.units import fmt_bytes
 
 
@@ -300,19 +303,24 @@ def verify_devices() -> list[DeviceTest]:
 @dataclass(frozen=True)
 class CudaStack:
     """The 'version triangle' of *Computational Resources for ML*: driver, the CUDA runtime torch
-    was built with, cuDNN."""
+    was built with, cuDNN; and the OS, whose driver numbering the minimums depend on."""
 
     torch_cuda: str | None  # CUDA version torch was compiled against (None: CPU or MPS build)
     cudnn: int | None
-    driver: str | None  # NVIDIA driver version, from nvidia-smi
+    driver: str | None  # NVIDIA driver version, from nvidia-smi or NVML
     driver_max_cuda: str | None  # newest CUDA the driver supports (nvidia-smi's "CUDA Version")
     arch_list: tuple[str, ...]  # architectures this torch build has kernels for (sm_80, ...)
+    os_name: str = "linux"  # "linux" or "windows": the driver minimums differ
+    torch_version: str | None = None  # e.g. "2.13.0": the release a command should reinstall
 
     def problems(self, devices: tuple[CudaDevice, ...] = ()) -> list[str]:
         """What would stop CUDA from working, in plain words (empty when all is consistent)."""
         found = []
+        advice = self.driver_advice()
+        if advice:
+            found.append(advice)
         # Minor-version compatibility (CUDA 11+): only the major versions must agree.
-        if (
+        elif (
             self.torch_cuda
             and self.driver_max_cuda
             and _version(self.driver_max_cuda)[:1] < _version(self.torch_cuda)[:1]
@@ -326,6 +334,77 @@ class CudaStack:
             if self.arch_list and not _arch_supported(sm, self.arch_list):
                 found.append(f"{d.name} is {sm}; this torch build has kernels for {self.arch_list}")
         return found
+
+    def driver_advice(self) -> str:
+        """Why this torch build cannot use this driver's GPU, and the command that installs one
+        that can ('' when they fit, or where the driver is unknown).
+
+        A CUDA N.x build needs the minimum driver of CUDA N (``gpu_support.DRIVER_MINIMUMS``,
+        NVIDIA's CUDA Toolkit release notes): PyPI's torch 2.13 on Linux is CUDA 13 (driver 580+),
+        so a machine on a 550 or 570 driver gets ``torch.cuda.is_available() == False``; PyTorch's
+        own index has the CUDA 12.6 build of the same release, which runs from 525.60.13 (Linux).
+        """
+        if self.driver is None:
+            return ""
+        driver = _version(self.driver)
+        build = _build_for(driver, self.os_name)
+        if self.torch_cuda is None:
+            if build is None:
+                return (
+                    f"this machine has an NVIDIA driver ({self.driver}), older than any CUDA 12 "
+                    f"build of torch needs ({_minimum_text(12, self.os_name)}): update the driver "
+                    "to use the GPU; the lessons run on the CPU meanwhile"
+                )
+            return (
+                f"this torch is a CPU-only build, but the machine has an NVIDIA driver "
+                f"({self.driver}): to use the GPU, install the CUDA {build.cuda} build of the "
+                "same release from PyTorch's index: "
+                f"{install_command(build.index_url, self.torch_version)}"
+            )
+        major = _version(self.torch_cuda)[0]
+        needed = gpu_support.driver_minimum(major, self.os_name)
+        if needed is None or driver >= needed:
+            return ""
+        head = (
+            f"driver {self.driver} is older than {gpu_support.fmt_version(needed)}, the oldest "
+            f"that runs a CUDA {major}.x build such as this torch (CUDA {self.torch_cuda}; "
+            "NVIDIA's CUDA Toolkit release notes), so torch cannot use the GPU"
+        )
+        if build is not None:
+            return (
+                f"{head}. Install the CUDA {build.cuda} build of the same release, which this "
+                f"driver runs ({_minimum_text(_version(build.cuda)[0], self.os_name)}): "
+                f"{install_command(build.index_url, self.torch_version)}; or update the driver to "
+                f"{gpu_support.fmt_version(needed)} or newer"
+            )
+        return (
+            f"{head}, nor a CUDA 12 build ({_minimum_text(12, self.os_name)}): update the driver, "
+            "or install the CPU build: "
+            f"{install_command(gpu_support.CPU_INDEX_URL, self.torch_version)}"
+        )
+
+
+def _minimum_text(cuda_major: int, os_name: str) -> str:
+    needed = gpu_support.driver_minimum(cuda_major, os_name)
+    return f"driver {gpu_support.fmt_version(needed)}+ on {os_name.title()}" if needed else "?"
+
+
+def _build_for(driver: tuple[int, ...], os_name: str) -> gpu_support.TorchBuild | None:
+    """The newest CUDA build of torch on PyTorch's index that ``driver`` runs (None: none)."""
+    for build in (gpu_support.CUDA13_BUILD, gpu_support.CUDA12_BUILD):
+        needed = gpu_support.driver_minimum(_version(build.cuda)[0], os_name)
+        if needed is not None and driver >= needed:
+            return build
+    return None
+
+
+def install_command(index_url: str, torch_version: str | None = None) -> str:
+    """The pip command that replaces torch by the build on ``index_url`` (same release)."""
+    wanted = f"torch=={torch_version}" if torch_version else "torch"
+    return (
+        f"`python -m pip uninstall -y torch && python -m pip install {wanted} "
+        f"--index-url {index_url}`"
+    )
 
 
 def _version(text: str) -> tuple[int, ...]:
@@ -353,16 +432,47 @@ def nvidia_smi(args: tuple[str, ...] = ()) -> str | None:
     return out.stdout if out.returncode == 0 else None
 
 
+def nvml_driver_version() -> str | None:
+    """The driver version from NVML (``libnvidia-ml.so.1``, ``nvml.dll``) through ctypes, for a
+    machine whose ``nvidia-smi`` is missing from the PATH; None where NVML is absent or fails."""
+    name = "nvml.dll" if sys.platform == "win32" else "libnvidia-ml.so.1"
+    try:
+        lib = ctypes.CDLL(name)
+        if lib.nvmlInit_v2() != 0:
+            return None
+        buffer = ctypes.create_string_buffer(96)
+        ok = lib.nvmlSystemGetDriverVersion(buffer, ctypes.c_uint(96)) == 0
+        lib.nvmlShutdown()
+    except (OSError, AttributeError):
+        return None
+    return buffer.value.decode() if ok else None
+
+
+def driver_version(smi: str | None = None) -> str | None:
+    """The NVIDIA driver version: from ``nvidia-smi``'s summary (``smi``: its text, read here if
+    None), else from NVML; None on a machine without an NVIDIA driver."""
+    smi = nvidia_smi() if smi is None else smi
+    found = re.search(r"Driver Version:\s*([\d.]+)", smi or "")
+    return found.group(1) if found else nvml_driver_version()
+
+
+def os_name() -> str:
+    """'windows' or 'linux', the two columns of NVIDIA's driver table (WSL, a Linux userland on
+    the Windows driver, counts as Linux here)."""
+    return "windows" if sys.platform == "win32" else "linux"
+
+
 def cuda_stack() -> CudaStack:
     """Read the three versions that must agree for torch to use an NVIDIA GPU."""
     smi = nvidia_smi() or ""
-    driver = re.search(r"Driver Version:\s*([\d.]+)", smi)
     max_cuda = re.search(r"CUDA Version:\s*([\d.]+)", smi)
     has_cuda_build = torch.version.cuda is not None
     return CudaStack(
         torch_cuda=torch.version.cuda,
         cudnn=torch.backends.cudnn.version() if has_cuda_build else None,
-        driver=driver.group(1) if driver else None,
+        driver=driver_version(smi),
         driver_max_cuda=max_cuda.group(1) if max_cuda else None,
         arch_list=tuple(torch.cuda.get_arch_list()) if has_cuda_build else (),
+        os_name=os_name(),
+        torch_version=torch.__version__.split("+", 1)[0],
     )

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import torch
 
 from course.facts import validate
+from course.measure import gpu_guards
 from course.measure.timing import Budget, Sweep, check_device, progress, time_call
 
 #: dtype name -> (torch dtype, bytes per element)
@@ -277,7 +278,14 @@ def batching_sweep(
     budget_seconds: float = 5.0,
     show_progress: bool | None = None,
 ) -> Sweep:
-    """One hidden x hidden linear layer applied to 1, 2, 4, ... vectors at once (see module doc)."""
+    """One hidden x hidden linear layer applied to 1, 2, 4, ... vectors at once (see module doc).
+
+    A 16-bit ``dtype`` the GPU has no Tensor Cores for (bf16 before compute capability 8.0) is
+    refused with ``gpu_guards``' reason: ``gpu_guards.tensor_core_dtype(device)`` names the one it
+    has."""
+    lacking = gpu_guards.matmul_dtype(dtype, device)
+    if lacking:
+        raise ValueError(f"dtype {dtype!r} on {device!r} is not measured: {lacking}")
     specs = [batched_matvec(hidden, b, dtype) for b in sorted(set(batches))]
     sweep = measure_kernels(
         specs,

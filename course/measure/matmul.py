@@ -20,9 +20,11 @@ inputs with per-tensor scales into a bf16 product (``torch._scaled_mm``: Tensor 
 Hopper on, an upcasting fallback on the CPU); ``int8`` multiplies int8 inputs into an int32 product
 (``torch._int_mm``), so its "FLOPs" are integer operations and its ``flop_per_s`` is integer
 operations per second. Where torch cannot run a dtype on a device, the point is refused (and a
-sweep skips it) with torch's reason. numpy's BLAS has its own thread pool, which torch's setting
-does not reach: with ``threads`` given, numpy is limited to the same count through threadpoolctl
-and its records say so; ``threads=None`` leaves it at its default (records say ``None``).
+sweep skips it) with torch's reason; so is a dtype the GPU has no Tensor Cores for (tf32 and bf16
+before compute capability 8.0, fp8 before 8.9: a T4), with ``gpu_guards``' reason. numpy's BLAS
+has its own thread pool, which torch's setting does not reach: with ``threads`` given, numpy is
+limited to the same count through threadpoolctl and its records say so; ``threads=None`` leaves
+it at its default (records say ``None``).
 
 Used by lessons 01, 02 (the compute roof) and 03 (throughput per dtype). Layer 3: torch and numpy.
 """
@@ -40,6 +42,7 @@ import torch
 
 from course.calculators.compute import matmul_flops
 from course.facts import validate
+from course.measure import gpu_guards
 from course.measure.timing import Budget, Sweep, check_device, progress, time_call, usable_cores
 
 LIBRARIES = ("python", "numpy", "torch")
@@ -165,6 +168,9 @@ def _check_point(library: str, dtype: str, device: str) -> None:
     if dtype == "tf32" and not device.startswith("cuda"):
         raise ValueError("tf32 is a CUDA Tensor Core mode; on the CPU use 'fp32'")
     if library == "torch":
+        lacking = gpu_guards.matmul_dtype(dtype, device)
+        if lacking:
+            raise ValueError(f"{dtype!r} on {device!r} is not measured: {lacking}")
         reason = _unsupported(dtype, device)
         if reason:
             raise ValueError(f"torch cannot multiply {dtype!r} on {device!r} here: {reason}")

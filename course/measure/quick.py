@@ -21,7 +21,7 @@ from typing import Any
 from course.facts import validate
 from course.facts.data import reference
 from course.facts.units import fmt_bandwidth, fmt_bytes, fmt_flop_rate
-from course.measure import bandwidth, matmul
+from course.measure import bandwidth, gpu_guards, matmul
 from course.measure.devices import (
     available_devices,
     cpu_caches,
@@ -36,6 +36,13 @@ from course.measure.timing import record_dict
 DTYPES = {"cpu": ("fp32", "bf16"), "cuda": ("fp32", "tf32", "bf16"), "mps": ("fp32", "fp16")}
 #: Format version of a saved portrait.
 PORTRAIT_VERSION = 1
+
+
+def _dtypes(device: str) -> tuple[str, ...]:
+    """:data:`DTYPES`, plus fp16 on a GPU without bf16 Tensor Cores (a T4: tf32 and bf16 are
+    skipped there, with ``gpu_guards``' reason, and fp16 is its Tensor Core dtype)."""
+    extra = ("fp16",) if gpu_guards.tensor_core_dtype(device) == "fp16" else ()
+    return DTYPES[device] + extra
 
 
 def measure_portrait(budget_seconds: float = 30.0) -> dict[str, Any]:
@@ -60,7 +67,7 @@ def measure_portrait(budget_seconds: float = 30.0) -> dict[str, Any]:
     for device in devices:
         sweep = matmul.matmul_sweep(
             [256, 1024, 2048],
-            dtypes=DTYPES[device],
+            dtypes=_dtypes(device),
             devices=(device,),
             budget_seconds=share,
             show_progress=False,

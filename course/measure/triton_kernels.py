@@ -32,6 +32,7 @@ from typing import Any
 import torch
 
 from course.facts import validate
+from course.measure import gpu_guards
 
 _STATE: dict[str, Any] = {}
 
@@ -39,12 +40,19 @@ _STATE: dict[str, Any] = {}
 def setup(device: str | None = None) -> str:
     """Import triton for ``device`` ("cuda" if present, else "cpu" under the interpreter).
 
+    On a GPU older than the installed Triton supports (``gpu_guards.triton_unsupported``: a T4,
+    compute capability 7.5, under Triton 3.3 and later) the kernels run on the interpreter too,
+    and the status says why.
+
     Returns a one-line status. ``TRITON_INTERPRET=1`` must be in the environment before triton's
     first import; if triton was already imported without it on a machine with no GPU, say so.
     """
     if "ok" in _STATE:
         return _STATE["status"]
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    unsupported = gpu_guards.triton_unsupported(device)
+    if unsupported:  # a GPU older than this Triton supports (a T4 under Triton 3.3+)
+        device = "cpu"
     if device == "cpu":
         os.environ["TRITON_INTERPRET"] = "1"
         _forget_compiled_triton()
@@ -63,7 +71,9 @@ def setup(device: str | None = None) -> str:
     interpreted = os.environ.get("TRITON_INTERPRET") == "1"
     _STATE.update(ok=True, triton=triton, tl=tl, device=device, interpreted=interpreted)
     mode = "interpreter on the CPU" if interpreted else f"compiled for {device}"
-    _STATE["status"] = f"triton {triton.__version__}: {mode}"
+    _STATE["status"] = f"triton {triton.__version__}: {mode}" + (
+        f" ({unsupported})" if unsupported else ""
+    )
     _build_kernels()
     return _STATE["status"]
 

@@ -6,13 +6,19 @@ JupyterLab and the widget extension. **FAIL** is kept for what breaks the course
 the lessons import, torch older than :data:`MIN_TORCH`, Python older than :data:`MIN_PYTHON`, a
 device whose verified matmul is wrong, no JupyterLab or widget extension. A version that differs
 from the pin (a conda or CUDA build of torch, a newer numpy) is **WARN** with the pin shown, as is a
-missing tool that only developing the course needs. The exit status is 0 when the course can run
+missing tool that only developing the course needs. So is a torch build that cannot use this
+machine's GPU (a CUDA 13 build under a driver older than 580: the line names the CUDA 12 build to
+install, with the pip command) and each feature the GPU lacks that a lesson uses (a T4: no bf16 or
+FP8 Tensor Cores...; ``course.measure.gpu_guards``). On a hosted runtime (Colab, Kaggle, a
+JupyterHub: :data:`HOSTED_RUNTIMES`) the platform's torch is OK from :data:`MIN_TORCH` to the pin
+and WARN outside, and a missing JupyterLab is OK. The exit status is 0 when the course can run
 here, 1 when it cannot, so scripts and CI can rely on it. Lesson 00 runs it first. Layer 5 (entry
 point).
 """
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from dataclasses import dataclass
@@ -20,8 +26,32 @@ from importlib import metadata
 from pathlib import Path
 
 MIN_PYTHON = (3, 11)
-#: Oldest torch the course has run on end to end (the H100 reference run used torch 2.11.0+cu130).
+#: The lowest supported torch, the one place it is stated: the oldest release the course has run
+#: end to end (the H100 reference run, torch 2.11.0+cu130; the pin is 2.13). Older releases fail
+#: sooner or later (``course.measure.precision`` names ``torch.float8_e8m0fnu``, new in 2.7, at
+#: import) and no lesson has run on them. From here to the pin is the supported range.
 MIN_TORCH = (2, 11)
+
+#: Hosted notebook platforms, each detected by an environment variable its kernels carry: where
+#: the variable is documented or observed.
+HOSTED_RUNTIMES = (
+    (
+        "Google Colab",
+        "COLAB_RELEASE_TAG",
+        "observed in Colab runtimes (the image's release tag); libraries test it to detect Colab",
+    ),
+    (
+        "Kaggle Notebooks",
+        "KAGGLE_KERNEL_RUN_TYPE",
+        "observed in Kaggle kernels ('Interactive' while editing, 'Batch' on Save & Run All)",
+    ),
+    (
+        "JupyterHub",
+        "JUPYTERHUB_USER",
+        "set for every single-user server, whose kernels inherit it (jupyterhub/spawner.py, "
+        "Spawner.get_env: env['JUPYTERHUB_USER'] = self.user.name)",
+    ),
+)
 #: Requirements that only developing the course needs (tests, lint, browser tests, packaging).
 DEV_ONLY = frozenset(
     {"hypothesis", "pytest", "pytest-xdist", "pytest-timeout", "ruff", "playwright", "setuptools"}
@@ -85,6 +115,36 @@ def _normalise(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+def hosted_runtime(environ: dict[str, str] | None = None) -> str | None:
+    """The hosted platform this kernel runs on (a name of :data:`HOSTED_RUNTIMES`), or None."""
+    environ = os.environ if environ is None else environ
+    for name, variable, _source in HOSTED_RUNTIMES:
+        if environ.get(variable):
+            return name
+    return None
+
+
+def check_runtime() -> Check:
+    """Where the course runs: a hosted platform (its packages are kept) or a local install."""
+    hosted = hosted_runtime()
+    if hosted is None:
+        return Check(True, "runtime", "local install (no hosted-notebook variable set)")
+    return Check(
+        True,
+        "runtime",
+        f"{hosted}: the platform's own torch and notebook front end are used; a torch from "
+        f"{_text(MIN_TORCH)} to the pin is supported",
+    )
+
+
+def _served_by(hosted: str) -> str:
+    return f"not in this kernel: {hosted} serves the notebook"
+
+
+def _text(version: tuple[int, ...]) -> str:
+    return ".".join(map(str, version))
+
+
 def check_python() -> Check:
     version = ".".join(map(str, sys.version_info[:3]))
     ok = sys.version_info[:2] >= MIN_PYTHON
@@ -97,13 +157,16 @@ def check_packages() -> list[Check]:
     if not REQUIREMENTS_IN.exists():
         return [Check(False, "requirements", f"{REQUIREMENTS_IN} not found: run from the repo")]
     pins = _pins(REQUIREMENTS_TXT) if REQUIREMENTS_TXT.exists() else {}
+    hosted = hosted_runtime()
     results = []
     for name in _requirement_names(REQUIREMENTS_IN):
         dev_only = _normalise(name) in DEV_ONLY
         try:
             installed = metadata.version(name)
         except metadata.PackageNotFoundError:
-            if dev_only:
+            if _normalise(name) == "jupyterlab" and hosted:
+                results.append(Check(True, name, _served_by(hosted)))
+            elif dev_only:
                 results.append(
                     Check(
                         True,
@@ -117,7 +180,9 @@ def check_packages() -> list[Check]:
             continue
         wanted = pins.get(_normalise(name))
         local_free = installed.split("+", 1)[0]  # torch 2.13.0+cpu satisfies the pin 2.13.0
-        if _normalise(name) == "torch" and _version(local_free) < MIN_TORCH:
+        if _normalise(name) == "torch" and hosted:
+            results.append(_hosted_torch(installed, wanted))
+        elif _normalise(name) == "torch" and _version(local_free) < MIN_TORCH:
             oldest = ".".join(map(str, MIN_TORCH))
             results.append(
                 Check(
@@ -146,11 +211,30 @@ def _version(text: str) -> tuple[int, ...]:
     return tuple(int(p) for p in re.findall(r"\d+", text)[:3])
 
 
+def _hosted_torch(installed: str, pinned: str | None) -> Check:
+    """A hosted platform's own torch: OK from :data:`MIN_TORCH` to the pin (release, not patch),
+    WARN outside that range (never FAIL: the course keeps the platform's torch)."""
+    release = _version(installed)[:2]
+    newest = _version(pinned)[:2] if pinned else release
+    supported = f"supported: {_text(MIN_TORCH)} to {_text(newest)}"
+    if MIN_TORCH <= release <= newest:
+        return Check(True, "torch", f"{installed}, the platform's own ({supported})")
+    side = "older" if release < MIN_TORCH else "newer"
+    return Check(
+        True,
+        "torch",
+        f"{installed}, the platform's own, is {side} than the course supports ({supported}): "
+        "lessons may fail; install the pin in a fresh environment if one does",
+        warn=True,
+    )
+
+
 def check_torch() -> list[Check]:
     """torch imports, computes, and which devices it sees (CPU always; CUDA/MPS when present)."""
     try:
         import torch
 
+        from course.measure import gpu_guards
         from course.measure.devices import cuda_stack, machine_info, verify_devices
     except Exception as exc:  # a broken install must be reported, not crash the check
         return [Check(False, "torch", f"import failed: {exc}")]
@@ -158,14 +242,18 @@ def check_torch() -> list[Check]:
     results += [Check(t.ok, f"compute on {t.device}", t.detail) for t in verify_devices()]
     info = machine_info()
     results.append(Check(True, "cpu", f"{info.cpu_model}, {info.usable_cores} usable cores"))
+    # the verified matmul above says whether CUDA works; a stack mismatch (a driver too old for
+    # this torch build, a CPU build on a GPU machine) is a caveat: the lessons run on the CPU
+    results += [Check(True, "cuda stack", p, warn=True) for p in cuda_stack().problems(info.cuda)]
     if info.cuda:
         for d in info.cuda:
             cc = ".".join(map(str, d.compute_capability))
             results.append(Check(True, f"cuda:{d.index}", f"{d.name}, compute capability {cc}"))
-        # the verified matmul above says whether CUDA works; a stack mismatch is a caveat
-        results += [
-            Check(True, "cuda stack", p, warn=True) for p in cuda_stack().problems(info.cuda)
-        ]
+            # what this card lacks: the lessons skip those cells and say why
+            results += [
+                Check(True, f"cuda:{d.index} lacks", p, warn=True)
+                for p in gpu_guards.report(f"cuda:{d.index}")
+            ]
     elif torch.version.cuda:
         results.append(
             Check(True, "cuda", f"torch built for CUDA {torch.version.cuda}, no GPU seen")
@@ -180,23 +268,45 @@ def check_torch() -> list[Check]:
 
 
 def check_jupyter() -> list[Check]:
-    """JupyterLab and the widget extension (needed for the calculators and quizzes)."""
+    """JupyterLab and the widget extension (needed for the calculators and quizzes).
+
+    On a hosted platform the notebook front end is the platform's (Colab's and Kaggle's own, a
+    hub's server environment, which need not be the kernel's): a missing JupyterLab is OK there
+    and a widget extension the kernel cannot see is a WARN, never a FAIL."""
+    hosted = hosted_runtime()
     results = []
     for module, name in (("jupyterlab", "JupyterLab"), ("ipywidgets", "ipywidgets")):
         try:
             mod = __import__(module)
             results.append(Check(True, name, mod.__version__))
         except Exception as exc:
-            results.append(Check(False, name, f"import failed: {exc}"))
+            if hosted and module == "jupyterlab":
+                results.append(Check(True, name, _served_by(hosted)))
+            else:
+                results.append(Check(False, name, f"import failed: {exc}"))
     ext = Path(sys.prefix) / "share/jupyter/labextensions/@jupyter-widgets/jupyterlab-manager"
-    ok = ext.is_dir()
-    detail = "installed" if ok else f"missing ({ext}): widgets will not render"
-    results.append(Check(ok, "widget extension", detail))
+    if ext.is_dir():
+        results.append(Check(True, "widget extension", "installed"))
+    elif hosted:
+        detail = (
+            f"not in this kernel's environment: {hosted}'s front end renders widgets itself; if a "
+            "calculator shows as text, ask the platform for ipywidgets support"
+        )
+        results.append(Check(True, "widget extension", detail, warn=True))
+    else:
+        detail = f"missing ({ext}): widgets will not render"
+        results.append(Check(False, "widget extension", detail))
     return results
 
 
 def all_checks() -> list[Check]:
-    return [check_python(), *check_packages(), *check_torch(), *check_jupyter()]
+    return [
+        check_runtime(),
+        check_python(),
+        *check_packages(),
+        *check_torch(),
+        *check_jupyter(),
+    ]
 
 
 def run_checks() -> int:

@@ -94,3 +94,56 @@ def test_describe_machine_names_the_cpu_features_and_torch_kernels():
     assert info.cpu_capability == "" or info.cpu_capability in text
     for feature in info.cpu_features:
         assert feature in text
+
+
+# The driver against the build: NVIDIA's minimums (course.facts.gpu_support), faked versions.
+PYPI_LINUX_TORCH = dict(torch_cuda="13.0", cudnn=91000, driver_max_cuda=None, arch_list=("sm_75",))
+
+
+def test_a_cuda13_build_under_a_550_driver_names_the_cuda12_build_and_its_command():
+    stack = CudaStack(driver="550.54.15", torch_version="2.13.0", **PYPI_LINUX_TORCH)
+    [problem] = stack.problems()
+    assert "older than 580" in problem and "CUDA 13.x" in problem
+    assert "525.60.13+ on Linux" in problem
+    assert (
+        "`python -m pip uninstall -y torch && python -m pip install torch==2.13.0 "
+        "--index-url https://download.pytorch.org/whl/cu126`" in problem
+    )
+
+
+def test_a_driver_too_old_for_any_cuda12_build_is_told_to_update_or_take_the_cpu_build():
+    [problem] = CudaStack(driver="470.82.01", **PYPI_LINUX_TORCH).problems()
+    assert "update the driver" in problem and "whl/cpu" in problem
+
+
+def test_the_minimum_itself_and_newer_drivers_run_the_build():
+    assert CudaStack(driver="580.65.06", **PYPI_LINUX_TORCH).problems() == []
+    cu126 = dict(PYPI_LINUX_TORCH, torch_cuda="12.6")
+    assert CudaStack(driver="525.60.13", **cu126).problems() == []
+    assert CudaStack(driver="528.33", os_name="windows", **cu126).problems() == []
+    assert CudaStack(driver="527.41", os_name="windows", **cu126).problems() != []
+
+
+def test_a_cpu_build_on_a_machine_with_a_driver_names_the_cuda_build_the_driver_runs():
+    cpu_build = dict(torch_cuda=None, cudnn=None, driver_max_cuda=None, arch_list=())
+    new_driver = CudaStack(driver="581.57", os_name="windows", torch_version="2.13.0", **cpu_build)
+    [new] = new_driver.problems()
+    assert "CPU-only build" in new and "whl/cu130" in new
+    [old] = CudaStack(driver="560.94", os_name="windows", **cpu_build).problems()
+    assert "whl/cu126" in old and "install torch --index-url" in old
+    assert CudaStack(driver=None, **cpu_build).problems() == []
+
+
+def test_the_driver_version_comes_from_nvidia_smi_else_nvml_else_none(monkeypatch):
+    smi = "| NVIDIA-SMI 550.54.15   Driver Version: 550.54.15   CUDA Version: 12.4 |"
+    assert devices.driver_version(smi) == "550.54.15"
+    monkeypatch.setattr(devices, "nvml_driver_version", lambda: "535.183.01")
+    assert devices.driver_version("") == "535.183.01"
+
+
+def test_without_nvml_the_driver_is_unknown_not_an_error(monkeypatch):
+    def no_library(name):
+        raise OSError(f"{name}: cannot open shared object file")
+
+    monkeypatch.setattr(devices.ctypes, "CDLL", no_library)
+    assert devices.nvml_driver_version() is None

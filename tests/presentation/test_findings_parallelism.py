@@ -25,6 +25,20 @@ def test_alpha_beta_reads_every_outcome(f, phrase):
     assert phrase in F.alpha_beta(f, 450e9, "NVLink 4")
 
 
+@pytest.mark.parametrize(
+    "transport, phrase",
+    [
+        ("nccl, PCIe (PHB: a PCIe host bridge (the CPU))", "ran here, but over PCIe (PHB"),
+        ("nccl, NVLink (NV18)", "NCCL ran on NVLink here too"),
+    ],
+)
+def test_alpha_beta_on_gpus_names_the_link_it_ran_over(transport, phrase):
+    text = F.alpha_beta(fit(1e9), 450e9, "NVLink 4", transport=transport)
+    assert text.startswith("Fitted on this machine (2 nccl processes, ")
+    assert phrase in text and "loopback" not in text
+    assert "fit larger messages" in F.alpha_beta(fit(1e12), 450e9, "NVLink 4", transport=transport)
+
+
 def test_alpha_beta_on_a_real_fit_object():
     sizes = [1e4, 1e5, 1e6]
     t = [communication.ring_allreduce_seconds(s, 2, 1e9, latency_seconds=1e-4) for s in sizes]

@@ -24,14 +24,20 @@ MISSING = (
 # ---------------------------------------------------------------------------------------------
 
 
-def alpha_beta(fit: Any, link_bandwidth_bytes_per_s: float, link_name: str) -> str:
-    """The fitted latency and bandwidth of this machine's all-reduce against a real link's."""
+def alpha_beta(
+    fit: Any, link_bandwidth_bytes_per_s: float, link_name: str, transport: str = "gloo, loopback"
+) -> str:
+    """The fitted latency and bandwidth of this machine's all-reduce against a real link's.
+
+    ``transport`` is what the records were timed over (``collectives.transport_of``): "gloo,
+    loopback", or "nccl, <link>" on GPUs (two T4s: "nccl, PCIe (PHB: ...)")."""
     if fit is None:
         return MISSING
     r2 = get(fit, "r_squared", 0.0)
     bw, lat = get(fit, "bandwidth_bytes_per_s"), get(fit, "latency_seconds")
+    backend, _, link = transport.partition(", ")
     head = (
-        f"Fitted on this machine ({get(fit, 'ranks')} gloo processes, loopback): latency "
+        f"Fitted on this machine ({get(fit, 'ranks')} {backend} processes, {link}): latency "
         f"alpha = {fmt_seconds(lat)} per ring step, bandwidth B = {fmt_bandwidth(bw)}"
     )
     if r2 < 0.8:
@@ -41,11 +47,28 @@ def alpha_beta(fit: Any, link_bandwidth_bytes_per_s: float, link_name: str) -> s
         )
     ratio = link_bandwidth_bytes_per_s / bw
     if ratio >= 1:
+        if backend != "nccl":
+            why = (
+                "here every byte is copied by a CPU core through the kernel's loopback, while "
+                "NCCL's GPU kernels drive dedicated links."
+            )
+        elif link.startswith("NVLink"):
+            why = (
+                "NCCL ran on NVLink here too, but messages of at most a few MB are dominated by "
+                "the latency alpha and do not reach a link's peak."
+            )
+        else:
+            why = f"NCCL's GPU kernels ran here, but over {link}, not NVLink."
         return (
             f"{head} (the line fits: R² = {r2:.2f}). {link_name} moves "
             f"{fmt_bandwidth(link_bandwidth_bytes_per_s)} per direction, {times(ratio)} more: "
-            "here every byte is copied by a CPU core through the kernel's loopback, while "
-            "NCCL's GPU kernels drive dedicated links."
+            + why
+        )
+    if backend == "nccl":
+        return (
+            f"{head} (R² = {r2:.2f}): faster than {link_name}'s "
+            f"{fmt_bandwidth(link_bandwidth_bytes_per_s)}, which no single link reaches: the "
+            "sizes were too few or too small for the fit, so fit larger messages."
         )
     return (
         f"{head} (R² = {r2:.2f}): faster than {link_name}'s "
