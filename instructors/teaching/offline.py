@@ -1,8 +1,8 @@
 """Everything a deck or a page loads, served from the build: no CDN, no font service.
 
 A classroom behind a firewall opens the decks and the website from files. Their scripts, styles and
-fonts therefore come from packages pinned in ``requirements/instructors.txt`` (PyPI) and are copied next to
-what is built, as the subset that is used:
+fonts therefore come from packages pinned in ``requirements/instructors.txt`` (PyPI) and are copied
+next to what is built, as the subset that is used:
 
 - Reveal.js 3.9 from ``rise`` (``rise/static/reveal.js``): the script, its stylesheet, the
   ``white`` theme with its Source Sans Pro fonts (WOFF) and the speaker-notes plugin;

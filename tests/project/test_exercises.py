@@ -7,6 +7,9 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
+import subprocess
+import sys
 
 import nbformat
 import pytest
@@ -168,6 +171,20 @@ def test_the_release_holds_no_solution_key_or_hidden_value(tmp_path, keys):
     assert {"README.md", "learners.txt", "install.py", "Makefile"} <= names
     assert (out / "course" / "selfcheck" / "answers.py").is_file()  # the learner's checker ships
     assert not list(out.rglob("teaching")), "the instructors' package never ships"
+    reads = subprocess.run(  # the release's own `course check` finds what it reads
+        [
+            sys.executable,
+            "-c",
+            "from course.selfcheck import environment as e\n"
+            "print(e.REQUIREMENTS_IN, e.REQUIREMENTS_IN.is_file(), e.REQUIREMENTS_TXT.is_file())",
+        ],
+        cwd=out,
+        env={**os.environ, "PYTHONPATH": str(out)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert reads.stdout.split() == [str(out / "requirements" / "learners.in"), "True", "True"]
     # What students read: exercises (with their checks) and the README. Lessons teach with their own
     # worked numbers and the course package calculates: neither is an answer sheet.
     text = "\n".join(

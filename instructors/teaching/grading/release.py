@@ -5,7 +5,7 @@ The repository holds the solutions (``solutions/``) and, once built, the answer 
 (``build/grading/``): a graded class hands out this release instead. It contains the lessons
 (``notebooks/``), the exercise sets (``exercises/`` with their public checks), the ``course``
 package (the learners' package only: ``instructors/`` with the instructors' package never ships), the
-learners' lock with its installer (``requirements/learners.txt``, ``requirements/install.py``),
+learners' set, its lock and installer (``requirements/learners.{in,txt}``, ``install.py``),
 ``environment.yml``, ``pyproject.toml``, a student README and a small Makefile (``make install``, ``make lab``, ``make check``). It never contains ``solutions/``,
 ``build/``, ``tests/``, ``benchmarks/``, git history, or any file named like an answer key.
 
@@ -41,6 +41,7 @@ from teaching.grading.authoring import BUILD_DIR, REPO
 
 COPIED_DIRS = ("notebooks", "exercises", "course")
 COPIED_FILES = (
+    "requirements/learners.in",
     "requirements/learners.txt",
     "requirements/install.py",
     "environment.yml",
@@ -148,7 +149,12 @@ def committed_tree(repo: Path, into: Path) -> list[str]:
     wanted = [*COPIED_DIRS, *COPIED_FILES, "solutions"]
     listed = _git(repo, "ls-tree", "--name-only", "HEAD").stdout.decode().split()
     archive = _git(
-        repo, "archive", "--format=tar", "HEAD", "--", *[w for w in wanted if w in listed]
+        repo,
+        "archive",
+        "--format=tar",
+        "HEAD",
+        "--",
+        *[w for w in wanted if w.split("/")[0] in listed],
     )
     if archive.returncode != 0:
         raise ReleaseError(f"git archive failed: {archive.stderr.decode().strip()}")
