@@ -141,7 +141,7 @@ class _Cgroups:
             return None
 
     def close(self) -> None:
-        if self.root is None:
+        if self.root is None or not self.root.exists():  # none, or closed already
             return
         for _ in range(100):  # the sandboxes' last processes die with the factory, just after it
             for child in self.root.iterdir():
