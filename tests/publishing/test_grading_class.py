@@ -1,0 +1,118 @@
+"""``course grade --roster --pattern --export``, wired: a bad option is refused before anyone is
+graded, the pattern's set names the set, every export and the roster report are written, and a
+regrade keeps the last run beside a diff. The sandbox is not the point here: the grading itself is
+replaced by records (tests/publishing/test_grading_lms.py runs the real one)."""
+
+from __future__ import annotations
+
+import csv
+
+import nbformat
+import pytest
+
+from course.__main__ import main
+from course.publishing.grading import authoring, gradebook, sandbox, spec
+
+SET = "00_units_and_memory"
+QUESTIONS = {
+    q.name: q.points for q in spec.read(authoring.SOLUTIONS_DIR / f"{SET}.ipynb").questions
+}
+
+
+@pytest.fixture
+def fake_grading(monkeypatch):
+    """Grading replaced by a record per planned file: full marks, or none for a name with 'zero'."""
+    calls = []
+
+    def graded(planned, assignments, known, **_):
+        calls.append([gradebook.display_name(p) for p, *_ in planned])
+        out = []
+        for p, _nb, _problem, name, _note in planned:
+            full = "zero" not in p.name
+            out.append(
+                gradebook.Grade(
+                    gradebook.display_name(p),
+                    name or "",
+                    {q: (pts if full else 0.0) for q, pts in QUESTIONS.items()} if name else {},
+                    dict(QUESTIONS) if name else {},
+                    "ok" if name else "unknown-assignment",
+                    "" if full else "q1: wrong value",
+                    feedback={} if full else {"q1": "wrong value"},
+                )
+            )
+        return out
+
+    monkeypatch.setattr(gradebook, "_grade_all", graded)
+    monkeypatch.setattr(sandbox, "start_factory", lambda *a, **k: None)
+    return calls
+
+
+def folder(tmp_path, names):
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    for n in names:
+        nbformat.write(nbformat.v4.new_notebook(), subs / n)
+    return subs
+
+
+def test_a_class_run_writes_every_export_and_reports_who_did_not_pair_up(
+    tmp_path, fake_grading, capsys
+):
+    subs = folder(tmp_path, ["hw00_ada.ipynb", "hw00_bo_zero.ipynb", "hw00_zed.ipynb"])
+    roster = tmp_path / "roster.csv"
+    roster.write_text(
+        "\ufeffstudent_id;name;email\nada;Ada;a@x.org\nbo_zero;Bo;b@x.org\nned;Ned;n@x.org\n"
+    )
+    out = tmp_path / "out" / "grades.csv"
+    argv = ["grade", str(subs), "--out", str(out), "--roster", str(roster)]
+    argv += ["--pattern", r"hw(?P<set>\d\d)_(?P<student>\w+)\.ipynb", "--export"]
+    assert main([*argv, "canvas,moodle,nbgrader,prairielearn,gradescope"]) == 0
+    err = capsys.readouterr().err
+    assert "hw00_zed.ipynb" in err and "no file from ned" in err  # said on the console
+    report = (out.parent / "grades-roster.txt").read_text()
+    assert "'zed' is not on the roster" in report and "no file from ned (Ned)" in report
+    book = list(csv.reader((out.parent / "grades-canvas.csv").open()))
+    assert book[0][-1] == SET  # the pattern's '00' named the set
+    assert {r[1]: r[-1] for r in book[2:]} == {"ada": "13", "bo_zero": "0", "ned": ""}
+    assert (out.parent / f"grades-moodle-{SET}.csv").is_file()
+    assert (out.parent / "grades-nbgrader.csv").is_file()
+    for tool in ("prairielearn", "gradescope"):
+        results = sorted(p.parent.name for p in (out.parent / f"grades-{tool}").glob("*/*.json"))
+        assert results == ["hw00_ada.ipynb", "hw00_bo_zero.ipynb", "hw00_zed.ipynb"]
+    assert len(list((out.parent / "grades_history").glob("*.csv"))) == 1
+
+
+def test_a_regrade_keeps_the_earlier_run_and_writes_what_changed(tmp_path, fake_grading):
+    subs = folder(tmp_path, [f"{SET}-ada.ipynb", f"{SET}-bo_zero.ipynb"])
+    out = tmp_path / "grades.csv"
+    assert gradebook.grade_folder(subs, out) == 0
+    (subs / f"{SET}-bo_zero.ipynb").rename(subs / f"{SET}-bo.ipynb")  # fixed and resubmitted
+    assert gradebook.grade_folder(subs, out) == 0
+    runs = sorted((tmp_path / "grades_history").glob("*.csv"))
+    diffs = [p for p in runs if p.name.endswith("-diff.csv")]
+    assert len(runs) == 3 and len(diffs) == 1
+    rows = list(csv.reader(diffs[0].open()))
+    assert [f"{SET}-bo.ipynb", "", "(submission)", "", "13"] in rows
+    assert [f"{SET}-bo_zero.ipynb", "", "(submission)", "0", ""] in rows
+
+
+@pytest.mark.parametrize(
+    ("extra", "says"),
+    [
+        (["--roster", "missing.csv"], "--roster: cannot read"),
+        (["--export", "canvas"], "needs --roster"),
+        (["--export", "sakai"], "--export must be among"),
+        (["--roster", "ROSTER", "--pattern", "(?P<sid>.*)"], "--pattern: needs a named group"),
+    ],
+)
+def test_a_bad_roster_pattern_or_export_is_refused_before_anyone_is_graded(
+    tmp_path, fake_grading, capsys, extra, says
+):
+    subs = folder(tmp_path, [f"{SET}-ada.ipynb"])
+    roster = tmp_path / "r.csv"
+    roster.write_text("student_id\nada\n")
+    extra = [str(roster) if e == "ROSTER" else e for e in extra]
+    assert main(["grade", str(subs), "--out", str(tmp_path / "g.csv"), *extra]) == 2
+    assert says in capsys.readouterr().err
+    assert fake_grading == []  # nobody graded
+    assert not (tmp_path / "g.csv").exists()
