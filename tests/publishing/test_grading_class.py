@@ -116,3 +116,36 @@ def test_a_bad_roster_pattern_or_export_is_refused_before_anyone_is_graded(
     assert says in capsys.readouterr().err
     assert fake_grading == []  # nobody graded
     assert not (tmp_path / "g.csv").exists()
+
+
+def kinds_in_solutions() -> dict[str, list[str]]:
+    """Each question's kind, from the solutions as the grader reads them."""
+    kinds: dict[str, list[str]] = {"measured": [], "function": [], "form": []}
+    for path in authoring.solution_notebooks(authoring.SOLUTIONS_DIR):
+        a = spec.read(path)
+        number = a.name.split("_", 1)[0]
+        for q in a.questions:
+            if any(x.expect == "machine" for x in q.answers):
+                kinds["measured"].append(f"{number} {q.name}")
+            elif any(x.is_function for x in q.answers):
+                kinds["function"].append(f"{number} {q.name}")
+            elif all(x.expect == "none" for x in q.answers):
+                kinds["form"].append(f"{number} {q.name}")
+    return kinds
+
+
+def test_the_guide_lists_the_measured_probed_and_form_only_questions_the_solutions_have():
+    import re
+
+    guide = (authoring.REPO / "instructors" / "guide.md").read_text()
+    section = guide.split("## A graded class in 2026", 1)[1].split("\n## ", 1)[0]
+    listed = {
+        label: [q.strip() for q in questions.split(",")]
+        for label, questions in re.findall(r"\*\*([^*]+)\*\* \(questions: ([^)]*)\)", section)
+    }
+    kinds = kinds_in_solutions()
+    assert listed == {
+        "Measured on the learner's machine": kinds["measured"],
+        "Functions checked on secret probes": kinds["function"],
+        "Form only": kinds["form"],
+    }

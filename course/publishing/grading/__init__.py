@@ -19,6 +19,10 @@ One job per module (layer 5, entry points):
 - :mod:`~course.publishing.grading.check`: the trusted checker;
 - :mod:`~course.publishing.grading.gradebook`: ``python -m course grade``: a folder of submissions
   into CSVs;
+- :mod:`~course.publishing.grading.roster`: ``--roster``/``--pattern``: which file is whose;
+- :mod:`~course.publishing.grading.exports`: ``--export``: files for Canvas, Moodle, nbgrader,
+  PrairieLearn and Gradescope, and Gradescope's autograder archive;
+- :mod:`~course.publishing.grading.history`: each run kept, and a regrade's diff;
 - :mod:`~course.publishing.grading.leaks`: finds hidden values in text a learner reads;
 - :mod:`~course.publishing.grading.release`: ``python -m course release``: what students receive.
 

@@ -213,7 +213,8 @@ class Join:
         return found[0] if len(found) == 1 else None
 
     def problems(self) -> list[str]:
-        """One line per file or student that did not pair up (empty when every one did)."""
+        """One line per file or student that did not pair up, and per file marked late (empty when
+        every one paired and none was late)."""
         lines = [f"file matches no student: {f} ({why})" for f, why in self.unmatched]
         for (k, s), names in sorted(self.duplicates.items()):
             who = self.roster.students[k]
@@ -225,6 +226,9 @@ class Join:
         for k, s in self.missing:
             who = self.roster.students[k]
             lines.append(f"no file from {who.student_id} ({who.display}) for {s}")
+        lines += [
+            f"marked late by the LMS (no penalty applied here): {f}" for f in sorted(self.late)
+        ]
         return [*self.roster.notes, *lines]
 
 

@@ -126,11 +126,12 @@ solution (this archive holds it: upload it as the assignment's autograder, never
 In the assignment's *Configure Autograder* page:
 
 - **Base image**: Ubuntu 24.04 (Python 3.11 or newer is needed).
-- **Memory and CPU**: Gradescope's default (768 MB, half a CPU) is too small for a set whose
-  solution imports torch: torch alone takes several hundred MB, and the grader runs the solution
-  once per submission (its answers, with fresh secret probes, are the key) and then the
-  submission, each in its own sandbox. Ask for at least 3 GB and 1 CPU; a set that trains or
-  benchmarks (06, 07, 12) 4 GB and 2 CPUs.
+- **Memory and CPU**: Gradescope's default (768 MB, half a CPU) is too small. The grader runs the
+  solution once per submission (its answers, with fresh secret probes, are the key) and then the
+  submission, each in its own sandbox: run on a correct submission of sets 00, 06, 07, 12 and 13,
+  the peak was 753-1,178 MiB summed over all processes (a 2-core VM, 2026-11-28; the course
+  repository's benchmarks/results/autograder_resources_2core_vm_2026-11-28.json). Ask for 3 GB
+  (a learner's code can take more than the solution's) and 1 CPU.
 - **Timeout**: the solution and the submission each may take up to {timeout:g} s
   (the solution at least 600 s): set 20 minutes (the most is 40).
 - **Learners submit** the one `.ipynb` file; its name does not matter.
