@@ -58,7 +58,9 @@ def folder(tmp_path, names):
 def test_a_class_run_writes_every_export_and_reports_who_did_not_pair_up(
     tmp_path, fake_grading, capsys
 ):
-    subs = folder(tmp_path, ["hw00_ada.ipynb", "hw00_bo_zero.ipynb", "hw00_zed.ipynb"])
+    subs = folder(
+        tmp_path, ["hw00_ada.ipynb", "hw00_bo_zero.ipynb", "hw00_zed.ipynb", "\x1b[2J.ipynb"]
+    )
     roster = tmp_path / "roster.csv"
     roster.write_text(
         "\ufeffstudent_id;name;email\nada;Ada;a@x.org\nbo_zero;Bo;b@x.org\nned;Ned;n@x.org\n"
@@ -69,6 +71,7 @@ def test_a_class_run_writes_every_export_and_reports_who_did_not_pair_up(
     assert main([*argv, "canvas,moodle,nbgrader,prairielearn,gradescope"]) == 0
     err = capsys.readouterr().err
     assert "hw00_zed.ipynb" in err and "no file from ned" in err  # said on the console
+    assert "\\x1b[2J.ipynb" in err and "\x1b" not in err  # a terminal escape, printed inert
     report = (out.parent / "grades-roster.txt").read_text()
     assert "'zed' is not on the roster" in report and "no file from ned (Ned)" in report
     book = list(csv.reader((out.parent / "grades-canvas.csv").open()))
@@ -78,8 +81,9 @@ def test_a_class_run_writes_every_export_and_reports_who_did_not_pair_up(
     assert (out.parent / "grades-nbgrader.csv").is_file()
     for tool in ("prairielearn", "gradescope"):
         results = sorted(p.parent.name for p in (out.parent / f"grades-{tool}").glob("*/*.json"))
-        assert results == ["hw00_ada.ipynb", "hw00_bo_zero.ipynb", "hw00_zed.ipynb"]
-    assert len(list((out.parent / "grades_history").glob("*.csv"))) == 1
+        assert results == ["_[2J.ipynb", "hw00_ada.ipynb", "hw00_bo_zero.ipynb", "hw00_zed.ipynb"]
+    # the unnamed file makes a second gradebook (grades-unknown.csv): each keeps its own history
+    assert len(list((out.parent / f"grades-{SET}_history").glob("*.csv"))) == 1
 
 
 def test_a_regrade_keeps_the_earlier_run_and_writes_what_changed(tmp_path, fake_grading):
@@ -103,6 +107,7 @@ def test_a_regrade_keeps_the_earlier_run_and_writes_what_changed(tmp_path, fake_
         (["--export", "canvas"], "needs --roster"),
         (["--export", "sakai"], "--export must be among"),
         (["--roster", "ROSTER", "--pattern", "(?P<sid>.*)"], "--pattern: needs a named group"),
+        (["--roster", "ROSTER", "--export", "moodle"], "needs an email, ID number or username"),
     ],
 )
 def test_a_bad_roster_pattern_or_export_is_refused_before_anyone_is_graded(

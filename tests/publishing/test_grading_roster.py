@@ -117,6 +117,7 @@ def test_a_roster_in_any_usual_dialect_reads_the_same(tmp_path, text):
         ("", "utf-8", "empty"),
         ("student_id\n", "utf-8", "no students"),
         ("student_id,name\ns1,\0\n", "utf-8", "NUL"),
+        ("student_id,name\ns1," + "x" * 200_000 + "\n", "utf-8", "not a CSV roster"),
     ],
 )
 def test_a_roster_that_cannot_be_one_is_refused_naming_the_option(tmp_path, text, encoding, says):
@@ -164,3 +165,7 @@ def test_a_file_whose_set_is_unknown_is_reported(tmp_path):
         [("anything-ada.ipynb", "")], r, roster.compile_pattern(r".*-(?P<student>\w+)\..*"), [SET]
     )
     assert j.unmatched == [("anything-ada.ipynb", "no exercise set recognised")]
+
+
+def test_names_with_terminal_escapes_are_printed_inert():
+    assert roster.printable("a\x1b[2Jb\x07 José") == "a\\x1b[2Jb\\x07 José"

@@ -470,6 +470,7 @@ def grade_folder(
         formats = export_formats.parse_formats(listed, has_roster=roster is not None)
         class_roster = rosters.read_roster(roster) if roster is not None else None
         name_pattern = rosters.compile_pattern(pattern or "default")
+        export_formats.check_roster(formats, class_roster)
     except ValueError as e:
         print(f"refusing to grade: {e}", file=sys.stderr)
         return 2
@@ -617,6 +618,8 @@ def grade_folder(
 
 def _report_roster(join, out_csv: Path) -> None:
     """Every file and student that did not pair up, on the console and in ``<out>-roster.txt``."""
+    from course.publishing.grading.roster import printable
+
     problems = join.problems()
     report = out_csv.with_name(f"{out_csv.stem}-roster.txt")
     paired = sum(len(v) == 1 for v in join.files.values())
@@ -626,7 +629,7 @@ def _report_roster(join, out_csv: Path) -> None:
     )
     print(safe_text(head), file=sys.stderr)
     for line in problems:
-        print("  " + safe_text(line)[:400], file=sys.stderr)
+        print("  " + safe_text(printable(line))[:400], file=sys.stderr)
     try:
         make_dir(report.parent)
         write_new(report, safe_text("\n".join([head, *problems]) + "\n"))

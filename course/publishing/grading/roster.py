@@ -131,7 +131,10 @@ def read_roster(path: str | Path) -> Roster:
         raise ValueError(f"--roster: {path.name} holds NUL bytes: not a CSV file")
     first = text.split("\n", 1)[0]
     delimiter = max(",;\t", key=first.count) if first.strip() else ","
-    rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
+    try:
+        rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
+    except csv.Error as e:  # a cell over the csv module's limit (128 KiB): not a roster
+        raise ValueError(f"--roster: {path.name} is not a CSV roster ({e})") from None
     if not rows:
         raise ValueError(f"--roster: {path.name} is empty")
     header = rows[0]
@@ -171,6 +174,11 @@ def read_roster(path: str | Path) -> Roster:
     if not students:
         raise ValueError(f"--roster: {path.name} has a header but no students")
     return Roster(students, notes)
+
+
+def printable(text: str) -> str:
+    """Text safe on a console: control characters (terminal escapes among them) as ``\\xNN``."""
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
 
 
 def compile_pattern(pattern: str) -> re.Pattern:

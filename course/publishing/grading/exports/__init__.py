@@ -52,6 +52,15 @@ def parse_formats(text: str | None, *, has_roster: bool) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def check_roster(formats: list[str], class_roster) -> None:
+    """Before anyone is graded: the roster has what each export needs (ValueError if not)."""
+    if "moodle" in formats and class_roster is not None:
+        from course.publishing.grading.exports import moodle
+        from course.publishing.grading.roster import Join
+
+        moodle.identity(Join(class_roster, []))
+
+
 def number(x: float) -> str:
     return f"{x:g}"
 
