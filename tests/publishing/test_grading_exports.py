@@ -325,3 +325,21 @@ def test_history_keeps_every_run_and_writes_a_diff_only_for_a_regrade(tmp_path):
     assert "2 change(s) in 1 submission(s)" in line
     kept = sorted(p.name for p in (tmp_path / "grades_history").iterdir())
     assert len(kept) == 3 and len([k for k in kept if k.endswith("-diff.csv")]) == 1
+
+
+@pytest.mark.parametrize("tool", ["gradescope", "prairielearn"])
+def test_an_autograder_run_without_a_notebook_still_writes_a_result(tmp_path, tool):
+    from course.publishing.grading.exports import autograder
+
+    (tmp_path / "submission").mkdir()
+    (tmp_path / "submission" / "answers.pdf").write_bytes(b"%PDF-1.4")
+    results = tmp_path / "results" / "results.json"
+    status = autograder.main(
+        [tool, str(tmp_path / "submission"), str(results), "--assignment", SET]
+    )
+    data = json.loads(results.read_text())
+    assert status == 0
+    if tool == "gradescope":  # a score, since no test carries one; the reason as output
+        assert data["score"] == 0.0 and data["tests"] == [] and "no .ipynb" in data["output"]
+    else:  # PrairieLearn: not gradable, no attempt used
+        assert data["gradable"] is False and "no .ipynb" in data["format_errors"][0]

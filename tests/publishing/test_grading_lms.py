@@ -71,6 +71,12 @@ def alive(seen: dict[int, float]) -> list[tuple]:
     return out
 
 
+def default_sigint() -> None:
+    """SIGINT as a terminal's grader gets it: a shell without job control starts background jobs
+    (CI's, or ``pytest &``) with SIGINT ignored, and Python keeps an ignored SIGINT ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_while_grading_ends_every_sandbox_and_writes_nothing(tmp_path):
     subs, out = tmp_path / "subs", tmp_path / "out"
     subs.mkdir()
@@ -85,7 +91,9 @@ def test_ctrl_c_while_grading_ends_every_sandbox_and_writes_nothing(tmp_path):
     log = (tmp_path / "stderr.txt").open("w")
     cmd = [sys.executable, "-m", "course", "grade", str(subs), "--out", str(out / "grades.csv")]
     cmd += ["--export", "gradescope,prairielearn", "--timeout", "200", "--cell-timeout", "150"]
-    proc = subprocess.Popen(cmd, stderr=log, cwd=REPO, start_new_session=True)
+    proc = subprocess.Popen(
+        cmd, stderr=log, cwd=REPO, start_new_session=True, preexec_fn=default_sigint
+    )
     try:
         interrupted(proc, tmp_path, out, earlier)
     finally:
