@@ -154,3 +154,23 @@ def test_the_guide_lists_the_measured_probed_and_form_only_questions_the_solutio
         "Functions checked on secret probes": kinds["function"],
         "Form only": kinds["form"],
     }
+
+
+def test_an_unknown_gradescope_visibility_is_refused_before_anyone_is_graded(
+    tmp_path, fake_grading, capsys
+):
+    subs = folder(tmp_path, [f"{SET}-ada.ipynb"])
+    out = tmp_path / "g.csv"
+    assert gradebook.grade_folder(subs, out, exports="gradescope", visibility="tomorrow") == 2
+    assert "--visibility must be one of" in capsys.readouterr().err
+    assert fake_grading == [] and not out.exists()
+
+
+def test_a_history_that_cannot_be_kept_costs_the_history_not_the_gradebook(
+    tmp_path, fake_grading, capsys
+):
+    subs = folder(tmp_path, [f"{SET}-ada.ipynb"])
+    (tmp_path / "grades_history").write_text("a file where the history folder would go")
+    assert gradebook.grade_folder(subs, tmp_path / "grades.csv") == 0
+    assert "history of" in capsys.readouterr().err
+    assert (tmp_path / "grades.csv").read_text().count("\n") == 2  # header and Ada's row

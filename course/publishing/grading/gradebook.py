@@ -470,7 +470,7 @@ def grade_folder(
         formats = export_formats.parse_formats(listed, has_roster=roster is not None)
         class_roster = rosters.read_roster(roster) if roster is not None else None
         name_pattern = rosters.compile_pattern(pattern or "default")
-        export_formats.check_roster(formats, class_roster)
+        export_formats.check(formats, class_roster, visibility)
     except ValueError as e:
         print(f"refusing to grade: {e}", file=sys.stderr)
         return 2
@@ -587,15 +587,18 @@ def grade_folder(
         if len(by_set) > 1:
             target = out_csv.with_name(f"{out_csv.stem}-{s or 'unknown'}.csv")
         points = {q.name: q.points for q in assignments[s].questions} if s in assignments else {}
+        before = _previous_run(target) if history else None
         try:
-            before = target.read_text(encoding="utf-8") if history and target.is_file() else None
             write_csv(target, rows, points)
-            if history:
-                print(history_module.record(target, before, owners), file=sys.stderr)
-        except (OSError, UnicodeDecodeError) as e:
+        except OSError as e:
             print(f"cannot write {target}: {e}", file=sys.stderr)
             status = 1
             continue
+        if history:
+            try:
+                print(history_module.record(target, before, owners), file=sys.stderr)
+            except (OSError, UnicodeDecodeError) as e:
+                print(f"history of {target} not kept: {e}", file=sys.stderr)
         summaries[s or "unknown"] = summary(rows, points)
         print(f"{len(rows)} submission(s) of {s or 'no known set'} -> {target}")
         print(_summary_text(summaries[s or "unknown"]), file=sys.stderr)
@@ -614,6 +617,14 @@ def grade_folder(
             print(f"exports not written: {e}", file=sys.stderr)
             status = 1
     return status
+
+
+def _previous_run(target: Path) -> str | None:
+    """The gradebook an earlier run left at ``target`` (None: none, or not readable as one)."""
+    try:
+        return target.read_text(encoding="utf-8") if target.is_file() else None
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _report_roster(join, out_csv: Path) -> None:

@@ -52,8 +52,13 @@ def parse_formats(text: str | None, *, has_roster: bool) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def check_roster(formats: list[str], class_roster) -> None:
-    """Before anyone is graded: the roster has what each export needs (ValueError if not)."""
+def check(formats: list[str], class_roster, visibility: str) -> None:
+    """Before anyone is graded: the roster has what each export needs, and Gradescope's visibility
+    is one it knows (ValueError naming the option if not)."""
+    from course.publishing.grading.exports.gradescope import VISIBILITY
+
+    if visibility not in VISIBILITY:
+        raise ValueError(f"--visibility must be one of {', '.join(VISIBILITY)}; got {visibility!r}")
     if "moodle" in formats and class_roster is not None:
         from course.publishing.grading.exports import moodle
         from course.publishing.grading.roster import Join
