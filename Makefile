@@ -68,12 +68,15 @@ assign: install-instructors
 	$(BIN)/python -m teaching assign
 
 ## Instructors: grade a folder of submissions in sandboxes, e.g.
-## `make grade SUBMISSIONS=subs/ OUT=grades.csv ASSIGNMENT=04_model_memory JOBS=2 TIMEOUT=300`.
+## `make grade SUBMISSIONS=subs/ OUT=grades.csv ASSIGNMENT=04_model_memory JOBS=2 TIMEOUT=300`;
+## for an LMS: `ROSTER=roster.csv PATTERN=canvas EXPORT=canvas` (instructors/grading.md, section 7).
 JOBS    ?= 2
 TIMEOUT ?= 300
 grade: install-instructors
 	$(BIN)/python -m teaching grade $(SUBMISSIONS) --out $(or $(OUT),grades.csv) \
-	    --jobs $(JOBS) --timeout $(TIMEOUT) $(if $(ASSIGNMENT),--assignment $(ASSIGNMENT))
+	    --jobs $(JOBS) --timeout $(TIMEOUT) $(if $(ASSIGNMENT),--assignment $(ASSIGNMENT)) \
+	    $(if $(ROSTER),--roster $(ROSTER)) $(if $(PATTERN),--pattern '$(PATTERN)') \
+	    $(if $(EXPORT),--export $(EXPORT))
 
 ## Instructors: what students receive (no solutions, no answer keys), built from the committed files,
 ## e.g. `make release OUT=dist/course`; `make release GRADED=1` for a graded class (coarse checks only).

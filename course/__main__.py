@@ -5,7 +5,7 @@
   rates and memory bandwidths, measured now; saved as JSON, or printed beside another saved portrait
   (or the shipped H100 SXM reference run).
 
-The instructors' commands (assign, grade, release, answer-keys, site, slides) are in the
+The instructors' commands (assign, grade, autograder, release, answer-keys, site, slides) are in the
 instructors' package: ``python -m teaching --help``.
 """
 
@@ -15,7 +15,7 @@ import argparse
 import sys
 
 #: Commands that moved to the instructors' package (``instructors/teaching``).
-INSTRUCTORS_COMMANDS = ("assign", "grade", "release", "answer-keys", "site", "slides")
+INSTRUCTORS_COMMANDS = ("assign", "grade", "autograder", "release", "answer-keys", "site", "slides")
 
 
 def main(argv: list[str] | None = None) -> int:

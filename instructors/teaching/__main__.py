@@ -1,11 +1,15 @@
-"""Command line of the instructors' package: ``python -m teaching assign | grade | release | ...``.
+"""Command line of the instructors' package: ``python -m teaching assign | grade | ...``.
 
 - ``assign``: regenerate ``exercises/`` (student notebooks and their public checks) from
   ``solutions/``.
-- ``grade SUBMISSIONS_DIR --out grades.csv``: grade every submission in a sandbox, one CSV row each.
-- ``release OUTDIR [--graded]``: what students receive (no solutions, no answer keys, no
-  instructors' package), from the committed files, checked for hidden values; ``--graded``: public
-  checks of form, units and coarse range only.
+- ``grade SUBMISSIONS_DIR --out grades.csv [--roster roster.csv --pattern canvas --export
+  canvas,moodle,nbgrader,prairielearn,gradescope]``: grade every submission in a sandbox, one CSV
+  row each; pair files with students and write the LMS's files; a regrade keeps the last run and
+  writes what changed.
+- ``autograder gradescope SET OUT.zip``: the Gradescope autograder archive of an exercise set.
+- ``release OUTDIR [--graded]``: what students receive (no solutions, no answer keys), from the
+  committed files, checked for hidden values; ``--graded``: public checks of form, units and coarse
+  range only.
 - ``answer-keys OUTDIR [--no-values]``: one answer-key page per exercise set, from ``solutions/``.
 - ``site OUTDIR [--answer-keys]``: the course as a static website (Sphinx + myst-nb).
 - ``slides OUTDIR [--tag]``: one Reveal.js deck per lesson (``--tag`` re-applies the slide tags
@@ -33,6 +37,31 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument("--jobs", type=int, default=1, help="submissions graded at once")
     grade.add_argument(
         "--assignment", help="grade every file as this assignment (e.g. 00_units_and_memory)"
+    )
+    grade.add_argument("--roster", help="class roster CSV (Canvas or Moodle export, or your own)")
+    grade.add_argument(
+        "--pattern",
+        help="file name -> student: 'canvas', 'moodle', 'default' (NN_slug-ID.ipynb) or a regular "
+        "expression with (?P<student>...) and optionally (?P<set>...)",
+    )
+    grade.add_argument(
+        "--export",
+        help="comma-separated: canvas, moodle, nbgrader (need --roster), prairielearn, gradescope",
+    )
+    grade.add_argument(
+        "--no-history", action="store_true", help="do not keep this run in <out>_history/"
+    )
+    autograder = sub.add_parser("autograder", help="build an external autograder for a set")
+    autograder.add_argument("tool", choices=["gradescope"], help="the autograder's platform")
+    autograder.add_argument("assignment", help="the exercise set, e.g. 04_model_memory")
+    autograder.add_argument("out", help="the archive to write, e.g. build/04-gradescope.zip")
+    autograder.add_argument("--timeout", type=float, default=300.0, help="seconds per run")
+    autograder.add_argument("--cell-timeout", type=float, default=60.0, help="seconds per cell")
+    autograder.add_argument(
+        "--visibility",
+        default="after_due_date",
+        help="when learners see key-checked scores: after_due_date (default), after_published, "
+        "hidden or visible",
     )
     release = sub.add_parser("release", help="write the student release (no solutions)")
     release.add_argument("outdir", help="folder to write (must not exist, or be empty)")
@@ -82,6 +111,16 @@ def main(argv: list[str] | None = None) -> int:
         from teaching.grading.release import write_release
 
         return write_release(args.outdir, graded=args.graded)
+    if args.command == "autograder":
+        from teaching.grading.exports.gradescope import build_archive
+
+        return build_archive(
+            args.assignment,
+            args.out,
+            timeout_seconds=args.timeout,
+            cell_timeout_seconds=args.cell_timeout,
+            visibility=args.visibility,
+        )
     from teaching.grading.gradebook import grade_folder
 
     return grade_folder(
@@ -91,6 +130,10 @@ def main(argv: list[str] | None = None) -> int:
         cell_timeout_seconds=args.cell_timeout,
         assignment=args.assignment,
         jobs=args.jobs,
+        roster=args.roster,
+        pattern=args.pattern,
+        exports=args.export,
+        history=not args.no_history,
     )
 
 

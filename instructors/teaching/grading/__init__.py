@@ -15,6 +15,10 @@ One job per module:
 - :mod:`~teaching.grading.check`: the trusted checker;
 - :mod:`~teaching.grading.gradebook`: ``python -m teaching grade``: a folder of submissions
   into CSVs;
+- :mod:`~teaching.grading.roster`: ``--roster``/``--pattern``: which file is whose;
+- :mod:`~teaching.grading.exports`: ``--export``: files for Canvas, Moodle, nbgrader,
+  PrairieLearn and Gradescope, and Gradescope's autograder archive;
+- :mod:`~teaching.grading.history`: each run kept, and a regrade's diff;
 - :mod:`~teaching.grading.leaks`: finds hidden values in text a learner reads;
 - :mod:`~teaching.grading.release`: ``python -m teaching release``: what students receive.
 

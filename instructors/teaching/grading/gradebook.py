@@ -57,6 +57,7 @@ class Grade:
     reason: str = ""
     seconds: float = 0.0
     protections_off: tuple[str, ...] = ()
+    feedback: dict[str, str] = field(default_factory=dict)  # question -> why it lost points
 
     @property
     def total(self) -> float:
@@ -343,6 +344,7 @@ def grade_one(
         grade.scores[r.name] = min(r.score, r.points)  # capped, whatever came back
         if r.score < r.points:
             reasons.append(f"{r.name}: {r.reason}")
+            grade.feedback[r.name] = r.reason
     slow = [c for c in ext.cells if c.get("status") == "timeout"]
     notes = [
         f"cell {_cell_no(c)} ({c.get('question') or 'no question'}) timed out after "
@@ -442,12 +444,35 @@ def grade_folder(
     jobs: int = 1,
     solutions_dir: str | Path = authoring.SOLUTIONS_DIR,
     log_dir: str | Path | None = None,
+    roster: str | Path | None = None,
+    pattern: str | None = None,
+    exports: list[str] | str | None = None,
+    visibility: str = "after_due_date",
+    history: bool = True,
 ) -> int:
-    """Grade every file in a folder (see the module docstring). Returns 0 when each got a row."""
+    """Grade every file in a folder (see the module docstring). Returns 0 when each got a row.
+
+    ``roster`` and ``pattern`` pair files with students (:mod:`~teaching.grading.roster`),
+    ``exports`` names the formats to write beside ``out_csv``
+    (:mod:`~teaching.grading.exports`), ``history`` keeps each run and a regrade's diff
+    (:mod:`~teaching.grading.history`). All three are checked before anyone is graded."""
+    from teaching.grading import exports as export_formats
+    from teaching.grading import history as history_module
+    from teaching.grading import roster as rosters
+
     jobs = validate.positive_int("jobs", jobs, maximum=64)
     folder, out_csv = Path(submissions_dir), Path(out_csv)
     if not folder.is_dir():
         print(f"not a folder of submissions: {folder}", file=sys.stderr)
+        return 2
+    try:
+        listed = exports if isinstance(exports, str | None) else ",".join(exports)
+        formats = export_formats.parse_formats(listed, has_roster=roster is not None)
+        class_roster = rosters.read_roster(roster) if roster is not None else None
+        name_pattern = rosters.compile_pattern(pattern or "default")
+        export_formats.check(formats, class_roster, visibility)
+    except ValueError as e:
+        print(f"refusing to grade: {e}", file=sys.stderr)
         return 2
     solutions = {p.stem: p for p in authoring.solution_notebooks(solutions_dir)}
     if not solutions:
@@ -511,7 +536,8 @@ def grade_folder(
     planned = []
     for p in files:
         nb, problem = read_submission(p)
-        name, note = identify(p, nb, known, assignment)
+        named = assignment or rosters.set_from_name(display_name(p), name_pattern, known)
+        name, note = identify(p, nb, known, named)
         planned.append((p, nb, problem, name, note))
     for p in links:
         name, _ = identify(p, None, known, assignment)
@@ -522,33 +548,57 @@ def grade_folder(
         zygote = sandbox.start_factory(list(assignments.values()), threads) if assignments else None
         if zygote is not None:
             stack.callback(zygote.close)
-        grades = _grade_all(
-            planned,
-            assignments,
-            known,
-            zygote=zygote,
-            jobs=jobs,
-            threads=threads,
-            timeout_seconds=timeout_seconds,
-            cell_timeout_seconds=cell_timeout_seconds,
-            log_dir=log_dir,
-        )
+        try:
+            grades = _grade_all(
+                planned,
+                assignments,
+                known,
+                zygote=zygote,
+                jobs=jobs,
+                threads=threads,
+                timeout_seconds=timeout_seconds,
+                cell_timeout_seconds=cell_timeout_seconds,
+                log_dir=log_dir,
+            )
+        except KeyboardInterrupt:
+            print(
+                "\ninterrupted: no gradebook, export or history written; the files of earlier "
+                "runs are as they were",
+                file=sys.stderr,
+            )
+            return 130
     by_set: dict[str, list[Grade]] = {}
     for g in grades:
         by_set.setdefault(g.assignment, []).append(g)
     status = 0
     summaries = {}
+    join = None
+    if class_roster is not None:
+        join = rosters.join(
+            [(g.submission, g.assignment) for g in grades],
+            class_roster,
+            name_pattern,
+            sorted(assignments),
+        )
+        _report_roster(join, out_csv)
+    owners = {f: join.roster.students[k].student_id for f, k in join.owner.items()} if join else {}
     for s, rows in by_set.items():
         target = out_csv
         if len(by_set) > 1:
             target = out_csv.with_name(f"{out_csv.stem}-{s or 'unknown'}.csv")
         points = {q.name: q.points for q in assignments[s].questions} if s in assignments else {}
+        before = _previous_run(target) if history else None
         try:
             write_csv(target, rows, points)
         except OSError as e:
             print(f"cannot write {target}: {e}", file=sys.stderr)
             status = 1
             continue
+        if history:
+            try:
+                print(history_module.record(target, before, owners), file=sys.stderr)
+            except (OSError, UnicodeDecodeError) as e:
+                print(f"history of {target} not kept: {e}", file=sys.stderr)
         summaries[s or "unknown"] = summary(rows, points)
         print(f"{len(rows)} submission(s) of {s or 'no known set'} -> {target}")
         print(_summary_text(summaries[s or "unknown"]), file=sys.stderr)
@@ -557,7 +607,45 @@ def grade_folder(
         write_new(log_dir / "summary.json", json.dumps(summaries, indent=1))
     except OSError as e:
         print(f"class summary not written: {e}", file=sys.stderr)
+    if formats:
+        try:
+            for path in export_formats.write_all(
+                formats, out_csv, grades, assignments, join, visibility=visibility
+            ):
+                print(f"export -> {path}")
+        except (OSError, ValueError) as e:
+            print(f"exports not written: {e}", file=sys.stderr)
+            status = 1
     return status
+
+
+def _previous_run(target: Path) -> str | None:
+    """The gradebook an earlier run left at ``target`` (None: none, or not readable as one)."""
+    try:
+        return target.read_text(encoding="utf-8") if target.is_file() else None
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _report_roster(join, out_csv: Path) -> None:
+    """Every file and student that did not pair up, on the console and in ``<out>-roster.txt``."""
+    from teaching.grading.roster import printable
+
+    problems = join.problems()
+    report = out_csv.with_name(f"{out_csv.stem}-roster.txt")
+    paired = sum(len(v) == 1 for v in join.files.values())
+    head = (
+        f"roster: {len(join.roster.students)} student(s), {paired} paired with one file; "
+        f"{len(problems)} problem(s)"
+    )
+    print(safe_text(head), file=sys.stderr)
+    for line in problems:
+        print("  " + safe_text(printable(line))[:400], file=sys.stderr)
+    try:
+        make_dir(report.parent)
+        write_new(report, safe_text("\n".join([head, *problems]) + "\n"))
+    except OSError as e:
+        print(f"roster report not written: {e}", file=sys.stderr)
 
 
 def _under(path: Path, folder: Path) -> bool:
@@ -574,6 +662,14 @@ def _summary_text(s: dict) -> str:
     if s["timed_out"]:
         lines.append("  timed out (whole or a cell): " + safe_text(", ".join(s["timed_out"])))
     return "\n".join(lines)
+
+
+def _stop(pool: ThreadPoolExecutor, zygote) -> None:
+    """Ctrl-C: queued submissions are dropped and every running sandbox ends now (closing the
+    factory kills them all), so the pool's threads return at once instead of at their timeout."""
+    pool.shutdown(wait=False, cancel_futures=True)
+    if zygote is not None:
+        zygote.close()
 
 
 def _grade_all(
@@ -599,7 +695,11 @@ def _grade_all(
         )
 
     with ThreadPoolExecutor(max_workers=jobs if zygote is not None else 1) as pool:
-        sets = dict(zip(assignments, pool.map(prepared, assignments.values()), strict=True))
+        try:
+            sets = dict(zip(assignments, pool.map(prepared, assignments.values()), strict=True))
+        except KeyboardInterrupt:
+            _stop(pool, zygote)
+            raise
     for name, setg in sets.items():
         if setg.problem:
             print(f"[{name}] {setg.problem}", file=sys.stderr)
@@ -659,16 +759,19 @@ def _grade_all(
     bar = tqdm(total=len(planned), desc="grading", unit="submission")
     start = time.monotonic()
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        for g in pool.map(one, planned):
-            grades.append(g)
-            bar.update(1)
-            bar.write(
-                safe_text(
-                    f"{g.submission}: {_num(g.total)}/{_num(g.possible)} [{g.status}] {g.reason}"[
-                        :400
-                    ]
+        try:
+            for g in pool.map(one, planned):
+                grades.append(g)
+                bar.update(1)
+                bar.write(
+                    safe_text(
+                        f"{g.submission}: {_num(g.total)}/{_num(g.possible)} [{g.status}] "
+                        f"{g.reason}"[:400]
+                    )
                 )
-            )
+        except KeyboardInterrupt:
+            _stop(pool, zygote)
+            raise
     bar.close()
     print(f"graded {len(grades)} file(s) in {time.monotonic() - start:.0f} s", file=sys.stderr)
     return grades

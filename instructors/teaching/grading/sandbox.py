@@ -140,9 +140,26 @@ class _Cgroups:
         except OSError:
             return None
 
-    def close(self) -> None:
-        if self.root is None:
+    def kill(self) -> None:
+        """End every process in this run's cgroups now, whatever its parent did (a sandbox forked
+        just before the factory died has not yet asked to die with it)."""
+        if self.root is None or not self.root.exists():
             return
+        for child in self.root.iterdir():
+            if not child.is_dir():
+                continue
+            with contextlib.suppress(OSError):
+                if (child / "cgroup.kill").exists():  # cgroup v2 (Linux 5.14+): all at once
+                    (child / "cgroup.kill").write_text("1")
+                    continue
+                for pid in (child / "cgroup.procs").read_text().split():
+                    with contextlib.suppress(OSError, ValueError):
+                        os.kill(int(pid), signal.SIGKILL)
+
+    def close(self) -> None:
+        if self.root is None or not self.root.exists():  # none, or closed already
+            return
+        self.kill()
         for _ in range(100):  # the sandboxes' last processes die with the factory, just after it
             for child in self.root.iterdir():
                 if child.is_dir():
@@ -642,11 +659,22 @@ class Zygote:
         )
 
     def close(self) -> None:
+        """End the factory and every sandbox it started, and release every :meth:`run` waiting on
+        one (a thread never waits for a factory that is gone: Ctrl-C ends a run at once)."""
         with contextlib.suppress(OSError, ValueError):
             self.proc.stdin.close()
         with contextlib.suppress(OSError):
             os.killpg(self.proc.pid, signal.SIGKILL)
+        waiting = list(getattr(self, "_waiting", {}).values())
+        for slot in waiting:
+            if "pid" in slot:
+                with contextlib.suppress(OSError):
+                    os.kill(slot["pid"], signal.SIGKILL)  # the holder: its namespace dies with it
+        self.cgroups.kill()
         self.proc.wait()
+        for slot in waiting:
+            slot["started"].set()
+            slot["done"].set()
         shutil.rmtree(self.root, ignore_errors=True)
         self.cgroups.close()
         self._log.close()

@@ -1,0 +1,69 @@
+"""nbgrader's long CSV export: one row per student and set.
+
+The columns and their rules are those of nbgrader's ``CsvExportPlugin``
+(https://nbgrader.readthedocs.io/en/stable/command_line_tools/nbgrader-export.html;
+``nbgrader/plugins/export.py`` in jupyter/nbgrader): ``assignment, duedate, timestamp, student_id,
+last_name, first_name, email, raw_score, late_submission_penalty, score, max_score``; a student
+with no submission gets an empty timestamp and scores of 0, as nbgrader writes them. A student
+with two files for a set is not merged: the scores are left empty (the report names the files).
+This grader applies no late penalty (0); Canvas's LATE marker is reported, not priced.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from teaching.grading.exports import csv_text, number
+from teaching.grading.gradebook import Grade, write_new
+from teaching.grading.roster import Join, key
+
+HEADER = [
+    "assignment",
+    "duedate",
+    "timestamp",
+    "student_id",
+    "last_name",
+    "first_name",
+    "email",
+    "raw_score",
+    "late_submission_penalty",
+    "score",
+    "max_score",
+]
+
+
+def split_name(last: str, first: str, name: str) -> tuple[str, str]:
+    """(last, first): the roster's, else from ``Doe, Jane`` (Canvas) or ``Jane Doe``."""
+    if last or first or not name:
+        return last, first
+    if "," in name:
+        last, first = name.split(",", 1)
+        return last.strip(), first.strip()
+    first, _, last = name.rpartition(" ")
+    return last, first
+
+
+def rows(join: Join, grades: dict[str, Grade], possible: dict[str, float]) -> list[list]:
+    out: list[list] = [HEADER]
+    for s, p in possible.items():
+        for st in sorted(join.roster.students.values(), key=lambda s: s.student_id):
+            last, first = split_name(st.last_name, st.first_name, st.name)
+            ident = [s, "", "", st.student_id, last, first, st.email]
+            files = join.files.get((key(st.student_id), s), [])
+            g = grades.get(files[0]) if len(files) == 1 else None
+            if not files:
+                out.append([*ident, number(0.0), number(0.0), number(0.0), number(p)])
+            elif g is None or not g.points:
+                out.append([*ident, "", "", "", number(p)])
+            else:
+                out.append([*ident, number(g.total), number(0.0), number(g.total), number(p)])
+    return out
+
+
+def write(
+    out: Path, join: Join, grades: dict[str, Grade], possible: dict[str, float]
+) -> list[Path]:
+    """``<out>-nbgrader.csv``."""
+    path = out.with_name(f"{out.stem}-nbgrader.csv")
+    write_new(path, csv_text(rows(join, grades, possible)))
+    return [path]
