@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/autograder_resources.py [--set 00_units_and_memory ...]
 
-For each set: builds the archive (``python -m course autograder gradescope``), unpacks it into an
+For each set: builds the archive (``python -m teaching autograder gradescope``), unpacks it into an
 ``/autograder`` layout of its own, hands in the solution's answers (as ``grade_class.py`` builds a
 learner) and runs ``run_autograder`` as Gradescope does, with this machine's Python. Every 0.1 s it
 samples the resident memory of ``run_autograder`` and all its processes (the sandboxes included):

@@ -11,7 +11,7 @@ import nbformat
 import pytest
 from teaching.grading import authoring, gradebook, sandbox, spec
 
-from course.__main__ import main
+from teaching.__main__ import main
 
 SET = "00_units_and_memory"
 QUESTIONS = {

@@ -249,6 +249,8 @@ def test_gradescope_archive_has_its_scripts_at_the_root(tmp_path):
             assert mode & stat.S_IXUSR, script
             assert z.read(script).startswith(b"#!"), script
         assert f"solutions/{SET}.ipynb" in names and "course/__main__.py" in names
+        assert "instructors/teaching/grading/runner.py" in names  # the grader itself
+        assert "requirements/instructors.txt" in names and "requirements/install.py" in names
         assert not [n for n in names if n.startswith("solutions/") and SET not in n]
         assert not [n for n in names if "__pycache__" in n or n.startswith("exercises/")]
         readme = z.read("README.md").decode()

@@ -88,7 +88,7 @@ def test_ctrl_c_while_grading_ends_every_sandbox_and_writes_nothing(tmp_path):
         (out / name).parent.mkdir(parents=True, exist_ok=True)
         (out / name).write_text(text)
     log = (tmp_path / "stderr.txt").open("w")
-    cmd = [sys.executable, "-m", "course", "grade", str(subs), "--out", str(out / "grades.csv")]
+    cmd = [sys.executable, "-m", "teaching", "grade", str(subs), "--out", str(out / "grades.csv")]
     cmd += ["--export", "gradescope,prairielearn", "--timeout", "200", "--cell-timeout", "150"]
     proc = subprocess.Popen(
         cmd, stderr=log, cwd=REPO, start_new_session=True, preexec_fn=default_sigint
