@@ -1,22 +1,25 @@
 #!/usr/bin/env bash
 # A fresh install measured as a learner makes it, from the public index only.
 #
-#   bash benchmarks/fresh_install.sh [REPOSITORY] [--keep]
+#   bash benchmarks/fresh_install.sh [REPOSITORY] [--keep] [--no-lessons]
 #
 # Clones REPOSITORY (default: this checkout's committed HEAD) into a new folder whose path has a
 # space in it, clears pip's local configuration (config files, find-links, constraints, extra
 # indexes) and its cache, so that every package comes from PyPI as on a learner's machine, runs
 # `make install` (the learners' set), and prints the time, what was downloaded and the size of
 # .venv. Then `python -m course check`, and nbval over every lesson in that environment (nbval and
-# pytest are added at the instructors' pins for this, after the figures are taken). Exits non-zero
+# pytest are added at the instructors' pins for this, after the figures are taken; --no-lessons skips
+# it). Exits non-zero
 # if any step fails. Needs git, make, Python 3.11+ and the network; several GB of disk on Linux.
 set -euo pipefail
 
 repo="$(git -C "$(dirname "$0")/.." rev-parse --show-toplevel)"
 keep=0
+lessons=1
 for arg in "$@"; do
     case "$arg" in
         --keep) keep=1 ;;
+        --no-lessons) lessons=0 ;;
         *) repo="$arg" ;;
     esac
 done
@@ -51,6 +54,7 @@ echo "torch:      $(.venv/bin/python -c 'import torch; print(torch.__version__, 
 echo
 
 .venv/bin/python -m course check
+[ "$lessons" = 1 ] || exit 0
 .venv/bin/python -m pip install --quiet -c requirements/instructors.txt nbval pytest
 nb_start=$(date +%s)
 .venv/bin/python -m pytest -q -p no:cacheprovider --nbval --nbval-current-env \
