@@ -35,12 +35,14 @@ MAX_JOBS = 10_000
 
 
 def gpu_hours_by_account(jobs: Iterable[Mapping]) -> dict[str, float]:
-    """GPU-hours per account from job records with ``account``, ``gpus``, ``start_s``, ``end_s``
-    (seconds): ``sum(gpus x (end - start)) / 3600``, accounts in alphabetical order."""
+    """GPU-hours per account from job records with ``account``, ``gpus``, ``start_seconds`` and
+    ``end_seconds``: ``sum(gpus x (end - start)) / 3600``, accounts in alphabetical order."""
     total: dict[str, float] = {}
     for job in jobs:
         gpus = validate.positive_int("gpus", job["gpus"], maximum=MAX_GPUS)
-        held = validate.non_negative("end_s - start_s", job["end_s"] - job["start_s"])
+        held = validate.non_negative(
+            "end_seconds - start_seconds", job["end_seconds"] - job["start_seconds"]
+        )
         total[job["account"]] = total.get(job["account"], 0.0) + gpus * held / 3600
     return dict(sorted(total.items()))
 
@@ -101,14 +103,14 @@ def idle_reserved_usd(
 
 @dataclass(frozen=True)
 class SimJob:
-    """A job for :func:`simulate`: submitted at ``submit_s``, needs ``gpus`` at once, runs
-    ``run_s``, and asks for a time limit of ``limit_s`` (>= run_s; backfill trusts the limit)."""
+    """A job for :func:`simulate`: submitted at ``submit_seconds``, needs ``gpus`` at once, runs
+    ``run_seconds``, asks for a time limit of ``limit_seconds`` (>= the run; backfill trusts it)."""
 
     name: str
-    submit_s: float
+    submit_seconds: float
     gpus: int
-    run_s: float
-    limit_s: float
+    run_seconds: float
+    limit_seconds: float
 
 
 @dataclass(frozen=True)
@@ -122,7 +124,7 @@ class Schedule(Report):
     makespan_seconds: float  # first submit to last end
     mean_wait_seconds: float
     utilisation: float  # GPU-seconds used / (GPUs x makespan)
-    starts: tuple[tuple[str, float], ...]  # (job, start_s) in job order
+    starts: tuple[tuple[str, float], ...]  # (job, start_seconds) in job order
 
 
 def _validate_jobs(jobs: Sequence[SimJob], gpus: int) -> list[SimJob]:
@@ -130,10 +132,10 @@ def _validate_jobs(jobs: Sequence[SimJob], gpus: int) -> list[SimJob]:
         raise ValueError(f"jobs must hold 1 to {MAX_JOBS} jobs, got {len(jobs)}")
     for j in jobs:
         validate.positive_int("gpus of a job", j.gpus, maximum=gpus)
-        validate.non_negative("submit_s", j.submit_s)
-        validate.number("run_s", j.run_s, minimum=0, maximum=1e9, strict_min=True)
-        validate.number("limit_s", j.limit_s, minimum=j.run_s, maximum=1e9)
-    return sorted(jobs, key=lambda j: (j.submit_s, j.name))
+        validate.non_negative("submit_seconds", j.submit_seconds)
+        validate.number("run_seconds", j.run_seconds, minimum=0, maximum=1e9, strict_min=True)
+        validate.number("limit_seconds", j.limit_seconds, minimum=j.run_seconds, maximum=1e9)
+    return sorted(jobs, key=lambda j: (j.submit_seconds, j.name))
 
 
 def simulate(jobs: Sequence[SimJob], gpus: int, policy: str = "fifo") -> Schedule:
@@ -150,19 +152,21 @@ def simulate(jobs: Sequence[SimJob], gpus: int, policy: str = "fifo") -> Schedul
     start: dict[str, float] = {}
     now = 0.0
     while pending or running:
-        arrived = [j for j in pending if j.submit_s <= now]
+        arrived = [j for j in pending if j.submit_seconds <= now]
         free = n - sum(j.gpus for _, _, j in running)
         for job in _startable(arrived, running, free, now, policy):
             start[job.name] = now
-            running.append((now + job.run_s, now + job.limit_s, job))
+            running.append((now + job.run_seconds, now + job.limit_seconds, job))
             pending.remove(job)
-        events = [e for e, _, _ in running] + [j.submit_s for j in pending if j.submit_s > now]
+        events = [e for e, _, _ in running] + [
+            j.submit_seconds for j in pending if j.submit_seconds > now
+        ]
         now = min(events)
         running = [r for r in running if r[0] > now]
-    ends = [start[j.name] + j.run_s for j in queue]
-    span = max(ends) - queue[0].submit_s
-    used = sum(j.gpus * j.run_s for j in queue)
-    waits = [start[j.name] - j.submit_s for j in queue]
+    ends = [start[j.name] + j.run_seconds for j in queue]
+    span = max(ends) - queue[0].submit_seconds
+    used = sum(j.gpus * j.run_seconds for j in queue)
+    waits = [start[j.name] - j.submit_seconds for j in queue]
     return Schedule(
         policy=policy,
         makespan_seconds=span,
@@ -187,10 +191,10 @@ def _startable(
         shadow, spare = _reservation(job, running, chosen, free, now)
         for later in arrived[i + 1 :]:
             fits = later.gpus <= free
-            if fits and (now + later.limit_s <= shadow or later.gpus <= spare):
+            if fits and (now + later.limit_seconds <= shadow or later.gpus <= spare):
                 chosen.append(later)
                 free -= later.gpus
-                if now + later.limit_s > shadow:
+                if now + later.limit_seconds > shadow:
                     spare -= later.gpus
         break
     return chosen
@@ -201,7 +205,7 @@ def _reservation(
 ) -> tuple[float, int]:
     """When ``head`` can start by the running jobs' limits, and the GPUs spare at that time."""
     ends = [(limit, j.gpus) for _, limit, j in running]
-    ends = sorted(ends + [(now + j.limit_s, j.gpus) for j in chosen])
+    ends = sorted(ends + [(now + j.limit_seconds, j.gpus) for j in chosen])
     available = free
     for when, released in ends:
         available += released
@@ -210,10 +214,12 @@ def _reservation(
     return math.inf, 0
 
 
-def job_mix(count: int, gpus: int, seed: int = 0, mean_gap_s: float = 600.0) -> tuple[SimJob, ...]:
+def job_mix(
+    count: int, gpus: int, seed: int = 0, mean_gap_seconds: float = 600.0
+) -> tuple[SimJob, ...]:
     """A seeded mix of ``count`` jobs for a pool of ``gpus``: sizes 1, 2, 4, 8 GPUs and a
     whole-pool job now and then, run times 10 min to 4 h, limits 1.5x the run time (users
-    overestimate), Poisson submissions with mean gap ``mean_gap_s``."""
+    overestimate), Poisson submissions with mean gap ``mean_gap_seconds``."""
     c = validate.positive_int("count", count, maximum=MAX_JOBS)
     n = validate.positive_int("gpus", gpus, minimum=8, maximum=MAX_GPUS)
     rng = random.Random(seed)
@@ -222,7 +228,7 @@ def job_mix(count: int, gpus: int, seed: int = 0, mean_gap_s: float = 600.0) -> 
         size = rng.choice([1, 1, 2, 2, 4, 8, n])
         run = rng.uniform(600, 4 * 3600)
         out.append(SimJob(f"j{i}", round(t), size, round(run), round(1.5 * run)))
-        t += rng.expovariate(1 / mean_gap_s)
+        t += rng.expovariate(1 / mean_gap_seconds)
     return tuple(out)
 
 

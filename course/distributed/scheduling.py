@@ -96,9 +96,10 @@ def gpu_indices(fields: dict[str, str]) -> list[int]:
 @dataclass(frozen=True)
 class SchedulingRun:
     """What Slurm did with the mix. ``jobs``: one dict per job (``name``, ``account``, ``gpus``,
-    ``nice``, ``priority``, ``submit_s``/``start_s``/``end_s`` in seconds after the first submit,
+    ``nice``, ``priority``, ``submit_seconds``/``start_seconds``/``end_seconds`` after the first
+    submit,
     ``gpu_indices``, ``scheduler`` (Main or Backfill), ``state``, ``reasons`` it waited for).
-    ``timeline``: the queue whenever it changed (``t_s``, then name -> ``STATE`` or
+    ``timeline``: the queue whenever it changed (``t_seconds``, then name -> ``STATE`` or
     ``PENDING (Reason)``). ``environment``: the ``train`` job's ``CUDA_VISIBLE_DEVICES`` and
     ``SLURM_*`` lines; ``output``: its output. ``live``: run here now, or the recording."""
 
@@ -142,10 +143,15 @@ def _status(fields: dict[str, str]) -> str:
 
 
 def run_mix(
-    cluster: slurm.Cluster, train: bool = True, poll_seconds: float = 0.2, limit_seconds=180.0
+    cluster: slurm.Cluster,
+    train: bool = True,
+    poll_seconds: float = 0.2,
+    limit_seconds: float = 180.0,
+    jobs: tuple[JobSpec, ...] = MIX,
 ) -> SchedulingRun:
-    """Submit :data:`MIX` to ``cluster`` at once, watch until every job ended; the run."""
-    ids = {_submit(cluster, spec, train): spec for spec in MIX}
+    """Submit ``jobs`` (:data:`MIX`; its first job is ``train``) to ``cluster`` at once, watch
+    until every job ended; the run."""
+    ids = {_submit(cluster, spec, train): spec for spec in jobs}
     t0, timeline, last = time.time(), [], None
     seen: dict[int, dict] = {}
     reasons: dict[int, list[str]] = {i: [] for i in ids}
@@ -161,7 +167,7 @@ def run_mix(
                     reasons[i].append(reason)
         now = {ids[i].name: _status(f) for i, f in sorted(jobs.items()) if i in ids}
         if now != last:
-            timeline.append({"t_s": round(time.time() - t0, 2), **now})
+            timeline.append({"t_seconds": round(time.time() - t0, 2), **now})
             last = now
         if all(seen.get(i, {}).get("JobState") in _ENDED for i in ids):
             break
@@ -179,9 +185,9 @@ def run_mix(
                 **asdict(spec),
                 "id": i,
                 "priority": int(f.get("Priority", 0)),
-                "submit_s": _epoch(f["SubmitTime"]) - first,
-                "start_s": _epoch(f["StartTime"]) - first,
-                "end_s": _epoch(f["EndTime"]) - first,
+                "submit_seconds": _epoch(f["SubmitTime"]) - first,
+                "start_seconds": _epoch(f["StartTime"]) - first,
+                "end_seconds": _epoch(f["EndTime"]) - first,
                 "gpu_indices": f["idx"],
                 "scheduler": f.get("Scheduler", "?"),
                 "state": f["JobState"],

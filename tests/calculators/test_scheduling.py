@@ -16,13 +16,15 @@ J = sch.SimJob
 
 def test_gpu_hours_sum_gpus_times_hours_per_account():
     jobs = [
-        {"account": "bob", "gpus": 8, "start_s": 0, "end_s": 3600},  # 8 GPU-h
-        {"account": "alice", "gpus": 2, "start_s": 100, "end_s": 1900},  # 2 x 0.5 h = 1
-        {"account": "bob", "gpus": 1, "start_s": 0, "end_s": 7200},  # 2
+        {"account": "bob", "gpus": 8, "start_seconds": 0, "end_seconds": 3600},  # 8 GPU-h
+        {"account": "alice", "gpus": 2, "start_seconds": 100, "end_seconds": 1900},  # 2 x 0.5 h = 1
+        {"account": "bob", "gpus": 1, "start_seconds": 0, "end_seconds": 7200},  # 2
     ]
     assert sch.gpu_hours_by_account(jobs) == {"alice": 1.0, "bob": 10.0}
-    with pytest.raises(ValueError, match="end_s - start_s"):
-        sch.gpu_hours_by_account([{"account": "a", "gpus": 1, "start_s": 5, "end_s": 1}])
+    with pytest.raises(ValueError, match="end_seconds - start_seconds"):
+        sch.gpu_hours_by_account(
+            [{"account": "a", "gpus": 1, "start_seconds": 5, "end_seconds": 1}]
+        )
 
 
 def test_queue_wait_is_lesson_13s_queue_with_slots_of_whole_jobs():
@@ -77,9 +79,9 @@ def test_schedules_respect_the_pool_and_backfill_is_not_slower(seed, gpus):
     for run in runs.values():
         starts = dict(run.starts)
         for t in sorted(starts.values()):  # GPUs in use at every start never exceed the pool
-            busy = sum(j.gpus for j in mix if starts[j.name] <= t < starts[j.name] + j.run_s)
+            busy = sum(j.gpus for j in mix if starts[j.name] <= t < starts[j.name] + j.run_seconds)
             assert busy <= gpus
-        assert all(starts[j.name] >= j.submit_s for j in mix) and 0 < run.utilisation <= 1
+        assert all(starts[j.name] >= j.submit_seconds for j in mix) and 0 < run.utilisation <= 1
     assert runs["backfill"].mean_wait_seconds <= runs["fifo"].mean_wait_seconds * 1.5
 
 
@@ -97,7 +99,7 @@ def test_spare_nodes_from_failures():
     [
         (lambda: sch.simulate(MIX, 2), "gpus of a job"),
         (lambda: sch.simulate(MIX, 4, "lifo"), "policy"),
-        (lambda: sch.simulate([J("x", 0, 1, 10, 5)], 4), "limit_s"),
+        (lambda: sch.simulate([J("x", 0, 1, 10, 5)], 4), "limit_seconds"),
         (lambda: sch.fragmentation([3, -1], 4), "free GPUs"),
         (lambda: sch.spare_nodes(0, 0.1, 1), "nodes"),
     ],

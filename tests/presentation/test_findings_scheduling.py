@@ -13,11 +13,12 @@ def _run(**starts_ends) -> SimpleNamespace:
     jobs = []
     for name, (start, end, *rest) in starts_ends.items():
         gpus, prio = (rest + [1, 1000])[:2] if rest else (1, 1000)
+        fixed = {"gpu_indices": [0], "scheduler": "Backfill", "reasons": ["Resources"]}
         jobs.append(
-            {"name": name, "account": "a", "gpus": gpus, "priority": prio, "start_s": start,
-             "end_s": end, "gpu_indices": [0], "scheduler": "Backfill", "reasons": ["Resources"],
-             "time_minutes": 1}
-        )  # fmt: skip
+            {"name": name, "account": "a", "gpus": gpus, "priority": prio, "time_minutes": 1}
+            | {"start_seconds": start, "end_seconds": end}
+            | fixed
+        )
     return SimpleNamespace(jobs=jobs)
 
 

@@ -50,4 +50,4 @@ def test_the_pending_reason_is_read_from_the_recording(namespace):
     run = scheduling.recorded()
     big = run.job("big")
     assert namespace["big_reason"] == big["reasons"][0] == "Resources"
-    assert namespace["big_wait_s"] == big["start_s"] - big["submit_s"] > 0
+    assert namespace["big_wait_seconds"] == big["start_seconds"] - big["submit_seconds"] > 0

@@ -2,7 +2,7 @@
 (``course.distributed.scheduling``).
 
 Each function takes the run (an object with ``jobs``, a list of job dicts with ``name``,
-``account``, ``gpus``, ``nice``, ``priority``, ``start_s``, ``end_s``, ``gpu_indices``,
+``account``, ``gpus``, ``nice``, ``priority``, ``start_seconds``, ``end_seconds``, ``gpu_indices``,
 ``scheduler``, ``reasons``) and says what happened, whichever way it went. Layer 4.
 """
 
@@ -23,16 +23,16 @@ def waiting_job(run: Any, name: str = "big", holder: str = "train") -> str:
     if job is None or held is None:
         return f"The run has no `{name}` or `{holder}` job to compare."
     asks = f"`{name}` ({job['account']}, {job['gpus']} GPUs)"
-    if job["start_s"] >= held["end_s"]:
+    if job["start_seconds"] >= held["end_seconds"]:
         why = ", ".join(f"`{r}`" for r in job["reasons"]) or "no reason recorded"
         return (
-            f"{asks} waited {job['start_s']:.0f} s (reason {why}) while `{holder}` held "
+            f"{asks} waited {job['start_seconds']:.0f} s (reason {why}) while `{holder}` held "
             f"{held['gpus']} of the node's GPUs, and started when `{holder}` ended, at "
-            f"{held['end_s']:.0f} s, on GPUs {job['gpu_indices']}."
+            f"{held['end_seconds']:.0f} s, on GPUs {job['gpu_indices']}."
         )
     return (
-        f"{asks} started at once ({job['start_s']:.0f} s) beside `{holder}`: enough GPUs were "
-        "free, so nothing waited."
+        f"{asks} started at once ({job['start_seconds']:.0f} s) beside `{holder}`: enough GPUs "
+        "were free, so nothing waited."
     )
 
 
@@ -41,15 +41,16 @@ def backfill(run: Any, small: str = "small", big: str = "big") -> str:
     s, b = _job(run, small), _job(run, big)
     if s is None or b is None:
         return f"The run has no `{small}` or `{big}` job to compare."
-    if s["start_s"] < b["start_s"]:
+    if s["start_seconds"] < b["start_seconds"]:
         return (
             f"`{small}` ({s['gpus']} GPU, time limit {s['time_minutes']} min) was submitted after "
-            f"`{big}` but started first, at {s['start_s']:.0f} s, by the {s['scheduler']} "
+            f"`{big}` but started first, at {s['start_seconds']:.0f} s, by the {s['scheduler']} "
             f"scheduler: backfill, because it would end before `{big}` could start anyway."
         )
     return (
-        f"`{small}` started at {s['start_s']:.0f} s, not before `{big}` ({b['start_s']:.0f} s): "
-        "no backfill, the queue went strictly in order and its free GPU sat idle."
+        f"`{small}` started at {s['start_seconds']:.0f} s, not before `{big}` "
+        f"({b['start_seconds']:.0f} s): no backfill, the queue went strictly in order and its "
+        "free GPU sat idle."
     )
 
 
@@ -58,7 +59,7 @@ def priority_order(run: Any, names: tuple[str, ...] = ("low", "high", "mid")) ->
     jobs = [j for j in (_job(run, n) for n in names) if j is not None]
     if len(jobs) < 2:
         return "The run has too few whole-node jobs to show an order."
-    by_start = sorted(jobs, key=lambda j: j["start_s"])
+    by_start = sorted(jobs, key=lambda j: j["start_seconds"])
     by_priority = sorted(jobs, key=lambda j: -j["priority"])
     order = ", ".join(f"`{j['name']}` (priority {j['priority']})" for j in by_start)
     submitted = ", ".join(f"`{j['name']}`" for j in jobs)

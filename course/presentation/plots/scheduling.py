@@ -11,17 +11,21 @@ from course.presentation.plots.style import PALETTE
 
 def gpu_gantt(jobs: Sequence[dict], gpus: int, title: str = "Who held which GPU"):
     """One row per GPU index, one bar per job over the seconds it held that GPU (``name``,
-    ``start_s``, ``end_s``, ``gpu_indices``), labelled with the job and its account."""
+    ``start_seconds``, ``end_seconds``, ``gpu_indices``), labelled with the job and its account."""
     from matplotlib import pyplot as plt
 
     fig, ax = plt.subplots(figsize=(10, 0.6 * gpus + 1.4))
     for i, job in enumerate(jobs):
         colour = PALETTE[i % len(PALETTE)]
-        width = max(job["end_s"] - job["start_s"], 0.2)
+        width = max(job["end_seconds"] - job["start_seconds"], 0.2)
         for g in job["gpu_indices"]:
-            ax.barh(g, width, left=job["start_s"], color=colour, edgecolor="white", height=0.8)
+            ax.barh(
+                g, width, left=job["start_seconds"], color=colour, edgecolor="white", height=0.8
+            )
             label = f"{job['name']} ({job.get('account', '')})"
-            ax.text(job["start_s"] + width / 2, g, label, ha="center", va="center", fontsize=8)
+            ax.text(
+                job["start_seconds"] + width / 2, g, label, ha="center", va="center", fontsize=8
+            )
     ax.set(
         xlabel="seconds after submission",
         ylabel="GPU index",
