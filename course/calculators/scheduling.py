@@ -104,13 +104,32 @@ def idle_reserved_usd(
 @dataclass(frozen=True)
 class SimJob:
     """A job for :func:`simulate`: submitted at ``submit_seconds``, needs ``gpus`` at once, runs
-    ``run_seconds``, asks for a time limit of ``limit_seconds`` (>= the run; backfill trusts it)."""
+    ``run_seconds``, asks for a time limit of ``limit_seconds`` (>= the run; backfill trusts it).
+    Waiting jobs are considered highest ``priority`` first, then in submission order."""
 
     name: str
     submit_seconds: float
     gpus: int
     run_seconds: float
     limit_seconds: float
+    priority: float = 0.0
+
+
+def from_records(jobs: Iterable[Mapping]) -> list[SimJob]:
+    """Jobs a scheduler ran (records with ``name``, ``submit_seconds``, ``gpus``, ``start_seconds``,
+    ``end_seconds``, ``time_minutes``, ``priority``) as :class:`SimJob`: the run time they took (at
+    least 1 s, the resolution of Slurm's timestamps), the limit and priority they were given."""
+    return [
+        SimJob(
+            j["name"],
+            j["submit_seconds"],
+            j["gpus"],
+            max(j["end_seconds"] - j["start_seconds"], 1),
+            60 * j["time_minutes"],
+            j["priority"],
+        )
+        for j in jobs
+    ]
 
 
 @dataclass(frozen=True)
@@ -130,6 +149,8 @@ class Schedule(Report):
 def _validate_jobs(jobs: Sequence[SimJob], gpus: int) -> list[SimJob]:
     if not 1 <= len(jobs) <= MAX_JOBS:
         raise ValueError(f"jobs must hold 1 to {MAX_JOBS} jobs, got {len(jobs)}")
+    if len({j.name for j in jobs}) != len(jobs):
+        raise ValueError("jobs must have distinct names")
     for j in jobs:
         validate.positive_int("gpus of a job", j.gpus, maximum=gpus)
         validate.non_negative("submit_seconds", j.submit_seconds)
@@ -139,20 +160,24 @@ def _validate_jobs(jobs: Sequence[SimJob], gpus: int) -> list[SimJob]:
 
 
 def simulate(jobs: Sequence[SimJob], gpus: int, policy: str = "fifo") -> Schedule:
-    """Schedule ``jobs`` on ``gpus`` GPUs. ``"fifo"``: jobs start in submission order; the first
-    that does not fit blocks all behind it. ``"backfill"`` (EASY): the first waiting job gets a
-    reservation at the earliest time enough GPUs free up (by running jobs' *limits*); a later job
-    starts now if it fits in the free GPUs and either ends (by its limit) before that reservation
-    or leaves the reserved GPUs free."""
+    """Schedule ``jobs`` on ``gpus`` GPUs. ``"fifo"``: jobs start in order (priority, then
+    submission, then their order in ``jobs``); the first that does not fit blocks all behind it.
+    ``"backfill"`` (EASY): the first waiting job gets a reservation at the earliest time enough
+    GPUs free up (by running jobs' *limits*); a later job starts now if it fits in the free GPUs
+    and either ends (by its limit) before that reservation or leaves the reserved GPUs free."""
     n = validate.positive_int("gpus", gpus, maximum=MAX_GPUS)
     validate.choice("policy", policy, ("fifo", "backfill"))
     queue = _validate_jobs(jobs, n)
+    position = {j.name: i for i, j in enumerate(jobs)}
     pending = list(queue)
     running: list[tuple[float, float, SimJob]] = []  # (end, limit end, job)
     start: dict[str, float] = {}
     now = 0.0
     while pending or running:
-        arrived = [j for j in pending if j.submit_seconds <= now]
+        arrived = sorted(
+            (j for j in pending if j.submit_seconds <= now),
+            key=lambda j: (-j.priority, j.submit_seconds, position[j.name]),
+        )
         free = n - sum(j.gpus for _, _, j in running)
         for job in _startable(arrived, running, free, now, policy):
             start[job.name] = now

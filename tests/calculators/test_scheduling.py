@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from course.calculators import queueing
 from course.calculators import scheduling as sch
+from course.facts.data import reference
 
 J = sch.SimJob
 
@@ -107,3 +108,23 @@ def test_spare_nodes_from_failures():
 def test_bad_input_names_its_label(call, label):
     with pytest.raises(ValueError, match=label):
         call()
+
+
+def _slurm_jobs() -> list[sch.SimJob]:
+    """The job mix lesson 14 ran on a real Slurm (course/facts/data/reference/slurm-2core-vm-
+    2026-11-28), as the model's jobs."""
+    return sch.from_records(reference.load("slurm-2core-vm-2026-11-28", "scheduling")["jobs"])
+
+
+def _order(starts) -> list[str]:
+    return [name for name, _ in sorted(starts, key=lambda s: s[1])]
+
+
+def test_the_backfill_model_starts_the_jobs_in_the_order_the_real_slurm_did():
+    real = reference.load("slurm-2core-vm-2026-11-28", "scheduling")["jobs"]
+    slurm_order = _order((j["name"], j["start_seconds"] + j["id"] / 100) for j in real)
+    model = sch.simulate(_slurm_jobs(), 4, "backfill")
+    assert _order((name, t + i / 100) for i, (name, t) in enumerate(model.starts)) == slurm_order
+    # without backfill the model holds the small job back, as Slurm's sched/builtin does
+    fifo = dict(sch.simulate(_slurm_jobs(), 4, "fifo").starts)
+    assert fifo["small"] >= fifo["big"]

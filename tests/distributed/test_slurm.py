@@ -14,6 +14,7 @@ import subprocess
 
 import pytest
 
+from course.calculators import scheduling as model
 from course.distributed import scheduling, slurm
 from course.presentation.findings import scheduling as found
 
@@ -106,3 +107,9 @@ def test_the_recording_was_made_by_this_code():
     assert not run.live and run.environment["CUDA_VISIBLE_DEVICES"]
     fields = {f.name for f in dataclasses.fields(scheduling.SchedulingRun)}
     assert set(dataclasses.asdict(run)) == fields
+
+
+def test_the_backfill_model_predicts_the_live_order(live):
+    run = live[0]
+    starts = model.simulate(model.from_records(run.jobs), 4, "backfill").starts
+    assert "in the order Slurm did" in found.model_against_slurm(run, starts)

@@ -52,3 +52,13 @@ def test_the_recording_shows_every_mechanism_the_lesson_names():
     assert found.priority_order(run).startswith("Priority decided")
     assert run.environment["CUDA_VISIBLE_DEVICES"] == "0,1"
     assert "== DDP on the tiny transformer ==" in run.output
+
+
+def test_model_against_slurm_both_ways():
+    run = _run(train=(0, 9), big=(9, 10), small=(0, 1))
+    for i, job in enumerate(run.jobs):
+        job["id"] = i
+    same = [("train", 0.0), ("big", 9.0), ("small", 0.0)]
+    assert "in the order Slurm did" in found.model_against_slurm(run, same)
+    fifo = [("train", 0.0), ("big", 9.0), ("small", 9.0)]
+    assert "differs from Slurm's" in found.model_against_slurm(run, fifo)

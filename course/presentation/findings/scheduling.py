@@ -8,6 +8,7 @@ Each function takes the run (an object with ``jobs``, a list of job dicts with `
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from course.calculators import scheduling
@@ -79,3 +80,18 @@ def accounting(run: Any) -> str:
     ]  # one table row per account
     head = "| account | GPU-seconds | GPU-hours |\n|---|---:|---:|\n"
     return head + "\n".join(rows)
+
+
+def model_against_slurm(run: Any, starts: Sequence[tuple[str, float]]) -> str:
+    """Whether a model's start order (``(name, start_seconds)`` in job order) is the order in which
+    the real Slurm started the same jobs (ties broken by submission order)."""
+    real = [j["name"] for j in sorted(run.jobs, key=lambda j: (j["start_seconds"], j["id"]))]
+    rank = {name: i for i, (name, _) in enumerate(starts)}
+    model = [name for name, t in sorted(starts, key=lambda s: (s[1], rank[s[0]]))]
+    listed = ", ".join(f"`{n}`" for n in real)
+    if model == real:
+        return f"The model starts the jobs in the order Slurm did: {listed}."
+    return (
+        f"The model's order ({', '.join(f'`{n}`' for n in model)}) differs from Slurm's "
+        f"({listed}): the model leaves out something Slurm did."
+    )
