@@ -26,6 +26,7 @@ from pathlib import Path
 
 from course.distributed import slurm
 from course.facts.data import reference
+from course.measure.timing import progress
 
 #: The shipped batch scripts (they run unchanged on a real cluster).
 JOBS_DIR = Path(__file__).parent / "jobs"
@@ -148,10 +149,12 @@ def run_mix(
     poll_seconds: float = 0.2,
     limit_seconds: float = 180.0,
     jobs: tuple[JobSpec, ...] = MIX,
+    show_progress: bool | None = None,
 ) -> SchedulingRun:
     """Submit ``jobs`` (:data:`MIX`; its first job is ``train``) to ``cluster`` at once, watch
-    until every job ended; the run."""
+    until every job ended (a ``tqdm`` bar counts them); the run."""
     ids = {_submit(cluster, spec, train): spec for spec in jobs}
+    bar = progress(len(ids), desc="Slurm jobs ended", budget_seconds=10, show=show_progress)
     t0, timeline, last = time.time(), [], None
     seen: dict[int, dict] = {}
     reasons: dict[int, list[str]] = {i: [] for i in ids}
@@ -169,9 +172,14 @@ def run_mix(
         if now != last:
             timeline.append({"t_seconds": round(time.time() - t0, 2), **now})
             last = now
-        if all(seen.get(i, {}).get("JobState") in _ENDED for i in ids):
+        ended = sum(seen.get(i, {}).get("JobState") in _ENDED for i in ids)
+        if ended > bar.n:
+            bar.update(ended - bar.n)
+        if ended == len(ids):
+            bar.close()
             break
         if time.time() - t0 > limit_seconds:
+            bar.close()
             raise RuntimeError(f"the job mix did not finish in {limit_seconds} s: {now}")
         time.sleep(poll_seconds)
     train_id = next(i for i, s in ids.items() if s.name == "train")
