@@ -12,7 +12,8 @@ stand-ins: a job sees their numbers, not an H100.
 
 :meth:`Cluster.stop` cancels every job, then stops each process the cluster started (found by the
 ``SLURM_CONF`` in its environment: daemons, job steps and the jobs' own processes) by id, and
-waits for them; nothing is left running (tests/distributed/test_slurm.py checks it).
+waits for them; nothing is left running (tests/distributed/test_slurm.py checks it). The daemons
+also die with the process that started them (a killed Jupyter kernel takes them along).
 
 It needs Linux, Debian's ``slurm-wlm`` and ``munge`` (``apt-get install slurm-wlm munge``) and
 root (the daemons and ``mknod``): :func:`unavailable` says why not, in a sentence, where it cannot.
@@ -34,7 +35,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course.distributed.launch import free_port
+from course.distributed.launch import free_port, popen_dying_with_parent
 from course.facts import validate
 
 #: Programs a cluster needs on the PATH (or in /usr/sbin, where Debian puts the daemons).
@@ -267,7 +268,7 @@ def start(
     try:
         for command in commands:
             cluster.daemons.append(
-                subprocess.Popen(
+                popen_dying_with_parent(
                     command,
                     env=cluster.env,
                     stdout=subprocess.DEVNULL,

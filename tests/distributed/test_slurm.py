@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 import os
 import subprocess
+import sys
+import time
 
 import pytest
 
@@ -113,3 +115,23 @@ def test_the_backfill_model_predicts_the_live_order(live):
     run = live[0]
     starts = model.simulate(model.from_records(run.jobs), 4, "backfill").starts
     assert "in the order Slurm did" in found.model_against_slurm(run, starts)
+
+
+def test_a_killed_kernel_takes_the_daemons_along(tmp_path):
+    """A process (a Jupyter kernel) starts a cluster and is SIGKILLed: no daemon survives it."""
+    code = (
+        "import sys, time\nfrom course.distributed import slurm\n"
+        f"slurm.start({str(tmp_path)!r})\nprint('up', flush=True)\ntime.sleep(60)\n"
+    )
+    kernel = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert kernel.stdout.readline().strip() == "up"
+    cluster = slurm.Cluster(tmp_path, gpus=4)
+    assert len(cluster.processes()) >= 3  # munged, slurmctld, slurmd
+    kernel.kill()
+    kernel.wait()
+    deadline = time.monotonic() + 10
+    while cluster.processes() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = cluster.processes()
+    cluster.stop()  # (clean up before failing)
+    assert left == []
