@@ -15,22 +15,25 @@ def gpu_gantt(jobs: Sequence[dict], gpus: int, title: str = "Who held which GPU"
     from matplotlib import pyplot as plt
 
     fig, ax = plt.subplots(figsize=(10, 0.6 * gpus + 1.4))
+    span = max((j["end_seconds"] for j in jobs), default=1)
     for i, job in enumerate(jobs):
         colour = PALETTE[i % len(PALETTE)]
         width = max(job["end_seconds"] - job["start_seconds"], 0.2)
+        wide = width > 0.12 * span  # room for "name (account)"; the name alone, turned, otherwise
+        label = f"{job['name']} ({job.get('account', '')})" if wide else job["name"]
+        size, turn = (8, 0) if wide else (6.5, 90)
         for g in job["gpu_indices"]:
             ax.barh(
                 g, width, left=job["start_seconds"], color=colour, edgecolor="white", height=0.8
             )
-            label = f"{job['name']} ({job.get('account', '')})"
-            ax.text(
-                job["start_seconds"] + width / 2, g, label, ha="center", va="center", fontsize=8
-            )
+            x = job["start_seconds"] + width / 2
+            ax.text(x, g, label, ha="center", va="center", fontsize=size, rotation=turn)
     ax.set(
         xlabel="seconds after submission",
         ylabel="GPU index",
         yticks=range(gpus),
         ylim=(-0.6, gpus - 0.4),
+        xlim=(0, span * 1.02),
         title=title,
     )
     ax.invert_yaxis()
