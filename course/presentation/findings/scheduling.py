@@ -26,10 +26,11 @@ def waiting_job(run: Any, name: str = "big", holder: str = "train") -> str:
     asks = f"`{name}` ({job['account']}, {job['gpus']} GPUs)"
     if job["start_seconds"] >= held["end_seconds"]:
         why = ", ".join(f"`{r}`" for r in job["reasons"]) or "no reason recorded"
+        waited = job["start_seconds"] - job.get("submit_seconds", 0)
         return (
-            f"{asks} waited {job['start_seconds']:.0f} s (reason {why}) while `{holder}` held "
-            f"{held['gpus']} of the node's GPUs, and started when `{holder}` ended, at "
-            f"{held['end_seconds']:.0f} s, on GPUs {job['gpu_indices']}."
+            f"{asks} waited {waited:.0f} s (reason {why}) while `{holder}` held "
+            f"{held['gpus']} of the node's GPUs: `{holder}` ended at {held['end_seconds']:.0f} s "
+            f"and `{name}` started at {job['start_seconds']:.0f} s, on GPUs {job['gpu_indices']}."
         )
     return (
         f"{asks} started at once ({job['start_seconds']:.0f} s) beside `{holder}`: enough GPUs "
