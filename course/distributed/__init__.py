@@ -15,6 +15,10 @@
   elastic agent: ``torchrun --max-restarts 1``), :mod:`~course.distributed.moe` (expert parallelism
   with ``all_to_all_single``) and :mod:`~course.distributed.ring_attention` (context parallelism
   with ``isend``/``irecv``).
+- Lesson 14 runs them under a scheduler: :mod:`~course.distributed.slurm` (a real single-node Slurm
+  started in a folder of its own, stopped by process id), :mod:`~course.distributed.scheduling`
+  (the job mix run on it, or its recording) and :mod:`~course.distributed.manifests` (Kubernetes
+  manifests checked offline); ``jobs/`` holds the batch scripts and manifests.
 
 Layer 3 (measurement): imports torch. The calculators the demos are held against are in
 :mod:`course.calculators.parallel` (layer 2).

@@ -33,6 +33,7 @@ _09 = "09_cloud_and_cost"
 _11 = "11_inside_the_gpu"
 _12 = "12_training_at_scale"
 _13 = "13_serving_at_scale"
+_14 = "14_running_a_gpu_cluster"
 
 COVERAGE: MappingProxyType = MappingProxyType(
     {
@@ -177,6 +178,16 @@ COVERAGE: MappingProxyType = MappingProxyType(
             "4. Load balancing across replicas": ((_13, "q9"),),
             "5. From this machine to a fleet": ((_13, "q4"), (_13, "q5"), (_13, "q7")),
             "6. Two techniques that change the curve": ((_13, "q10"),),
+        },
+        "14_running_a_gpu_cluster": {
+            "1. Who gets a GPU: Slurm's model": ((_14, "q1"), (_14, "q2")),
+            "2. A real Slurm, started here": ((_14, "q2"), (_14, "q8")),
+            "3. My job outgrew one machine: batch scripts that run unchanged on a cluster": (
+                (_14, "q1"),
+            ),
+            "4. Scheduling as a calculation": ((_14, "q3"), (_14, "q4")),
+            "5. Containers and Kubernetes with GPUs": ((_14, "q5"), (_14, "q7")),
+            "6. Monitoring and health": ((_14, "q6"),),
         },
     }
 )

@@ -12,7 +12,8 @@ Modules: ``matmul`` (libraries, dtypes, alignment, share of a peak), ``threads``
 inference speed), ``utilisation`` (a training step's MFU, FLOP counter against formula),
 ``gpu_inside`` (lesson 11: kernels against torch, stride sweep against the coalescing calculator, a
 profiled fix), ``checkpointing`` (lesson 12: async saves, disk against a parallel filesystem, the
-cost of a restart). Lessons call them as ``findings.matmul.dtype_speed(records, ...)``.
+cost of a restart), ``scheduling`` (lesson 14: what a real Slurm did with a job mix).
+Lessons call them as ``findings.matmul.dtype_speed(records, ...)``.
 """
 
 from course.presentation.findings import (
@@ -23,6 +24,7 @@ from course.presentation.findings import (
     matmul,
     overhead,
     precision,
+    scheduling,
     threads,
     utilisation,
 )
@@ -35,6 +37,7 @@ __all__ = [
     "matmul",
     "overhead",
     "precision",
+    "scheduling",
     "threads",
     "utilisation",
 ]

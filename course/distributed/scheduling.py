@@ -1,0 +1,248 @@
+"""Lesson 14's job mix on a real Slurm: a job that waits for GPUs, backfill, priority, accounting.
+
+:func:`run_mix` submits :data:`MIX` to a running :class:`~course.distributed.slurm.Cluster` (four
+GPUs) in one burst and watches it with ``scontrol -d show job`` every ``poll_seconds`` until the
+queue is empty. Slurm decides everything: which job starts, on which GPU indices, which waits and
+why (``Reason=Resources``: not enough free GPUs; ``Reason=Priority``: a job ahead of it waits), the
+order of the waiting jobs (``--nice`` lowers a job's priority), and which small job the backfill
+scheduler starts early because it ends before the waiting big job could start. The first job,
+``train``, is the course's own batch script ``jobs/ddp.sbatch`` (lesson 06's DDP demo under
+``srun torchrun``) where ``train=True``; the others sleep one second.
+
+:func:`demo` is what the lesson calls: the live run where :func:`slurm.unavailable` is None, else
+(macOS, Windows, no Slurm, not root) the run recorded with this code and shipped in
+``course/facts/data/reference/`` (:data:`RECORDED`), saying which. Layer 3.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import re
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from course.distributed import slurm
+from course.facts.data import reference
+from course.measure.timing import progress
+
+#: The shipped batch scripts (they run unchanged on a real cluster).
+JOBS_DIR = Path(__file__).parent / "jobs"
+#: The reference run that holds the recorded job mix.
+RECORDED = "slurm-2core-vm-2026-11-28"
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """One job of the mix: a name, the account it is charged to, GPUs, time limit, nice."""
+
+    name: str
+    account: str
+    gpus: int
+    time_minutes: int
+    nice: int = 0
+
+
+#: Submitted in this order, all at once. ``big`` cannot start while ``train`` holds two of the
+#: four GPUs; ``small`` fits beside ``train`` and ends (time limit 1 min) before ``train``'s limit
+#: (3 min), so backfill may start it ahead of ``big``; ``low``, ``high`` and ``mid`` need the whole
+#: node and differ only in ``--nice``.
+MIX = (
+    JobSpec("train", "alice", 2, 3),
+    JobSpec("big", "bob", 3, 1),
+    JobSpec("small", "carol", 1, 1),
+    JobSpec("low", "bob", 4, 1, nice=300),
+    JobSpec("high", "alice", 4, 1, nice=10),
+    JobSpec("mid", "carol", 4, 1, nice=150),
+)
+
+_ENDED = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY")
+_SLEEP = "#!/bin/bash\nsleep {seconds}\n"
+_FIELD = re.compile(r"(\S+?)=(\S*)")
+
+
+def job_script(name: str) -> str:
+    """The text of a shipped batch script: ``"ddp"`` or ``"elastic"``."""
+    scripts = sorted(p.stem for p in JOBS_DIR.glob("*.sbatch"))
+    if name not in scripts:
+        raise ValueError(f"name must be one of {scripts}, got {name!r}")
+    return (JOBS_DIR / f"{name}.sbatch").read_text()
+
+
+def parse_job_line(line: str) -> dict[str, str]:
+    """One line of ``scontrol -d show job -o`` as a dict of its ``Key=Value`` fields."""
+    return dict(_FIELD.findall(line))
+
+
+def _epoch(stamp: str) -> float | None:
+    if not stamp or stamp in ("Unknown", "None", "N/A"):
+        return None
+    return datetime.datetime.fromisoformat(stamp).timestamp()
+
+
+def gpu_indices(fields: dict[str, str]) -> list[int]:
+    """The GPU indices a job was given, from ``GRES=gpu:h100:2(IDX:0-1)`` ([] if none yet)."""
+    match = re.search(r"IDX:([\d,\-]+)", fields.get("GRES", ""))
+    if not match:
+        return []
+    out: list[int] = []
+    for part in match.group(1).split(","):
+        lo, _, hi = part.partition("-")
+        out.extend(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+@dataclass(frozen=True)
+class SchedulingRun:
+    """What Slurm did with the mix. ``jobs``: one dict per job (``name``, ``account``, ``gpus``,
+    ``nice``, ``priority``, ``submit_seconds``/``start_seconds``/``end_seconds`` after the first
+    submit,
+    ``gpu_indices``, ``scheduler`` (Main or Backfill), ``state``, ``reasons`` it waited for).
+    ``timeline``: the queue whenever it changed (``t_seconds``, then name -> ``STATE`` or
+    ``PENDING (Reason)``). ``environment``: the ``train`` job's ``CUDA_VISIBLE_DEVICES`` and
+    ``SLURM_*`` lines; ``output``: its output. ``live``: run here now, or the recording."""
+
+    live: bool
+    source: str
+    slurm_version: str
+    node: str
+    jobs: tuple[dict, ...]
+    timeline: tuple[dict, ...]
+    environment: dict
+    output: str
+
+    def job(self, name: str) -> dict:
+        """The job called ``name``."""
+        for job in self.jobs:
+            if job["name"] == name:
+                return job
+        raise ValueError(f"name must be one of {[j['name'] for j in self.jobs]}, got {name!r}")
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=1)
+
+
+def _submit(cluster: slurm.Cluster, spec: JobSpec, train: bool) -> int:
+    options = [
+        f"--job-name={spec.name}",
+        f"--account={spec.account}",
+        f"--gres=gpu:{spec.gpus}",
+        f"--time={spec.time_minutes}",
+        f"--nice={spec.nice}",
+        "--output=%x-%j.out",
+    ]
+    if spec.name == "train" and train:
+        return cluster.submit(*options, script=job_script("ddp"))
+    return cluster.submit(*options, script=_SLEEP.format(seconds=3 if spec.name == "train" else 1))
+
+
+def _status(fields: dict[str, str]) -> str:
+    state = fields.get("JobState", "?")
+    return f"PENDING ({fields.get('Reason')})" if state == "PENDING" else state
+
+
+def run_mix(
+    cluster: slurm.Cluster,
+    train: bool = True,
+    poll_seconds: float = 0.2,
+    limit_seconds: float = 180.0,
+    jobs: tuple[JobSpec, ...] = MIX,
+    show_progress: bool | None = None,
+) -> SchedulingRun:
+    """Submit ``jobs`` (:data:`MIX`; its first job is ``train``) to ``cluster`` at once, watch
+    until every job ended (a ``tqdm`` bar counts them); the run."""
+    ids = {_submit(cluster, spec, train): spec for spec in jobs}
+    bar = progress(len(ids), desc="Slurm jobs ended", budget_seconds=10, show=show_progress)
+    t0, timeline, last = time.time(), [], None
+    seen: dict[int, dict] = {}
+    reasons: dict[int, list[str]] = {i: [] for i in ids}
+    while True:
+        lines = cluster.run("scontrol", "-d", "show", "job", "-o").strip().splitlines()
+        jobs = {int(f["JobId"]): f for f in map(parse_job_line, lines) if "JobId" in f}
+        for i, fields in jobs.items():
+            if i in ids:
+                idx = gpu_indices(fields) or seen.get(i, {}).get("idx", [])
+                seen[i] = {**seen.get(i, {}), **fields, "idx": idx}
+                reason = fields.get("Reason", "None")
+                if fields.get("JobState") == "PENDING" and reason not in reasons[i]:
+                    reasons[i].append(reason)
+        now = {ids[i].name: _status(f) for i, f in sorted(jobs.items()) if i in ids}
+        if now != last:
+            timeline.append({"t_seconds": round(time.time() - t0, 2), **now})
+            last = now
+        ended = sum(seen.get(i, {}).get("JobState") in _ENDED for i in ids)
+        if ended > bar.n:
+            bar.update(ended - bar.n)
+        if ended == len(ids):
+            bar.close()
+            break
+        if time.time() - t0 > limit_seconds:
+            bar.close()
+            raise RuntimeError(f"the job mix did not finish in {limit_seconds} s: {now}")
+        time.sleep(poll_seconds)
+    train_id = next(i for i, s in ids.items() if s.name == "train")
+    output = (cluster.folder / "out" / f"train-{train_id}.out").read_text()
+    first = min(_epoch(seen[i]["SubmitTime"]) for i in ids)
+    jobs_out = []
+    for i, spec in ids.items():
+        f = seen[i]
+        jobs_out.append(
+            {
+                **asdict(spec),
+                "id": i,
+                "priority": int(f.get("Priority", 0)),
+                "submit_seconds": _epoch(f["SubmitTime"]) - first,
+                "start_seconds": _epoch(f["StartTime"]) - first,
+                "end_seconds": _epoch(f["EndTime"]) - first,
+                "gpu_indices": f["idx"],
+                "scheduler": f.get("Scheduler", "?"),
+                "state": f["JobState"],
+                "reasons": [r for r in reasons[i] if r != "None"],
+            }
+        )
+    env = dict(
+        line.split("=", 1)
+        for line in output.splitlines()
+        if re.match(r"^(CUDA_VISIBLE_DEVICES|SLURM_\w+)=", line)
+    )
+    node = cluster.run("scontrol", "show", "node", slurm.NODE, "-o").strip()
+    version = cluster.run("sinfo", "-V").strip()
+    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
+    return SchedulingRun(
+        live=True,
+        source=f"run live on this machine ({version}, {when})",
+        slurm_version=version,
+        node=node,
+        jobs=tuple(jobs_out),
+        timeline=tuple(timeline),
+        environment=env,
+        output=output,
+    )
+
+
+def recorded() -> SchedulingRun:
+    """The job mix as recorded with :func:`run_mix` (see the run's README for the machine)."""
+    data = reference.load(RECORDED, "scheduling")
+    data["jobs"], data["timeline"] = tuple(data["jobs"]), tuple(data["timeline"])
+    data["live"] = False
+    return SchedulingRun(**data)
+
+
+def demo(train: bool = True) -> SchedulingRun:
+    """The job mix live on a Slurm started here, or, where that cannot run, the recording, with
+    the reason in ``source``."""
+    reason = slurm.unavailable()
+    if reason is None:
+        try:
+            with (
+                tempfile.TemporaryDirectory(prefix="course-slurm-") as folder,
+                slurm.running(folder) as cluster,
+            ):
+                return run_mix(cluster, train=train)
+        except RuntimeError as error:
+            reason = f"the live run failed ({error})"
+    run = recorded()
+    source = f"recorded ({run.source.replace('run live on this machine ', '')}): {reason}"
+    return SchedulingRun(**{**asdict(run), "source": source, "live": False})

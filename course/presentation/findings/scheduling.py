@@ -1,0 +1,98 @@
+"""Findings of lesson 14: what a real Slurm did with the job mix
+(``course.distributed.scheduling``).
+
+Each function takes the run (an object with ``jobs``, a list of job dicts with ``name``,
+``account``, ``gpus``, ``nice``, ``priority``, ``start_seconds``, ``end_seconds``, ``gpu_indices``,
+``scheduler``, ``reasons``) and says what happened, whichever way it went. Layer 4.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from course.calculators import scheduling
+
+
+def _job(run: Any, name: str) -> dict | None:
+    return next((j for j in run.jobs if j["name"] == name), None)
+
+
+def waiting_job(run: Any, name: str = "big", holder: str = "train") -> str:
+    """Whether the ``name`` job waited for GPUs that ``holder`` held, and why Slurm said so."""
+    job, held = _job(run, name), _job(run, holder)
+    if job is None or held is None:
+        return f"The run has no `{name}` or `{holder}` job to compare."
+    asks = f"`{name}` ({job['account']}, {job['gpus']} GPUs)"
+    if job["start_seconds"] >= held["end_seconds"]:
+        why = ", ".join(f"`{r}`" for r in job["reasons"]) or "no reason recorded"
+        waited = job["start_seconds"] - job.get("submit_seconds", 0)
+        return (
+            f"{asks} waited {waited:.0f} s (reason {why}) while `{holder}` held "
+            f"{held['gpus']} of the node's GPUs: `{holder}` ended at {held['end_seconds']:.0f} s "
+            f"and `{name}` started at {job['start_seconds']:.0f} s, on GPUs {job['gpu_indices']}."
+        )
+    return (
+        f"{asks} started at once ({job['start_seconds']:.0f} s) beside `{holder}`: enough GPUs "
+        "were free, so nothing waited."
+    )
+
+
+def backfill(run: Any, small: str = "small", big: str = "big") -> str:
+    """Whether the small job started before the waiting big job (backfill) or queued behind it."""
+    s, b = _job(run, small), _job(run, big)
+    if s is None or b is None:
+        return f"The run has no `{small}` or `{big}` job to compare."
+    if s["start_seconds"] < b["start_seconds"]:
+        return (
+            f"`{small}` ({s['gpus']} GPU, time limit {s['time_minutes']} min) was submitted after "
+            f"`{big}` but started first, at {s['start_seconds']:.0f} s, by the {s['scheduler']} "
+            f"scheduler: backfill, because it would end before `{big}` could start anyway."
+        )
+    return (
+        f"`{small}` started at {s['start_seconds']:.0f} s, not before `{big}` "
+        f"({b['start_seconds']:.0f} s): no backfill, the queue went strictly in order and its "
+        "free GPU sat idle."
+    )
+
+
+def priority_order(run: Any, names: tuple[str, ...] = ("low", "high", "mid")) -> str:
+    """The order the whole-node jobs started in, against their submission order and priorities."""
+    jobs = [j for j in (_job(run, n) for n in names) if j is not None]
+    if len(jobs) < 2:
+        return "The run has too few whole-node jobs to show an order."
+    by_start = sorted(jobs, key=lambda j: j["start_seconds"])
+    by_priority = sorted(jobs, key=lambda j: -j["priority"])
+    order = ", ".join(f"`{j['name']}` (priority {j['priority']})" for j in by_start)
+    submitted = ", ".join(f"`{j['name']}`" for j in jobs)
+    if [j["name"] for j in by_start] == [j["name"] for j in by_priority]:
+        return (
+            f"Priority decided: submitted as {submitted}, they started as {order}; "
+            "`--nice` lowered each job's priority by its value."
+        )
+    return f"Priority did not decide: submitted as {submitted}, they started as {order}."
+
+
+def accounting(run: Any) -> str:
+    """GPU-seconds (and GPU-hours) per account, summed from the jobs' allocations."""
+    hours = scheduling.gpu_hours_by_account(run.jobs)
+    rows = [
+        f"| {account} | {h * 3600:,.0f} | {h:.4f} |" for account, h in hours.items()
+    ]  # one table row per account
+    head = "| account | GPU-seconds | GPU-hours |\n|---|---:|---:|\n"
+    return head + "\n".join(rows)
+
+
+def model_against_slurm(run: Any, starts: Sequence[tuple[str, float]]) -> str:
+    """Whether a model's start order (``(name, start_seconds)`` in job order) is the order in which
+    the real Slurm started the same jobs (ties broken by submission order)."""
+    real = [j["name"] for j in sorted(run.jobs, key=lambda j: (j["start_seconds"], j["id"]))]
+    rank = {name: i for i, (name, _) in enumerate(starts)}
+    model = [name for name, t in sorted(starts, key=lambda s: (s[1], rank[s[0]]))]
+    listed = ", ".join(f"`{n}`" for n in real)
+    if model == real:
+        return f"The model starts the jobs in the order Slurm did: {listed}."
+    return (
+        f"The model's order ({', '.join(f'`{n}`' for n in model)}) differs from Slurm's "
+        f"({listed}): the model leaves out something Slurm did."
+    )

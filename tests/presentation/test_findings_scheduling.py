@@ -1,0 +1,64 @@
+"""Lesson 14's findings say what the run did, each way it can go (synthetic runs), and the shipped
+recording of the real Slurm run reads as the lesson says."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from course.distributed import scheduling
+from course.presentation.findings import scheduling as found
+
+
+def _run(**starts_ends) -> SimpleNamespace:
+    jobs = []
+    for name, (start, end, *rest) in starts_ends.items():
+        gpus, prio = (rest + [1, 1000])[:2] if rest else (1, 1000)
+        fixed = {"gpu_indices": [0], "scheduler": "Backfill", "reasons": ["Resources"]}
+        jobs.append(
+            {"name": name, "account": "a", "gpus": gpus, "priority": prio, "time_minutes": 1}
+            | {"start_seconds": start, "end_seconds": end}
+            | fixed
+        )
+    return SimpleNamespace(jobs=jobs)
+
+
+def test_waiting_job_both_ways():
+    assert "waited 9 s" in found.waiting_job(_run(train=(0, 9), big=(9, 10)))
+    assert "started at once" in found.waiting_job(_run(train=(0, 9), big=(0, 1)))
+    assert "no `big`" in found.waiting_job(_run(train=(0, 9)))
+
+
+def test_backfill_both_ways():
+    assert "backfill, because" in found.backfill(_run(big=(9, 10), small=(0, 1)))
+    assert "no backfill" in found.backfill(_run(big=(9, 10), small=(10, 11)))
+
+
+def test_priority_order_both_ways():
+    ordered = _run(low=(14, 15, 4, 700), high=(10, 11, 4, 990), mid=(12, 13, 4, 850))
+    assert found.priority_order(ordered).startswith("Priority decided")
+    fifo = _run(low=(10, 11, 4, 700), high=(12, 13, 4, 990), mid=(14, 15, 4, 850))
+    assert found.priority_order(fifo).startswith("Priority did not decide")
+
+
+def test_accounting_sums_gpu_seconds_per_account():
+    run = _run(a=(0, 10, 2), b=(0, 5, 4))
+    assert "| a | 40 |" in found.accounting(run)
+
+
+def test_the_recording_shows_every_mechanism_the_lesson_names():
+    run = scheduling.recorded()
+    assert not run.live and "recorded" in run.source
+    assert "waited" in found.waiting_job(run) and "backfill, because" in found.backfill(run)
+    assert found.priority_order(run).startswith("Priority decided")
+    assert run.environment["CUDA_VISIBLE_DEVICES"] == "0,1"
+    assert "== DDP on the tiny transformer ==" in run.output
+
+
+def test_model_against_slurm_both_ways():
+    run = _run(train=(0, 9), big=(9, 10), small=(0, 1))
+    for i, job in enumerate(run.jobs):
+        job["id"] = i
+    same = [("train", 0.0), ("big", 9.0), ("small", 0.0)]
+    assert "in the order Slurm did" in found.model_against_slurm(run, same)
+    fifo = [("train", 0.0), ("big", 9.0), ("small", 9.0)]
+    assert "differs from Slurm's" in found.model_against_slurm(run, fifo)
