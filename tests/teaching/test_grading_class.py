@@ -9,9 +9,8 @@ import csv
 
 import nbformat
 import pytest
-from teaching.grading import authoring, gradebook, sandbox, spec
-
 from teaching.__main__ import main
+from teaching.grading import authoring, gradebook, sandbox, spec
 
 SET = "00_units_and_memory"
 QUESTIONS = {
