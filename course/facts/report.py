@@ -11,7 +11,11 @@ with it, shows a small table with units::
 
 The unit of a field is read from its name (``*_bytes``, ``*_seconds``, ``*_flops``, ``*_watts``,
 ``*_usd`` ...), so naming a field well is all a result class has to do; ``_formats`` overrides the
-guess where a name does not say it. Layer 1: standard library and ``course.facts.units`` only.
+guess where a name does not say it.
+
+A function that returns several rows returns a :class:`Table`: a list of rows (dicts or
+dataclasses) that shows itself the same way, one column per field, each cell formatted by the unit
+its column's name ends in, and hands itself to pandas with ``to_pandas()``.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import html
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from course.facts import units
@@ -188,4 +192,119 @@ class Report:
         )
 
 
-__all__ = ["FORMATTERS", "Report", "unit_kind"]
+def _fmt_bytes_cell(value: float) -> str:
+    """A byte count in a table cell: binary prefixes (buffer and cache sizes are powers of 2)."""
+    return units.fmt_bytes(value, binary=True)
+
+
+#: Formatter per unit kind in a :class:`Table`'s cells, where it differs from :data:`FORMATTERS`.
+CELL_FORMATTERS: Mapping[str, Callable[[Any], str]] = {
+    **FORMATTERS,
+    "bytes": _fmt_bytes_cell,
+    "intensity": lambda v: f"{v:,.3g}" if math.isfinite(v) else str(v),
+}
+
+
+def _field(row: Any, column: str) -> Any:
+    if isinstance(row, Mapping):
+        return row.get(column)
+    return getattr(row, column, None)
+
+
+def _row_columns(row: Any) -> list[str]:
+    if isinstance(row, Mapping):
+        return list(row)
+    if dataclasses.is_dataclass(row):
+        return [f.name for f in dataclasses.fields(row) if f.repr]
+    return []
+
+
+class Table(list):
+    """Rows that print themselves: a ``list`` of dicts (or dataclass records) shown as a table.
+
+    Each cell is formatted by the unit its column's name ends in (``step_seconds`` -> ``12.3 ms``,
+    ``weights_bytes`` -> ``13.0 GiB``; :func:`unit_kind`); ``formats`` (column -> unit kind)
+    overrides the guess. ``columns`` picks and orders the columns (default: every field of the
+    rows, in order of appearance); ``note`` is a line printed under the table. Being a list, a
+    table is indexed, iterated and compared as the rows it holds; ``to_pandas()`` is a DataFrame.
+    """
+
+    def __init__(
+        self,
+        rows: Iterable[Any] = (),
+        *,
+        title: str = "",
+        columns: Sequence[str] = (),
+        formats: Mapping[str, str] | None = None,
+        note: str = "",
+    ):
+        super().__init__(rows)
+        self.title = title
+        self.formats = dict(formats or {})
+        self.note = note
+        self._chosen = tuple(columns)
+
+    @property
+    def columns(self) -> list[str]:
+        if self._chosen:
+            return list(self._chosen)
+        seen: dict[str, None] = {}
+        for row in self:
+            seen.update(dict.fromkeys(_row_columns(row)))
+        return list(seen)
+
+    def cell(self, column: str, value: Any) -> str:
+        """One cell as text, formatted by the unit its column's name implies."""
+        if value is None:
+            return "-"
+        if isinstance(value, str | bool) or not isinstance(value, int | float):
+            return str(value)
+        kind = self.formats.get(column) or unit_kind(column)
+        return CELL_FORMATTERS[kind](value)
+
+    def text_rows(self) -> list[list[str]]:
+        """The formatted cells, one list per row, in :attr:`columns` order."""
+        cols = self.columns
+        return [[self.cell(c, _field(row, c)) for c in cols] for row in self]
+
+    def where(self, **conditions: Any) -> Table:
+        """The rows whose fields equal the given values: ``table.where(gpus=8)``."""
+        rows = [r for r in self if all(_field(r, k) == v for k, v in conditions.items())]
+        return Table(rows, title=self.title, columns=self._chosen, formats=self.formats)
+
+    def to_pandas(self):
+        """The rows as a ``pandas.DataFrame`` (SI numbers, unformatted), one column per field."""
+        import pandas
+
+        cols = self.columns
+        return pandas.DataFrame([[_field(r, c) for c in cols] for r in self], columns=cols)
+
+    def __str__(self) -> str:
+        cols = self.columns
+        table = [[c.replace("_", " ") for c in cols], *self.text_rows()]
+        widths = [max(len(row[i]) for row in table) for i in range(len(cols))]
+        lines = [self.title] if self.title else []
+        lines += [
+            "  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)) for row in table
+        ]
+        return "\n".join(lines + ([self.note] if self.note else []))
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th>{html.escape(c.replace('_', ' '))}</th>" for c in self.columns)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>"
+            for row in self.text_rows()
+        )
+        caption = (
+            f"<caption style='text-align:left'><b>{html.escape(self.title)}</b></caption>"
+            if self.title
+            else ""
+        )
+        note = f"<p style='font-size:smaller'>{html.escape(self.note)}</p>" if self.note else ""
+        return f"<table>{caption}<tr>{head}</tr>{body}</table>{note}"
+
+
+__all__ = ["CELL_FORMATTERS", "FORMATTERS", "Report", "Table", "unit_kind"]
