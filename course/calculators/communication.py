@@ -10,7 +10,7 @@
   ``course.facts.hardware``.
 
 :mod:`course.calculators.parallel` prices layouts with these. Used by lessons 06, 08 and 10 and the
-distributed demos. Layer 2: no torch.
+distributed demos.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@
   the critical intensity peak / bandwidth says which bound applies.
 - Time, MFU, energy and cost of a training run from a GPU in ``course.facts.hardware``.
 
-Used by lessons 02, 05, 07 and 10. Layer 2: no torch.
+Used by lessons 02, 05, 07 and 10.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@
 
 Link bandwidths come from ``course.facts.hardware.INTERCONNECTS`` (PCIe 4/5 x16, NVLink-C2C) or a
 number in bytes/s, such as the H100 reference run's measured 55 GB/s of pinned host-to-device
-copies. Layer 2: pure, no torch. Used by lesson 07.
+copies. Used by lesson 07.
 """
 
 from __future__ import annotations

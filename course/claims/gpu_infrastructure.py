@@ -16,7 +16,7 @@ show what it prints and where it goes wrong:
   comment "3x operations (forward, backward, optimizer)" misnames the 6 (2 forward + 4 backward).
 
 :func:`course_estimate` gives the course's answer for the same workloads on a real GPU from
-``course.facts.hardware``. Layer 2: no torch.
+``course.facts.hardware``.
 """
 
 from __future__ import annotations

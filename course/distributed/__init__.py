@@ -16,6 +16,5 @@
   with ``all_to_all_single``) and :mod:`~course.distributed.ring_attention` (context parallelism
   with ``isend``/``irecv``).
 
-Layer 3 (measurement): imports torch. The calculators the demos are held against are in
-:mod:`course.calculators.parallel` (layer 2).
+The calculators the demos are held against are in :mod:`course.calculators.parallel`.
 """

@@ -9,7 +9,7 @@ all-reduce's buffer, the all-gather's *output*, the reduce-scatter's *input*. Un
 the "link" is the loopback (memory copies through the kernel), and gloo builds some collectives from
 others: nothing here is NCCL on NVLink.
 
-Run: ``torchrun --nproc-per-node 2 -m course.distributed.collectives``. Layer 3.
+Run: ``torchrun --nproc-per-node 2 -m course.distributed.collectives``.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ no counterpart in PyTorch core (FSDP2 with ``reshard_after_forward=False`` keeps
 unsharded between forward and backward, but holds sharded states at rest like stage 3), so it is not
 measured here.
 
-Run: ``torchrun --nproc-per-node 2 -m course.distributed.fsdp``. Layer 3.
+Run: ``torchrun --nproc-per-node 2 -m course.distributed.fsdp``.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ listens on 127.0.0.1 (not on every interface, as ``init_process_group`` would ma
 has a GPU of its own; with fewer GPUs than ranks the launch falls back to gloo.
 
 Each launch pays for importing torch in every process (about 2 s), so a lesson passes a *list* of
-workers to run several demos in one process group. Layer 3.
+workers to run several demos in one process group.
 """
 
 from __future__ import annotations

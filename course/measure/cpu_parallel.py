@@ -8,7 +8,7 @@ so threads can overlap). :func:`dataloader_sweep` feeds a small model from a
 images do), with 0, 1, 2 ... worker processes, and splits each epoch into time spent waiting for
 data and time spent in the model. Both return tidy records; the findings are printed from them by
 ``course.presentation.findings.parallelism``. Worker functions are module-level so that spawn works
-(macOS, Windows). Layer 3.
+(macOS, Windows).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ et al. 2022, "FP8 Formats for Deep Learning" (E4M3 max 448, E5M2 max 57,344); NV
 NVFP4 for Efficient and Accurate Low-Precision Inference" (technical blog, June 2025: 16-value
 blocks, E4M3 block scale, a second-level fp32 per-tensor scale). Emulation: values are rounded to
 the format's grid and kept in fp32, so the *error* is the format's, the *speed* is not (real kernels
-need the hardware). Layer 3 (measure): torch.
+need the hardware).
 """
 
 from __future__ import annotations

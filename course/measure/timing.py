@@ -9,7 +9,7 @@
   cost does not fit what is left is skipped, and the sweep says so instead of running long.
 - :func:`progress` is a ``tqdm.auto`` bar, shown only for sweeps that may take more than ~2 s.
 
-Used by ``matmul``, ``bandwidth`` and ``kernels`` (lessons 01 and 02). Layer 3: torch, no plots.
+Used by ``matmul``, ``bandwidth`` and ``kernels`` (lessons 01 and 02).
 """
 
 from __future__ import annotations

@@ -1,2 +1,2 @@
-"""Layer 6, publishing: the environment check, the website, slides, answer keys and grading. The
+"""Publishing: the environment check, the website, slides, answer keys and grading. The
 learner's checker (:mod:`course.publishing.grading.learner`) imports nothing heavy."""

@@ -7,8 +7,7 @@ the lessons import, torch older than :data:`MIN_TORCH`, Python older than :data:
 device whose verified matmul is wrong, no JupyterLab or widget extension. A version that differs
 from the pin (a conda or CUDA build of torch, a newer numpy) is **WARN** with the pin shown, as is a
 missing tool that only developing the course needs. The exit status is 0 when the course can run
-here, 1 when it cannot, so scripts and CI can rely on it. Lesson 00 runs it first. Layer 5 (entry
-point).
+here, 1 when it cannot, so scripts and CI can rely on it. Lesson 00 runs it first.
 """
 
 from __future__ import annotations

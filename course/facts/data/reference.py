@@ -2,7 +2,7 @@
 
 ``load("h100-sxm-2026-11-22", "inference_7b")`` returns that run's ``inference_7b.json`` as a dict.
 Each run's folder holds the raw JSON files as recorded and a README with the provenance (machine,
-driver, torch version, what each file holds). Layer 1: standard library only.
+driver, torch version, what each file holds).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A lesson never types a finding that depends on the machine (which dtype or libra
 how much, cache sizes, thread scaling, a measured utilisation). It calls a function here that takes
 the tidy records the measurement layer returned and returns a sentence or a short Markdown block,
 with the explanation that fits the outcome, including "the machine was busy: rerun". One module per
-topic (``course/presentation/findings/<topic>.py``). Layer 4 (presentation): no measuring, no torch.
+topic (``course/presentation/findings/<topic>.py``): no measuring, no torch.
 
 Modules: ``matmul`` (libraries, dtypes, alignment, share of a peak), ``threads`` (thread scaling),
 ``overhead`` (fixed per-call costs, crossovers), ``caches`` (bandwidth per memory level),

@@ -5,7 +5,7 @@
 system, the compute dtype, the MFU you expect, activation recomputation, systems per rack,
 electricity price, PUE and (optionally) a price per system. The output is a one-paragraph
 summary (GPUs, systems, SUs, switches, racks, power, days, energy and cost) and the calculator's
-full table. A bad value shows the calculator's message in red. Layer 4.
+full table. A bad value shows the calculator's message in red.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Exercise sets: authoring, public checks, sandboxed extraction, trusted checking, gradebook,
 release.
 
-One job per module (layer 5, entry points):
+One job per module:
 
 - :mod:`~course.publishing.grading.spec`: the authoring format of ``solutions/NN_slug.ipynb``;
 - :mod:`~course.publishing.grading.values`: canonical forms, salted hashes, the comparison both
