@@ -1,7 +1,7 @@
 """The hardware registry: complete, internally consistent, and derivable where physics allows.
 
-Expected figures come from the datasheets named in each GPU's ``source`` and from
-../shared/reference/FACTS.md; derivations are clock x units x FLOPs per clock.
+Expected figures come from the datasheets named in each GPU's ``source``; derivations are clock x
+units x FLOPs per clock.
 """
 
 import pytest
@@ -39,7 +39,7 @@ def test_every_gpu_is_complete_and_sourced(key):
 
 @pytest.mark.parametrize("key", REQUIRED_GPUS)
 def test_sparse_peaks_are_twice_dense(key):
-    # NVIDIA's 2:4 structured sparsity doubles the Tensor Core figure (FACTS.md, all datasheets).
+    # NVIDIA's 2:4 structured sparsity doubles the Tensor Core figure (every datasheet's footnote).
     # Within 1.5 %: datasheets round the two separately (L40S: 362.05 dense, 733 sparse).
     g = GPUS[key]
     for dtype, sparse in g.sparse_flop_per_s.items():
@@ -95,7 +95,7 @@ def test_fp16_tensor_flops_per_sm_per_clock_double_each_generation(key, per_cloc
 
 
 def test_seed_003_h100_figures_are_the_sparse_ones():
-    # Seed 003 quotes H100 "TF32 989, FP16 1,979, FP8 3,958": those are the sparse peaks (FACTS.md).
+    # Seed 003 quotes H100 "TF32 989, FP16 1,979, FP8 3,958": the sparse peaks (H100 datasheet).
     g = GPUS["h100-sxm"]
     assert g.sparse_flop_per_s["tf32"] == pytest.approx(989e12, rel=0.001)
     assert g.sparse_flop_per_s["fp16"] == pytest.approx(1979e12, rel=0.001)

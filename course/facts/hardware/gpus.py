@@ -231,7 +231,7 @@ GPUS: MappingProxyType = MappingProxyType({g.key: g for g in [
          l2_bytes=72 * MiB, l1_per_sm_bytes=128 * KiB, nvlink_bandwidth_bytes_per_s=0,
          host_link="pcie4", source=SRC_4090,
          notes="FP16/BF16/FP8 with FP32 accumulate; FP16 accumulate doubles them. No NVLink."),
-    # Rows below use binary memory sizes (a "180GB" B200 has 180 GiB), per FACTS.md.
+    # Rows below use binary memory sizes (a "180GB" B200 has 180 GiB), as the package docstring says.
     _gpu(key="b200", name="NVIDIA B200 (HGX/DGX B200)", architecture="Blackwell",
          form_factor="SXM", launch_year=2024, memory_bytes=180 * GiB, memory_type="HBM3e",
          memory_bandwidth_bytes_per_s=8000 * GB, dense_flop_per_s=_B200_DENSE, sparse_flop_per_s=_B200_SPARSE,
