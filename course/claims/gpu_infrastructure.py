@@ -28,7 +28,7 @@ from course.calculators import compute, inference
 from course.calculators.memory import MAX_BATCH, MAX_COUNT, MAX_SEQ_LEN
 from course.facts import hardware, validate
 from course.facts.models import PRESETS
-from course.facts.report import Report
+from course.facts.report import Report, Table
 from course.facts.validate import MAX_GPUS
 
 
@@ -122,9 +122,10 @@ SOURCE_WORKLOADS = {
 REAL_GPUS = {"consumer": "rtx-3090", "datacenter": "a100-80gb-sxm"}
 
 
-def table_as_written() -> list[dict]:
-    """``estimate_runtime`` on the source's own GPUs and workloads: one row per pair."""
-    return [
+def table_as_written() -> Table:
+    """``estimate_runtime`` on the source's own GPUs and workloads: one row per pair (a
+    :class:`course.facts.report.Table`, which prints itself)."""
+    rows = [
         {
             "workload": w,
             "gpu": SOURCE_GPUS[g].name,
@@ -133,6 +134,7 @@ def table_as_written() -> list[dict]:
         for w in SOURCE_WORKLOADS
         for g in SOURCE_GPUS
     ]
+    return Table(rows, title="estimate_runtime as written, on the source's own GPUs")
 
 
 @dataclass(frozen=True)

@@ -66,6 +66,12 @@ def _fmt_energy(joules: float) -> str:
     return _fmt_number(joules / units.KWH) + " kWh" if math.isfinite(joules) else str(joules)
 
 
+def _fmt_hertz(value: float) -> str:
+    if not math.isfinite(value):
+        return str(value)
+    return f"{value / 1e9:,.2f} GHz" if abs(value) >= 1e9 else f"{value / 1e6:,.0f} MHz"
+
+
 def _fmt_usd_per_hour(value: float) -> str:
     return units.fmt_usd(value) + "/h"
 
@@ -84,6 +90,7 @@ FORMATTERS: Mapping[str, Callable[[Any], str]] = {
     "percent": _fmt_percent,
     "intensity": _fmt_intensity,
     "joules": _fmt_energy,
+    "hertz": _fmt_hertz,
     "number": _fmt_number,
     "text": str,
 }
@@ -101,6 +108,7 @@ _SUFFIXES: tuple[tuple[str, str], ...] = (
     ("_watts", "watts"),
     ("_usd", "usd"),
     ("_joules", "joules"),
+    ("_hz", "hertz"),
     ("_fraction", "percent"),
     ("_efficiency", "percent"),
     ("_params", "count"),
@@ -128,6 +136,7 @@ _UNIT_ONLY = {
     "watts",
     "usd",
     "joules",
+    "hertz",
 }
 
 

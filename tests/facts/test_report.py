@@ -18,6 +18,7 @@ from course.facts.report import Table
         ("price_usd_per_hour", "usd_per_hour"),
         ("arithmetic_flop_per_byte", "intensity"),
         ("mfu_fraction", "percent"),
+        ("boost_clock_hz", "hertz"),
         ("gpus", "number"),
     ],
 )
@@ -40,6 +41,11 @@ def test_table_formats_each_cell_by_its_column_and_keeps_si_numbers():
     text = str(table).splitlines()
     assert text[0] == "Two layouts" and "step seconds" in text[1]
     assert "<caption" in table._repr_html_() and "12.3 ms" in table._repr_html_()
+
+
+def test_clock_rates_print_in_ghz_or_mhz():
+    table = Table([{"boost_clock_hz": 1.98e9, "memory_clock_hz": 1.593e9 / 2}])
+    assert table.text_rows() == [["1.98 GHz", "796 MHz"]]
 
 
 def test_table_columns_pick_the_order_and_formats_override_the_name():

@@ -1,5 +1,5 @@
 """Plots of number formats and precision: bit layouts, ranges, sums, loss curves (lesson 03).
-Layer: presentation."""
+"""
 
 from __future__ import annotations
 

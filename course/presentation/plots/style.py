@@ -1,5 +1,5 @@
 """The course's one plot style and the helpers every plot module shares (axes, unit formatters).
-Layer: presentation."""
+"""
 
 from __future__ import annotations
 
