@@ -146,7 +146,10 @@ def weight_streaming(
     weights = n * per
     slow, fast = weights / bandwidth_bytes_per_s, weights / g.memory_bandwidth_bytes_per_s
     name = link if isinstance(link, str) else f"{bandwidth_bytes_per_s / 1e9:g} GB/s"
-    return WeightStreaming(name, weights, slow, fast, slow / fast)
+    # slow / fast is the ratio of the bandwidths: divided directly it stays finite at any size
+    return WeightStreaming(
+        name, weights, slow, fast, g.memory_bandwidth_bytes_per_s / bandwidth_bytes_per_s
+    )
 
 
 # Grace Hopper's NVLink-C2C against PCIe for offloading (practice question 7)

@@ -500,6 +500,18 @@ MOE_PRESETS: MappingProxyType = MappingProxyType(
 )
 
 
+_TINY_LLAMA = TransformerConfig(
+    name="tiny-llama",
+    layers=2,
+    hidden=64,
+    heads=4,
+    kv_heads=2,
+    ffn_hidden=172,
+    vocab=256,
+    max_positions=128,
+    source="course demo: a tiny Llama-style decoder (course.distributed)",
+)
+
 #: The tiny Llama-shaped models the course trains for real on a CPU, one table for every demo:
 #: ``small-llama`` (lesson 04 measures a training step's memory on it: 4 layers, hidden 128, 4
 #: heads, 2 K/V heads, SwiGLU of 344 (about 8/3 x hidden, as Llama), vocabulary 512; 0.86 M
@@ -525,25 +537,10 @@ DEMO_PRESETS: MappingProxyType = MappingProxyType(
                 max_positions=512,
                 source="course demo: a scaled-down Llama-3-style decoder (course.measure.memory)",
             ),
-            TransformerConfig(
-                name="tiny-llama",
-                layers=2,
-                hidden=64,
-                heads=4,
-                kv_heads=2,
-                ffn_hidden=172,
-                vocab=256,
-                max_positions=128,
-                source="course demo: a tiny Llama-style decoder (course.distributed)",
-            ),
-            TransformerConfig(
+            _TINY_LLAMA,
+            _TINY_LLAMA.replace(
                 name="sweep-llama",
-                layers=2,
-                hidden=64,
-                heads=4,
-                kv_heads=2,
                 ffn_hidden=176,
-                vocab=256,
                 max_positions=256,
                 source="course demo: the tiny decoder lesson 07's sweeps time (course.measure)",
             ),

@@ -72,6 +72,10 @@ def _fmt_hertz(value: float) -> str:
     return f"{value / 1e9:,.2f} GHz" if abs(value) >= 1e9 else f"{value / 1e6:,.0f} MHz"
 
 
+def _fmt_ratio(value: float) -> str:
+    return f"{value:,.3g}x" if math.isfinite(value) else str(value)
+
+
 def _fmt_usd_per_hour(value: float) -> str:
     return units.fmt_usd(value) + "/h"
 
@@ -91,6 +95,7 @@ FORMATTERS: Mapping[str, Callable[[Any], str]] = {
     "intensity": _fmt_intensity,
     "joules": _fmt_energy,
     "hertz": _fmt_hertz,
+    "ratio": _fmt_ratio,
     "number": _fmt_number,
     "text": str,
 }
@@ -109,6 +114,7 @@ _SUFFIXES: tuple[tuple[str, str], ...] = (
     ("_usd", "usd"),
     ("_joules", "joules"),
     ("_hz", "hertz"),
+    ("_ratio", "ratio"),
     ("_fraction", "percent"),
     ("_efficiency", "percent"),
     ("_params", "count"),
@@ -201,15 +207,9 @@ class Report:
         )
 
 
-def _fmt_bytes_cell(value: float) -> str:
-    """A byte count in a table cell: binary prefixes (buffer and cache sizes are powers of 2)."""
-    return units.fmt_bytes(value, binary=True)
-
-
 #: Formatter per unit kind in a :class:`Table`'s cells, where it differs from :data:`FORMATTERS`.
 CELL_FORMATTERS: Mapping[str, Callable[[Any], str]] = {
     **FORMATTERS,
-    "bytes": _fmt_bytes_cell,
     "intensity": lambda v: f"{v:,.3g}" if math.isfinite(v) else str(v),
 }
 
@@ -232,9 +232,10 @@ class Table(list):
     """Rows that print themselves: a ``list`` of dicts (or dataclass records) shown as a table.
 
     Each cell is formatted by the unit its column's name ends in (``step_seconds`` -> ``12.3 ms``,
-    ``weights_bytes`` -> ``13.0 GiB``; :func:`unit_kind`); ``formats`` (column -> unit kind)
-    overrides the guess. ``columns`` picks and orders the columns (default: every field of the
-    rows, in order of appearance); ``note`` is a line printed under the table. Being a list, a
+    ``weights_bytes`` -> ``14.0 GB (13.0 GiB)``; :func:`unit_kind`); ``formats`` (column -> unit
+    kind) overrides the guess. ``columns`` picks and orders the columns (default: every field of the
+    rows, in order of appearance); ``note`` is a line printed under the table; ``missing`` (column
+    -> text) says what a ``None`` means in a column (default ``-``). Being a list, a
     table is indexed, iterated and compared as the rows it holds; ``to_pandas()`` is a DataFrame.
     """
 
@@ -246,11 +247,13 @@ class Table(list):
         columns: Sequence[str] = (),
         formats: Mapping[str, str] | None = None,
         note: str = "",
+        missing: Mapping[str, str] | None = None,
     ):
         super().__init__(rows)
         self.title = title
         self.formats = dict(formats or {})
         self.note = note
+        self.missing = dict(missing or {})
         self._chosen = tuple(columns)
 
     @property
@@ -265,7 +268,7 @@ class Table(list):
     def cell(self, column: str, value: Any) -> str:
         """One cell as text, formatted by the unit its column's name implies."""
         if value is None:
-            return "-"
+            return self.missing.get(column, "-")
         if isinstance(value, str | bool) or not isinstance(value, int | float):
             return str(value)
         kind = self.formats.get(column) or unit_kind(column)
@@ -279,7 +282,9 @@ class Table(list):
     def where(self, **conditions: Any) -> Table:
         """The rows whose fields equal the given values: ``table.where(gpus=8)``."""
         rows = [r for r in self if all(_field(r, k) == v for k, v in conditions.items())]
-        return Table(rows, title=self.title, columns=self._chosen, formats=self.formats)
+        return Table(
+            rows, title=self.title, columns=self._chosen, formats=self.formats, missing=self.missing
+        )
 
     def to_pandas(self):
         """The rows as a ``pandas.DataFrame`` (SI numbers, unformatted), one column per field."""

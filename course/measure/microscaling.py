@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import torch
 
 from course.facts import validate
+from course.facts.report import Table
 
 #: Largest finite value and exponent of the largest binade, per element format.
 ELEMENT_MAX = {"e4m3": 448.0, "e5m2": 57344.0, "e2m1": 6.0}
@@ -111,7 +112,7 @@ class FormatError:
     sqnr_db: float
 
 
-def format_errors(x: torch.Tensor, blocks: tuple[int, ...] = (8, 16, 32, 64, 128, 1024)) -> list:
+def format_errors(x: torch.Tensor, blocks: tuple[int, ...] = (8, 16, 32, 64, 128, 1024)) -> Table:
     """Each named format on ``x``, then E2M1 and E4M3 elements with power-of-two scales at each
     block size (and per tensor): the error against the block size that the formats' choices
     trade."""
@@ -137,7 +138,7 @@ def format_errors(x: torch.Tensor, blocks: tuple[int, ...] = (8, 16, 32, 64, 128
                     f"{element} / pow-2 scale", element, block, "e8m0", per_value, sqnr_db(x, q)
                 )
             )
-    return rows
+    return Table(rows, title="Quantisation error by format and block size (SQNR: higher is better)")
 
 
 __all__ = [

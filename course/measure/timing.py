@@ -254,7 +254,13 @@ class Sweep:
 
     def table(self) -> Table:
         """The records as a :class:`course.facts.report.Table`, the footer as its note."""
-        return Table(self.records, title=self.title, columns=self._columns(), note=self._footer())
+        return Table(
+            self.records,
+            title=self.title,
+            columns=self._columns(),
+            note=self._footer(),
+            missing={"threads": "default"},  # numpy left at its own thread count
+        )
 
     def to_pandas(self):
         """The records as a ``pandas.DataFrame``, one column per field (SI units)."""

@@ -19,6 +19,7 @@ from course.facts.report import Table
         ("arithmetic_flop_per_byte", "intensity"),
         ("mfu_fraction", "percent"),
         ("boost_clock_hz", "hertz"),
+        ("tensor_over_fp32_ratio", "ratio"),
         ("gpus", "number"),
     ],
 )
@@ -35,8 +36,8 @@ def test_table_formats_each_cell_by_its_column_and_keeps_si_numbers():
     assert table == rows and table[1]["gpus"] == 16  # still the list of rows it was given
     assert table.columns == ["gpus", "step_seconds", "weights_bytes", "note"]
     assert table.text_rows() == [
-        ["8", units.fmt_seconds(0.0123), "2.0 GiB", "a"],
-        ["16", units.fmt_seconds(2.5), "512.0 MiB", "-"],
+        ["8", units.fmt_seconds(0.0123), "2.1 GB (2.0 GiB)", "a"],
+        ["16", units.fmt_seconds(2.5), "536.9 MB (512.0 MiB)", "-"],
     ]
     text = str(table).splitlines()
     assert text[0] == "Two layouts" and "step seconds" in text[1]
@@ -51,6 +52,9 @@ def test_clock_rates_print_in_ghz_or_mhz():
 def test_table_columns_pick_the_order_and_formats_override_the_name():
     table = Table([{"a": 0.25, "b": 1}], columns=("b", "a"), formats={"a": "percent"})
     assert table.text_rows() == [["1", "25.0 %"]]
+    threads = Table([{"threads": None}, {"threads": 2}], missing={"threads": "default"})
+    assert threads.text_rows() == [["default"], ["2"]]
+    assert threads.where(threads=None).text_rows() == [["default"]]
 
 
 def test_table_reads_dataclass_records_and_filters_them():
