@@ -73,7 +73,9 @@ def _fmt_hertz(value: float) -> str:
 
 
 def _fmt_ratio(value: float) -> str:
-    return f"{value:,.3g}x" if math.isfinite(value) else str(value)
+    if not math.isfinite(value):
+        return str(value)
+    return f"{value:,.2f}x" if abs(value) < 10 else f"{value:,.1f}x"
 
 
 def _fmt_usd_per_hour(value: float) -> str:

@@ -38,7 +38,9 @@ def test_offload_estimate_adds_launch_transfer_and_compute():
     t = overhead.offload_seconds(
         1000, launch_seconds=1e-5, link_bandwidth_bytes_per_s=3e10, peak_flop_per_s=2e13
     )
-    assert math.isclose(t, 1e-5 + 3 * 1000**2 * 4 / 3e10 + 2 * 1000**3 / 2e13)
+    # worked by hand: 10 µs launch + 12 MB (A, B in, C out; 4-byte floats) over 30 GB/s = 400 µs
+    # + 2 GFLOP at 20 TFLOP/s = 100 µs: 510 µs
+    assert t == pytest.approx(510e-6, rel=1e-12)
     cpu = overhead.FixedCostFit("cpu", 2e-6, 1e11)
     gpu = dict(launch_seconds=1e-5, link_bandwidth_bytes_per_s=3e10, peak_flop_per_s=2e13)
     n = overhead.offload_crossover(cpu, **gpu)

@@ -37,6 +37,9 @@ from course.presentation.plots import PALETTE
 
 ERROR_COLOUR = "#b00020"
 
+#: The model menu's last entry in the widgets that take a parameter count instead of a preset.
+CUSTOM = "custom size"
+
 
 def error_html(message: str) -> str:
     """A ValueError's message, in red, where the result would be."""

@@ -30,6 +30,7 @@ from course.facts import hardware, units
 from course.facts.models import PRESETS, TransformerConfig
 from course.facts.units import KWH
 from course.presentation.widgets.base import (
+    CUSTOM,
     Calculator,
     dropdown,
     gpu_options,
@@ -38,8 +39,6 @@ from course.presentation.widgets.base import (
     stacked_bar_html,
     text_box,
 )
-
-CUSTOM = "custom size"
 
 #: control name -> (on-screen label, minimum, maximum, minimum excluded)
 LIMITS: dict[str, tuple[str, float, float, bool]] = {

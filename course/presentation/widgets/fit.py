@@ -27,6 +27,7 @@ from course.facts.dtypes import BYTES_PER_VALUE
 from course.facts.models import PRESETS, TransformerConfig
 from course.facts.report import Report
 from course.presentation.widgets.base import (
+    CUSTOM,
     ERROR_COLOUR,
     Calculator,
     dropdown,
@@ -37,7 +38,6 @@ from course.presentation.widgets.base import (
     text_box,
 )
 
-CUSTOM = "custom size"
 PARAMS_LABEL = "parameters (custom size)"
 SEQ_LABEL = "sequence length (tokens)"
 GPUS_LABEL = "GPUs you have"
