@@ -209,9 +209,17 @@ class Report:
         )
 
 
+def _fmt_percent_cell(value: float) -> str:
+    """A share in a table cell: two decimals below 1 % (0.59 %), where one would round it away."""
+    if math.isfinite(value) and 0 < abs(value) < 0.01:
+        return f"{100 * value:.2f} %"
+    return _fmt_percent(value)
+
+
 #: Formatter per unit kind in a :class:`Table`'s cells, where it differs from :data:`FORMATTERS`.
 CELL_FORMATTERS: Mapping[str, Callable[[Any], str]] = {
     **FORMATTERS,
+    "percent": _fmt_percent_cell,
     "intensity": lambda v: f"{v:,.3g}" if math.isfinite(v) else str(v),
 }
 

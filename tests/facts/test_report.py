@@ -52,6 +52,8 @@ def test_clock_rates_print_in_ghz_or_mhz():
 def test_table_columns_pick_the_order_and_formats_override_the_name():
     table = Table([{"a": 0.25, "b": 1}], columns=("b", "a"), formats={"a": "percent"})
     assert table.text_rows() == [["1", "25.0 %"]]
+    small = Table([{"trainable_fraction": 0.0059}, {"trainable_fraction": 0.25}])
+    assert small.text_rows() == [["0.59 %"], ["25.0 %"]]  # a small share keeps its digits
     threads = Table([{"threads": None}, {"threads": 2}], missing={"threads": "default"})
     assert threads.text_rows() == [["default"], ["2"]]
     assert threads.where(threads=None).text_rows() == [["default"]]
