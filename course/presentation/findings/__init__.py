@@ -12,7 +12,8 @@ Modules: ``matmul`` (libraries, dtypes, alignment, share of a peak), ``threads``
 inference speed), ``utilisation`` (a training step's MFU, FLOP counter against formula),
 ``gpu_inside`` (lesson 11: kernels against torch, stride sweep against the coalescing calculator, a
 profiled fix), ``checkpointing`` (lesson 12: async saves, disk against a parallel filesystem, the
-cost of a restart). Lessons call them as ``findings.matmul.dtype_speed(records, ...)``.
+cost of a restart), ``power`` (a sustained-power trace). Lessons call them as
+``findings.matmul.dtype_speed(records, ...)``.
 """
 
 from course.presentation.findings import (
@@ -22,6 +23,7 @@ from course.presentation.findings import (
     gpu_inside,
     matmul,
     overhead,
+    power,
     precision,
     threads,
     utilisation,
@@ -34,6 +36,7 @@ __all__ = [
     "gpu_inside",
     "matmul",
     "overhead",
+    "power",
     "precision",
     "threads",
     "utilisation",
