@@ -209,3 +209,26 @@ def test_gb200_nvl72_per_gpu_figures_match_the_b200_and_nvlink_5():
         == 4 * rack.dense_flop_per_s["bf16"]
     )
     assert rack.average_watts == pytest.approx(150e3)
+
+
+@pytest.mark.parametrize("key", ["h200-sxm", "gh200-96gb", "gh200-144gb"])
+def test_h200_and_gh200_carry_the_h100_sxm_silicon(key):
+    """H200 datasheet: "the same Hopper GPU" with more and faster memory; the GH200 whitepaper: its
+    GPU is the H100 (GH100, 132 SMs). So every field of the chip is the H100 SXM's, Tensor Core
+    clock included (the GH200 rows once restated the H100's and left that clock out)."""
+    h100, g = GPUS["h100-sxm"], GPUS[key]
+    silicon = (
+        "architecture",
+        "sms",
+        "cuda_cores",
+        "tensor_cores",
+        "boost_clock_hz",
+        "tensor_clock_hz",
+        "l2_bytes",
+        "l1_per_sm_bytes",
+        "dense_flop_per_s",
+        "sparse_flop_per_s",
+        "nvlink_bandwidth_bytes_per_s",
+    )
+    assert {f: getattr(g, f) for f in silicon} == {f: getattr(h100, f) for f in silicon}
+    assert g.memory_bytes > h100.memory_bytes and g.memory_bandwidth_bytes_per_s > 3350e9
