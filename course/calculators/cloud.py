@@ -15,7 +15,7 @@ Infrastructure* ("Compare on-premise DGX vs cloud GPUs for a startup training mo
 with power, facility overhead (PUE), fixed running costs and utilisation included, which the
 readings' tables (*Computational Resources for ML*: 4,000 / 3,750 / 4,688 hours) leave out.
 
-Used by lessons 09 and 10. Layer 2: no torch.
+Used by lessons 09 and 10.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ and a whole DGX-based design from the model to the electricity bill.
 data parallelism for a time target (Megatron-LM practice: tensor parallelism inside a server's
 NVLink domain, pipeline across servers; Narayanan et al. 2021); :func:`dgx_design` adds the
 SuperPOD fabric (:mod:`course.calculators.systems`), racks, power and cost. Practice question 8 of
-*AI Infrastructure*. Lessons 08 and 10. Layer 2: no torch.
+*AI Infrastructure*. Lessons 08 and 10.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ Adjacent 4-byte words from an aligned start: 4 sectors, 100 %. The same shifted 
 sectors, 80 %. Stride 2: 8 sectors, 50 % (the Best Practices Guide's three cases). The helpers
 :func:`struct_field_access` (array of structs vs struct of arrays) and :func:`matrix_walk`
 (row vs column walk of a row-major matrix) turn a data layout into a stride. The same physics on
-a CPU is the 64-byte cache line (lesson 11's stride sweep). Used by lesson 11. Layer 2: pure.
+a CPU is the 64-byte cache line (lesson 11's stride sweep). Used by lesson 11.
 """
 
 from __future__ import annotations

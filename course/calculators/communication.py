@@ -10,7 +10,7 @@
   ``course.facts.hardware``.
 
 :mod:`course.calculators.parallel` prices layouts with these. Used by lessons 06, 08 and 10 and the
-distributed demos. Layer 2: no torch.
+distributed demos.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from course.calculators.memory import MAX_BATCH, MAX_BYTES, MAX_SEQ_LEN
 from course.facts import validate
 from course.facts.models import TransformerConfig
-from course.facts.report import Report
+from course.facts.report import Report, Table
 from course.facts.validate import MAX_GPUS
 
 COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "broadcast")
@@ -262,7 +262,7 @@ def gradient_allreduce_on_links(
     bytes_per_gradient: float = 2,
     links=QUESTION_6_LINKS,
     efficiency: float = 1.0,
-) -> tuple[LinkAllReduce, ...]:
+) -> Table:
     """Time to ring-all-reduce ``params`` gradients across ``n_gpus`` over each of ``links``.
 
     Message S = params x bytes_per_gradient (2 for bf16); time = 2 (n - 1)/n x S / (B x efficiency),
@@ -302,7 +302,7 @@ def gradient_allreduce_on_links(
                 bus_bandwidth_bytes_per_s=bw if n > 1 else math.inf,
             )
         )
-    return tuple(rows)
+    return Table(rows, title="Gradient all-reduce by link (ring, bandwidth term)")
 
 
 @dataclass(frozen=True)

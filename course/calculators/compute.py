@@ -10,7 +10,7 @@
   the critical intensity peak / bandwidth says which bound applies.
 - Time, MFU, energy and cost of a training run from a GPU in ``course.facts.hardware``.
 
-Used by lessons 02, 05, 07 and 10. Layer 2: no torch.
+Used by lessons 02, 05, 07 and 10.
 """
 
 from __future__ import annotations
@@ -141,8 +141,9 @@ def training_flops_with_attention(
     - without recomputation: ``72 B s l h^2 (1 + s/(6h) + V/(12 l h))``.
 
     (``96 B s l h^2 * V/(16 l h) = 6 B s h V``: the head's forward 2BshV, times 3, in both.) Per
-    token without recomputation this is ``6N + 12 * layers * seq_len * hidden`` plus the LM head,
-    the form FACTS.md quotes. Attention is counted over the full s x s scores, as in the paper.
+    token without recomputation this is ``6N + 12 * layers * seq_len * hidden`` plus the LM head
+    (72 B s l h^2 / (B s) = 6 x 12 l h^2 = 6N). Attention is counted over the full s x s scores,
+    as in the paper.
     """
     n_tokens = params_of("tokens", tokens)
     validate.choice("recompute", recompute, (True, False))

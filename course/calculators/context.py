@@ -6,8 +6,7 @@ over ``ranks`` ranks. Each keeps its own block of queries, keys, values and outp
 blocks travel round the ring: at each of ``ranks`` steps a rank attends its queries to the block it
 holds while receiving the next one. Partial results merge by the log-sum-exp rule, so a rank only
 ever holds a (s/p) x (s/p) block of scores and one running log-sum-exp per query and head. Attention
-memory per rank falls as 1/p for the blocks and 1/p^2 for the scores. Used by lesson 12. Layer 2: no
-torch.
+memory per rank falls as 1/p for the blocks and 1/p^2 for the scores. Used by lesson 12.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ that path"). A branch that is uniform within each warp (``tid // 32 % 2``) costs
 :func:`branch` takes one boolean per lane (the condition) and the cost of each path in
 instructions (or cycles) and returns the serialised cost and the SIMT efficiency = useful lane-
 instructions / (32 x instructions issued). :func:`lane_mask` builds the masks of the lesson's
-patterns. Used by lesson 11. Layer 2: pure functions.
+patterns. Used by lesson 11.
 """
 
 from __future__ import annotations

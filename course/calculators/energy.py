@@ -12,7 +12,7 @@ intensity.
 Every other calculator (facility, cluster, cloud, inference, widgets) calls these functions for a
 watt turned into joules or dollars. Checked in tests/calculators/test_cost.py against BLOOM
 (Luccioni et al. 2022) and Llama 2 (Touvron et al. 2023, Table 2) as recorded in
-``course.facts.data.published_runs``. Layer 2: no torch. Lesson 05.
+``course.facts.data.published_runs``. Lesson 05.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@
 - PUE (facility power / IT power) from the Uptime Institute surveys and a hyperscaler's report;
   the electricity itself is priced by :mod:`course.calculators.energy`.
 
-Lessons 08 and 10 (practice questions 6 and 10 of *AI Infrastructure*). Layer 2: no torch.
+Lessons 08 and 10 (practice questions 6 and 10 of *AI Infrastructure*).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@
 - :func:`accumulation_steps`: how many micro-batches to accumulate so that
   ``micro_batch x data_parallel x steps`` equals a target global batch.
 
-Layer 2: pure, no torch. Used by lesson 07 and its exercise set.
+ Used by lesson 07 and its exercise set.
 """
 
 from __future__ import annotations

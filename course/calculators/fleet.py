@@ -23,7 +23,7 @@ roofline floors over an achieved efficiency) and the M/M/c queue
   acceptance rate (Leviathan et al. 2023, "Fast Inference from Transformers via Speculative
   Decoding", ICML, eq. 1 and theorem 3.8).
 
-Layer 2: standard library only.
+
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ Generating text has two phases with different bottlenecks (lesson 02's roofline)
 Both are roofline *floors* divided by an achieved fraction of the roof (``efficiency``); the H100
 reference run (``course.facts.data.reference``, ``inference_7b``) measured prefill at 56-60 % of the
 bf16 peak and decode at batch 1 at ~65 % of the HBM bandwidth. :func:`serving` turns a request rate
-into GPUs and a cost per million tokens. Layer 2: no torch. Used by lesson 05.
+into GPUs and a cost per million tokens. Used by lesson 05.
 """
 
 from __future__ import annotations

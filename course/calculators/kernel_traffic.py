@@ -5,7 +5,7 @@ intermediate stays in a cache. A fused kernel reads its inputs once and writes i
 the unfused torch version writes every intermediate back and reads it again. A tiled matmul
 reuses each loaded tile ``block`` times, so its bytes per FLOP fall as ``1 / block`` (the blocking
 of the CUDA C++ Programming Guide's shared-memory matmul example, and of Triton's matmul
-tutorial). Layer 2: pure functions.
+tutorial).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ two agree (tests/measure/test_measure_memory.py).
 The readings' rules of thumb are in :mod:`course.claims`, beside these. Used by lessons 04, 07 and
 10. About 640 lines, kept as one module: it answers one question (how many bytes), and its two
 accountings, per parameter and tensor by tensor, check each other (tests/calculators/test_memory.py)
-and share their input checks and limits. Layer 2: no torch.
+and share their input checks and limits.
 """
 
 from __future__ import annotations

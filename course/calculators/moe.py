@@ -11,7 +11,7 @@ tokens twice with ``all_to_all`` (dispatch to the experts, combine back), four t
 Parameter counts come from :mod:`course.facts.models`
 (:func:`~course.facts.models.active_param_count`), FLOPs from
 :func:`course.calculators.compute.forward_flops_per_token`, bytes from
-:func:`course.calculators.memory.weights_bytes`. Used by lesson 12. Layer 2: no torch.
+:func:`course.calculators.memory.weights_bytes`. Used by lesson 12.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ The limits come from ``course.facts.cuda_limits`` (the Programming Guide's table
 hides latency (more warps to switch to while one waits for memory) but is not always faster: a
 kernel that keeps more in registers per thread (register tiling in a matmul) can do more useful
 work per load with fewer warps (V. Volkov, "Better performance at lower occupancy", GTC 2010).
-Used by lesson 11. Layer 2: pure functions.
+Used by lesson 11.
 """
 
 from __future__ import annotations

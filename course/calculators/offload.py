@@ -13,7 +13,7 @@
 
 Link bandwidths come from ``course.facts.hardware.INTERCONNECTS`` (PCIe 4/5 x16, NVLink-C2C) or a
 number in bytes/s, such as the H100 reference run's measured 55 GB/s of pinned host-to-device
-copies. Layer 2: pure, no torch. Used by lesson 07.
+copies. Used by lesson 07.
 """
 
 from __future__ import annotations
@@ -79,8 +79,8 @@ def optimizer_offload(
     ``compute_seconds`` is the GPU's forward + backward without offload (for instance
     ``6 * params * tokens / (peak * mfu)``, lesson 05). ``cpu_seconds_per_param`` is the CPU's
     optimizer time per parameter (AdamW on fp32 states): measure it with
-    ``course.measure.optim.cpu_optimizer_step``. ``overlap`` in [0, 1] is the share of the link and
-    CPU time hidden behind the GPU's compute (ZeRO-Offload overlaps gradient transfer with the
+    ``course.measure.training.cpu_optimizer_step``. ``overlap`` in [0, 1] is the share of the link
+    and CPU time hidden behind the GPU's compute (ZeRO-Offload overlaps gradient transfer with the
     backward pass; its "delayed parameter update" hides the CPU step behind the next step).
     Step time = max(compute + (1 - overlap) x (link + CPU optimizer), link + CPU optimizer): with
     full overlap the longer of the two sets the pace.

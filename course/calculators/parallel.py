@@ -11,7 +11,7 @@
   :mod:`course.calculators.communication` prices (collectives, links), for any DP x TP x PP split;
   :mod:`course.calculators.planner` picks the smallest split that fits.
 
-Used by lessons 06, 08 and 10. Layer 2: no torch.
+Used by lessons 06, 08 and 10.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from course.calculators.communication import (
 from course.calculators.memory import (
     MAX_BATCH,
     MAX_SEQ_LEN,
+    RECOMPUTE,
     activation_bytes_per_layer,
     model_state_bytes,
 )
@@ -448,7 +449,7 @@ def layout_step(
         )
     b = validate.positive_int("micro_batch", micro_batch, maximum=MAX_BATCH)
     s = validate.positive_int("seq_len", seq_len, maximum=MAX_SEQ_LEN)
-    rc = validate.choice("recompute", recompute, ("none", "selective", "full"))
+    rc = validate.choice("recompute", recompute, RECOMPUTE)
     eff = validate.fraction("compute_hfu", compute_hfu)
     own_intra, own_inter = gpu_links(device.key)
     intra = link_or_default("intra_node_link", intra_node_link, own_intra)

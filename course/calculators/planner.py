@@ -9,7 +9,7 @@ replica) fits the usable memory of one GPU. Data parallelism is then chosen for 
 :func:`course.calculators.cluster.cluster_for_model` and
 :func:`~course.calculators.cluster.dgx_design` compose this planner;
 :func:`course.calculators.parallel.layout_step` prices any layout, and at the planner's layout it
-reports the same memory. Layer 2: no torch.
+reports the same memory.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ and each holds one of ``c`` identical servers for a service time of mean ``S`` s
   ``1 / (1 - rho)``: the knee of every load curve.
 - :func:`servers_for_wait`: the fewest servers whose wait percentile meets a target.
 
-Layer 2: standard library only.
+
 """
 
 from __future__ import annotations

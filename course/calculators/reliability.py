@@ -15,7 +15,7 @@ Sources: J. W. Young, "A first order approximation to the optimum checkpoint int
 Future Generation Computer Systems 22 (2006) 303-312. Validated against the Llama 3 405B and
 OPT-175B failure logs (:mod:`course.facts.data.reliability`) in
 tests/calculators/test_reliability.py. Used by lessons 09 (spot capacity, through
-:mod:`course.calculators.cloud`) and 12. Layer 2: no torch.
+:mod:`course.calculators.cloud`) and 12.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@
 - :func:`spare_nodes`: failures turned into spare capacity: nodes down on average = failures per
   node-day x nodes x repair days (Little's law), spares = the Poisson 99th percentile of that.
 
-Layer 2: standard library only.
+Standard library only.
 """
 
 from __future__ import annotations

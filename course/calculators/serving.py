@@ -20,7 +20,7 @@ prompt of ``prompt_tokens`` and an answer of ``output_tokens``:
   step plus per-sequence work: the shape the H100 reference run's 7B decode times follow), and a
   request joining pays ``prefill_seconds_per_token`` per prompt token once.
 
-Layer 2: standard library only, seeded where random. Used by lesson 07 and its exercise set.
+Seeded where random. Used by lesson 07 and its exercise set.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 instances on one GPU, and which GPU suits a workload.
 
 Every number comes from :mod:`course.facts.hardware`. Lessons 08 and 10 (practice questions 2, 4 and
-5 of *AI Infrastructure*). Layer 2: no torch.
+5 of *AI Infrastructure*).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """The rules of *AI Infrastructure*, as written: 2 bytes per parameter to serve in FP16, 18 bytes
 per parameter to train with Adam (lesson 04 checks them against :mod:`course.calculators.memory`),
-and its purchase price per GPU (lesson 09's buy-vs-rent calculator starts from it). Layer: claims.
+and its purchase price per GPU (lesson 09's buy-vs-rent calculator and the DGX design calculator
+start from it).
 """
 
 from __future__ import annotations

@@ -1,8 +1,7 @@
 """The GPU-count rules of *Computation Requirements* (and its longer version), as written.
 
 "GPUs ~ params (billions) x precision (bytes) / GPU memory (GB)" for inference, and 6 x that for
-training. Lesson 04 sets them beside :func:`course.calculators.memory.training_memory`. Layer:
-claims (calculators and facts below).
+training. Lesson 04 sets them beside :func:`course.calculators.memory.training_memory`.
 """
 
 from __future__ import annotations

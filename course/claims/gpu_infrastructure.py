@@ -16,7 +16,7 @@ show what it prints and where it goes wrong:
   comment "3x operations (forward, backward, optimizer)" misnames the 6 (2 forward + 4 backward).
 
 :func:`course_estimate` gives the course's answer for the same workloads on a real GPU from
-``course.facts.hardware``. Layer 2: no torch.
+``course.facts.hardware``.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from course.calculators import compute, inference
 from course.calculators.memory import MAX_BATCH, MAX_COUNT, MAX_SEQ_LEN
 from course.facts import hardware, validate
 from course.facts.models import PRESETS
-from course.facts.report import Report
+from course.facts.report import Report, Table
 from course.facts.validate import MAX_GPUS
 
 
@@ -117,13 +117,15 @@ SOURCE_WORKLOADS = {
     ),
 }
 
-#: The real GPUs the source's two stand for (FACTS.md: A100 80GB SXM; close to an RTX 3090).
+#: The real GPUs the source's two stand for (their figures match the A100 80GB SXM's datasheet
+#: and are close to the RTX 3090's in NVIDIA's GA102 whitepaper).
 REAL_GPUS = {"consumer": "rtx-3090", "datacenter": "a100-80gb-sxm"}
 
 
-def table_as_written() -> list[dict]:
-    """``estimate_runtime`` on the source's own GPUs and workloads: one row per pair."""
-    return [
+def table_as_written() -> Table:
+    """``estimate_runtime`` on the source's own GPUs and workloads: one row per pair (a
+    :class:`course.facts.report.Table`, which prints itself)."""
+    rows = [
         {
             "workload": w,
             "gpu": SOURCE_GPUS[g].name,
@@ -132,6 +134,7 @@ def table_as_written() -> list[dict]:
         for w in SOURCE_WORKLOADS
         for g in SOURCE_GPUS
     ]
+    return Table(rows, title="estimate_runtime as written, on the source's own GPUs")
 
 
 @dataclass(frozen=True)
@@ -210,8 +213,9 @@ def memory_requirements_as_written(
     Same inputs and output as the reading (values in "GB" that are really GiB, rounded to 0.01):
     activations = 4 x weights x batch x seq_len / 2048; gradients = weights; optimizer = 2 x
     weights; KV cache from layers = 8*log10(N) and hidden = sqrt(N / (12*layers)); recommended =
-    1.2 x total. FACTS.md: the activation and KV heuristics have no physical basis (7B gives 79
-    layers and hidden 2,720; Llama-2-7B has 32 and 4,096) and training ignores fp32 master weights.
+    1.2 x total. The activation and KV heuristics have no physical basis (7B gives 79 layers and
+    hidden 2,720; Llama-2-7B has 32 and 4,096: Touvron et al. 2023, Table 1; activations per layer:
+    Korthikanti et al. 2022) and training ignores fp32 master weights.
     Use :func:`course.calculators.memory.training_memory` / ``inference_memory`` instead.
     """
     n = validate.number("num_parameters", num_parameters, minimum=2, maximum=MAX_COUNT)

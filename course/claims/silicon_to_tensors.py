@@ -1,6 +1,6 @@
 """The buy-vs-rent table of *Computational Resources for ML: From Silicon to Tensors*, as written
 ("When Cloud Makes Sense": purchase / hourly rate), reproduced and then corrected for power,
-hosting and utilisation with :mod:`course.calculators.cloud`. Lesson 09. Layer: claims.
+hosting and utilisation with :mod:`course.calculators.cloud`. Lesson 09.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from course.calculators import cloud, energy
 from course.facts import hardware, validate
 from course.facts.data import cloud_instances as cloud_data
-from course.facts.report import Report
+from course.facts.report import Report, Table
 from course.facts.units import HOUR, YEAR
 
 
@@ -36,12 +36,13 @@ def breakeven_table_as_written(
     usd_per_kwh: float = 0.0,
     pue: float = 1.0,
     hosting_usd_per_gpu_year: float = 0.0,
-) -> tuple[BreakevenRow, ...]:
+) -> Table:
     """The "When Cloud Makes Sense" table: purchase / hourly rate reproduces its hours
     (4,000 / 3,750 / 4,688); then each row is corrected for the GPUs' power (TDP from
     ``course.facts.hardware``, x ``pue``, at ``usd_per_kwh``), hosting per GPU-year and utilisation.
     The reading's prices are its own round figures, not checked quotes. GPU power only: a whole
-    server draws more (CPUs, fans, NICs), so the correction is a lower bound.
+    server draws more (CPUs, fans, NICs), so the correction is a lower bound. A
+    :class:`course.facts.report.Table` of :class:`BreakevenRow`: it prints itself.
     """
     util = validate.number("utilisation", utilisation, minimum=cloud.MIN_UTILISATION, maximum=1)
     hosting = validate.number(
@@ -87,7 +88,7 @@ def breakeven_table_as_written(
                 ),
             )
         )
-    return tuple(rows)
+    return Table(rows, title=BreakevenRow._title)
 
 
 __all__ = ["BreakevenRow", "breakeven_table_as_written"]

@@ -20,6 +20,5 @@
   (the job mix run on it, or its recording) and :mod:`~course.distributed.manifests` (Kubernetes
   manifests checked offline); ``jobs/`` holds the batch scripts and manifests.
 
-Layer 3 (measurement): imports torch. The calculators the demos are held against are in
-:mod:`course.calculators.parallel` (layer 2).
+The calculators the demos are held against are in :mod:`course.calculators.parallel`.
 """

@@ -17,7 +17,7 @@ State saved: the model, Adam's states (step, m, v) and the step counter and RNG 
 needs (:func:`course.calculators.reliability.checkpoint_bytes` counts the same).
 
 Run: ``torchrun --nproc-per-node 2 -m course.distributed.checkpoint`` (it writes to
-``./course-checkpoints``, or to ``$COURSE_CHECKPOINT_DIR``). Layer 3.
+``./course-checkpoints``, or to ``$COURSE_CHECKPOINT_DIR``).
 """
 
 from __future__ import annotations

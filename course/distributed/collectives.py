@@ -10,7 +10,7 @@ the "link" is the loopback (memory copies through the kernel), and gloo builds s
 others: nothing here is NCCL on NVLink. With a GPU per rank the same code runs on NCCL, and each
 record names the link (two T4s: PCIe).
 
-Run: ``torchrun --nproc-per-node 2 -m course.distributed.collectives``. Layer 3.
+Run: ``torchrun --nproc-per-node 2 -m course.distributed.collectives``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What the demos share: a tiny transformer config, seeded models and batches, result types.
 
 Every rank builds the *same* model (the same seed) and the *same* full batch, then takes its own
-share of the batch, so a test can rebuild both in one process and compare. Layer 3.
+share of the batch, so a test can rebuild both in one process and compare.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ process on the whole batch, :func:`reference_gradients`, to 1e-6). :func:`ddp_ti
 each bucket's all-reduce started and finished against the backward pass, and the step time with and
 without gradient synchronisation (``no_sync``).
 
-Run: ``torchrun --nproc-per-node 2 -m course.distributed.ddp``. Layer 3.
+Run: ``torchrun --nproc-per-node 2 -m course.distributed.ddp``.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ rendezvous on the loopback interface, a time limit, and every process it started
 returns; :func:`timeline` turns the log into the spans the lesson draws.
 
 Run: ``torchrun --nproc-per-node 2 --max-restarts 1 -m course.distributed.elastic --fail-step 5``.
-Layer 3.
+
 """
 
 from __future__ import annotations

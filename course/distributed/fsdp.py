@@ -16,7 +16,7 @@ no counterpart in PyTorch core (FSDP2 with ``reshard_after_forward=False`` keeps
 unsharded between forward and backward, but holds sharded states at rest like stage 3), so it is not
 measured here.
 
-Run: ``torchrun --nproc-per-node 2 -m course.distributed.fsdp``. Layer 3.
+Run: ``torchrun --nproc-per-node 2 -m course.distributed.fsdp``.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from course.distributed.common import (
 )
 from course.distributed.launch import device
 from course.facts.models import TransformerConfig
+from course.facts.report import Table
 from course.measure.torchmodels import count_parameters
 
 MEASURED_STAGES = (0, 1, 3)
@@ -179,10 +180,10 @@ def fsdp_output(
         return model(inputs.to(device())).detach().cpu()
 
 
-def compare_with_zero(measured: list[dict], n: int) -> list[dict]:
+def compare_with_zero(measured: list[dict], n: int) -> Table:
     """Each measured stage beside
     :func:`course.calculators.parallel.zero_model_state_bytes_per_gpu` (fp32 Adam over ``n``
-    ranks), plus stage 2 from the calculator alone (``measured_bytes`` None)."""
+    ranks), plus stage 2 from the calculator alone (``measured_bytes`` None): a :class:`Table`."""
     from course.calculators.parallel import zero_model_state_bytes_per_gpu
 
     by_stage = {m["stage"]: m for m in measured}
@@ -199,7 +200,11 @@ def compare_with_zero(measured: list[dict], n: int) -> list[dict]:
                 "ratio": None if got is None else got["total_bytes"] / est.total_bytes,
             }
         )
-    return rows
+    return Table(
+        rows,
+        title=f"ZeRO stages on {n} ranks: calculator vs measured (fp32 Adam)",
+        missing={"measured_bytes": "no PyTorch core equivalent"},
+    )
 
 
 def main() -> None:

@@ -19,7 +19,7 @@ has a GPU of its own (Kaggle's two T4s run 2 ranks on NCCL, over PCIe), with glo
 CPU tensors (:data:`GPU_BACKENDS`); with fewer GPUs than ranks the launch falls back to gloo.
 
 Each launch pays for importing torch in every process (about 2 s), so a lesson passes a *list* of
-workers to run several demos in one process group. Layer 3.
+workers to run several demos in one process group.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ The manifests are ``jobs/server.yaml`` and ``jobs/trainer.yaml`` beside this mod
 :func:`check` validates every document of one with ``kubernetes-validate`` (Will Thames, PyPI
 ``kubernetes-validate``: the upstream JSON schemas of each Kubernetes release, shipped inside the
 package, so no network and no cluster are needed) in strict mode: an unknown or misspelt field
-fails, as ``kubectl apply --validate=strict`` would. Layer 3.
+fails, as ``kubectl apply --validate=strict`` would.
 """
 
 from __future__ import annotations

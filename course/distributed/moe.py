@@ -12,7 +12,7 @@ where each token sums its k outputs weighted by the router's softmax. Gloo suppo
 and counts tokens per expert and the bytes each rank sends off-rank, for
 :func:`course.calculators.moe.all_to_all_bytes`.
 
-Run: ``torchrun --nproc-per-node 2 -m course.distributed.moe``. Layer 3.
+Run: ``torchrun --nproc-per-node 2 -m course.distributed.moe``.
 """
 
 from __future__ import annotations

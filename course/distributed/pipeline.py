@@ -18,7 +18,7 @@ every micro-batch (rank, stage, start, end) by wrapping the stage's ``forward_on
 records into the measured bubble and the activations held per stage. :func:`pipeline_output` is
 the last stage's output, equal to the unsplit model's (tests/distributed/test_distributed_demos.py).
 
-Run: ``torchrun --nproc-per-node 2 -m course.distributed.pipeline``. Layer 3.
+Run: ``torchrun --nproc-per-node 2 -m course.distributed.pipeline``.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ holding more than one (s/p) x (s/p) block of scores. ``causal=True`` skips the b
 future and masks the diagonal block. ``dist.batch_isend_irecv`` is not used: it can hang on gloo.
 PyTorch's own ``context_parallel`` has no CPU kernel, so this is written out by hand.
 
-Run: ``torchrun --nproc-per-node 2 -m course.distributed.ring_attention``. Layer 3.
+Run: ``torchrun --nproc-per-node 2 -m course.distributed.ring_attention``.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ scheduler starts early because it ends before the waiting big job could start. T
 
 :func:`demo` is what the lesson calls: the live run where :func:`slurm.unavailable` is None, else
 (macOS, Windows, no Slurm, not root) the run recorded with this code and shipped in
-``course/facts/data/reference/`` (:data:`RECORDED`), saying which. Layer 3.
+``course/facts/data/reference/`` (:data:`RECORDED`), saying which.
 """
 
 from __future__ import annotations

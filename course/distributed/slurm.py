@@ -18,7 +18,7 @@ also die with the process that started them (a killed Jupyter kernel takes them 
 It needs Linux, Debian's ``slurm-wlm`` and ``munge`` (``apt-get install slurm-wlm munge``) and
 root (the daemons and ``mknod``): :func:`unavailable` says why not, in a sentence, where it cannot.
 Configuration keys: Slurm 22.05 ``slurm.conf(5)`` and ``gres.conf(5)``,
-https://slurm.schedmd.com/slurm.conf.html, https://slurm.schedmd.com/gres.conf.html. Layer 3.
+https://slurm.schedmd.com/slurm.conf.html, https://slurm.schedmd.com/gres.conf.html.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ layer, every micro-batch, which is why tensor parallelism stays inside a node on
 float rounding: tests/distributed/test_distributed_demos.py) and the collectives ``CommDebugMode``
 counted in the forward and backward. The mesh is explicit: CPU under gloo.
 
-Run: ``torchrun --nproc-per-node 2 -m course.distributed.tensor_parallel``. Layer 3.
+Run: ``torchrun --nproc-per-node 2 -m course.distributed.tensor_parallel``.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ it, and lesson 06 draws the curves on top of each other.
 :func:`train` runs one way on this rank and returns its losses and the whole model's weights (the
 shards gathered); :func:`all_ways` runs each in turn. :func:`reference_train` is the single process.
 
-Run: ``torchrun --nproc-per-node 2 -m course.distributed.training``. Layer 3.
+Run: ``torchrun --nproc-per-node 2 -m course.distributed.training``.
 """
 
 from __future__ import annotations

@@ -1,2 +1,2 @@
-"""Layer 1, facts: units, input checks and limits, result tables, number formats, model configs,
+"""Facts: units, input checks and limits, result tables, number formats, model configs,
 the hardware registry and sourced, dated data. Standard library only; imports nothing above it."""

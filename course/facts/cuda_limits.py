@@ -7,7 +7,7 @@ Guide's table "Technical Specifications per Compute Capability" (CUDA 12.x/13.0 
 groups of 4, shared memory in units of 256 or 128 bytes) are those of NVIDIA's CUDA Occupancy
 Calculator ("GPU Data" sheet), which implements the same rules as
 ``cudaOccupancyMaxActiveBlocksPerMultiprocessor``. Byte sizes are binary, as the guide's "KB" is
-(96 KB = 98,304 bytes). Layer 1: standard library only.
+(96 KB = 98,304 bytes).
 
 The device-memory rules (a warp's request is served in 32-byte sectors of 128-byte cache lines)
 are in the guide's "Device Memory Accesses" section (compute capability 6.0 and later: global memory

@@ -25,8 +25,7 @@ Sources: IEEE 754-2019; Micikevicius et al. 2022, "FP8 Formats for Deep Learning
 (arXiv:2209.05433); OCP "8-bit Floating Point Specification (OFP8)" rev 1.0 (2023) and "Microscaling
 Formats (MX) Specification" v1.0 (2023); NVIDIA A100 whitepaper (2020) for TF32; Kalamkar et al.
 2019, "A Study of BFLOAT16 for Deep Learning Training" (arXiv:1905.12322). Used by lesson 03 (data
-types and precision). Layer 1: standard library only; ``course.measure.precision`` does the torch
-side.
+types and precision); ``course.measure.precision`` does the torch side.
 """
 
 from __future__ import annotations

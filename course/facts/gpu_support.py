@@ -4,8 +4,8 @@ lessons: the one table of driver minimums and the one table of features by compu
 ``course check`` reads :data:`DRIVER_MINIMUMS` to tell a driver too old for the installed torch
 build and names the build to install instead (:data:`CUDA12_BUILD`); the guards in
 ``course.measure.gpu_guards`` read :data:`FEATURES` and :data:`TRITON_MIN_CAPABILITY` to skip what a
-card lacks (a T4, compute capability 7.5, on Colab and Kaggle) and say why. Layer 1: standard
-library only.
+card lacks (a T4, compute capability 7.5, on Colab and Kaggle) and say why. Standard library
+only.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ Three families are covered, each by a combination of flags:
 - BERT (encoder): token, position and token-type embeddings, LayerNorm after each sub-layer and on
   the embeddings ("post-norm"), biases, an optional pooler, no LM head.
 
-Used by lessons 04 (memory), 05 (FLOPs) and 10 (practice questions). Layer 1: standard library only.
+Used by lessons 04 (memory), 05 (FLOPs) and 10 (practice questions).
 """
 
 from __future__ import annotations
@@ -500,12 +500,26 @@ MOE_PRESETS: MappingProxyType = MappingProxyType(
 )
 
 
+_TINY_LLAMA = TransformerConfig(
+    name="tiny-llama",
+    layers=2,
+    hidden=64,
+    heads=4,
+    kv_heads=2,
+    ffn_hidden=172,
+    vocab=256,
+    max_positions=128,
+    source="course demo: a tiny Llama-style decoder (course.distributed)",
+)
+
 #: The tiny Llama-shaped models the course trains for real on a CPU, one table for every demo:
 #: ``small-llama`` (lesson 04 measures a training step's memory on it: 4 layers, hidden 128, 4
 #: heads, 2 K/V heads, SwiGLU of 344 (about 8/3 x hidden, as Llama), vocabulary 512; 0.86 M
 #: parameters, about a second a step of 4 x 128 tokens on 2 CPU cores); ``tiny-llama`` (the
 #: distributed demos: 2 layers, hidden 64, 4 heads; 0.11 M parameters, small because each rank gets
-#: one core); ``scale-llama`` (splits evenly at 1, 2, 3, 4, 6, 8, 12 or 24 ranks: 24 heads and K/V
+#: one core); ``sweep-llama`` (lesson 07's sweeps: as ``tiny-llama`` with an MLP of 176 and 256
+#: positions; 0.12 M parameters, every sweep of the lesson in seconds on 2 busy cores);
+#: ``scale-llama`` (splits evenly at 1, 2, 3, 4, 6, 8, 12 or 24 ranks: 24 heads and K/V
 #: heads, an MLP of 240 = 24 x 10, 8 layers for up to 8 pipeline stages; hidden 96, 0.9 M
 #: parameters).
 DEMO_PRESETS: MappingProxyType = MappingProxyType(
@@ -523,16 +537,12 @@ DEMO_PRESETS: MappingProxyType = MappingProxyType(
                 max_positions=512,
                 source="course demo: a scaled-down Llama-3-style decoder (course.measure.memory)",
             ),
-            TransformerConfig(
-                name="tiny-llama",
-                layers=2,
-                hidden=64,
-                heads=4,
-                kv_heads=2,
-                ffn_hidden=172,
-                vocab=256,
-                max_positions=128,
-                source="course demo: a tiny Llama-style decoder (course.distributed)",
+            _TINY_LLAMA,
+            _TINY_LLAMA.replace(
+                name="sweep-llama",
+                ffn_hidden=176,
+                max_positions=256,
+                source="course demo: the tiny decoder lesson 07's sweeps time (course.measure)",
             ),
             TransformerConfig(
                 name="scale-llama",

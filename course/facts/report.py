@@ -11,7 +11,11 @@ with it, shows a small table with units::
 
 The unit of a field is read from its name (``*_bytes``, ``*_seconds``, ``*_flops``, ``*_watts``,
 ``*_usd`` ...), so naming a field well is all a result class has to do; ``_formats`` overrides the
-guess where a name does not say it. Layer 1: standard library and ``course.facts.units`` only.
+guess where a name does not say it.
+
+A function that returns several rows returns a :class:`Table`: a list of rows (dicts or
+dataclasses) that shows itself the same way, one column per field, each cell formatted by the unit
+its column's name ends in, and hands itself to pandas with ``to_pandas()``.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import html
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from course.facts import units
@@ -62,6 +66,18 @@ def _fmt_energy(joules: float) -> str:
     return _fmt_number(joules / units.KWH) + " kWh" if math.isfinite(joules) else str(joules)
 
 
+def _fmt_hertz(value: float) -> str:
+    if not math.isfinite(value):
+        return str(value)
+    return f"{value / 1e9:,.2f} GHz" if abs(value) >= 1e9 else f"{value / 1e6:,.0f} MHz"
+
+
+def _fmt_ratio(value: float) -> str:
+    if not math.isfinite(value):
+        return str(value)
+    return f"{value:,.2f}x" if abs(value) < 10 else f"{value:,.1f}x"
+
+
 def _fmt_usd_per_hour(value: float) -> str:
     return units.fmt_usd(value) + "/h"
 
@@ -80,6 +96,8 @@ FORMATTERS: Mapping[str, Callable[[Any], str]] = {
     "percent": _fmt_percent,
     "intensity": _fmt_intensity,
     "joules": _fmt_energy,
+    "hertz": _fmt_hertz,
+    "ratio": _fmt_ratio,
     "number": _fmt_number,
     "text": str,
 }
@@ -97,6 +115,8 @@ _SUFFIXES: tuple[tuple[str, str], ...] = (
     ("_watts", "watts"),
     ("_usd", "usd"),
     ("_joules", "joules"),
+    ("_hz", "hertz"),
+    ("_ratio", "ratio"),
     ("_fraction", "percent"),
     ("_efficiency", "percent"),
     ("_params", "count"),
@@ -124,6 +144,7 @@ _UNIT_ONLY = {
     "watts",
     "usd",
     "joules",
+    "hertz",
 }
 
 
@@ -188,4 +209,126 @@ class Report:
         )
 
 
-__all__ = ["FORMATTERS", "Report", "unit_kind"]
+def _fmt_percent_cell(value: float) -> str:
+    """A share in a table cell: two decimals below 1 % (0.59 %), where one would round it away."""
+    if math.isfinite(value) and 0 < abs(value) < 0.01:
+        return f"{100 * value:.2f} %"
+    return _fmt_percent(value)
+
+
+#: Formatter per unit kind in a :class:`Table`'s cells, where it differs from :data:`FORMATTERS`.
+CELL_FORMATTERS: Mapping[str, Callable[[Any], str]] = {
+    **FORMATTERS,
+    "percent": _fmt_percent_cell,
+    "intensity": lambda v: f"{v:,.3g}" if math.isfinite(v) else str(v),
+}
+
+
+def _field(row: Any, column: str) -> Any:
+    if isinstance(row, Mapping):
+        return row.get(column)
+    return getattr(row, column, None)
+
+
+def _row_columns(row: Any) -> list[str]:
+    if isinstance(row, Mapping):
+        return list(row)
+    if dataclasses.is_dataclass(row):
+        return [f.name for f in dataclasses.fields(row) if f.repr]
+    return []
+
+
+class Table(list):
+    """Rows that print themselves: a ``list`` of dicts (or dataclass records) shown as a table.
+
+    Each cell is formatted by the unit its column's name ends in (``step_seconds`` -> ``12.3 ms``,
+    ``weights_bytes`` -> ``14.0 GB (13.0 GiB)``; :func:`unit_kind`); ``formats`` (column -> unit
+    kind) overrides the guess. ``columns`` picks and orders the columns (default: every field of the
+    rows, in order of appearance); ``note`` is a line printed under the table; ``missing`` (column
+    -> text) says what a ``None`` means in a column (default ``-``). Being a list, a
+    table is indexed, iterated and compared as the rows it holds; ``to_pandas()`` is a DataFrame.
+    """
+
+    def __init__(
+        self,
+        rows: Iterable[Any] = (),
+        *,
+        title: str = "",
+        columns: Sequence[str] = (),
+        formats: Mapping[str, str] | None = None,
+        note: str = "",
+        missing: Mapping[str, str] | None = None,
+    ):
+        super().__init__(rows)
+        self.title = title
+        self.formats = dict(formats or {})
+        self.note = note
+        self.missing = dict(missing or {})
+        self._chosen = tuple(columns)
+
+    @property
+    def columns(self) -> list[str]:
+        if self._chosen:
+            return list(self._chosen)
+        seen: dict[str, None] = {}
+        for row in self:
+            seen.update(dict.fromkeys(_row_columns(row)))
+        return list(seen)
+
+    def cell(self, column: str, value: Any) -> str:
+        """One cell as text, formatted by the unit its column's name implies."""
+        if value is None:
+            return self.missing.get(column, "-")
+        if isinstance(value, str | bool) or not isinstance(value, int | float):
+            return str(value)
+        kind = self.formats.get(column) or unit_kind(column)
+        return CELL_FORMATTERS[kind](value)
+
+    def text_rows(self) -> list[list[str]]:
+        """The formatted cells, one list per row, in :attr:`columns` order."""
+        cols = self.columns
+        return [[self.cell(c, _field(row, c)) for c in cols] for row in self]
+
+    def where(self, **conditions: Any) -> Table:
+        """The rows whose fields equal the given values: ``table.where(gpus=8)``."""
+        rows = [r for r in self if all(_field(r, k) == v for k, v in conditions.items())]
+        return Table(
+            rows, title=self.title, columns=self._chosen, formats=self.formats, missing=self.missing
+        )
+
+    def to_pandas(self):
+        """The rows as a ``pandas.DataFrame`` (SI numbers, unformatted), one column per field."""
+        import pandas
+
+        cols = self.columns
+        return pandas.DataFrame([[_field(r, c) for c in cols] for r in self], columns=cols)
+
+    def __str__(self) -> str:
+        cols = self.columns
+        table = [[c.replace("_", " ") for c in cols], *self.text_rows()]
+        widths = [max(len(row[i]) for row in table) for i in range(len(cols))]
+        lines = [self.title] if self.title else []
+        lines += [
+            "  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)) for row in table
+        ]
+        return "\n".join(lines + ([self.note] if self.note else []))
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_html_(self) -> str:
+        head = "".join(f"<th>{html.escape(c.replace('_', ' '))}</th>" for c in self.columns)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>"
+            for row in self.text_rows()
+        )
+        caption = (
+            f"<caption style='text-align:left'><b>{html.escape(self.title)}</b></caption>"
+            if self.title
+            else ""
+        )
+        note = f"<p style='font-size:smaller'>{html.escape(self.note)}</p>" if self.note else ""
+        return f"<table>{caption}<tr>{head}</tr>{body}</table>{note}"
+
+
+__all__ = ["CELL_FORMATTERS", "FORMATTERS", "Report", "Table", "unit_kind"]

@@ -3,7 +3,7 @@
 A calculator calls these at its top, so a bad value fails at once with a message that names the
 parameter, the value it got and the range it allows, e.g.
 ``ValueError: batch must be an integer >= 1, got 0``. Widgets show that sentence instead of a
-traceback. Layer 1: standard library only.
+traceback.
 """
 
 from __future__ import annotations
@@ -68,11 +68,6 @@ def number(
 def positive(name: str, value: object) -> float:
     """A finite number > 0 (sizes, bandwidths, peaks, prices per unit)."""
     return number(name, value, minimum=0, strict_min=True)
-
-
-def non_negative(name: str, value: object) -> float:
-    """A finite number >= 0 (latencies, costs that may be zero)."""
-    return number(name, value, minimum=0)
 
 
 def fraction(name: str, value: object, *, allow_zero: bool = False) -> float:

@@ -1,4 +1,4 @@
-"""Real, bounded measurements of the machine at hand (layer 3: imports torch and numpy).
+"""Real, bounded measurements of the machine at hand (torch and numpy).
 
 - ``devices``: what the machine has (CPU, caches, memory, CUDA/MPS) and the CUDA version triangle.
 - ``timing``: careful timing (warm-up, synchronisation, repeats, median and spread).

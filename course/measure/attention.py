@@ -9,7 +9,7 @@ such as a T4: ``gpu_guards.lacks("flash_attention")``; a flash kernel on the CPU
 tile by tile and keeps only the output and a per-row log-sum-exp. :func:`attention_sweep` runs
 forward + backward of one causal attention call both ways for growing ``seq_len`` and records the
 peak tensor memory (torch's ``MemTracker``, which works on the CPU) and the median time, beside
-the score bytes ``course.calculators.memory.attention_scores_bytes`` predicts. Layer 3 (torch).
+the score bytes ``course.calculators.memory.attention_scores_bytes`` predicts.
 Used by lesson 07; the H100 reference run did the same inside a 12-layer training step
 (``course.facts.data.reference``, ``attention_memory``).
 """

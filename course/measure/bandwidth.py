@@ -19,7 +19,7 @@ so waking the threads costs as much as the reading: ``python -m course measure``
 once reported L1 at 143 GB/s below L2 at 494 GB/s that way. :func:`out_of_order` names a level
 measured below the next one down, which is then the method's limit, not the hardware.
 
-Used by lesson 02. Layer 3: torch.
+Used by lesson 02.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ so threads can overlap). :func:`dataloader_sweep` feeds a small model from a
 images do), with 0, 1, 2 ... worker processes, and splits each epoch into time spent waiting for
 data and time spent in the model. Both return tidy records; the findings are printed from them by
 ``course.presentation.findings.parallelism``. Worker functions are module-level so that spawn works
-(macOS, Windows). Layer 3.
+(macOS, Windows).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
 from course.facts import validate
+from course.facts.report import Table
 
 KINDS = ("pure Python", "torch matmul")
 MODES = ("serial", "threads", "processes")
@@ -53,15 +54,15 @@ def _warm(_: int) -> int:
     return os.getpid()
 
 
-def gil_comparison(tasks: int = 4, workers: int = 2, work: int = 1_000_000) -> list[dict]:
+def gil_comparison(tasks: int = 4, workers: int = 2, work: int = 1_000_000) -> Table:
     """Seconds to run ``tasks`` equal tasks serially, on ``workers`` threads and on ``workers``
     processes, for each of :data:`KINDS`. Process pools are started (and warmed up) before the
     clock starts: ``startup_seconds`` records what starting them cost. The pool uses the
     ``spawn`` start method: a forked child of a process whose OpenMP thread pool has run (torch's
     CPU kernels) can hang in its first parallel region.
 
-    ``work`` is the pure-Python task's loop length. Records: ``{"kind", "mode", "workers",
-    "tasks", "seconds", "startup_seconds"}``.
+    ``work`` is the pure-Python task's loop length. Records, in a :class:`Table`: ``{"kind",
+    "mode", "workers", "tasks", "seconds", "startup_seconds"}``.
     """
     n = validate.positive_int("tasks", tasks, maximum=64)
     w = validate.positive_int("workers", workers, maximum=16)
@@ -114,7 +115,7 @@ def gil_comparison(tasks: int = 4, workers: int = 2, work: int = 1_000_000) -> l
                 )
     finally:
         torch.set_num_threads(threads_before)
-    return records
+    return Table(records, title="The same tasks serially, on threads and on processes")
 
 
 class SlowDataset(Dataset):
@@ -138,7 +139,7 @@ class SlowDataset(Dataset):
 
 def dataloader_sweep(
     workers=(0, 1, 2), *, length: int = 256, batch: int = 32, work: int = 20_000, hidden: int = 128
-) -> list[dict]:
+) -> Table:
     """One epoch of a small MLP fed by a DataLoader with each number of ``workers``.
 
     Records: ``{"num_workers", "seconds", "wait_seconds", "compute_seconds", "batches",
@@ -159,7 +160,7 @@ def dataloader_sweep(
         records = _epochs(workers, data, b, model, opt)
     finally:
         torch.set_num_threads(threads_before)
-    return records
+    return Table(records, title="One epoch by DataLoader workers")
 
 
 def _epochs(workers, data, b, model, opt) -> list[dict]:

@@ -2,9 +2,9 @@
 
 Every lesson prints ``describe_machine()`` in its setup cell, so each measured figure says where it
 was measured. Lesson 00 shows the whole of ``machine_info()`` and ``cuda_stack()`` (the
-driver / toolkit / cuDNN "version triangle" of *Computational Resources for ML*). Layer 3: reads the
-OS and torch, computes nothing. Cache sizes come from the OS (Linux sysfs, macOS sysctl); where the
-OS does not say, they are None.
+driver / toolkit / cuDNN "version triangle" of *Computational Resources for ML*). It reads
+the OS and torch and computes nothing. Cache sizes come from the OS (Linux sysfs, macOS sysctl);
+where the OS does not say, they are None.
 """
 
 from __future__ import annotations

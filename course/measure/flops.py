@@ -16,7 +16,7 @@ makes it the referee for the formulas of ``course.calculators.compute``. Three t
    a deep transformer that is one small layer out of many; for a two-layer MLP 6N over-counts by a
    quarter (:func:`mlp_training_flops`).
 
-Layer 3 (torch). Used by lesson 05 and :mod:`course.measure.mfu`.
+ Used by lesson 05 and :mod:`course.measure.mfu`.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ and skip or substitute; ``matmul`` and ``kernels`` skip a dtype with it; ``trito
 Triton on its interpreter with it. The facts (minimum compute capabilities and their sources) are
 in ``course.facts.gpu_support``. A T4 (Colab, Kaggle: compute capability 7.5, 15 GB) lacks TF32,
 bf16 and FP8 Tensor Cores, torch's FlashAttention kernel, NVLink, and the support of Triton 3.3+.
-Layer 3: reads torch (tests fake ``torch.cuda.get_device_capability`` and friends).
+It reads torch (tests fake ``torch.cuda.get_device_capability`` and friends).
 """
 
 from __future__ import annotations

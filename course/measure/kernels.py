@@ -15,7 +15,7 @@ that is the memory hierarchy at work, not an error.
 extra vector reuses the weights already read, so FLOP/s grows with the batch until compute, not
 memory, is the limit.
 
-Used by lesson 02. Layer 3: torch.
+Used by lesson 02.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ Three parts, each small enough to read:
   server-sent event per token, as OpenAI-style servers do, so a client can time every token.
 
 Greedy decoding; a request always produces ``max_tokens`` tokens (what vLLM's benchmark asks with
-``ignore_eos``). Everything runs on CPU or, unchanged, on CUDA. Layer 3 (torch).
+``ignore_eos``). Everything runs on CPU or, unchanged, on CUDA.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ at its arrival time, and the client stamps every streamed token, so:
   from the first send to the last token; **goodput** = requests per second that met the SLO.
 
 Everything is bounded: a number of requests and a time budget, after which unfinished requests
-are cancelled (their connection closes, and the server frees their KV blocks). Layer 3.
+are cancelled (their connection closes, and the server frees their KV blocks).
 """
 
 from __future__ import annotations

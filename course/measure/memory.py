@@ -20,7 +20,7 @@ MemTracker counts tensor bytes, not what the allocator reserves: on a GPU, add t
 the caching allocator's slack (``torch.cuda.max_memory_reserved``). Where the step runs on CUDA the
 result also carries ``torch.cuda.max_memory_allocated`` for the step, as a cross-check.
 
-Layer 3 (imports torch). Used by lesson 04 and its exercise set.
+ Used by lesson 04 and its exercise set.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from torch import nn
 from torch.distributed._tools.mem_tracker import MemTracker
 from torch.utils.checkpoint import checkpoint
 
-from course.calculators.memory import STEP_PRECISIONS
+from course.calculators.memory import RECOMPUTE, STEP_PRECISIONS
 from course.facts import validate
 from course.facts.models import DEMO_PRESETS, TransformerConfig
 from course.facts.report import Report
@@ -163,7 +163,7 @@ def measure_training_step(
     validate.choice("checkpointing", checkpointing, (True, False))
     if recompute is None:
         recompute = "full" if checkpointing else "none"
-    validate.choice("recompute", recompute, ("none", "selective", "full"))
+    validate.choice("recompute", recompute, RECOMPUTE)
     if checkpointing and recompute != "full":
         raise ValueError(
             f"recompute must be 'full' (or None) with checkpointing=True, got {recompute!r}"

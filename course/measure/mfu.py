@@ -12,7 +12,7 @@ model FLOPs against the *datasheet* peak; a CPU has no datasheet FLOP/s a learne
 the peak here is the machine's own fp32 matmul rate: this MFU is the share of the achievable matmul
 rate that a real training step keeps). The record also gives the 6N estimate of the same step.
 
-Layer 3 (torch). Used by lesson 05; findings in :mod:`course.presentation.findings.utilisation`.
+ Used by lesson 05; findings in :mod:`course.presentation.findings.utilisation`.
 """
 
 from __future__ import annotations

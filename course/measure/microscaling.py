@@ -9,7 +9,7 @@ et al. 2022, "FP8 Formats for Deep Learning" (E4M3 max 448, E5M2 max 57,344); NV
 NVFP4 for Efficient and Accurate Low-Precision Inference" (technical blog, June 2025: 16-value
 blocks, E4M3 block scale, a second-level fp32 per-tensor scale). Emulation: values are rounded to
 the format's grid and kept in fp32, so the *error* is the format's, the *speed* is not (real kernels
-need the hardware). Layer 3 (measure): torch.
+need the hardware).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import torch
 
 from course.facts import validate
+from course.facts.report import Table
 
 #: Largest finite value and exponent of the largest binade, per element format.
 ELEMENT_MAX = {"e4m3": 448.0, "e5m2": 57344.0, "e2m1": 6.0}
@@ -111,7 +112,7 @@ class FormatError:
     sqnr_db: float
 
 
-def format_errors(x: torch.Tensor, blocks: tuple[int, ...] = (8, 16, 32, 64, 128, 1024)) -> list:
+def format_errors(x: torch.Tensor, blocks: tuple[int, ...] = (8, 16, 32, 64, 128, 1024)) -> Table:
     """Each named format on ``x``, then E2M1 and E4M3 elements with power-of-two scales at each
     block size (and per tensor): the error against the block size that the formats' choices
     trade."""
@@ -137,7 +138,7 @@ def format_errors(x: torch.Tensor, blocks: tuple[int, ...] = (8, 16, 32, 64, 128
                     f"{element} / pow-2 scale", element, block, "e8m0", per_value, sqnr_db(x, q)
                 )
             )
-    return rows
+    return Table(rows, title="Quantisation error by format and block size (SQNR: higher is better)")
 
 
 __all__ = [

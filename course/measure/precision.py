@@ -14,7 +14,7 @@ Matmul throughput per dtype (fp8 and int8 included) is measured by ``course.meas
 
 Measurements are real and bounded (seconds, not minutes, on 2 CPU cores); on a CUDA GPU the same
 functions time the GPU (synchronising it around each step) and report peak GPU memory.
-Used by lesson 03 (data types and precision). Layer 3: imports torch and layers 1-2.
+Used by lesson 03 (data types and precision).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@
   machine's load hits both, and returns the per-pair ratios.
 
 On a CUDA GPU the same code adds ``ProfilerActivity.CUDA``: the trace then shows kernels on the
-GPU's stream and the gaps between their launches. Used by lesson 11. Layer 3: torch.
+GPU's stream and the gaps between their launches. Used by lesson 11.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from torch.profiler import ProfilerActivity, profile, record_function
 from course.facts import validate
 from course.facts.models import TransformerConfig
 from course.measure.storage import scratch_dir
-from course.measure.training import TINY_CONFIG, _model, _tokens
+from course.measure.training import SWEEP_CONFIG, _model, _tokens
 
 PHASES = ("data", "forward", "backward", "logging", "optimizer")
 #: The ``record_function`` label around each profiled step (the timeline shows the last one).
@@ -105,7 +105,7 @@ def _step_fn(
 
 
 def training_step(
-    config: TransformerConfig = TINY_CONFIG,
+    config: TransformerConfig = SWEEP_CONFIG,
     *,
     batch: int = 4,
     seq_len: int = 32,
@@ -179,7 +179,7 @@ def memory_from_trace(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def profile_training_step(
-    config: TransformerConfig = TINY_CONFIG,
+    config: TransformerConfig = SWEEP_CONFIG,
     *,
     batch: int = 4,
     seq_len: int = 32,
@@ -327,7 +327,7 @@ def paired_times(
 
 
 def slow_and_fixed(
-    config: TransformerConfig = TINY_CONFIG,
+    config: TransformerConfig = SWEEP_CONFIG,
     *,
     batch: int = 4,
     seq_len: int = 32,

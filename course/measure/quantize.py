@@ -24,7 +24,7 @@ where torchao is installed. The deprecated ``torch.ao.quantization`` is delibera
 Sources: Jacob et al. 2018, "Quantization and Training of Neural Networks for Efficient
 Integer-Arithmetic-Only Inference" (arXiv:1712.05877); Dettmers et al. 2022, "LLM.int8()"
 (arXiv:2208.07339); Frantar et al. 2023, "GPTQ" (arXiv:2210.17323) for group-wise int4 (group 128).
-Used by lesson 03 (data types and precision) and lesson 07 (optimisation). Layer 3: torch.
+Used by lesson 03 (data types and precision) and lesson 07 (optimisation).
 """
 
 from __future__ import annotations

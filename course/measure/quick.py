@@ -3,7 +3,7 @@
 Prints where it ran, checks each device with a verified matmul, then the best matmul rate per
 device and dtype, and the read bandwidth of each cache level (one core) and of main memory (CUDA:
 device memory and host <-> device copies too). Every figure is measured now, on this machine, as
-a median over repeats; the budget bounds the whole run. Layer 3, called by ``course.__main__``.
+a median over repeats; the budget bounds the whole run. Called by ``course.__main__``.
 
 A portrait is also data: :func:`measure_portrait` returns it as a dict (the machine, when, and the
 tidy records of each sweep, the format of ``course.measure``), ``--save run.json`` writes it, and

@@ -14,7 +14,7 @@
   matmuls dominate, and compiling them buys little).
 
 The "decode step" here feeds one token per sequence with no KV cache, which reads every weight
-once per step like real decoding does. Layer 3 (torch). Used by lesson 07.
+once per step like real decoding does. Used by lesson 07.
 """
 
 from __future__ import annotations

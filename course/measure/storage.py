@@ -5,8 +5,7 @@ time includes reaching the device, not only the page cache), deletes it, and rep
 one record per repeat and the median. A checkpoint write is this kind of traffic: large,
 sequential, written once. Lesson 12 sets it beside a parallel filesystem's sourced figure
 (:mod:`course.facts.data.reliability`). :func:`scratch_dir` gives a lesson (or a profiler trace)
-a temporary folder that goes away when the Python process ends. Layer 3 (standard library only;
-no torch needed).
+a temporary folder that goes away when the Python process ends.
 """
 
 from __future__ import annotations

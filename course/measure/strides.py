@@ -7,7 +7,7 @@ second) falls with the stride while the bandwidth of lines fetched stays roughly
 carries the prediction of ``course.calculators.coalescing.warp_access`` with a 64-byte "sector"
 (the useful fraction of each line), so a lesson can set measurement beside calculation. Hardware
 prefetchers and the L3 make the measured curve softer than the prediction: that difference is
-what the finding reports. Timing through ``course.measure.timing.time_call``. Layer 3: torch.
+what the finding reports. Timing through ``course.measure.timing.time_call``.
 """
 
 from __future__ import annotations

@@ -9,13 +9,12 @@
   cost does not fit what is left is skipped, and the sweep says so instead of running long.
 - :func:`progress` is a ``tqdm.auto`` bar, shown only for sweeps that may take more than ~2 s.
 
-Used by ``matmul``, ``bandwidth`` and ``kernels`` (lessons 01 and 02). Layer 3: torch, no plots.
+Used by ``matmul``, ``bandwidth`` and ``kernels`` (lessons 01 and 02).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import html
 import math
 import os
 import statistics
@@ -29,6 +28,7 @@ from torch.utils import benchmark
 from tqdm.auto import tqdm
 
 from course.facts import units, validate
+from course.facts.report import Table
 
 #: Sweeps with a budget above this many seconds show a progress bar.
 PROGRESS_THRESHOLD_SECONDS = 2.0
@@ -199,33 +199,13 @@ def record_dict(record: Any) -> dict[str, Any]:
     return dict(record)
 
 
-def _fmt_cell(name: str, value: Any) -> str:
-    """One table cell, formatted by the unit its column name ends in (as ``course.facts.report``
-    does)."""
-    if value is None:
-        return "default" if name == "threads" else "-"
-    if isinstance(value, str | bool):
-        return str(value)
-    for suffix, fmt in (
-        ("flop_per_s", units.fmt_flop_rate),
-        ("bytes_per_s", units.fmt_bandwidth),
-        ("seconds", units.fmt_seconds),
-        ("bytes", lambda v: units.fmt_bytes(v, binary=True)),
-        ("flops", units.fmt_flops),
-        ("flop_per_byte", lambda v: f"{v:,.3g}"),
-    ):
-        if name.endswith(suffix):
-            return fmt(value)
-    return f"{value:,}" if isinstance(value, int) else f"{value:,.4g}"
-
-
 @dataclass
 class Sweep:
     """The tidy result of a time-boxed sweep: one record per measured point, and what was skipped.
 
     ``records`` are frozen dataclasses of one type (``MatmulRecord``, ``BandwidthRecord``, ...);
     ``skipped`` says, in words, each point left out and why (usually: it would not fit the budget).
-    In a notebook the sweep shows itself as a table with units.
+    In a notebook the sweep shows itself as a table with units (a :class:`Table`).
     """
 
     title: str
@@ -272,33 +252,28 @@ class Sweep:
             text += f"; skipped {len(self.skipped)} (see .skipped): {shown}"
         return text
 
+    def table(self) -> Table:
+        """The records as a :class:`course.facts.report.Table`, the footer as its note."""
+        return Table(
+            self.records,
+            title=self.title,
+            columns=self._columns(),
+            note=self._footer(),
+            missing={"threads": "default"},  # numpy left at its own thread count
+        )
+
+    def to_pandas(self):
+        """The records as a ``pandas.DataFrame``, one column per field (SI units)."""
+        return self.table().to_pandas()
+
     def __str__(self) -> str:
-        cols = self._columns()
-        table = [cols] + [[_fmt_cell(c, getattr(r, c)) for c in cols] for r in self.records]
-        widths = [max(len(row[i]) for row in table) for i in range(len(cols))]
-        lines = [self.title]
-        lines += [
-            "  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)) for row in table
-        ]
-        return "\n".join(lines + [self._footer()])
+        return str(self.table())
 
     def __repr__(self) -> str:
         return str(self)
 
     def _repr_html_(self) -> str:
-        cols = self._columns()
-        head = "".join(f"<th>{html.escape(c.replace('_', ' '))}</th>" for c in cols)
-        body = "".join(
-            "<tr>"
-            + "".join(f"<td>{html.escape(_fmt_cell(c, getattr(r, c)))}</td>" for c in cols)
-            + "</tr>"
-            for r in self.records
-        )
-        return (
-            f"<table><caption style='text-align:left'><b>{html.escape(self.title)}</b>"
-            f"</caption><tr>{head}</tr>{body}</table>"
-            f"<p style='font-size:smaller'>{html.escape(self._footer())}</p>"
-        )
+        return self.table()._repr_html_()
 
 
 def median_of(values: Iterable[float]) -> float:

@@ -10,7 +10,7 @@
   its links to the others, CPU affinity, NUMA affinity); :func:`parse_smi_summary` reads the
   fields of the ``nvidia-smi`` summary screen (power draw and cap, ECC, performance state, MIG).
 
-On macOS or where ``/sys`` is absent these return empty lists and say so. Layer 3 (I/O only).
+On macOS or where ``/sys`` is absent these return empty lists and say so.
 """
 
 from __future__ import annotations

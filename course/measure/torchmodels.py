@@ -11,7 +11,7 @@ Attention is written as plain matrix multiplies (``q @ k.T``, softmax, ``@ v``) 
 ``F.scaled_dot_product_attention``: ``torch.utils.flop_counter.FlopCounterMode`` counts the fused
 CPU SDPA kernel as 0 FLOPs, and the explicit form is also easier to read.
 
-Layer 3 (imports torch). Used by lessons 04 and 05 and by tests/facts/test_models.py,
+ Used by lessons 04 and 05 and by tests/facts/test_models.py,
 tests/calculators/test_compute.py.
 """
 

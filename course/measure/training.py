@@ -15,7 +15,7 @@ and a CPU optimizer step (what ZeRO-Offload runs on the host).
 - :func:`cpu_optimizer_step` times AdamW on fp32 parameters on the CPU: seconds per parameter,
   the input of ``course.calculators.offload.optimizer_offload``.
 
-Layer 3 (torch). Used by lesson 07; tests/measure/test_measure_optim.py holds the equivalences.
+ Used by lesson 07; tests/measure/test_measure_optim.py holds the equivalences.
 """
 
 from __future__ import annotations
@@ -29,28 +29,13 @@ from torch import nn
 
 from course.calculators import memory
 from course.facts import validate
-from course.facts.models import TransformerConfig
-from course.measure.memory import DEMO_CONFIG, CheckpointedBlock, measure_training_step
+from course.facts.models import DEMO_PRESETS, TransformerConfig
+from course.measure.memory import CheckpointedBlock, measure_training_step
 from course.measure.timing import Budget, Sweep, progress, time_call
 from course.measure.torchmodels import build_model, count_parameters
 
-#: The tiny Llama-shaped model lesson 07 measures (2 layers, hidden 64, 4 heads, 2 K/V heads, SwiGLU
-#: of 176, vocabulary 256: 0.12 M parameters), small enough that every sweep of the lesson runs in
-#: seconds on 2 busy CPU cores.
-TINY_CONFIG = DEMO_CONFIG.replace(
-    name="tiny-llama",
-    layers=2,
-    hidden=64,
-    heads=4,
-    kv_heads=2,
-    ffn_hidden=176,
-    vocab=256,
-    max_positions=256,
-    source="course demo: lesson 07's tiny Llama-style decoder",
-)
-
-#: Modes of :func:`recompute_sweep`, in order.
-RECOMPUTE_MODES = ("none", "selective", "full")
+#: The model every sweep of lesson 07 measures: ``DEMO_PRESETS["sweep-llama"]``.
+SWEEP_CONFIG = DEMO_PRESETS["sweep-llama"]
 
 
 def _model(config: TransformerConfig, seed: int, dtype: torch.dtype = torch.float32) -> nn.Module:
@@ -71,7 +56,7 @@ def _loss(model: nn.Module, inputs: torch.Tensor, targets: torch.Tensor) -> torc
 
 
 def accumulation_matches(
-    config: TransformerConfig = TINY_CONFIG,
+    config: TransformerConfig = SWEEP_CONFIG,
     *,
     batch: int = 8,
     micro_batches: int = 4,
@@ -121,7 +106,7 @@ def _fwd_bwd(model: nn.Module, inputs: torch.Tensor, targets: torch.Tensor):
 
 
 def accumulation_sweep(
-    config: TransformerConfig = TINY_CONFIG,
+    config: TransformerConfig = SWEEP_CONFIG,
     *,
     global_batch: int = 16,
     micro_batches: tuple[int, ...] = (1, 2, 4, 8, 16),
@@ -194,7 +179,7 @@ def estimated_activations(
     Holds where the activations set the peak (not for the tiniest inputs, where the optimizer
     step's temporaries do).
     """
-    mode = validate.choice("recompute", recompute, RECOMPUTE_MODES)
+    mode = validate.choice("recompute", recompute, memory.RECOMPUTE)
     if mode == "full":
         step = memory.training_step_memory(config, batch=batch, seq_len=seq_len, checkpointing=True)
         return step.activations_bytes
@@ -215,7 +200,7 @@ def _recompute_model(config: TransformerConfig, mode: str, seed: int) -> nn.Modu
 
 
 def recompute_sweep(
-    config: TransformerConfig = TINY_CONFIG,
+    config: TransformerConfig = SWEEP_CONFIG,
     *,
     batch: int = 4,
     seq_len: int = 128,
@@ -230,8 +215,10 @@ def recompute_sweep(
     """
     budget = Budget(budget_seconds)
     sweep = Sweep(f"Activation recomputation, batch {batch} x {seq_len} tokens", budget_seconds)
-    with progress(len(RECOMPUTE_MODES), desc="recomputation", budget_seconds=budget_seconds) as bar:
-        for mode in RECOMPUTE_MODES:
+    with progress(
+        len(memory.RECOMPUTE), desc="recomputation", budget_seconds=budget_seconds
+    ) as bar:
+        for mode in memory.RECOMPUTE:
             m = measure_training_step(
                 config, batch=batch, seq_len=seq_len, recompute=mode, seed=seed
             )
@@ -312,7 +299,7 @@ class FineTuneRecord:
 
 
 def lora_vs_full(
-    config: TransformerConfig = TINY_CONFIG,
+    config: TransformerConfig = SWEEP_CONFIG,
     *,
     rank: int = 8,
     targets: tuple[str, ...] = ("q", "v"),
@@ -390,11 +377,10 @@ def cpu_optimizer_step(
 
 __all__ = [
     "AccumulationRecord",
-    "TINY_CONFIG",
+    "SWEEP_CONFIG",
     "FineTuneRecord",
     "LoRALinear",
     "OptimizerStepRecord",
-    "RECOMPUTE_MODES",
     "RecomputeRecord",
     "accumulation_matches",
     "accumulation_sweep",

@@ -17,7 +17,7 @@ Kernels, each with a torch reference and a checker:
   one tile size moves per FLOP: blocking for reuse).
 - :func:`row_max`: a reduction per row (exercise set 11's kernel).
 
-Layer 3: torch (and triton, imported lazily).
+Triton is imported lazily.
 """
 
 from __future__ import annotations

@@ -1,3 +1,3 @@
-"""Layer 5, presentation: the plot style and plots, diagrams drawn from the registry, findings
+"""Presentation: the plot style and plots, diagrams drawn from the registry, findings
 (sentences computed from a run's records), widgets (parse, call one calculator, render) and
 quizzes."""

@@ -4,7 +4,7 @@ Every number drawn comes from ``course/facts/hardware/`` (``GPUS``, ``ANATOMY``,
 ``SYSTEMS``), each with its source there; ``anatomy_numbers`` and ``pyramid_levels`` return the
 figures a diagram shows, so a test can compare the text on the figure with the registry.
 Lesson 00 shows the software stack; lessons 01 and 02 the anatomy and the pyramid.
-Layer 4 (presentation): matplotlib only, in the style of ``course/presentation/plots/``.
+Matplotlib only, in the style of ``course/presentation/plots/``.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ press *Check*, read whether it is right and why. Where widgets do not render (a 
 terminal, nbval), the same object shows the questions and options as text and HTML *without* answers
 or explanations (a learner sees those only after answering), and ``Quiz.check(i, answer)`` gives the
 same feedback from code. Each lesson's questions live in
-``course/presentation/quizzes/lesson_NN.py`` so that the notebook does not show them either. Layer
-4: no calculations here.
+``course/presentation/quizzes/lesson_NN.py`` so that the notebook does not show them either. No
+calculations here.
 """
 
 from __future__ import annotations

@@ -34,7 +34,6 @@ from course.selfcheck.values import (
     digest,
     form_problem,
     hash_matches,
-    is_number,
 )
 
 
@@ -221,7 +220,3 @@ class Grader:
         ns = namespace if namespace is not None else _namespace()
         reports = [self._check(q, ns) for q in self.data["questions"]]
         return Report([line for r in reports for line in r.lines], all(reports))
-
-
-def _is_number(x) -> bool:  # re-exported for tests
-    return is_number(x) and math.isfinite(float(x))

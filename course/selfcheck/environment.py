@@ -12,8 +12,7 @@ install, with the pip command) and each feature the GPU lacks that a lesson uses
 FP8 Tensor Cores...; ``course.measure.gpu_guards``). On a hosted runtime (Colab, Kaggle, a
 JupyterHub: :data:`HOSTED_RUNTIMES`) the platform's torch is OK from :data:`MIN_TORCH` to the pin
 and WARN outside, and a missing JupyterLab is OK. The exit status is 0 when the course can run
-here, 1 when it cannot, so scripts and CI can rely on it. Lesson 00 runs it first. Layer 5 (entry
-point).
+here, 1 when it cannot, so scripts and CI can rely on it. Lesson 00 runs it first.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ exist, or when the table names a section that is gone.
 Kept as data here rather than as a table in CONTRIBUTING.md: a test reads it without parsing
 Markdown, the instructors' guide and the site can import it, and a renamed heading fails one test
 that names it. The skeleton's own sections (summary, quiz, exercises, sources) teach nothing new and
-are left out. Layer: publishing (data only, standard library).
+are left out.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ next to what is built, as the subset that is used:
 
 Calculators need no script at all (``teaching.widget_html`` draws their saved state).
 :func:`audit` lists what built files would still fetch from another host, and the local files
-they would miss; the tests check that it finds nothing in any deck or page. Layer 5.
+they would miss; the tests check that it finds nothing in any deck or page.
 """
 
 from __future__ import annotations
@@ -124,10 +124,6 @@ def copy_mathjax(static: Path) -> Path:
         else:
             shutil.copy2(src / rel, dst / rel)
     return dst
-
-
-def folder_bytes(folder: Path) -> int:
-    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
 #: ``<link rel=...>`` that the browser fetches (others, like "next" or "search", are links).

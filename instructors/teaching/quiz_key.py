@@ -5,7 +5,7 @@ One Markdown page: for every lesson's self-check quiz, each question, its right 
 or the value with its unit and the tolerance the widget accepts) and the explanation learners see.
 It is written with the answer keys (``python -m teaching answer-keys OUTDIR``; the site's
 instructors' copy, ``make site ANSWER_KEYS=1``), never into the public site or the student release:
-a learner who reads it has no quiz left to think about. Layer 5 (publishing).
+a learner who reads it has no quiz left to think about.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ staged into ``OUTDIR/../site-src`` first, where three things change on the way:
 
 The build fails on any Sphinx warning (``-W``, nitpicky: a broken cross-reference, a page missing
 from the table of contents) and on any relative link or image in the built HTML that points at
-nothing (:func:`broken_links`). Layer 5 (entry point).
+nothing (:func:`broken_links`).
 """
 
 from __future__ import annotations

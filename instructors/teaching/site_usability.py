@@ -13,7 +13,7 @@ A Sphinx extension and the files it needs, written into the site's sources by
   this checkout; left out when none names one);
 - a transform that turns a bare ``http(s)://`` address in prose into a link (not in code).
 
-Layer 5 (publishing).
+
 """
 
 from __future__ import annotations

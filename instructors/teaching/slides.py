@@ -18,8 +18,7 @@ starts a slide even where a takeaway and the next heading share a cell; text bey
 (:data:`SLIDE_LINES` lines of a 1280x720 slide, :func:`slide_lines`) becomes that slide's speaker
 notes; links to lessons and the glossary point into the website built beside the decks
 (``build/site``). Decks load nothing from the internet: Reveal.js, MathJax and their fonts are
-copied from pinned packages into ``OUTDIR/_static`` (``teaching.offline``). Layer 5 (entry
-point).
+copied from pinned packages into ``OUTDIR/_static`` (``teaching.offline``).
 """
 
 from __future__ import annotations

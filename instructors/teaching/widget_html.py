@@ -7,7 +7,7 @@ ships on npm only, not in any package the course installs from PyPI, so the webs
 draw the saved state themselves: boxes as flex boxes, an HTML widget as its HTML (the calculators'
 results, bars and tables), inputs, menus and buttons with their saved values (shown, inactive: a
 static page has no kernel to recompute), a progress bar at its last value. The widgets the course
-uses are all drawn (:data:`DRAWN`); any other model falls back to its description. Layer 5.
+uses are all drawn (:data:`DRAWN`); any other model falls back to its description.
 """
 
 from __future__ import annotations

@@ -1195,7 +1195,7 @@ def test_junk_inputs_raise_only_value_error(name, data):
 
 
 def test_calculators_do_not_import_torch_and_import_fast():
-    """DESIGN.md: layer 2 imports no torch (importing torch costs ~2 s per kernel). The import
+    """The calculators import no torch (importing torch costs ~2 s per kernel). The import
     time is printed for the record, not asserted beyond a generous bound."""
     code = (
         "import sys, time; t = time.perf_counter(); "

@@ -57,7 +57,7 @@ def test_every_instance_has_a_known_gpu_an_on_demand_row_and_memory_from_the_reg
 
 
 def test_launch_prices_are_kept_beside_todays():
-    """FACTS.md: p4d.24xlarge $32.77/h at launch (Nov 2020), p5.48xlarge $98.32/h at launch
+    """AWS's launch announcements: p4d.24xlarge $32.77/h (Nov 2020), p5.48xlarge $98.32/h
     (July 2023); the table keeps them and the later list prices, each dated."""
     p4d = cloud.price_history("aws-p4d.24xlarge")
     p5 = cloud.price_history("aws-p5.48xlarge")
@@ -85,9 +85,9 @@ def test_recorded_cuts_are_within_what_aws_announced_in_june_2025():
         cloud.price_change_fraction("azure-nd96isr-h100-v5")
 
 
-def test_resourced_small_cloud_and_azure_prices_issue_19():
-    """Issue 19 asked for Lambda, RunPod, GCP a3-ultragpu and Azure ND96asr_v4 to be re-sourced or
-    dropped (checked 2026-11-24).
+def test_small_cloud_and_azure_prices_are_resourced_or_dropped():
+    """Lambda, RunPod, GCP a3-ultragpu and Azure ND96asr_v4 prices, each re-sourced or dropped
+    (checked 2026-11-24).
 
     - Lambda: api-evangelist/lambda-labs plans/lambda-labs-plans-pricing.yml at commit 1929382e
       (generated 2026-09-20 from https://lambda.ai/instances): 8x H100 SXM $3.99 and 8x A100 SXM
@@ -115,7 +115,8 @@ def test_resourced_small_cloud_and_azure_prices_issue_19():
 
 
 def test_azure_nd_a100_v4_has_40gb_gpus_and_ndm_has_80gb():
-    """FACTS.md: seed 003's "ND A100 v4 = 8x A100 80GB" is wrong; NDm A100 v4 is the 80 GB one."""
+    """Azure's ND A100 v4 series page: *AI Infrastructure*'s "ND A100 v4 = 8x A100 80GB" is
+    wrong; NDm A100 v4 is the 80 GB one."""
     nd, ndm = instance("azure-nd96asr-v4"), instance("azure-nd96amsr-a100-v4")
     assert nd.gpu == "a100-40gb-sxm" and ndm.gpu == "a100-80gb-sxm"
     assert ndm.gpu_memory_bytes == 2 * nd.gpu_memory_bytes
@@ -141,7 +142,7 @@ def test_missing_prices_stay_missing_and_say_why():
     [(1600, 0.40, 4000), (15_000, 4.0, 3750), (150_000, 32.0, 4687.5)],
 )
 def test_seed_004_breakeven_table_without_running_costs(purchase, hourly, as_written_hours):
-    """Seed 004's table (FACTS.md: arithmetic ok, 4,000 / 3,750 / 4,688 h) ignores power."""
+    """Seed 004's table (arithmetic ok, 4,000 / 3,750 / 4,688 h) ignores power."""
     assert breakeven_hours(purchase, hourly) == pytest.approx(as_written_hours)
 
 

@@ -15,14 +15,14 @@ from course.facts.units import DAY
 
 
 def test_one_dgx_h100_costs_8935_usd_a_year_at_10_cents():
-    """Seed 003: 10.2 kW x 24 h x 365 d x $0.10/kWh; FACTS.md: $8,935 (the seed rounds to
-    $9,000)."""
+    """*AI Infrastructure*: 10.2 kW x 24 h x 365 d x $0.10/kWh = $8,935 (it rounds to $9,000);
+    10.2 kW from the DGX H100 User Guide."""
     assert energy.annual_electricity_usd(10_200, 0.10) == pytest.approx(8935.2)
 
 
 def test_pue_and_utilisation_scale_the_bill():
     base = energy.annual_electricity_usd(10_200, 0.10, systems=32)
-    assert base == pytest.approx(285_926.4)  # FACTS.md: 32 DGX H100, before PUE
+    assert base == pytest.approx(285_926.4)  # 32 DGX H100 x 10.2 kW x 8,760 h x $0.10, before PUE
     assert energy.annual_electricity_usd(10_200, 0.10, systems=32, pue=1.5) == pytest.approx(
         1.5 * base
     )
@@ -30,7 +30,7 @@ def test_pue_and_utilisation_scale_the_bill():
 
 
 def test_practice_question_10_both_readings():
-    """Seed 003, Q10 "32-GPU DGX POD" (FACTS.md: ambiguous): 32 GPUs = 4 DGX H100 = $35,741;
+    """Seed 003, Q10 "32-GPU DGX POD" (ambiguous): 32 GPUs = 4 DGX H100 = $35,741;
     32 systems (a DGX POD, 256 GPUs) = $285,926 at $0.10/kWh before PUE."""
     four = pod_annual_energy("dgx-h100", usd_per_kwh=0.10, gpus=32)
     assert (four.systems, four.gpus) == (4, 32)

@@ -132,8 +132,8 @@ def test_gpt3_training_compute_is_3_14e23_flops():
 
 
 def test_7b_flops_per_token_correct_seed_000():
-    """FACTS.md: ~4.2e10 FLOPs per training token and 1.4e10 per inference token for 7B, not
-    seed 000's 1e21."""
+    """Kaplan et al. 2020 (6N and 2N): ~4.2e10 FLOPs per training token and 1.4e10 per inference
+    token for 7B, not seed 000's 1e21."""
     assert training_flops(7e9, 1) == 4.2e10
     assert inference_flops(7e9, 1) == 1.4e10
 
@@ -170,12 +170,13 @@ def test_attainable_is_bandwidth_times_intensity_below_the_ridge():
 
 
 def test_4096_cubed_matmul_is_137_gflop():
-    """FACTS.md on seed 004: 4096^3 = 68.7e9 multiply-adds = 137 GFLOP."""
+    """*Computational Resources for ML* says "137 billion multiply-adds": 4096^3 = 68.7e9
+    multiply-adds = 137 GFLOP."""
     assert matmul_flops(4096, 4096, 4096) == pytest.approx(137.4e9, rel=1e-3)
 
 
 def test_13b_fp16_weights_take_29_ms_to_read_at_900_gb_s():
-    """FACTS.md on seed 000: 26 GB / 900 GB/s = 28.9 ms, not ~15 ms."""
+    """*GPU Infrastructure* says ~15 ms: 26 GB / 900 GB/s = 28.9 ms, not ~15 ms."""
     assert weights_read_seconds(13e9, "fp16", 900 * GB) == pytest.approx(28.9e-3, abs=0.05e-3)
 
 

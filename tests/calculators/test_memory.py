@@ -32,7 +32,7 @@ S, H, A = 2048, 12288, 96
 
 
 def test_weights_of_7b_in_fp16_are_14_gb_and_13_gib():
-    """FACTS.md (seed 000 / 001): a 7B model in fp16 needs 14 GB for weights alone."""
+    """7e9 parameters x 2 bytes (fp16) = 14 GB = 13.04 GiB for the weights alone."""
     assert weights_bytes(7e9, "fp16") == 14 * GB
     assert weights_bytes(7e9, "int4") == 3.5 * GB
     assert weights_bytes(7e9, "fp16") / GiB == pytest.approx(13.04, abs=0.01)
@@ -196,12 +196,14 @@ def test_training_memory_adds_layers_activations_and_fp32_logits():
 
 
 def test_training_7b_needs_112_gb_of_model_states_not_the_seeds_80():
-    """FACTS.md, seed 000: "80GB+" to train 7B; model states alone are 7e9 x 16 B = 112 GB."""
+    """*GPU Infrastructure*: "80GB+" to train 7B; model states alone are 7e9 x 16 B = 112 GB
+    (Rajbhandari et al. 2019, ZeRO, sec. 3.1: 2 + 2 + 12 bytes per parameter)."""
     assert training_memory(7e9).total_bytes == 112 * GB
 
 
 def test_gpus_needed_corrects_the_seeds_gpu_table():
-    """FACTS.md, seed 004: 80 GB cannot hold 70B in fp16 (140 GB): it takes 2 x 80 GB."""
+    """*Computational Resources for ML*'s GPU table: 80 GB cannot hold 70B in fp16 (140 GB): it
+    takes 2 x 80 GB."""
     a100 = GPUS["a100-80gb-sxm"]
     assert gpus_needed(140e9, a100, usable_fraction=1.0) == 2
     assert gpus_needed(350e9, "a100-80gb-sxm") == 5  # seed 003: GPT-3 inference on 5x A100
@@ -222,7 +224,7 @@ def test_seed001_rules_of_thumb_as_written():
 def test_seed000_calculator_reproduces_its_own_heuristics():
     """Seed 000's calculate_memory_requirements, 7B fp16, batch 4, seq 2048 (its first example):
     weights 7e9 x 2 / 2**30 = 13.04 'GB' (GiB), activations 4 x that x 4 x 2048 / 2048,
-    8 log10(7e9) = 78.8 'layers' and hidden 2,722 (FACTS.md: "79 layers, hidden 2,720")."""
+    8 log10(7e9) = 78.8 'layers' and hidden 2,722 (Llama-2-7B has 32 and 4,096)."""
     r = memory_requirements_as_written(7_000_000_000, 2, 4, 2048)
     weights = 7e9 * 2 / 2**30
     assert r["model_weights_gb"] == round(weights, 2) == 13.04

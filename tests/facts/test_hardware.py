@@ -1,7 +1,7 @@
 """The hardware registry: complete, internally consistent, and derivable where physics allows.
 
-Expected figures come from the datasheets named in each GPU's ``source`` and from
-../shared/reference/FACTS.md; derivations are clock x units x FLOPs per clock.
+Expected figures come from the datasheets named in each GPU's ``source``; derivations are clock x
+units x FLOPs per clock.
 """
 
 import pytest
@@ -39,7 +39,7 @@ def test_every_gpu_is_complete_and_sourced(key):
 
 @pytest.mark.parametrize("key", REQUIRED_GPUS)
 def test_sparse_peaks_are_twice_dense(key):
-    # NVIDIA's 2:4 structured sparsity doubles the Tensor Core figure (FACTS.md, all datasheets).
+    # NVIDIA's 2:4 structured sparsity doubles the Tensor Core figure (every datasheet's footnote).
     # Within 1.5 %: datasheets round the two separately (L40S: 362.05 dense, 733 sparse).
     g = GPUS[key]
     for dtype, sparse in g.sparse_flop_per_s.items():
@@ -95,7 +95,7 @@ def test_fp16_tensor_flops_per_sm_per_clock_double_each_generation(key, per_cloc
 
 
 def test_seed_003_h100_figures_are_the_sparse_ones():
-    # Seed 003 quotes H100 "TF32 989, FP16 1,979, FP8 3,958": those are the sparse peaks (FACTS.md).
+    # Seed 003 quotes H100 "TF32 989, FP16 1,979, FP8 3,958": the sparse peaks (H100 datasheet).
     g = GPUS["h100-sxm"]
     assert g.sparse_flop_per_s["tf32"] == pytest.approx(989e12, rel=0.001)
     assert g.sparse_flop_per_s["fp16"] == pytest.approx(1979e12, rel=0.001)
@@ -209,3 +209,26 @@ def test_gb200_nvl72_per_gpu_figures_match_the_b200_and_nvlink_5():
         == 4 * rack.dense_flop_per_s["bf16"]
     )
     assert rack.average_watts == pytest.approx(150e3)
+
+
+@pytest.mark.parametrize("key", ["h200-sxm", "gh200-96gb", "gh200-144gb"])
+def test_h200_and_gh200_carry_the_h100_sxm_silicon(key):
+    """H200 datasheet: "the same Hopper GPU" with more and faster memory; the GH200 whitepaper: its
+    GPU is the H100 (GH100, 132 SMs). So every field of the chip is the H100 SXM's, Tensor Core
+    clock included (the GH200 rows once restated the H100's and left that clock out)."""
+    h100, g = GPUS["h100-sxm"], GPUS[key]
+    silicon = (
+        "architecture",
+        "sms",
+        "cuda_cores",
+        "tensor_cores",
+        "boost_clock_hz",
+        "tensor_clock_hz",
+        "l2_bytes",
+        "l1_per_sm_bytes",
+        "dense_flop_per_s",
+        "sparse_flop_per_s",
+        "nvlink_bandwidth_bytes_per_s",
+    )
+    assert {f: getattr(g, f) for f in silicon} == {f: getattr(h100, f) for f in silicon}
+    assert g.memory_bytes > h100.memory_bytes and g.memory_bandwidth_bytes_per_s > 3350e9

@@ -34,7 +34,7 @@ NEW_GPUS = ["b200", "gh200-96gb", "gh200-144gb"]
 def test_new_rows_are_sourced_binary_and_sparse_is_twice_dense(key):
     g = GPUS[key]
     assert g.source and g.memory_type.startswith("HBM") and g.host_link in INTERCONNECTS
-    assert g.memory_bytes % GiB == 0  # binary sizes (FACTS.md: "80GB" = 80 GiB)
+    assert g.memory_bytes % GiB == 0  # binary sizes: nvidia-smi shows 81,559 MiB of an "80GB" H100
     for dtype, sparse in g.sparse_flop_per_s.items():
         assert sparse == pytest.approx(2 * g.dense_flop_per_s[dtype], rel=0.015)
 
@@ -56,7 +56,7 @@ def test_b200_matches_the_dgx_b200_datasheet_divided_by_eight():
 
 def test_gh200_is_an_h100_with_more_memory_behind_nvlink_c2c():
     """GH200 datasheet: 96 GB HBM3 at 4 TB/s or 144 GB HBM3e at 4.9 TB/s; NVLink-C2C 900 GB/s;
-    FACTS.md: seed 003 draws it with an 80 GB, 3.35 TB/s H100 (wrong)."""
+    *AI Infrastructure* draws it with an 80 GB, 3.35 TB/s H100 (wrong)."""
     h100 = GPUS["h100-sxm"]
     for key, gib, tbps in (("gh200-96gb", 96, 4.0), ("gh200-144gb", 144, 4.9)):
         g = GPUS[key]

@@ -3,7 +3,7 @@ chooser, Grace Hopper offload and the end-to-end training design.
 
 Expected figures come from the sources named in each test (datasheets, the DGX SuperPOD
 reference architecture's table, NVIDIA's MIG user guide, Narayanan et al. 2021, Brown et al.
-2020, FACTS.md), never from the calculator itself.
+2020, the H100 reference run), never from the calculator itself.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ FAST = settings(max_examples=40, deadline=None)
 
 
 def test_dgx_h100_from_parts_matches_the_datasheet_and_facts():
-    """DGX H100 datasheet: 32 PF FP8 (sparse); FACTS.md: 15.8 dense; TF32 7.9 sparse / 4.0 dense;
-    FP16 16 PF is sparse (seed 003's "TF32 16 PF" is that). 8 x 400 Gb/s compute NICs, 4
-    NVSwitch, 900 GB/s NVLink per GPU, 10.2 kW."""
+    """DGX H100 datasheet: 32 PF FP8 (sparse), so 8 x 1,978.9 TF = 15.8 dense (H100 datasheet);
+    TF32 7.9 sparse / 4.0 dense; FP16 16 PF is sparse (seed 003's "TF32 16 PF" is that). 8 x 400
+    Gb/s compute NICs, 4 NVSwitch, 900 GB/s NVLink per GPU, 10.2 kW."""
     d = systems.dgx_from_parts("dgx-h100")
     assert d.sparse_fp8_flop_per_s == pytest.approx(32e15, rel=0.02)
     assert d.dense_fp8_flop_per_s == pytest.approx(15.8e15, rel=0.005)
@@ -38,7 +38,8 @@ def test_dgx_h100_from_parts_matches_the_datasheet_and_facts():
 
 
 def test_dgx_a100_has_no_fp8_and_seed_003s_5_pf_is_sparse():
-    """FACTS.md: DGX A100 "FP16 5 PF / TF32 2.5 PF" are sparse; dense 2.5 PF FP16, 1.25 TF32."""
+    """DGX A100 datasheet: "FP16 5 PF / TF32 2.5 PF" are sparse; the A100 datasheet's dense
+    312 / 156 TF x 8 give 2.5 PF FP16 and 1.25 TF32."""
     d = systems.dgx_from_parts("dgx-a100-640gb")
     assert d.dense_fp8_flop_per_s is None and d.sparse_fp8_flop_per_s is None
     assert d.sparse_bf16_flop_per_s == pytest.approx(5e15, rel=0.002)
@@ -73,8 +74,9 @@ def test_superpod_switch_counts_reproduce_the_reference_architecture(
 
 
 def test_seed_003s_exaflops_are_sparse_fp8():
-    """Seed 003: "DGX H100 POD: 32 DGX, 1 exaFLOP FP8"; "SuperPOD 256 DGX: 8 exaFLOPS" (FACTS.md:
-    sparse arithmetic). 256 x 3,958 TF = 1.01 EF sparse, 0.51 dense; 2,048 GPUs: 8.1 / 4.05."""
+    """Seed 003: "DGX H100 POD: 32 DGX, 1 exaFLOP FP8"; "SuperPOD 256 DGX: 8 exaFLOPS" (sparse
+    arithmetic: the H100 datasheet's 3,958 TF FP8 is with 2:4 sparsity). 256 x 3,958 TF = 1.01 EF
+    sparse, 0.51 dense; 2,048 GPUs: 8.1 / 4.05."""
     pod = systems.superpod(1)
     assert pod.sparse_fp8_flop_per_s == pytest.approx(1.0e18, rel=0.02)
     assert pod.dense_fp8_flop_per_s == pytest.approx(0.5e18, rel=0.02)
@@ -105,7 +107,7 @@ def test_more_sus_never_need_fewer_switches_or_less_power(a, b):
 
 
 def test_seven_1g_slices_leave_20_of_132_sms_idle_on_an_h100():
-    """FACTS.md (reference run's nvidia-smi mig -lgip): 7 x 16 = 112 of 132 SMs."""
+    """The H100 reference run's ``nvidia-smi mig -lgip``: 7 x 16 = 112 of 132 SMs."""
     layout = systems.mig_layout("h100-sxm", ["1g.10gb"] * 7)
     assert (layout.sms_used, layout.sms_idle, layout.sms_total) == (112, 20, 132)
     assert layout.compute_slices_used == 7 and layout.memory_slices_used == 7
@@ -191,7 +193,8 @@ def test_pue_constants_bracket_hyperscale_and_industry():
 
 
 def test_question_10_at_utilisation_and_pue():
-    """FACTS.md: $35,741 (4 systems) and $285,926 (32 systems) at full power, before PUE."""
+    """DGX H100 User Guide: 10.2 kW per system; x 8,760 h x $0.10/kWh: $35,741 (4 systems) and
+    $285,926 (32 systems) at full power, before PUE."""
     four = facility.pod_annual_energy(
         "dgx-h100", usd_per_kwh=0.10, gpus=32, utilisation=0.7, pue=1.58
     )
@@ -213,7 +216,7 @@ def test_more_systems_never_draw_less_power(n, more, pue):
 
 def test_training_speedup_is_the_dense_peak_ratio_and_fp8_falls_back_on_a100():
     """H100 SXM / A100: 989.4 / 312 = 3.17 in bf16; in fp8 the A100 computes in bf16:
-    1,978.9 / 312 = 6.34 (FACTS.md: 'H100 FP8 dense vs A100 FP16 dense ~6.3x')."""
+    1,978.9 / 312 = 6.34 (the H100 and A100 datasheets' dense peaks)."""
     cfg = PRESETS["llama-2-7b"]
     bf16 = systems.choose_gpu(cfg, usd_per_gpu_hour_a=2.0, usd_per_gpu_hour_b=4.0)
     assert bf16.speedup == pytest.approx(989.4 / 312) and bf16.bound == "compute"

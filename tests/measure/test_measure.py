@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 import torch
 
+from course.calculators import overhead
 from course.facts.units import KiB, MiB
 from course.measure import bandwidth, kernels, matmul, timing
 
@@ -283,24 +284,6 @@ def _synthetic(fixed: float, rate: float, sizes=(2, 8, 32, 128, 512)):
     ]
 
 
-def test_fit_fixed_cost_recovers_the_model_it_was_made_from():
-    fit = matmul.fit_fixed_cost(_synthetic(5e-6, 1e11))
-    assert math.isclose(fit.fixed_seconds, 5e-6, rel_tol=1e-3)
-    assert math.isclose(fit.flop_per_s, 1e11, rel_tol=1e-3)
-    with pytest.raises(ValueError, match="two sizes"):
-        matmul.fit_fixed_cost(_synthetic(1e-6, 1e9, sizes=(4,)))
-
-
-def test_crossover_size_is_where_the_two_models_take_equal_time():
-    quick = matmul.FixedCostFit("cpu", 2e-6, 1e11)
-    slow = matmul.FixedCostFit("gpu", 30e-6, 1e13)
-    n = matmul.crossover_size(slow, quick)
-    assert math.isclose(slow.seconds(2 * n**3), quick.seconds(2 * n**3), rel_tol=1e-9)
-    assert slow.seconds(2 * (2 * n) ** 3) < quick.seconds(2 * (2 * n) ** 3)  # bigger: slow wins
-    assert matmul.crossover_size(quick, slow) == 0.0
-    assert matmul.crossover_size(matmul.FixedCostFit("worse", 1e-3, 1e9), quick) == math.inf
-
-
 @pytest.mark.skipif(not HAS_CUDA, reason=NO_CUDA)
 def test_cuda_matmul_dtypes_and_transfer_cost():
     sweep = matmul.matmul_sweep(
@@ -443,7 +426,7 @@ def test_plots_draw_measured_records():
     recs = _synthetic(2e-6, 1e10)
     ax = plots.grouped_bars(recs, x="size", hue="library")
     assert len(ax.patches) == len(recs) and ax.get_yscale() == "log"
-    ax = plots.time_vs_size(recs, fits=[matmul.fit_fixed_cost(recs)])
+    ax = plots.time_vs_size(recs, fits=[overhead.fit_fixed_cost(recs)])
     assert len(ax.lines) == 2
     threads = [
         matmul.MatmulRecord("torch", "cpu", "fp32", 512, t, 1.0, 1.0 / t, 0.01, 3, float(t))
@@ -465,21 +448,6 @@ def test_plots_draw_measured_records():
     import matplotlib.pyplot as plt
 
     plt.close("all")
-
-
-def test_offload_estimate_adds_launch_transfer_and_compute():
-    t = matmul.offload_seconds(
-        1000, launch_seconds=1e-5, link_bandwidth_bytes_per_s=3e10, peak_flop_per_s=2e13
-    )
-    assert math.isclose(t, 1e-5 + 3 * 1000**2 * 4 / 3e10 + 2 * 1000**3 / 2e13)
-    cpu = matmul.FixedCostFit("cpu", 2e-6, 1e11)
-    gpu = dict(launch_seconds=1e-5, link_bandwidth_bytes_per_s=3e10, peak_flop_per_s=2e13)
-    n = matmul.offload_crossover(cpu, **gpu)
-    assert n is not None and n > 1
-    assert matmul.offload_seconds(n, **gpu) < cpu.seconds(2 * n**3)
-    assert matmul.offload_seconds(n // 2, **gpu) >= cpu.seconds(2 * (n // 2) ** 3)
-    slow_gpu = dict(gpu, peak_flop_per_s=1e9)  # slower than the CPU: never worth it
-    assert matmul.offload_crossover(cpu, **slow_gpu) is None
 
 
 def test_tf32_switch_is_restored_after_a_measurement():

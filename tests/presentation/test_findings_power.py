@@ -1,6 +1,6 @@
 """course.presentation.findings.power: each outcome of a power trace gets its own explanation;
-the reference run's figures (FACTS.md: 673 TFLOP/s at the 700 W cap, SM clock 1,350 of 1,980 MHz)
-come out."""
+the H100 reference run's figures (its power trace in course/facts/data/reference/: 673 TFLOP/s at
+the 700 W cap, SM clock 1,350 of 1,980 MHz) come out."""
 
 from __future__ import annotations
 

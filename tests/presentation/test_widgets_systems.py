@@ -100,3 +100,16 @@ def test_dgx_design_shows_bad_inputs_in_red():
     calc.controls["system"].value = "dgx-a100-640gb"  # an A100 has no FP8: the menu follows
     assert "fp8" not in calc.controls["dtype"].options and calc.error is None
     assert calc.result.gpus > 0
+
+
+def test_dgx_design_prices_the_systems_as_the_worked_answer_does():
+    """Lesson 10, question 8 prices a DGX H100 at 8 x $35,000, the midpoint of *AI
+    Infrastructure*'s "$30,000-$40,000" per H100; the widget opens on the same price, not $0."""
+    calc = dgx_design_calculator()
+    assert calc.controls["usd_per_system"].value == "280000"
+    assert calc.result.hardware_usd == pytest.approx(280_000 * calc.result.systems)
+    calc.controls["system"].value = "dgx-a100-640gb"  # not edited: follows the system
+    assert calc.controls["usd_per_system"].value == "120000"  # 8 x "~$15,000"
+    calc.controls["usd_per_system"].value = "5"
+    calc.controls["system"].value = "dgx-h100"  # edited: kept
+    assert calc.controls["usd_per_system"].value == "5"

@@ -54,6 +54,29 @@ def test_notebook_text_names_no_file_the_learner_lacks(path):
     )
 
 
+#: Markdown the package ships (the reference run's README): what a learner or a user of the
+#: package reads.
+PACKAGE_MARKDOWN = sorted((ROOT / "course").rglob("*.md"))
+
+
+@pytest.mark.parametrize("path", PACKAGE_MARKDOWN, ids=lambda p: p.parent.name)
+def test_package_markdown_names_readings_by_title(path):
+    found = FORBIDDEN.findall(path.read_text())
+    assert not found, f"{path} names {found}: name the reading by its title"
+
+
+def test_code_and_tests_cite_sources_not_the_corrections_file():
+    """FACTS.md is a summary outside the repository: a docstring or test cites the primary source
+    it summarised (the datasheet, the paper, the measurement), which a reader can open."""
+    found = [
+        str(p.relative_to(ROOT))
+        for d in ("course", "tests")
+        for p in (ROOT / d).rglob("*.py")
+        if "FACTS" + ".md" in p.read_text() and p != Path(__file__).resolve()
+    ]
+    assert not found, f"cite the primary source instead of FACTS.md in: {found}"
+
+
 @pytest.mark.parametrize("path", QUIZZES, ids=lambda p: p.stem)
 def test_quiz_text_names_no_file_the_learner_lacks(path):
     found = FORBIDDEN.findall(strings_of(path))

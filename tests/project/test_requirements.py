@@ -156,7 +156,8 @@ def test_every_declared_requirement_is_imported_or_a_listed_tool(side):
 
 
 def test_the_learners_side_would_fail_on_an_instructors_import():
-    """The check can fail: the grader's notebook reader (nbformat) is not a learners' requirement."""
+    """The check can fail: the grader's notebook reader (nbformat) is not a learners'
+    requirement."""
     missing = _undeclared(("instructors/teaching",), ("learners",))
     assert "nbformat" in missing
 

@@ -1,1 +1,1 @@
-"""Sourced, dated data the course ships: reference runs measured on real GPUs. Layer 1."""
+"""Sourced, dated data the course ships: reference runs measured on real GPUs."""

@@ -21,7 +21,7 @@ catalog); RunPod's and GCP's A3 Ultra prices could not be traced to a source tha
 they were dropped (RunPod's replaced by a dated, named snapshot). *AI Infrastructure*'s Azure and GCP
 prices ("~$30", "~$90", "~$35", "~$110"/hour) have no source and are not here.
 
-Layer 1: standard library only. Used by ``course.calculators.cloud`` (lesson 09).
+ Used by ``course.calculators.cloud`` (lesson 09).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ not be checked: Chinchilla's FLOP count, BLOOM's token count, the PUE of runs th
 
 Units: SI base units as everywhere in ``course`` (FLOP/s, watts, joules, USD); GPU-hours are hours
 of one GPU; CO2 in kilograms of CO2-equivalent. ``None``: the source does not state it.
-Layer 1: standard library only.
+
 """
 
 from __future__ import annotations

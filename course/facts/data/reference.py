@@ -2,7 +2,7 @@
 
 ``load("h100-sxm-2026-11-22", "inference_7b")`` returns that run's ``inference_7b.json`` as a dict.
 Each run's folder holds the raw JSON files as recorded and a README with the provenance (machine,
-driver, torch version, what each file holds). Layer 1: standard library only.
+driver, torch version, what each file holds).
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from functools import cache
 from pathlib import Path
+
+from course.facts.report import Table
 
 ROOT = Path(__file__).parent / "reference"
 H100 = "h100-sxm-2026-11-22"
@@ -45,15 +47,16 @@ def label(run: str) -> str:
     return LABELS.get(run, run)
 
 
-def records(run: str, name: str, part: str) -> list[dict]:
+def records(run: str, name: str, part: str) -> Table:
     """The tidy records of one sweep of a run (``records(H100, "matmul", "alignment")``).
 
     Each is a dict in the format ``course.measure`` records take as dicts (``MatmulRecord``,
     ``BandwidthRecord``, ``KernelRecord`` fields), with ``machine`` set to :func:`label`, so a
     lesson can plot them beside its own records (``dict(record_dict(r), machine="this machine")``).
+    They come as a :class:`course.facts.report.Table`, which prints itself.
     """
     data = load(run, name)
     if part not in data or not isinstance(data[part], list):
         parts = sorted(k for k, v in data.items() if isinstance(v, list))
         raise ValueError(f"part must be one of {parts} for {name!r} of run {run!r}, got {part!r}")
-    return [dict(r, machine=label(run)) for r in data[part]]
+    return Table([dict(r, machine=label(run)) for r in data[part]], title=f"{label(run)}: {part}")

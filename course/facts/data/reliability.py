@@ -2,7 +2,7 @@
 
 Data, not results: what the authors reported. Lesson 12 and tests/calculators/test_reliability.py reproduce
 them with :mod:`course.calculators.reliability`. Units: seconds, bytes, bytes/s (SI), as
-everywhere in ``course``. Layer 1: standard library only.
+everywhere in ``course``.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 papers report for disaggregated prefill/decode and speculative decoding. Each with its source.
 
 Data, not results: lesson 13 prints them beside what the course's calculators and its own server
-give. Dates are those of the source. Layer 1: standard library only.
+give. Dates are those of the source.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The one registry of hardware numbers, split by kind, each number with its source.
 
 Lessons and calculators never retype a spec: they look it up here (``GPUS["h100-sxm"]``).
-Conventions, after ../shared/reference/FACTS.md:
+Conventions:
 
 - SI base units: bytes, bytes/s (GB/s = 1e9 bytes/s), FLOP/s (integer "OPS" for int8 likewise),
   watts, hertz.

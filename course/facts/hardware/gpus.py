@@ -5,6 +5,7 @@ Conventions: see the package docstring (``course/facts/hardware/__init__.py``).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal
@@ -126,6 +127,38 @@ _B200_SPARSE = {"tf32": 2200 * T, "fp16": 4500 * T, "bf16": 4500 * T, "fp8": 900
 _H100_SXM_SPARSE = {"tf32": 989.4 * T, "fp16": 1978.9 * T, "bf16": 1978.9 * T,
                     "fp8": 3957.8 * T, "int8": 3957.8 * T}  # fmt: skip
 
+_H100_SXM = _gpu(
+    key="h100-sxm",
+    name="NVIDIA H100 SXM 80GB",
+    architecture="Hopper",
+    form_factor="SXM",
+    launch_year=2022,
+    memory_bytes=80 * GiB,
+    memory_type="HBM3",
+    memory_bandwidth_bytes_per_s=3350 * GB,
+    dense_flop_per_s=_H100_SXM_DENSE,
+    sparse_flop_per_s=_H100_SXM_SPARSE,
+    sms=132,
+    cuda_cores=16896,
+    tensor_cores=528,
+    boost_clock_hz=1980e6,
+    tdp_watts=700,
+    l2_bytes=50 * MiB,
+    l1_per_sm_bytes=256 * KiB,
+    nvlink_bandwidth_bytes_per_s=900 * GB,
+    host_link="pcie5",
+    source=SRC_H100,
+    tensor_clock_hz=1830e6,
+    notes="Tensor Core peaks correspond to a 1,830 MHz clock; FP32/FP64 to 1,980 MHz.",
+)
+
+
+def _same_chip(chip: GPU, **changes) -> GPU:
+    """A product built on ``chip``'s silicon: its SMs, cores, clocks, caches and peaks, with the
+    fields that differ (memory, power, host link, name, source) given. H200 and GH200 are H100s."""
+    return dataclasses.replace(chip, **changes)
+
+
 GPUS: MappingProxyType = MappingProxyType({g.key: g for g in [
     _gpu(key="v100-sxm2-32gb", name="NVIDIA V100 SXM2 32GB", architecture="Volta",
          form_factor="SXM", launch_year=2018, memory_bytes=32 * GiB, memory_type="HBM2",
@@ -149,14 +182,7 @@ GPUS: MappingProxyType = MappingProxyType({g.key: g for g in [
          l2_bytes=40 * MiB, l1_per_sm_bytes=192 * KiB, nvlink_bandwidth_bytes_per_s=600 * GB,
          host_link="pcie4", source=SRC_A100,
          notes="The PCIe 80GB card has 1,935 GB/s and 300 W."),
-    _gpu(key="h100-sxm", name="NVIDIA H100 SXM 80GB", architecture="Hopper",
-         form_factor="SXM", launch_year=2022, memory_bytes=80 * GiB, memory_type="HBM3",
-         memory_bandwidth_bytes_per_s=3350 * GB, dense_flop_per_s=_H100_SXM_DENSE, sparse_flop_per_s=_H100_SXM_SPARSE,
-         sms=132, cuda_cores=16896, tensor_cores=528, boost_clock_hz=1980e6, tdp_watts=700,
-         l2_bytes=50 * MiB, l1_per_sm_bytes=256 * KiB, nvlink_bandwidth_bytes_per_s=900 * GB,
-         host_link="pcie5", source=SRC_H100,
-         tensor_clock_hz=1830e6,
-         notes="Tensor Core peaks correspond to a 1,830 MHz clock; FP32/FP64 to 1,980 MHz."),
+    _H100_SXM,
     _gpu(key="h100-pcie", name="NVIDIA H100 PCIe 80GB", architecture="Hopper",
          form_factor="PCIe", launch_year=2022, memory_bytes=80 * GiB, memory_type="HBM2e",
          memory_bandwidth_bytes_per_s=2000 * GB,
@@ -168,15 +194,11 @@ GPUS: MappingProxyType = MappingProxyType({g.key: g for g in [
          l2_bytes=50 * MiB, l1_per_sm_bytes=256 * KiB, nvlink_bandwidth_bytes_per_s=600 * GB,
          host_link="pcie5", source=SRC_H100,
          notes="NVLink through a bridge between pairs of cards."),
-    _gpu(key="h200-sxm", name="NVIDIA H200 SXM 141GB", architecture="Hopper",
-         form_factor="SXM", launch_year=2024, memory_bytes=141 * GiB, memory_type="HBM3e",
-         memory_bandwidth_bytes_per_s=4800 * GB, dense_flop_per_s=_H100_SXM_DENSE, sparse_flop_per_s=_H100_SXM_SPARSE,
-         sms=132, cuda_cores=16896, tensor_cores=528, boost_clock_hz=1980e6, tdp_watts=700,
-         l2_bytes=50 * MiB, l1_per_sm_bytes=256 * KiB, nvlink_bandwidth_bytes_per_s=900 * GB,
-         host_link="pcie5", source=SRC_H200,
-         tensor_clock_hz=1830e6,
-         notes="The H100 SXM chip with more and faster memory: same compute peaks. Sold as "
-               "141GB; nvidia-smi reports about 140 GiB usable, so 141 GiB is stored."),
+    _same_chip(_H100_SXM, key="h200-sxm", name="NVIDIA H200 SXM 141GB", launch_year=2024,
+               memory_bytes=141 * GiB, memory_type="HBM3e", memory_bandwidth_bytes_per_s=4800 * GB,
+               source=SRC_H200,
+               notes="The H100 SXM chip with more and faster memory: same compute peaks. Sold as "
+                     "141GB; nvidia-smi reports about 140 GiB usable, so 141 GiB is stored."),
     _gpu(key="l40s", name="NVIDIA L40S", architecture="Ada Lovelace",
          form_factor="PCIe", launch_year=2023, memory_bytes=48 * GiB, memory_type="GDDR6",
          memory_bandwidth_bytes_per_s=864 * GB,
@@ -209,7 +231,7 @@ GPUS: MappingProxyType = MappingProxyType({g.key: g for g in [
          l2_bytes=72 * MiB, l1_per_sm_bytes=128 * KiB, nvlink_bandwidth_bytes_per_s=0,
          host_link="pcie4", source=SRC_4090,
          notes="FP16/BF16/FP8 with FP32 accumulate; FP16 accumulate doubles them. No NVLink."),
-    # Rows below use binary memory sizes (a "180GB" B200 has 180 GiB), per FACTS.md.
+    # Rows below use binary memory sizes (a "180GB" B200 has 180 GiB), as the package docstring says.
     _gpu(key="b200", name="NVIDIA B200 (HGX/DGX B200)", architecture="Blackwell",
          form_factor="SXM", launch_year=2024, memory_bytes=180 * GiB, memory_type="HBM3e",
          memory_bandwidth_bytes_per_s=8000 * GB, dense_flop_per_s=_B200_DENSE, sparse_flop_per_s=_B200_SPARSE,
@@ -220,22 +242,16 @@ GPUS: MappingProxyType = MappingProxyType({g.key: g for g in [
                "Boost clock derived from the FP32 peak (75 TF = 18,944 cores x 2 x 1.98 GHz). "
                "NVIDIA's later HGX B200 spec table gives 7.7 TB/s (a 7,680-bit bus), the DGX "
                "datasheet 8 TB/s per GPU."),
-    _gpu(key="gh200-96gb", name="NVIDIA GH200 (H100 96GB HBM3)", architecture="Hopper",
-         form_factor="SXM", launch_year=2023, memory_bytes=96 * GiB, memory_type="HBM3",
-         memory_bandwidth_bytes_per_s=4000 * GB, dense_flop_per_s=_H100_SXM_DENSE, sparse_flop_per_s=_H100_SXM_SPARSE,
-         sms=132, cuda_cores=16896, tensor_cores=528, boost_clock_hz=1980e6, tdp_watts=1000,
-         l2_bytes=50 * MiB, l1_per_sm_bytes=256 * KiB, nvlink_bandwidth_bytes_per_s=900 * GB,
-         host_link="nvlink-c2c", source=SRC_GH200,
-         notes="The GPU half of a Grace Hopper superchip; its CPU is a Grace (CPUS['grace']) with "
-               "up to 480 GB LPDDR5X over NVLink-C2C. TDP is the whole module's (CPU + GPU + "
-               "memory), configurable 450-1,000 W. *AI Infrastructure* draws it as an 80 GB H100: wrong."),
-    _gpu(key="gh200-144gb", name="NVIDIA GH200 (H100 144GB HBM3e)", architecture="Hopper",
-         form_factor="SXM", launch_year=2024, memory_bytes=144 * GiB, memory_type="HBM3e",
-         memory_bandwidth_bytes_per_s=4900 * GB, dense_flop_per_s=_H100_SXM_DENSE, sparse_flop_per_s=_H100_SXM_SPARSE,
-         sms=132, cuda_cores=16896, tensor_cores=528, boost_clock_hz=1980e6, tdp_watts=1000,
-         l2_bytes=50 * MiB, l1_per_sm_bytes=256 * KiB, nvlink_bandwidth_bytes_per_s=900 * GB,
-         host_link="nvlink-c2c", source=SRC_GH200,
-         notes="The HBM3e variant of GH200 (2024): more and faster memory, same compute."),
+    _same_chip(_H100_SXM, key="gh200-96gb", name="NVIDIA GH200 (H100 96GB HBM3)", launch_year=2023,
+               memory_bytes=96 * GiB, memory_type="HBM3", memory_bandwidth_bytes_per_s=4000 * GB,
+               tdp_watts=1000, host_link="nvlink-c2c", source=SRC_GH200,
+               notes="The GPU half of a Grace Hopper superchip; its CPU is a Grace (CPUS['grace']) with "
+                     "up to 480 GB LPDDR5X over NVLink-C2C. TDP is the whole module's (CPU + GPU + "
+                     "memory), configurable 450-1,000 W. *AI Infrastructure* draws it as an 80 GB H100: wrong."),
+    _same_chip(_H100_SXM, key="gh200-144gb", name="NVIDIA GH200 (H100 144GB HBM3e)", launch_year=2024,
+               memory_bytes=144 * GiB, memory_type="HBM3e", memory_bandwidth_bytes_per_s=4900 * GB,
+               tdp_watts=1000, host_link="nvlink-c2c", source=SRC_GH200,
+               notes="The HBM3e variant of GH200 (2024): more and faster memory, same compute."),
 ]})  # fmt: skip
 
 

@@ -4,7 +4,7 @@ A lesson never types a finding that depends on the machine (which dtype or libra
 how much, cache sizes, thread scaling, a measured utilisation). It calls a function here that takes
 the tidy records the measurement layer returned and returns a sentence or a short Markdown block,
 with the explanation that fits the outcome, including "the machine was busy: rerun". One module per
-topic (``course/presentation/findings/<topic>.py``). Layer 4 (presentation): no measuring, no torch.
+topic (``course/presentation/findings/<topic>.py``): no measuring, no torch.
 
 Modules: ``matmul`` (libraries, dtypes, alignment, share of a peak), ``threads`` (thread scaling),
 ``overhead`` (fixed per-call costs, crossovers), ``caches`` (bandwidth per memory level),
@@ -12,8 +12,8 @@ Modules: ``matmul`` (libraries, dtypes, alignment, share of a peak), ``threads``
 inference speed), ``utilisation`` (a training step's MFU, FLOP counter against formula),
 ``gpu_inside`` (lesson 11: kernels against torch, stride sweep against the coalescing calculator, a
 profiled fix), ``checkpointing`` (lesson 12: async saves, disk against a parallel filesystem, the
-cost of a restart), ``scheduling`` (lesson 14: what a real Slurm did with a job mix).
-Lessons call them as ``findings.matmul.dtype_speed(records, ...)``.
+cost of a restart), ``power`` (a sustained-power trace), ``scheduling`` (lesson 14: what a real
+Slurm did with a job mix). Lessons call them as ``findings.matmul.dtype_speed(records, ...)``.
 """
 
 from course.presentation.findings import (
@@ -23,6 +23,7 @@ from course.presentation.findings import (
     gpu_inside,
     matmul,
     overhead,
+    power,
     precision,
     scheduling,
     threads,
@@ -36,6 +37,7 @@ __all__ = [
     "gpu_inside",
     "matmul",
     "overhead",
+    "power",
     "precision",
     "scheduling",
     "threads",

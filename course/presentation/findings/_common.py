@@ -2,7 +2,7 @@
 
 A ratio of two measured rates is one of four outcomes: ``"faster"``, ``"slower"``, ``"same"``
 (within :data:`SAME` of each other) or ``"noisy"`` (the interquartile spreads of the two timings
-are wide enough to explain the difference: the machine was busy, rerun). Layer 4: no torch.
+are wide enough to explain the difference: the machine was busy, rerun).
 """
 
 from __future__ import annotations
@@ -91,8 +91,3 @@ def join(names: Iterable[str]) -> str:
     if len(items) <= 1:
         return "".join(items)
     return ", ".join(items[:-1]) + " and " + items[-1]
-
-
-def bullets(lines: Iterable[str]) -> str:
-    """Markdown bullet list."""
-    return "\n".join(f"- {line}" for line in lines)

@@ -5,7 +5,7 @@
 - :func:`decode_vs_floor`: a measured decode (records as in the shipped H100 run's
   ``inference_7b.json``: batch, cuda_graph, seconds_per_step, tokens_per_s, weight_bytes,
   kv_bytes_read) set beside the floor weights / datasheet bandwidth, with what separates them.
-Layer 4.
+
 """
 
 from __future__ import annotations

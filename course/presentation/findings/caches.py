@@ -2,7 +2,7 @@
 
 Takes ``course.measure.bandwidth.cache_plateaus`` (level, capacity_bytes, bytes_per_s, points) and
 states this machine's levels and the step between each pair, flagging a level measured *below* the
-next one down, which is a method artefact, not hardware (lesson 02). Layer 4.
+next one down, which is a method artefact, not hardware (lesson 02).
 """
 
 from __future__ import annotations

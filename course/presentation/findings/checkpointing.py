@@ -1,7 +1,7 @@
 """Findings of lesson 12: what a checkpoint, an async save and a restart cost on this run.
 
 Each function takes the records a demo returned and says what they show, with every outcome
-worded (faster, slower, about the same, too noisy to tell, missing). Layer 4: no torch.
+worded (faster, slower, about the same, too noisy to tell, missing).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ coalescing calculator, and a profiled fix measured before and after.
 
 Each function takes the records a ``course.measure`` function returned (or dicts with the same
 fields) and returns Markdown; every outcome has its branch, including "not measured" and "noise
-wins". Layer 4: no torch.
+wins".
 """
 
 from __future__ import annotations

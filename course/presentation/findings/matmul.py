@@ -2,7 +2,7 @@
 
 Each function takes the tidy records of ``course.measure.matmul`` (``MatmulRecord`` or the dicts of
 ``course.facts.data.reference``) and returns Markdown that states what *this* run measured, with the
-explanation that fits the outcome. Lessons 01 and 03. Layer 4: no torch.
+explanation that fits the outcome. Lessons 01 and 03.
 """
 
 from __future__ import annotations

@@ -2,8 +2,7 @@
 
 Every function takes the records a ``course.measure`` function returned (or plain objects with the
 same fields) and returns Markdown that states the outcome of *this* run and the explanation that
-fits it: faster, slower, about the same, too noisy to say (rerun), or missing data. Layer 4: no
-torch, no measuring.
+fits it: faster, slower, about the same, too noisy to say (rerun), or missing data.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Findings on fixed per-call costs and crossovers: when the small-overhead option wins (lesson 01).
 
-Takes ``course.measure.matmul.FixedCostFit`` objects (label, fixed_seconds, flop_per_s) and the
-crossover sizes computed from them. Layer 4.
+Takes ``course.calculators.overhead.FixedCostFit`` objects (label, fixed_seconds, flop_per_s) and
+the crossover sizes computed from them.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ def fixed_costs(
     ``baseline``.
 
     ``crossovers[name]`` is the size from which ``fits[name]`` beats ``fits[baseline]``
-    (``course.measure.matmul.crossover_size(fits[name], fits[baseline])``); ``smallest`` is the
-    smallest size timed.
+    (``course.calculators.overhead.crossover_size(fits[name], fits[baseline])``); ``smallest`` is
+    the smallest size timed.
     """
     if len(fits) < 2 or baseline not in fits:
         return "Fewer than two options were fitted (the budget ran out): rerun the cell."

@@ -2,7 +2,7 @@
 
 Each function takes the tidy records of ``course.distributed`` / ``course.measure.cpu_parallel``
 (or a calculator's fit of them) and returns a sentence or short Markdown with the explanation that
-fits the outcome, including "the machine was busy: rerun" and "nothing was measured". Layer 4.
+fits the outcome, including "the machine was busy: rerun" and "nothing was measured".
 """
 
 from __future__ import annotations

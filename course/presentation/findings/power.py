@@ -5,7 +5,7 @@ clock fell under sustained load, and FLOPs per joule (lesson 08).
 ``limit_w``, ``idle_samples`` and ``sustained_<dtype>_<n>`` phases of ``[time, watts, sm_mhz,
 temperature]`` samples at 20 Hz) to a few numbers; ``sentence(power, boost_clock_hz)`` turns
 them into Markdown with the explanation that fits. The first second of each phase (the ramp) is
-left out of the medians. Layer 4: no measuring.
+left out of the medians.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 
 Each function takes the run (an object with ``jobs``, a list of job dicts with ``name``,
 ``account``, ``gpus``, ``nice``, ``priority``, ``start_seconds``, ``end_seconds``, ``gpu_indices``,
-``scheduler``, ``reasons``) and says what happened, whichever way it went. Layer 4.
+``scheduler``, ``reasons``) and says what happened, whichever way it went.
 """
 
 from __future__ import annotations

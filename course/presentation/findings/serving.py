@@ -7,7 +7,7 @@
 - :func:`tools_disagree`: one run's ITL as vLLM's benchmark and GenAI-Perf would report it;
 - :func:`routing`: round-robin vs least-outstanding (a replay, not a measurement: says so).
 
-Records are ``LoadPoint``-like (dataclasses or dicts with the same fields). Layer 4.
+Records are ``LoadPoint``-like (dataclasses or dicts with the same fields).
 """
 
 from __future__ import annotations

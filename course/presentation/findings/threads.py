@@ -1,6 +1,6 @@
 """Findings on thread scaling: did more CPU threads make a matmul faster here, and why (lesson 01).
 
-Takes the records of ``course.measure.matmul.thread_scaling`` (one per thread count). Layer 4.
+Takes the records of ``course.measure.matmul.thread_scaling`` (one per thread count).
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ Each function takes the record :func:`course.measure.mfu.measure_training_mfu` r
 or mapping with its fields will do: tests pass synthetic ones) or ``None`` when nothing was
 measured, and returns Markdown that fits the outcome: high, typical or low MFU, an inconsistent (>
 100 %) or noisy measurement, a busy machine. Published figures come from
-``course.facts.data.published_runs`` and the H100 reference run, never typed here. Layer 4: no
-torch. Used by lesson 05.
+``course.facts.data.published_runs`` and the H100 reference run, never typed here. Used by
+lesson 05.
 """
 
 from __future__ import annotations

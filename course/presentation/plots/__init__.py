@@ -2,7 +2,7 @@
 
 Every lesson calls ``use_style()`` once in its setup cell and draws through the functions here, so
 all figures look alike: readable sizes, a colour-blind-safe palette, light grids, units on axes.
-Layer 4: takes tidy records (lists of dicts or dataclasses), never measures or calculates.
+Takes tidy records (lists of dicts or dataclasses), never measures or calculates.
 
 The plots live in one module per subject; this package re-exports them all, so
 ``from course.presentation.plots import roofline`` works as before."""

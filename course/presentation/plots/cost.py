@@ -1,5 +1,5 @@
 """Plots of money: break-even against utilisation, stacked costs, checkpoint overhead (lessons
-09, 10). Layer: presentation."""
+09, 10)."""
 
 from __future__ import annotations
 

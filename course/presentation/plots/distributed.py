@@ -1,5 +1,5 @@
 """Plots of distributed training: pipeline Gantt charts, DDP timelines, collective times (lesson
-06). Layer: presentation."""
+06)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Plots of what happens inside the GPU: a profiled step's timeline and memory, a stride sweep,
-occupancy (lesson 11). Layer: presentation."""
+occupancy (lesson 11)."""
 
 from __future__ import annotations
 

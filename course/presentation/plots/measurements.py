@@ -1,5 +1,5 @@
 """Plots of measurements on this machine: rates, thread scaling, bandwidth, rooflines, power
-(lessons 01, 02, 05). Layer: presentation."""
+(lessons 01, 02, 05)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Plots of memory: stacked bytes by part, bytes against tokens (lessons 04, 07). Layer:
-presentation."""
+"""Plots of memory: stacked bytes by part, bytes against tokens (lessons 04, 07)."""
 
 from __future__ import annotations
 

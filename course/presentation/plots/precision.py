@@ -1,5 +1,4 @@
-"""Plots of number formats and precision: bit layouts, ranges, sums, loss curves (lesson 03).
-Layer: presentation."""
+"""Plots of number formats and precision: bit layouts, ranges, sums, loss curves (lesson 03)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Lesson 12's figures, in the course style of :mod:`course.presentation.plots`: goodput against
 the checkpoint interval, and the timeline of an elastic run (steps, checkpoints, failure, restart,
-lost work). Layer 4: no torch."""
+lost work)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Lesson 14's figure: which job held which GPU when, on a real Slurm node or in a simulated pool,
-in the course style (:mod:`course.presentation.plots`). Layer 4.
+in the course style (:mod:`course.presentation.plots`).
 """
 
 from __future__ import annotations

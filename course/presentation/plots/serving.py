@@ -1,6 +1,6 @@
 """Lesson 13's figures, in the course style (:mod:`course.presentation.plots`): a load curve and a
 day of traffic on a fixed and an autoscaled fleet. Kept apart from ``plots.py`` only to keep that
-shared module small; same palette, same conventions. Layer 4.
+shared module small; same palette, same conventions.
 """
 
 from __future__ import annotations

@@ -1,5 +1,4 @@
-"""The course's one plot style and the helpers every plot module shares (axes, unit formatters).
-Layer: presentation."""
+"""The course's one plot style and the helpers every plot module shares (axes, unit formatters)."""
 
 from __future__ import annotations
 

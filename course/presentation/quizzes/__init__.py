@@ -3,7 +3,7 @@
 A lesson ``NN`` has a module ``course/presentation/quizzes/lesson_NN.py`` with ``QUESTIONS``, a tuple of
 ``course.presentation.quiz.MultipleChoice`` / ``course.presentation.quiz.Numeric``; every ``MultipleChoice`` gives one ``why``
 per option. The notebook's last cell is ``from course.presentation.quizzes import show; show("NN")``.
-Layer 4 (presentation).
+
 """
 
 from __future__ import annotations

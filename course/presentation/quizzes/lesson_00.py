@@ -1,4 +1,4 @@
-"""Lesson 00 (set-up and the CUDA stack): the self-check quiz. Layer 4."""
+"""Lesson 00 (set-up and the CUDA stack): the self-check quiz."""
 
 from course.presentation.quiz import MultipleChoice, Numeric
 

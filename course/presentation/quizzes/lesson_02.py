@@ -1,4 +1,4 @@
-"""Lesson 02 (memory hierarchy and bandwidth): the self-check quiz. Layer 4."""
+"""Lesson 02 (memory hierarchy and bandwidth): the self-check quiz."""
 
 from course.presentation.quiz import MultipleChoice, Numeric
 

@@ -1,4 +1,4 @@
-"""Lesson 03 (data types and precision): the self-check quiz. Layer 4."""
+"""Lesson 03 (data types and precision): the self-check quiz."""
 
 from course.presentation.quiz import MultipleChoice, Numeric
 

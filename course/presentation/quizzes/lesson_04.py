@@ -1,4 +1,4 @@
-"""Lesson 04 (how much memory a model needs): the self-check quiz. Layer 4."""
+"""Lesson 04 (how much memory a model needs): the self-check quiz."""
 
 from course.presentation.quiz import MultipleChoice, Numeric
 

@@ -1,7 +1,7 @@
 """Lesson 05's self-check: FLOPs, utilisation, time, energy of a workload.
 
 Numeric answers are computed with the course's calculators (``course.calculators.compute``, ``course.calculators.energy``)
-from the inputs the question states, so a changed formula changes the answer. Layer 4.
+from the inputs the question states, so a changed formula changes the answer.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Lesson 06 (parallelism on a real distributed engine): the self-check quiz. Layer 4."""
+"""Lesson 06 (parallelism on a real distributed engine): the self-check quiz."""
 
 from course.presentation.quiz import MultipleChoice, Numeric
 

@@ -1,4 +1,4 @@
-"""Lesson 07 (optimisation strategies): the self-check quiz. Layer 4."""
+"""Lesson 07 (optimisation strategies): the self-check quiz."""
 
 from course.presentation.quiz import MultipleChoice, Numeric
 

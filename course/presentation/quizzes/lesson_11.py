@@ -1,4 +1,4 @@
-"""Lesson 11 (inside the GPU): the self-check quiz. Layer 4."""
+"""Lesson 11 (inside the GPU): the self-check quiz."""
 
 from course.presentation.quiz import MultipleChoice, Numeric
 

@@ -1,4 +1,4 @@
-"""Lesson 13 (serving at scale): the self-check quiz. Layer 4."""
+"""Lesson 13 (serving at scale): the self-check quiz."""
 
 from course.presentation.quiz import MultipleChoice, Numeric
 

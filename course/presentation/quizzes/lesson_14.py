@@ -1,4 +1,4 @@
-"""Lesson 14 (running a shared GPU cluster): the self-check quiz. Layer 4."""
+"""Lesson 14 (running a shared GPU cluster): the self-check quiz."""
 
 from course.presentation.quiz import MultipleChoice, Numeric
 

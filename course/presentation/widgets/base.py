@@ -19,7 +19,7 @@ control (``sequence length (tokens) must be ...``; ``labels`` adds names that ar
 and writes long numbers with thousands separators. Parse typed values with the control's label:
 ``parse_number(label, text)``, ``parse_whole(label, text)``.
 
-Layer 4: calculations live in ``course.calculators.compute`` etc.; nothing is computed here.
+Calculations live in ``course.calculators.compute`` etc.; nothing is computed here.
 """
 
 from __future__ import annotations
@@ -33,13 +33,62 @@ from typing import Any
 import ipywidgets as widgets
 
 from course.facts import hardware, validate
+from course.presentation.plots import PALETTE
 
 ERROR_COLOUR = "#b00020"
+
+#: The model menu's last entry in the widgets that take a parameter count instead of a preset.
+CUSTOM = "custom size"
 
 
 def error_html(message: str) -> str:
     """A ValueError's message, in red, where the result would be."""
     return f'<div class="calc-error" style="color:{ERROR_COLOUR}">{html.escape(message)}</div>'
+
+
+def stacked_bar_html(
+    parts: Mapping[str, float],
+    fmt: Callable[[float], str],
+    *,
+    line_at: float | None = None,
+    line_note: str = "",
+    shares: bool = False,
+) -> str:
+    """A horizontal stacked bar of ``parts`` (label -> value) in the plots' palette, with a legend.
+
+    The bar's full width is the total, or ``line_at`` where that is larger; ``line_at`` also draws
+    a dashed line there (a capacity), explained by ``line_note``. With ``line_at``, parts of 0 are
+    left out; ``shares`` adds each part's share of the total to the legend.
+    """
+    total = sum(parts.values())
+    scale = total if line_at is None else max(total, line_at)
+    segments, legend = [], []
+    for (label, value), colour in zip(parts.items(), PALETTE, strict=False):
+        if line_at is not None and value <= 0:
+            continue
+        width = 100 * value / scale
+        segments.append(
+            f'<div title="{html.escape(label)}" style="width:{width:.2f}%;'
+            f'background:{colour};height:22px"></div>'
+        )
+        share = f" ({100 * value / total:.0f} %)" if shares else ""
+        legend.append(
+            f'<span style="color:{colour}">&#9632;</span> {html.escape(label)} {fmt(value)}{share}'
+        )
+    marker, position, note = "", "", ""
+    if line_at is not None:
+        marker = (
+            f'<div style="position:absolute;left:{100 * line_at / scale:.2f}%;top:-4px;'
+            'height:30px;border-left:2px dashed #000"></div>'
+        )
+        position = "position:relative;"
+    if line_note:
+        note = f" &nbsp; ({html.escape(line_note)})"
+    return (
+        f'<div style="{position}display:flex;width:100%;max-width:640px;background:#eee;'
+        f'margin:6px 0">{"".join(segments)}{marker}</div>'
+        f'<div style="font-size:90%">{" &nbsp; ".join(legend)}{note}</div>'
+    )
 
 
 def parse_number(

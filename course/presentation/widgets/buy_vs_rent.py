@@ -10,7 +10,7 @@ months against each rent option, a bar of each option's cost components, and the
 Every number comes from ``course.calculators.cloud.own_vs_rent``; nothing is computed here. The
 defaults answer practice question 9 of *AI Infrastructure* (a startup training continuously): a DGX
 H100 (10.2 kW, ``course.facts.hardware``) bought at *AI Infrastructure*'s unsourced ~$35,000 per
-H100 x 8 against a p5.48xlarge. Layer 4.
+H100 x 8 against a p5.48xlarge.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ modes:
 A small table and a bar of the cost components (GPU time, electricity) show the answer. Every number
 comes from ``course.calculators.energy``, ``course.calculators.inference`` and
 ``course.facts.hardware``; the widget only reads the controls, checks them (a bad value shows a
-message in red naming the control's label) and formats. Layer 4.
+message in red naming the control's label) and formats.
 """
 
 from __future__ import annotations
@@ -29,17 +29,16 @@ from course.calculators.memory import params_of
 from course.facts import hardware, units
 from course.facts.models import PRESETS, TransformerConfig
 from course.facts.units import KWH
-from course.presentation.plots import PALETTE
 from course.presentation.widgets.base import (
+    CUSTOM,
     Calculator,
     dropdown,
     gpu_options,
     parse_number,
     parse_whole,
+    stacked_bar_html,
     text_box,
 )
-
-CUSTOM = "custom size"
 
 #: control name -> (on-screen label, minimum, maximum, minimum excluded)
 LIMITS: dict[str, tuple[str, float, float, bool]] = {
@@ -92,24 +91,9 @@ def dtypes_of(gpu: str) -> list[str]:
 
 def _bar_html(parts: dict[str, float]) -> str:
     """A horizontal bar of cost components (USD), each labelled with its share."""
-    total = sum(parts.values())
-    if total <= 0:
+    if sum(parts.values()) <= 0:
         return "<p><i>Costs are zero at these prices.</i></p>"
-    segments, legend = [], []
-    for (label, value), colour in zip(parts.items(), PALETTE, strict=False):
-        share = 100 * value / total
-        segments.append(
-            f'<div title="{html.escape(label)}" style="width:{share:.2f}%;'
-            f'background:{colour};height:22px"></div>'
-        )
-        legend.append(
-            f'<span style="color:{colour}">&#9632;</span> {html.escape(label)} '
-            f"{units.fmt_usd(value)} ({share:.0f} %)"
-        )
-    return (
-        '<div style="display:flex;width:100%;max-width:640px;background:#eee;margin:6px 0">'
-        f'{"".join(segments)}</div><div style="font-size:90%">{" &nbsp; ".join(legend)}</div>'
-    )
+    return stacked_bar_html(parts, units.fmt_usd, shares=True)
 
 
 def _rows_html(rows: list[tuple[str, str]]) -> str:

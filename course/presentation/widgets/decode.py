@@ -1,5 +1,5 @@
 """The decode-speed calculator of lesson 02: model, weight dtype, GPU, batch -> floor on time per
-token. Layer 4."""
+token."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@
 system, the compute dtype, the MFU you expect, activation recomputation, systems per rack,
 electricity price, PUE and (optionally) a price per system. The output is a one-paragraph
 summary (GPUs, systems, SUs, switches, racks, power, days, energy and cost) and the calculator's
-full table. A bad value shows the calculator's message in red. Layer 4.
+full table. A bad value shows the calculator's message in red.
 """
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ import html
 from typing import Any
 
 from course.calculators import cluster, facility, memory
+from course.claims import ai_infrastructure
 from course.facts import hardware, units
+from course.facts.data.cloud_instances import PURCHASE_USD_PER_GPU_AS_WRITTEN
 from course.facts.models import PRESETS
 from course.presentation.widgets.base import (
     Calculator,
@@ -27,6 +29,15 @@ from course.presentation.widgets.mig import DECODERS
 
 #: Compute dtypes offered, where the system's GPU has them.
 DTYPES = ("bf16", "fp16", "fp8", "tf32")
+
+
+def system_price_as_written(system: str) -> str:
+    """The price box's text for ``system``: *AI Infrastructure*'s purchase price of its GPUs
+    (:func:`course.claims.ai_infrastructure.purchase_usd_as_written`), "0" where it gives none."""
+    card = hardware.SYSTEMS[system]
+    if card.gpu not in PURCHASE_USD_PER_GPU_AS_WRITTEN:
+        return "0"
+    return f"{ai_infrastructure.purchase_usd_as_written(card.gpu, card.gpus):.0f}"
 
 
 def design(v: dict[str, Any]) -> cluster.DgxDesign:
@@ -84,13 +95,15 @@ def dgx_design_calculator(
     systems_per_rack: int = 4,
     usd_per_kwh: str = "0.10",
     pue: str = str(facility.PUE_INDUSTRY_AVERAGE),
-    usd_per_system: str = "0",
+    usd_per_system: str | None = None,
 ) -> Calculator:
     """Design a DGX cluster to train ``model`` on ``tokens`` in ``days``.
 
     Defaults: *AI Infrastructure*'s question 8 with GPT-3's data (175B parameters, 300B tokens;
     Brown et al. 2020), a 30-day deadline on DGX H100 at 40 % MFU in bf16, $0.10/kWh, the
-    industry-average PUE.
+    industry-average PUE. The price per system starts at *AI Infrastructure*'s purchase price of
+    its GPUs (:func:`system_price_as_written`), as lesson 10's worked answer prices it, and follows
+    the system while it has not been edited.
     """
     system_box = dropdown("DGX system", [(s.name, k) for k, s in hardware.SYSTEMS.items()], system)
     dtype_box = dropdown(
@@ -102,7 +115,11 @@ def dgx_design_calculator(
         keep = dtype_box.value if dtype_box.value in available else available[0]
         dtype_box.options = available
         dtype_box.value = keep
+        if price_box.value == system_price_as_written(change["old"]):  # not edited: follow
+            price_box.value = system_price_as_written(change["new"])
 
+    price = system_price_as_written(system) if usd_per_system is None else usd_per_system
+    price_box = text_box("price per system ($)", price)
     system_box.observe(follow_system, names="value")
     controls = {
         "model": dropdown("model", DECODERS, model),
@@ -115,9 +132,9 @@ def dgx_design_calculator(
         "systems_per_rack": text_box("systems per rack", str(systems_per_rack)),
         "usd_per_kwh": text_box("electricity ($/kWh)", usd_per_kwh),
         "pue": text_box("PUE", pue),
-        "usd_per_system": text_box("price per system ($)", usd_per_system),
+        "usd_per_system": price_box,
     }
     return Calculator("Design a DGX cluster", controls, design, render=_design_html)
 
 
-__all__ = ["DTYPES", "dgx_design_calculator", "design"]
+__all__ = ["DTYPES", "dgx_design_calculator", "design", "system_price_as_written"]

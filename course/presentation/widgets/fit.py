@@ -10,7 +10,7 @@ Every number comes from ``course.calculators.memory`` (``training_memory``, ``in
 ``gpus_needed``) and ``course.facts.hardware``; nothing is computed here. A bad value shows the
 calculator's ``ValueError`` message in red. Several GPUs are assumed to split the memory evenly
 (ZeRO-3/FSDP sharding or tensor parallelism); lesson 06 shows what each scheme really keeps
-per GPU. Layer 4.
+per GPU.
 """
 
 from __future__ import annotations
@@ -26,18 +26,18 @@ from course.facts import hardware, units
 from course.facts.dtypes import BYTES_PER_VALUE
 from course.facts.models import PRESETS, TransformerConfig
 from course.facts.report import Report
-from course.presentation.plots import PALETTE
 from course.presentation.widgets.base import (
+    CUSTOM,
     ERROR_COLOUR,
     Calculator,
     dropdown,
     gpu_options,
     parse_number,
     parse_whole,
+    stacked_bar_html,
     text_box,
 )
 
-CUSTOM = "custom size"
 PARAMS_LABEL = "parameters (custom size)"
 SEQ_LABEL = "sequence length (tokens)"
 GPUS_LABEL = "GPUs you have"
@@ -103,36 +103,6 @@ def breakdown(v: dict[str, Any]) -> tuple[dict[str, float], Report, list[str]]:
     return parts, r, notes
 
 
-def _bar_html(parts: dict[str, float], capacity: float) -> str:
-    """A stacked bar of ``parts``, scaled so the larger of total and ``capacity`` fills it."""
-    total = sum(parts.values())
-    scale = max(total, capacity)
-    segments, legend = [], []
-    for (label, value), colour in zip(parts.items(), PALETTE, strict=False):
-        if value <= 0:
-            continue
-        width = 100 * value / scale
-        segments.append(
-            f'<div title="{html.escape(label)}" style="width:{width:.2f}%;'
-            f'background:{colour};height:22px"></div>'
-        )
-        legend.append(
-            f'<span style="color:{colour}">&#9632;</span> {html.escape(label)} '
-            f"{units.fmt_bytes(value)}"
-        )
-    line = 100 * capacity / scale
-    marker = (
-        f'<div style="position:absolute;left:{line:.2f}%;top:-4px;height:30px;'
-        f'border-left:2px dashed #000"></div>'
-    )
-    return (
-        '<div style="position:relative;display:flex;width:100%;max-width:640px;'
-        f'background:#eee;margin:6px 0">{"".join(segments)}{marker}</div>'
-        f'<div style="font-size:90%">{" &nbsp; ".join(legend)} &nbsp; '
-        f"(dashed line: usable memory of your GPUs)</div>"
-    )
-
-
 @dataclass(frozen=True)
 class FitAnswer:
     """The widget's result: the memory calculator's report and the GPUs it says are needed."""
@@ -189,7 +159,17 @@ def _fit_html(a: FitAnswer, v: dict[str, Any]) -> str:
         "memory split evenly across GPUs).</p>"
     )
     extra = "".join(f"<p><i>{html.escape(n)}</i></p>" for n in notes)
-    return verdict + _bar_html(parts, capacity) + extra + result._repr_html_()
+    return (
+        verdict
+        + stacked_bar_html(
+            parts,
+            units.fmt_bytes,
+            line_at=capacity,
+            line_note="dashed line: usable memory of your GPUs",
+        )
+        + extra
+        + result._repr_html_()
+    )
 
 
 def will_it_fit(

@@ -10,7 +10,7 @@ across nodes, more stages than layers, heads not divisible) show the reason in r
 Every number comes from :func:`course.calculators.parallel.layout_step`; nothing is computed here.
 The GPU menu lists the GPUs with a bf16 peak (the step is timed at it: no V100); choosing a model
 keeps the sequence length within its context window and tensor parallelism a divisor of its heads
-(data parallelism takes up the difference). Layer 4.
+(data parallelism takes up the difference).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ or "7 x 1g.10gb"), a model, its weights dtype and the context it serves. The out
 memory slices with each instance where :func:`course.calculators.systems.mig_layout` placed it, the
 SMs used and left idle, and which instances hold the model
 (:func:`course.calculators.systems.mig_serving_fit` for the memory). An invalid mix shows the layout
-calculator's reason in red. Layer 4: nothing is computed here.
+calculator's reason in red. Nothing is computed here.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The occupancy calculator of lesson 11: compute capability, threads per block, registers per
 thread and shared memory per block -> resident blocks and warps per SM, and what limits them.
 
-It calls ``course.calculators.occupancy.occupancy`` and computes nothing itself. Layer 4.
+It calls ``course.calculators.occupancy.occupancy`` and computes nothing itself.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The roofline explorer of lesson 02: GPU, dtype, FLOPs and bytes -> bound, floor on time, share
-of peak. Layer 4."""
+of peak."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ slow / too costly), a GPU, a batch and a sequence length; the table lists the te
 address the constraint, ranked by their calculated or measured effect on that model, each with where
 its number comes from and what it costs. The ranking is
 ``course.calculators.techniques.rank_techniques`` (pure, tested); this module only wires it to
-controls. Lesson 07. Layer 4.
+controls. Lesson 07.
 """
 
 from __future__ import annotations

@@ -171,8 +171,8 @@ def read_submission(path: Path) -> tuple[nbformat.NotebookNode | None, str]:
 
 
 def _metadata_sets(nb) -> list[str]:
-    """Every set the notebook's metadata names (``course.assignment``,
-    ``otter.assignment_name``)."""
+    """Every set the notebook's metadata names (``metadata["course"]["assignment"]``,
+    ``metadata["otter"]["assignment_name"]``)."""
     if nb is None:
         return []
     named = []

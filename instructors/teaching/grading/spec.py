@@ -331,12 +331,6 @@ def read(path: str | Path) -> Assignment:
     return assignment
 
 
-def solution_code_cells(path: str | Path) -> list[str]:
-    """Every code cell of a solution notebook, in order (what runs to make the answer key)."""
-    nb = nbformat.read(Path(path), as_version=4)
-    return [c.source for c in nb.cells if c.cell_type == "code"]
-
-
 def imported_modules(cells: list[dict]) -> list[str]:
     """Modules the code cells import (``import a.b`` and ``from a.b import c``), in order."""
     import ast

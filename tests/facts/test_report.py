@@ -1,0 +1,78 @@
+"""Results that print themselves (course.facts.report): the unit read from a name, Report, Table."""
+
+from dataclasses import dataclass
+
+import pytest
+
+from course.facts import report, units
+from course.facts.report import Table
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("weights_bytes", "bytes"),
+        ("read_bytes_per_s", "bandwidth"),  # the longest suffix wins over "_bytes" and "_per_s"
+        ("flop_per_s", "flop_rate"),  # a column named by its unit alone
+        ("step_seconds", "seconds"),
+        ("price_usd_per_hour", "usd_per_hour"),
+        ("arithmetic_flop_per_byte", "intensity"),
+        ("mfu_fraction", "percent"),
+        ("boost_clock_hz", "hertz"),
+        ("tensor_over_fp32_ratio", "ratio"),
+        ("gpus", "number"),
+    ],
+)
+def test_unit_kind_reads_the_unit_from_the_name(name, kind):
+    assert report.unit_kind(name) == kind
+
+
+def test_table_formats_each_cell_by_its_column_and_keeps_si_numbers():
+    rows = [
+        {"gpus": 8, "step_seconds": 0.0123, "weights_bytes": 2 * units.GiB, "note": "a"},
+        {"gpus": 16, "step_seconds": 2.5, "weights_bytes": 512 * units.MiB, "note": None},
+    ]
+    table = Table(rows, title="Two layouts")
+    assert table == rows and table[1]["gpus"] == 16  # still the list of rows it was given
+    assert table.columns == ["gpus", "step_seconds", "weights_bytes", "note"]
+    assert table.text_rows() == [
+        ["8", units.fmt_seconds(0.0123), "2.1 GB (2.0 GiB)", "a"],
+        ["16", units.fmt_seconds(2.5), "536.9 MB (512.0 MiB)", "-"],
+    ]
+    text = str(table).splitlines()
+    assert text[0] == "Two layouts" and "step seconds" in text[1]
+    assert "<caption" in table._repr_html_() and "12.3 ms" in table._repr_html_()
+
+
+def test_clock_rates_print_in_ghz_or_mhz():
+    table = Table([{"boost_clock_hz": 1.98e9, "memory_clock_hz": 1.593e9 / 2}])
+    assert table.text_rows() == [["1.98 GHz", "796 MHz"]]
+
+
+def test_table_columns_pick_the_order_and_formats_override_the_name():
+    table = Table([{"a": 0.25, "b": 1}], columns=("b", "a"), formats={"a": "percent"})
+    assert table.text_rows() == [["1", "25.0 %"]]
+    small = Table([{"trainable_fraction": 0.0059}, {"trainable_fraction": 0.25}])
+    assert small.text_rows() == [["0.59 %"], ["25.0 %"]]  # a small share keeps its digits
+    threads = Table([{"threads": None}, {"threads": 2}], missing={"threads": "default"})
+    assert threads.text_rows() == [["default"], ["2"]]
+    assert threads.where(threads=None).text_rows() == [["default"]]
+
+
+def test_table_reads_dataclass_records_and_filters_them():
+    @dataclass(frozen=True)
+    class Rec:
+        library: str
+        seconds: float
+
+    table = Table([Rec("numpy", 1e-3), Rec("torch", 2e-3)], note="medians")
+    assert table.columns == ["library", "seconds"]
+    assert table.where(library="torch") == [Rec("torch", 2e-3)]
+    assert str(table).endswith("medians")
+
+
+def test_table_to_pandas_holds_the_unformatted_numbers():
+    pytest.importorskip("pandas")
+    frame = Table([{"gpus": 8, "step_seconds": 0.5}]).to_pandas()
+    assert list(frame.columns) == ["gpus", "step_seconds"]
+    assert frame.loc[0, "step_seconds"] == 0.5
