@@ -33,6 +33,8 @@ MAX_TOKENS = 10**8
 #: Longest time to a million output tokens :func:`serving_footprint` accepts (the 1e12 s limit
 #: of :func:`course.calculators.energy.energy_joules`, about 31,700 years).
 MAX_SERVING_SECONDS = 1e12
+#: Number formats a weight or KV cache can be served in.
+DTYPES = ("fp32", "fp16", "bf16", "fp8")
 
 
 def _efficiency(value: object) -> float:
@@ -40,7 +42,7 @@ def _efficiency(value: object) -> float:
 
 
 def _dtype(value: object) -> str:
-    return str(validate.choice("dtype", value, ("fp32", "fp16", "bf16", "fp8")))
+    return str(validate.choice("dtype", value, DTYPES))
 
 
 @dataclass(frozen=True)

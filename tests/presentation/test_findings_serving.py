@@ -55,8 +55,8 @@ def test_batching_branches():
 
 def test_queue_model_branches():
     cap, slots, t0 = 10.0, 4, 0.01
-    pred = f.predicted_ttft_seconds(
-        5, capacity_per_s=cap, slots=slots, unloaded_ttft_seconds=t0, quantile=0.5
+    pred = queueing.ttft_quantile_seconds(
+        5, service_seconds=slots / cap, servers=slots, prefill_seconds=t0, quantile=0.5
     )
     assert pred == queueing.mmc(5, 0.4, 4).wait_quantile_seconds(0.5) + t0
     pts = [_p(5, 1, p50=pred * 1.2), _p(9, 1, p50=100.0), _p(12, 1, p50=3.0)]

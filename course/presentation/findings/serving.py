@@ -137,20 +137,6 @@ def batching(points: Sequence[Any]) -> str:
     )
 
 
-def predicted_ttft_seconds(
-    offered_per_s: float,
-    *,
-    capacity_per_s: float,
-    slots: int,
-    unloaded_ttft_seconds: float,
-    quantile: float,
-) -> float:
-    """M/M/c with ``slots`` servers, each holding a request ``slots / capacity`` seconds (the
-    measured saturated rate), plus the unloaded TTFT: a queueing model of the measured server."""
-    q = queueing.mmc(offered_per_s, slots / capacity_per_s, slots)
-    return q.wait_quantile_seconds(quantile) + unloaded_ttft_seconds
-
-
 def queue_model(
     points: Sequence[Any], *, capacity_per_s: float, slots: int, unloaded_ttft_seconds: float
 ) -> str:
@@ -163,11 +149,11 @@ def queue_model(
     lines, within = [], 0
     for p in rows:
         rate = get(p, "offered_per_s")
-        pred = predicted_ttft_seconds(
+        pred = queueing.ttft_quantile_seconds(
             rate,
-            capacity_per_s=capacity_per_s,
-            slots=slots,
-            unloaded_ttft_seconds=unloaded_ttft_seconds,
+            service_seconds=slots / capacity_per_s,
+            servers=slots,
+            prefill_seconds=unloaded_ttft_seconds,
             quantile=0.5,
         )
         meas = get(p, "ttft_p50_seconds")
@@ -256,7 +242,6 @@ __all__ = [
     "batching",
     "knee",
     "knee_rate",
-    "predicted_ttft_seconds",
     "queue_model",
     "routing",
     "tools_disagree",

@@ -1,5 +1,6 @@
-"""Lesson 13's figures, in the course style (:mod:`course.presentation.plots`): a load curve and a
-day of traffic on a fixed and an autoscaled fleet. Kept apart from ``plots.py`` only to keep that
+"""Lesson 13's figures, in the course style (:mod:`course.presentation.plots`): a load curve, the
+batch-latency frontier of each tensor-parallel degree, and a day of traffic on a fixed and an
+autoscaled fleet. Kept apart from ``plots.py`` only to keep that
 shared module small; same palette, same conventions. Layer 4.
 """
 
@@ -103,4 +104,44 @@ def day_fleet(
     return fig
 
 
-__all__ = ["day_fleet", "load_curve"]
+def tp_frontier(
+    curves: Sequence[Sequence[Any]],
+    chosen: Sequence[Any] = (),
+    *,
+    title: str = "Latency against throughput per GPU",
+):
+    """Each TP degree's decode tokens/s per GPU against its inter-token latency, batch by batch
+    (``fleet.batch_latency_frontier``), with each degree's chosen batch (``fleet.TPOption``)
+    marked: the latency-throughput Pareto frontier."""
+    from matplotlib import pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4))
+    for i, curve in enumerate(c for c in curves if c):
+        rows = _rows(curve)
+        colour = PALETTE[i % len(PALETTE)]
+        x = [r["itl_seconds"] * 1e3 for r in rows]
+        y = [r["output_tokens_per_s_per_gpu"] for r in rows]
+        ax.plot(x, y, "o-", color=colour, ms=3, label=f"TP{rows[0]['tp']}")
+        ax.annotate(f"batch {rows[-1]['batch']:,}", (x[-1], y[-1]), fontsize=7, color=colour)
+    for j, r in enumerate(_rows(chosen) if chosen else []):
+        ax.plot(
+            r["itl_seconds"] * 1e3,
+            r["batch"] / r["itl_seconds"] / r["tp"],
+            "*",
+            ms=14,
+            color="black",
+            label=None if j else "batch within KV room and TPOT SLO",
+        )
+    ax.set(
+        xlabel="inter-token latency, one decode step (ms)",
+        ylabel="decode tokens/s per GPU",
+        xscale="log",
+        yscale="log",
+        title=title,
+    )
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+__all__ = ["day_fleet", "load_curve", "tp_frontier"]
