@@ -592,8 +592,11 @@ def simulate_day(
     """Follow a day's rates with a fixed fleet (enough replicas for the peak, always on) or an
     autoscaler. Every step the autoscaler asks for ``ceil(rate / (target x capacity))`` replicas
     (at least ``min_replicas``); new ones serve after ``scale_up_delay_seconds`` (rounded up to
-    whole steps); surplus ones stop at once. ``requests_per_s_per_replica`` is what a replica
-    serves within the SLO (:attr:`FleetPlan.requests_per_s_per_replica`).
+    whole steps); surplus ones stop at once; the day starts with the replicas its first step asks
+    for (the fleet ran before midnight). At ``target_utilisation`` below 1 the autoscaler keeps
+    more replicas at the peak than the fixed fleet, which runs its replicas at their full SLO
+    capacity. ``requests_per_s_per_replica`` is what a replica serves within the SLO
+    (:attr:`FleetPlan.requests_per_s_per_replica`).
     """
     if not isinstance(rates_per_s, Sequence) or not rates_per_s or len(rates_per_s) > 10**6:
         raise ValueError(f"rates_per_s must be a non-empty sequence of rates, got {rates_per_s!r}")
@@ -615,7 +618,8 @@ def simulate_day(
     )
     lag = math.ceil(delay / step - 1e-9)
     peak_need = max(low, math.ceil(max(rates) / cap - 1e-9))
-    ready, starting = (peak_need, []) if mode == "fixed" else (low, [])
+    first = max(low, math.ceil(rates[0] / (target * cap) - 1e-9))  # the day starts steady
+    ready, starting = (peak_need, []) if mode == "fixed" else (first, [])
     billed = miss_seconds = missed = total = 0.0
     history = []
     for rate in rates:

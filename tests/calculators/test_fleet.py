@@ -232,3 +232,24 @@ def test_published_slos_are_sourced():
     for factor, source in serving_published.PUBLISHED_GAINS.values():
         assert factor > 1 and "https://" in source
     assert math.isclose(serving_published.MLPERF_SLOS[0].ttft_seconds, 2.0)
+
+
+def test_the_day_starts_with_the_replicas_its_first_step_needs():
+    # 10 req/s from midnight, 4 per replica at full load, target 100 %: 3 replicas from the start
+    day = fleet.simulate_day(
+        [10.0] * 4,
+        step_seconds=300,
+        requests_per_s_per_replica=4,
+        target_utilisation=1.0,
+        min_replicas=1,
+        scale_up_delay_seconds=600,
+    )
+    assert day.ready_replicas == (3, 3, 3, 3) and day.slo_miss_seconds == 0
+    # at a target of 80 % the autoscaler keeps ceil(10 / 3.2) = 4 where the fixed fleet has 3
+    margin = fleet.simulate_day(
+        [10.0] * 4, step_seconds=300, requests_per_s_per_replica=4, target_utilisation=0.8
+    )
+    fixed = fleet.simulate_day(
+        [10.0] * 4, step_seconds=300, requests_per_s_per_replica=4, policy="fixed"
+    )
+    assert margin.peak_replicas == 4 > fixed.peak_replicas == 3
