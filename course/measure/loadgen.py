@@ -418,7 +418,7 @@ def serving_run(
     *,
     fractions: Sequence[float] = (0.5, 0.8, 1.0, 1.2),
     requests_per_point: int = 120,
-    point_seconds: float = 4.0,
+    point_seconds: float = 3.0,
     repeats: int = 1,
     warmup_fraction: float = 0.1,
     max_batch: int = 8,
