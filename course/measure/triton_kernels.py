@@ -260,14 +260,23 @@ def check_all(seed: int = 0) -> list[KernelCheck]:
         check("vector add", vector_add(x, y), x + y, 1e-6),
         check("rmsnorm (fused)", rmsnorm(m, w), rmsnorm_torch(m, w), 1e-4),
         check("row max", row_max(m), m.max(dim=1).values, 0.0),
-        check("matmul (tiled)", matmul(a, b), a @ b, 5e-2),  # tf32 tensor cores on a GPU
+        check("matmul (tiled)", matmul(a, b), a @ b, matmul_tolerance()),
     ]
+
+
+def matmul_tolerance() -> float:
+    """Largest error :func:`check_all` accepts from the tiled matmul (70x50 @ 50x40, unit normal
+    inputs): on the interpreter ``tl.dot`` computes in float32 (error about 1e-5), so 1e-4; on a
+    GPU it uses TF32 tensor cores (10-bit mantissa, about 1e-3 relative per product), so 5e-2.
+    Rounding the inputs to float16 on the interpreter gives about 1e-2: the check catches it."""
+    return 1e-4 if _STATE.get("interpreted") else 5e-2
 
 
 __all__ = [
     "KernelCheck",
     "available",
     "check",
+    "matmul_tolerance",
     "check_all",
     "matmul",
     "modules",

@@ -41,6 +41,20 @@ def test_every_triton_kernel_matches_torch(tk):
     assert all(c.matches for c in checks), checks
 
 
+def test_the_tiled_matmul_keeps_float32_precision_on_the_interpreter(tk):
+    """The kernel accumulates float32 tiles in float32: on the interpreter its error against torch
+    is about 1e-5; rounding the inputs to float16 (a 10-bit mantissa) makes it about 1e-2, which
+    this bound and check_all's tolerance both refuse."""
+    if not tk._STATE.get("interpreted"):
+        pytest.skip("compiled on a GPU: tl.dot uses TF32 tensor cores there")
+    g = torch.Generator().manual_seed(3)
+    a, b = torch.randn(70, 50, generator=g), torch.randn(50, 40, generator=g)
+    err = (tk.matmul(a, b) - a @ b).abs().max().item()
+    assert err < 1e-4 == tk.matmul_tolerance()
+    rounded = (a.half().float() @ b.half().float() - a @ b).abs().max().item()
+    assert rounded > 10 * tk.matmul_tolerance()  # what the bound guards against
+
+
 def test_vector_add_masks_a_partial_last_block(tk):
     x, y = torch.arange(130.0), torch.ones(130)
     assert torch.equal(tk.vector_add(x, y, block=64), x + y)  # 3 programs, the last with 2 lanes
