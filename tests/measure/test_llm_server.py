@@ -248,3 +248,47 @@ def test_the_paged_cache_grows_a_block_only_when_the_last_is_full():
     assert len(cache.tables[0]) == 3 and cache.peak_blocks == 3
     cache.release(0)
     assert cache.used_blocks == 0 and len(cache.free) == 16
+
+
+def _tokens(model, requests, admission, blocks):
+    engine = llm_server.Engine(
+        model, max_batch=8, num_blocks=blocks, block_tokens=4, admission=admission
+    )
+    loop = asyncio.new_event_loop()
+    try:
+        live = [engine.submit([7 + p] * p, cap, loop, stop_after=n) for p, cap, n in requests]
+        while engine.step():
+            pass
+    finally:
+        loop.close()
+    return engine, [r.generated for r in live]
+
+
+REQUESTS = [(3, 12, n) for n in (10, 2, 8, 1, 5, 7)]  # cap 12, real lengths below it
+
+
+def test_optimistic_admission_preempts_and_recomputes_the_same_tokens(model):
+    """A small pool (6 blocks of 4 tokens): reserving prompt + cap (4 blocks each) runs one
+    sequence at a time; admitting on the prompt runs several, evicts the newest when the pool is
+    dry and recomputes it on readmission. Greedy and exact, so every answer is the same."""
+    res, tokens_res = _tokens(model, REQUESTS, "reserve", 6)
+    opt, tokens_opt = _tokens(model, REQUESTS, "optimistic", 6)
+    assert tokens_opt == tokens_res and [len(t) for t in tokens_res] == [n for *_, n in REQUESTS]
+    assert res.stats.preempted == 0 and opt.stats.preempted > 0
+    batch = lambda e: sum(s.batch for s in e.stats.steps) / len(e.stats.steps)  # noqa: E731
+    assert batch(opt) > 1.5 * batch(res) and len(opt.stats.steps) < len(res.stats.steps)
+    assert opt.cache.peak_blocks == 6 and opt.cache.used_blocks == res.cache.used_blocks == 0
+
+
+def test_burst_compares_the_policies_and_a_large_pool_makes_them_equal(model):
+    small = [
+        llm_server.burst(model, REQUESTS, admission=a, num_blocks=6, block_tokens=4)
+        for a in llm_server.ADMISSIONS
+    ]
+    assert [b.admission for b in small] == ["reserve", "optimistic"]
+    assert small[0].output_tokens == small[1].output_tokens == sum(n for *_, n in REQUESTS)
+    assert small[1].preempted > 0 and small[1].recomputed_tokens > 0
+    assert small[0].recomputed_tokens == 0 and small[1].peak_pool_share == 1.0
+    big = llm_server.burst(model, REQUESTS, admission="optimistic", num_blocks=64, block_tokens=4)
+    big_res = llm_server.burst(model, REQUESTS, admission="reserve", num_blocks=64, block_tokens=4)
+    assert big.steps == big_res.steps and big.preempted == 0 and big.peak_pool_share < 0.5

@@ -127,3 +127,29 @@ def test_routing_branches():
     assert "Nobody waited" in f.routing([r("round-robin", 0.0), r("least-outstanding", 0.0)])
     assert "Both routing" in f.routing([r("round-robin", 1.0)])
     assert "not two live servers" in f.routing([r("round-robin", 1.0), r("least-outstanding", 1)])
+
+
+def _burst(blocks, admission, batch, steps, preempted=0, recomputed=0, tps=100.0):
+    return {
+        "pool_blocks": blocks,
+        "admission": admission,
+        "mean_batch": batch,
+        "steps": steps,
+        "peak_pool_share": 0.5,
+        "preempted": preempted,
+        "recomputed_tokens": recomputed,
+        "output_tokens_per_s": tps,
+    }
+
+
+def test_paging_says_when_the_pool_limits_and_what_preemption_costs():
+    big = [_burst(256, "reserve", 11.6, 137), _burst(256, "optimistic", 11.6, 137)]
+    small = [
+        _burst(32, "reserve", 3.2, 502),
+        _burst(32, "optimistic", 6.8, 227, preempted=37, recomputed=1336),
+    ]
+    text = f.paging(big + small)
+    assert "the same schedule" in text and "changed nothing" in text
+    assert "2.2× fewer" in text and "37 evictions and 1,336 tokens" in text
+    assert text.index("256 blocks") < text.index("32 blocks")
+    assert "Both admission policies" in f.paging(big[:1])

@@ -6,6 +6,7 @@
   throughput plateau;
 - :func:`batching`: static vs continuous batching on the same requests, repeat by repeat;
 - :func:`queue_model`: the M/M/c prediction beside the measured p90 and p99 TTFT at each load;
+- :func:`paging`: max-length reservation against optimistic admission with preemption;
 - :func:`tools_disagree`: one run's ITL as vLLM's benchmark and GenAI-Perf would report it;
 - :func:`routing`: round-robin vs least-outstanding (a replay, not a measurement: says so).
 
@@ -294,6 +295,45 @@ def queue_model(
     return text + "\n" + "\n".join(lines)
 
 
+def paging(results: Sequence[Any]) -> str:
+    """Reserving each request's whole allowed length against admitting on its prompt and
+    preempting when the pool runs dry, per pool size (``llm_server.BurstResult`` records): the
+    batch each ran, the steps it took, evictions and recomputed tokens."""
+    pools: dict[int, dict[str, Any]] = {}
+    for r in results:
+        pools.setdefault(get(r, "pool_blocks"), {})[get(r, "admission")] = r
+    lines = []
+    for blocks in sorted(pools, reverse=True):
+        by = pools[blocks]
+        if "reserve" not in by or "optimistic" not in by:
+            continue
+        res, opt = by["reserve"], by["optimistic"]
+        head = (
+            f"- **{blocks} blocks**: reserving the whole allowed length ran a mean batch of "
+            f"{get(res, 'mean_batch'):.1f} over {get(res, 'steps')} steps, using at most "
+            f"{get(res, 'peak_pool_share'):.0%} of the pool; admitting on the prompt ran "
+            f"{get(opt, 'mean_batch'):.1f} over {get(opt, 'steps')} steps"
+        )
+        if get(opt, "preempted") == 0 and get(opt, "steps") == get(res, "steps"):
+            lines.append(
+                f"{head}, the same schedule: the pool never ran short, so how it is handed out "
+                "changed nothing."
+            )
+        else:
+            lines.append(
+                f"{head} ({times(get(res, 'steps') / get(opt, 'steps'))} fewer), at the price of "
+                f"{get(opt, 'preempted')} evictions and {get(opt, 'recomputed_tokens'):,} tokens "
+                f"prefilled again; on this machine {get(res, 'output_tokens_per_s'):,.0f} against "
+                f"{get(opt, 'output_tokens_per_s'):,.0f} output tokens/s."
+            )
+    if not lines:
+        return "Both admission policies are needed on the same pool to compare them."
+    return (
+        "The same burst, the same real answer lengths, which the scheduler does not know (it sees "
+        "only the cap each client asked for):\n" + "\n".join(lines)
+    )
+
+
 def tools_disagree(records: Sequence[Any]) -> str:
     """One run's inter-token latency two ways: every gap pooled (vLLM's ITL) and per-request
     average (GenAI-Perf's ITL, vLLM's TPOT)."""
@@ -357,6 +397,7 @@ __all__ = [
     "knee",
     "knee_rate",
     "load_sweep",
+    "paging",
     "queue_model",
     "routing",
     "tools_disagree",
