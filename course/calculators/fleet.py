@@ -181,21 +181,23 @@ def batch_latency_frontier(
     return tuple(out)
 
 
+#: How a replica's fields print, shared by :class:`TPOption` and :class:`FleetPlan`.
+_REPLICA_FORMATS = {
+    "gpu": "text",
+    "tp": "number",
+    "batch": "number",
+    "batch_limit": "text",
+    "requests_per_s_per_replica": "number",
+}
+
+
 @dataclass(frozen=True)
 class TPOption(Report):
     """A replica of ``tp`` GPUs at the batch its KV room and the TPOT SLO allow."""
 
     _title = "Replica on the batch-latency trade-off"
     _formats = MappingProxyType(
-        {
-            "gpu": "text",
-            "tp": "number",
-            "kv_room_batch": "number",
-            "batch": "number",
-            "batch_limit": "text",
-            "requests_per_s_per_replica": "number",
-            "output_tokens_per_s_per_gpu": "number",
-        }
+        {**_REPLICA_FORMATS, "kv_room_batch": "number", "output_tokens_per_s_per_gpu": "number"}
     )
 
     gpu: str
@@ -233,17 +235,6 @@ def _option(c, card, t, batch, room, limit, p, out, dtype, efficiency, tp_effici
     )
 
 
-def _tokens(config: TransformerConfig, prompt_tokens: object, output_tokens: object):
-    p = validate.positive_int("prompt_tokens", prompt_tokens, maximum=inference.MAX_TOKENS)
-    out = validate.positive_int("output_tokens", output_tokens, maximum=inference.MAX_TOKENS)
-    if p + out > config.max_positions:
-        raise ValueError(
-            f"prompt tokens + output tokens must be <= {config.max_positions:,} for "
-            f"{config.name} (its context window), got {p:,} + {out:,} = {p + out:,}"
-        )
-    return p, out
-
-
 def replica_option(
     config: TransformerConfig,
     gpu: hardware.GPU | str,
@@ -263,7 +254,7 @@ def replica_option(
     when ``None``). ValueError when the weights do not fit or batch 1 misses the SLO."""
     c, card = checked_config(config), hardware.gpu(gpu)
     t = _tp(c, tp)
-    p, out = _tokens(c, prompt_tokens, output_tokens)
+    p, out = inference.request_tokens(c, prompt_tokens, output_tokens)
     room = kv_room_sequences(
         c, card, tp=t, context_tokens=p + out, dtype=dtype, usable_fraction=usable_fraction
     )
@@ -349,18 +340,14 @@ class FleetPlan(Report):
     _title = "Fleet for a peak load and an SLO"
     _formats = MappingProxyType(
         {
-            "gpu": "text",
+            **_REPLICA_FORMATS,
             "peak_requests_per_s": "number",
-            "tp": "number",
-            "batch": "number",
-            "batch_limit": "text",
             "gpus_per_replica": "number",
             "replicas_for_throughput": "number",
             "replicas": "number",
             "gpus": "number",
             "utilisation": "percent",
             "quantile": "percent",
-            "requests_per_s_per_replica": "number",
             "usd_per_million_output_tokens": "usd",
         }
     )

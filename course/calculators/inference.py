@@ -175,6 +175,21 @@ def decode(
     )
 
 
+def request_tokens(
+    config: TransformerConfig, prompt_tokens: object, output_tokens: object
+) -> tuple[int, int]:
+    """A request's prompt and answer lengths, checked to fit the model's context window."""
+    config = checked_config(config)
+    p = validate.positive_int("prompt_tokens", prompt_tokens, maximum=MAX_TOKENS)
+    out = validate.positive_int("output_tokens", output_tokens, maximum=MAX_TOKENS)
+    if p + out > config.max_positions:
+        raise ValueError(
+            f"prompt tokens + output tokens must be <= {config.max_positions:,} for "
+            f"{config.name} (its context window), got {p:,} + {out:,} = {p + out:,}"
+        )
+    return p, out
+
+
 @dataclass(frozen=True)
 class Serving(Report):
     """GPUs and cost to serve a steady stream of requests (see :func:`serving`)."""
@@ -225,15 +240,9 @@ def serving(
     rate = validate.number(
         "requests_per_s", requests_per_s, minimum=0, maximum=1e9, strict_min=True
     )
-    p = validate.positive_int("prompt_tokens", prompt_tokens, maximum=MAX_TOKENS)
-    out = validate.positive_int("output_tokens", output_tokens, maximum=MAX_TOKENS)
+    p, out = request_tokens(c, prompt_tokens, output_tokens)
     price = validate.number("usd_per_gpu_hour", usd_per_gpu_hour, minimum=0, maximum=1e6)
     d = _dtype(dtype)
-    if p + out > c.max_positions:
-        raise ValueError(
-            f"prompt tokens + output tokens must be <= {c.max_positions:,} for "
-            f"{c.name} (its context window), got {p:,} + {out:,} = {p + out:,}"
-        )
     first = prefill(c, p, card, dtype=d, efficiency=efficiency)
     step = decode(c, card, batch=batch, context_tokens=p + out // 2, dtype=d, efficiency=efficiency)
     kv = kv_cache_bytes(
@@ -330,12 +339,14 @@ def serving_footprint(
 
 
 __all__ = [
+    "DTYPES",
     "Decode",
     "Prefill",
     "Serving",
     "ServingFootprint",
     "decode",
     "prefill",
+    "request_tokens",
     "serving",
     "serving_footprint",
 ]
