@@ -103,8 +103,8 @@ METRIC_DEFINITIONS = MappingProxyType({
 
 #: How MLPerf's LoadGen measures the two numbers its SLOs constrain: its TPOT is vLLM's.
 MLPERF_METRIC_DEFINITIONS = MappingProxyType({
-    "TTFT": "first token reported by the system under test - query issued; p99 over samples",
-    "TPOT": "per sample: (latency - TTFT) / (output tokens - 1); p99 over samples",
+    "TTFT": "first token reported by the system under test - query issued; p99 over samples, an order statistic (not interpolated)",
+    "TPOT": "per sample: (latency - TTFT) / (output tokens - 1); p99 over samples, an order statistic (not interpolated)",
     "source": MLPERF_LOADGEN,
 })  # fmt: skip
 
