@@ -58,7 +58,8 @@ def warp_access(
     ``element_bytes`` 1-16 (a char to a float4), ``stride_elements`` >= 0 (0: every thread reads
     the same element, a broadcast), ``offset_bytes`` >= 0 (misalignment of the first element).
     ``sector_bytes``/``line_bytes`` default to the GPU's 32/128; pass 64/64 for a CPU cache line.
-    Bytes used count each distinct byte once. Source: CUDA C++ Best Practices Guide 9.2.1.
+    Bytes used count each distinct byte once. Source: CUDA C++ Best Practices Guide, "Coalesced
+    Access to Global Memory".
     """
     size = validate.positive_int("element size (bytes)", element_bytes, maximum=16)
     stride = validate.positive_int("stride (elements)", stride_elements, minimum=0, maximum=2**20)

@@ -33,6 +33,8 @@ MAX_TOKENS = 10**8
 #: Longest time to a million output tokens :func:`serving_footprint` accepts (the 1e12 s limit
 #: of :func:`course.calculators.energy.energy_joules`, about 31,700 years).
 MAX_SERVING_SECONDS = 1e12
+#: Number formats a weight or KV cache can be served in.
+DTYPES = ("fp32", "fp16", "bf16", "fp8")
 
 
 def _efficiency(value: object) -> float:
@@ -40,7 +42,7 @@ def _efficiency(value: object) -> float:
 
 
 def _dtype(value: object) -> str:
-    return str(validate.choice("dtype", value, ("fp32", "fp16", "bf16", "fp8")))
+    return str(validate.choice("dtype", value, DTYPES))
 
 
 @dataclass(frozen=True)
@@ -173,6 +175,21 @@ def decode(
     )
 
 
+def request_tokens(
+    config: TransformerConfig, prompt_tokens: object, output_tokens: object
+) -> tuple[int, int]:
+    """A request's prompt and answer lengths, checked to fit the model's context window."""
+    config = checked_config(config)
+    p = validate.positive_int("prompt_tokens", prompt_tokens, maximum=MAX_TOKENS)
+    out = validate.positive_int("output_tokens", output_tokens, maximum=MAX_TOKENS)
+    if p + out > config.max_positions:
+        raise ValueError(
+            f"prompt tokens + output tokens must be <= {config.max_positions:,} for "
+            f"{config.name} (its context window), got {p:,} + {out:,} = {p + out:,}"
+        )
+    return p, out
+
+
 @dataclass(frozen=True)
 class Serving(Report):
     """GPUs and cost to serve a steady stream of requests (see :func:`serving`)."""
@@ -223,15 +240,9 @@ def serving(
     rate = validate.number(
         "requests_per_s", requests_per_s, minimum=0, maximum=1e9, strict_min=True
     )
-    p = validate.positive_int("prompt_tokens", prompt_tokens, maximum=MAX_TOKENS)
-    out = validate.positive_int("output_tokens", output_tokens, maximum=MAX_TOKENS)
+    p, out = request_tokens(c, prompt_tokens, output_tokens)
     price = validate.number("usd_per_gpu_hour", usd_per_gpu_hour, minimum=0, maximum=1e6)
     d = _dtype(dtype)
-    if p + out > c.max_positions:
-        raise ValueError(
-            f"prompt tokens + output tokens must be <= {c.max_positions:,} for "
-            f"{c.name} (its context window), got {p:,} + {out:,} = {p + out:,}"
-        )
     first = prefill(c, p, card, dtype=d, efficiency=efficiency)
     step = decode(c, card, batch=batch, context_tokens=p + out // 2, dtype=d, efficiency=efficiency)
     kv = kv_cache_bytes(
@@ -328,12 +339,14 @@ def serving_footprint(
 
 
 __all__ = [
+    "DTYPES",
     "Decode",
     "Prefill",
     "Serving",
     "ServingFootprint",
     "decode",
     "prefill",
+    "request_tokens",
     "serving",
     "serving_footprint",
 ]

@@ -45,7 +45,8 @@ def moe_account(
 ) -> MoEAccount:
     """Total vs active parameters of ``config``, its weights' bytes and forward FLOPs per token.
 
-    Mixtral 8x7B: 46.7B stored, 12.9B used per token (Jiang et al. 2024).
+    Mixtral 8x7B: 46.7B stored, 12.9B used per token (counted from its released config.json;
+    Jiang et al. 2024 give 47B and 13B).
     """
     if not isinstance(config, TransformerConfig):
         raise ValueError(f"config must be a TransformerConfig, got {config!r}")

@@ -15,7 +15,8 @@ and each holds one of ``c`` identical servers for a service time of mean ``S`` s
   has a closed form (Kleinrock 1975, *Queueing Systems* vol. 1, sec. 3.5; Gross & Harris,
   *Fundamentals of Queueing Theory*, sec. 2.3). As ``rho -> 1`` the mean wait grows like
   ``1 / (1 - rho)``: the knee of every load curve.
-- :func:`servers_for_wait`: the fewest servers whose wait percentile meets a target.
+- :func:`servers_for_wait`: the fewest servers whose wait percentile meets a target;
+  :func:`ttft_quantile_seconds`: a percentile of time to first token (the wait plus the prefill).
 
 
 """
@@ -239,6 +240,22 @@ def mmc(arrivals_per_second: float, service_seconds: float, servers: int = 1) ->
     )
 
 
+def ttft_quantile_seconds(
+    arrivals_per_second: float,
+    *,
+    service_seconds: float,
+    servers: int,
+    prefill_seconds: float,
+    quantile: float = 0.99,
+) -> float:
+    """The ``quantile`` of time to first token of a server modelled as M/M/c: the wait for one of
+    ``servers`` batch slots, each held ``service_seconds``, plus the prefill (``inf`` when the
+    queue is unstable). Used to size fleets and to predict a measured load curve."""
+    pre = validate.number("prefill_seconds", prefill_seconds, minimum=0, maximum=1e6)
+    q = validate.number("quantile", quantile, minimum=0, maximum=1, strict_min=True)
+    return mmc(arrivals_per_second, service_seconds, servers).wait_quantile_seconds(q) + pre
+
+
 def servers_for_wait(
     arrivals_per_second: float,
     service_seconds: float,
@@ -352,4 +369,5 @@ __all__ = [
     "mmc",
     "percentile",
     "servers_for_wait",
+    "ttft_quantile_seconds",
 ]

@@ -5,8 +5,9 @@
   same state twice: gathered to rank 0 and written with ``torch.save`` (one file, one writer), and
   with DCP (``dcp.save``: every rank writes its own shards, one file per rank plus a ``.metadata``
   the planner writes, describing which rank holds which piece of which tensor).
-- :func:`async_overlap` times ``dcp.async_save`` (returns once the state is staged; the write runs
-  in the background while training continues) against a blocking ``dcp.save``.
+- :func:`async_overlap` times ``dcp.async_save`` (:func:`save_in_background`: returns once the
+  state is staged; the write runs in the background while training continues) against a blocking
+  ``dcp.save``.
 - **Resharding**: a DCP checkpoint records global shapes and offsets, so it loads on any number of
   ranks. :func:`load_on_one` reads the 2-rank checkpoint in a single process (no process group) and
   :func:`save_on_one` writes one from a single process; :func:`load_sharded` loads that back into 2
@@ -130,6 +131,20 @@ def save_both(root: str, config: TransformerConfig = TINY_CONFIG, steps: int = 3
     }
 
 
+def save_in_background(state: dict, path: str, *, process_group=None, storage_writer=None):
+    """``dcp.async_save``: stage a copy of ``state`` and return a future at once; the files are
+    written on a background thread while training goes on (``future.result()`` waits for them).
+    Changes made to the tensors after it returns are not in the checkpoint. ``storage_writer``
+    replaces the file-system writer at ``path`` (tests record which thread writes)."""
+    with _single_process():
+        return dcp.async_save(
+            state,
+            checkpoint_id=None if storage_writer is not None else path,
+            storage_writer=storage_writer,
+            process_group=process_group,
+        )
+
+
 def async_overlap(
     root: str, config: TransformerConfig = TINY_CONFIG, repeats: int = 3, steps_between: int = 2
 ) -> dict:
@@ -149,10 +164,8 @@ def async_overlap(
         t0 = _synced()
         dcp.save(app_state(model, opt), checkpoint_id=os.path.join(root, f"sync{i}"))
         t1 = _synced()
-        future = dcp.async_save(
-            app_state(model, opt),
-            checkpoint_id=os.path.join(root, f"async{i}"),
-            process_group=ckpt_group,
+        future = save_in_background(
+            app_state(model, opt), os.path.join(root, f"async{i}"), process_group=ckpt_group
         )
         t2 = _synced()
         train(model, opt, steps_between, start=1 + i * steps_between)

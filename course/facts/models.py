@@ -224,7 +224,8 @@ def active_param_count(config: TransformerConfig) -> int:
     """Parameters a token passes through: a mixture of experts counts only the
     ``experts_per_token`` routed experts (and the shared ones) of each MoE layer, plus the router;
     a dense model's is :func:`param_count`. The embedding table and LM head are counted, as Mixtral
-    does (46.7B total, 12.9B active; Jiang et al. 2024, sec. 2.1).
+    does (46.7B total, 12.9B active counted from the released config.json; the paper, Jiang et al.
+    2024, sec. 2.1, rounds them to 47B and 13B).
     """
     c = checked_config(config)
     total = param_count(c)
@@ -447,9 +448,9 @@ PRESETS: MappingProxyType = MappingProxyType(
 
 
 _MIXTRAL = (
-    "Jiang et al. 2024, 'Mixtral of Experts', sec. 2 and Table 1 (8 experts, top-2; "
-    "46.7B total, 12.9B active parameters); released config.json of "
-    "mistralai/Mixtral-8x7B-v0.1"
+    "Jiang et al. 2024, 'Mixtral of Experts', sec. 2 and Table 1 (8 experts, top-2; 47B "
+    "total, 13B active parameters); the exact 46,702,792,704 and 12.9B are counted from the "
+    "released config.json of mistralai/Mixtral-8x7B-v0.1"
 )
 _DEEPSEEK = (
     "DeepSeek-AI 2024, 'DeepSeek-V3 Technical Report', sec. 2.1 and 4.2 (61 layers, "

@@ -48,6 +48,13 @@ from course.measure.serving import serve_model
 from course.measure.torchmodels import _rotate_half
 
 POLICIES = ("continuous", "static")
+#: How the continuous scheduler admits a request against the KV pool: ``"reserve"`` only when
+#: the blocks of its whole allowed length (prompt + ``max_tokens``) fit beside what the running
+#: ones may still need, so nobody is ever evicted; ``"optimistic"`` when its prompt fits now,
+#: taking blocks as tokens come and, when the pool runs dry, preempting the newest sequence (its
+#: blocks freed, it waits again and recomputes its prompt and tokens so far on readmission:
+#: vLLM's recompute preemption, Kwon et al. 2023, sec. 4.5).
+ADMISSIONS = ("reserve", "optimistic")
 
 #: Lesson 13's served model: the course's small Llama-style decoder (lesson 04's ``DEMO_CONFIG``:
 #: 4 layers, hidden 128, grouped-query attention), 0.86 M parameters, so that a decode step costs
@@ -237,6 +244,14 @@ class _Live:
     produced: int = 0
     last: int = 0
     cancelled: bool = False
+    stop_after: int = 0  # the real answer length, unknown to the scheduler (0: max_tokens)
+    generated: list[int] = field(default_factory=list)  # tokens emitted so far
+
+    @property
+    def target(self) -> int:
+        """Tokens this request really produces: ``stop_after`` (an end-of-sequence token stands
+        in for it) or ``max_tokens``."""
+        return self.stop_after or self.max_tokens
 
 
 @dataclass(frozen=True)
@@ -253,6 +268,7 @@ class EngineStats:
     steps: list[StepRecord] = field(default_factory=list)
     completed: int = 0
     cancelled: int = 0
+    preempted: int = 0  # sequences evicted to free KV blocks (optimistic admission)
 
 
 class Engine:
@@ -266,8 +282,10 @@ class Engine:
         max_batch: int = 8,
         num_blocks: int = 256,
         block_tokens: int = 16,
+        admission: str = "reserve",
     ):
         self.policy = validate.choice("policy", policy, POLICIES)
+        self.admission = validate.choice("admission", admission, ADMISSIONS)
         self.max_batch = validate.positive_int("max_batch", max_batch, maximum=1024)
         model = serve_model(MODEL_CONFIG) if model is None else model
         dev = next(model.parameters()).device
@@ -281,13 +299,26 @@ class Engine:
         self._wake = threading.Event()
         self.max_positions = model.config.max_positions
 
-    def submit(self, prompt: list[int], max_tokens: int, loop: asyncio.AbstractEventLoop) -> _Live:
+    def submit(
+        self,
+        prompt: list[int],
+        max_tokens: int,
+        loop: asyncio.AbstractEventLoop,
+        *,
+        stop_after: int = 0,
+    ) -> _Live:
+        """Queue a request; ``stop_after`` (1..max_tokens, 0: none) ends its answer early, as an
+        end-of-sequence token would: the scheduler does not know it in advance."""
+        if not 0 <= stop_after <= max_tokens:
+            raise ValueError(f"stop_after must be 0..max_tokens ({max_tokens}), got {stop_after}")
         if not prompt or len(prompt) + max_tokens > self.max_positions:
             raise ValueError(f"prompt + max_tokens must be 1..{self.max_positions} tokens")
         if self.cache.blocks_for(len(prompt) + max_tokens) > self.cache.blocks:
             raise ValueError("the request needs more KV-cache blocks than the pool holds")
         with self._lock:
-            live = _Live(self._next, list(prompt), max_tokens, asyncio.Queue(), loop)
+            live = _Live(
+                self._next, list(prompt), max_tokens, asyncio.Queue(), loop, stop_after=stop_after
+            )
             self._next += 1
             self.waiting.append(live)
         self._wake.set()
@@ -307,21 +338,45 @@ class Engine:
     def _admit(self) -> list[_Live]:
         if self.policy == "static" and self.running:
             return []
-        joined = []
+        joined: list[_Live] = []
         with self._lock:
             self.waiting = [r for r in self.waiting if not r.cancelled]
+            budget = len(self.cache.free)  # blocks not yet promised in this round
             while self.waiting and len(self.running) < self.max_batch:
                 r = self.waiting[0]
-                need = self.cache.blocks_for(len(r.prompt) + r.max_tokens)
-                if need > len(self.cache.free) - self._future_blocks():
-                    break  # admit only what can finish without evicting anyone
+                if self.admission == "reserve":
+                    need = self.cache.blocks_for(len(r.prompt) + r.max_tokens)
+                    if need > len(self.cache.free) - self._future_blocks():
+                        break  # admit only what can finish without evicting anyone
+                else:  # optimistic: its tokens so far and the next must fit now
+                    need = self.cache.blocks_for(len(r.prompt) + len(r.generated) + 1)
+                    if need > budget:
+                        break
+                    budget -= need
                 self.running.append(self.waiting.pop(0))
                 joined.append(r)
         return joined
 
+    def _make_room(self, active: list[_Live]) -> list[_Live]:
+        """Optimistic admission: before a decode step, preempt the newest sequences until every
+        remaining one that starts a new block gets one. Returns the sequences left to decode."""
+        bt = self.cache.block_tokens
+        while active:
+            need = sum(1 for r in active if self.cache.lengths[r.rid] % bt == 0)
+            if need <= len(self.cache.free):
+                return active
+            victim = active.pop()  # the newest: it has the least work to redo
+            self.running.remove(victim)
+            self.cache.release(victim.rid)
+            self.stats.preempted += 1
+            with self._lock:
+                self.waiting.insert(0, victim)
+        return active
+
     @staticmethod
     def _emit(r: _Live, token: int) -> None:
-        done = r.produced >= r.max_tokens
+        r.generated.append(token)
+        done = r.produced >= r.target
         with contextlib.suppress(RuntimeError):  # the server's loop closed: nobody is listening
             r.loop.call_soon_threadsafe(r.out.put_nowait, (token, done))
 
@@ -331,13 +386,17 @@ class Engine:
             self._finish(r, cancelled=True)
         start = time.perf_counter()
         joined = self._admit()
-        for r in joined:
-            r.last = self.decoder.prefill(r.rid, r.prompt)
-            r.produced = 1
+        prefilled = 0
+        for r in joined:  # a preempted request recomputes its prompt and the tokens it has sent
+            prefilled += len(r.prompt) + len(r.generated)
+            r.last = self.decoder.prefill(r.rid, r.prompt + r.generated)
+            r.produced += 1
             self._emit(r, r.last)
-        active = [r for r in self.running if r not in joined and r.produced < r.max_tokens]
+        active = [r for r in self.running if r not in joined and r.produced < r.target]
+        if self.admission == "optimistic":
+            active = self._make_room(active)
         if self.policy == "static" and active:  # finished sequences stay in the batch as padding
-            pad = [r for r in self.running if r not in joined and r.produced >= r.max_tokens]
+            pad = [r for r in self.running if r not in joined and r.produced >= r.target]
             batch = active + pad
             for r in pad:  # recompute the last position: same cost, no new memory
                 self.cache.lengths[r.rid] -= 1
@@ -359,13 +418,11 @@ class Engine:
         decoded = (
             len(self.running) - len(joined) if self.policy == "static" and active else len(active)
         )
-        self.stats.steps.append(
-            StepRecord(decoded, sum(len(r.prompt) for r in joined), time.perf_counter() - start)
-        )
+        self.stats.steps.append(StepRecord(decoded, prefilled, time.perf_counter() - start))
         if self.policy == "continuous":
-            for r in [r for r in self.running if r.produced >= r.max_tokens]:
+            for r in [r for r in self.running if r.produced >= r.target]:
                 self._finish(r)
-        elif all(r.produced >= r.max_tokens for r in self.running):
+        elif all(r.produced >= r.target for r in self.running):
             for r in list(self.running):
                 self._finish(r)
         return True
@@ -538,7 +595,75 @@ def running_server(
             shutil.rmtree(box["dir"], ignore_errors=True)
 
 
+@dataclass(frozen=True)
+class BurstResult:
+    """A burst of requests run through the scheduler alone (no HTTP): what one admission policy
+    made of a KV pool."""
+
+    admission: str
+    requests: int
+    pool_blocks: int
+    seconds: float  # wall time from the first step to the last request's end (this machine)
+    output_tokens: int
+    output_tokens_per_s: float
+    mean_batch: float  # sequences decoded per step
+    peak_pool_share: float  # most blocks in use at once / the pool
+    preempted: int  # evictions (optimistic admission only)
+    recomputed_tokens: int  # prompt and answer tokens prefilled again after an eviction
+    steps: int
+
+
+def burst(
+    model: nn.Module | None,
+    requests: list[tuple[int, int, int]],
+    *,
+    admission: str = "reserve",
+    num_blocks: int = 32,
+    block_tokens: int = 16,
+    max_batch: int = 16,
+) -> BurstResult:
+    """Run ``requests`` ((prompt tokens, max_tokens, real answer length) each, all arriving at
+    once) through one :class:`Engine` step by step, with continuous batching and ``admission``
+    against a pool of ``num_blocks`` blocks. The scheduler sees only ``max_tokens``, as a server
+    sees only the client's cap; the real length ends each answer as an end-of-sequence token
+    would."""
+    engine = Engine(
+        model,
+        max_batch=max_batch,
+        num_blocks=num_blocks,
+        block_tokens=block_tokens,
+        admission=admission,
+    )
+    loop = asyncio.new_event_loop()
+    try:
+        live = [engine.submit([1] * p, cap, loop, stop_after=real) for p, cap, real in requests]
+        start = time.perf_counter()
+        while engine.step():
+            pass
+        seconds = time.perf_counter() - start
+    finally:
+        loop.close()
+    steps = engine.stats.steps
+    tokens = sum(r.produced for r in live)
+    prefilled = sum(s.prefill_tokens for s in steps)
+    return BurstResult(
+        admission=engine.admission,
+        requests=len(live),
+        pool_blocks=engine.cache.blocks,
+        seconds=seconds,
+        output_tokens=tokens,
+        output_tokens_per_s=tokens / seconds if seconds > 0 else math.nan,
+        mean_batch=sum(s.batch for s in steps) / len(steps) if steps else math.nan,
+        peak_pool_share=engine.cache.peak_blocks / engine.cache.blocks,
+        preempted=engine.stats.preempted,
+        recomputed_tokens=prefilled - sum(p for p, _, _ in requests),
+        steps=len(steps),
+    )
+
+
 __all__ = [
+    "ADMISSIONS",
+    "BurstResult",
     "Engine",
     "EngineStats",
     "MODEL_CONFIG",
@@ -547,5 +672,6 @@ __all__ = [
     "PagedKVCache",
     "ServerHandle",
     "StepRecord",
+    "burst",
     "running_server",
 ]

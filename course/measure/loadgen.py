@@ -196,14 +196,14 @@ class LoadPoint:
     """One offered load on one server: what the clients measured, and the engine's batches."""
 
     policy: str
-    offered_per_s: float
+    offered_per_s: float  # the nominal rate the arrivals were drawn at
     sent: int
     completed: int
     duration_seconds: float  # first send to last token
     requests_per_s: float  # completed / duration
     output_tokens_per_s: float
     ttft_p50_seconds: float
-    ttft_p99_seconds: float
+    ttft_p99_seconds: float  # NaN unless at least 100 requests carry it (see percentile_of)
     itl_p50_seconds: float  # all gaps pooled (vLLM's ITL)
     itl_p99_seconds: float
     tpot_p50_seconds: float  # per request (GenAI-Perf's "ITL")
@@ -212,11 +212,23 @@ class LoadPoint:
     goodput_per_s: float  # completed requests meeting the SLO, per second
     mean_batch: float  # sequences per engine step
     repeat: int = 0
+    realised_per_s: float = math.nan  # (sent - 1) / (last send - first send): what really came
+    measured: int = 0  # completed requests the percentiles are taken over (warm-up excluded)
+    ttft_p90_seconds: float = math.nan
 
 
-def _pct(xs: list[float], q: float) -> float:
+def samples_for(q: float) -> int:
+    """Fewest samples that carry the ``q``-th percentile (0-100): ``ceil(100 / (100 - q))``, so
+    that at least one sample lies above it (p50: 2, p90: 10, p99: 100). With fewer, a "p99" is
+    the sample's maximum."""
+    return math.ceil(100 / (100 - q) - 1e-9)
+
+
+def percentile_of(xs: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile of the finite values, NaN when too few carry it
+    (:func:`samples_for`)."""
     xs = [x for x in xs if math.isfinite(x)]
-    return percentile(xs, q) if xs else math.nan
+    return percentile(xs, q) if len(xs) >= samples_for(q) else math.nan
 
 
 def summarise(
@@ -228,9 +240,16 @@ def summarise(
     ttft_slo_seconds: float = math.inf,
     tpot_slo_seconds: float = math.inf,
     repeat: int = 0,
+    warmup: int = 0,
 ) -> LoadPoint:
-    """A :class:`LoadPoint` from one run's records (percentiles over completed requests)."""
+    """A :class:`LoadPoint` from one run's records: throughput over all of them, percentiles over
+    the completed requests but the first ``warmup`` sent (the server still filling up), each only
+    where enough samples carry it (:func:`percentile_of`)."""
     ok = [r for r in records if r.ok]
+    sends = sorted(r.sent_seconds for r in records)
+    skip = sends[warmup - 1] if 0 < warmup <= len(sends) else -math.inf
+    steady = [r for r in ok if r.sent_seconds > skip]
+    span = sends[-1] - sends[0] if len(sends) > 1 else 0.0
     if ok:
         t0 = min(r.sent_seconds for r in records)
         t1 = max(r.sent_seconds + r.e2e_seconds for r in ok)
@@ -243,7 +262,7 @@ def summarise(
         if r.ttft_seconds <= ttft_slo_seconds
         and (r.received_tokens < 2 or r.tpot_seconds <= tpot_slo_seconds)
     ]
-    gaps = [g for r in ok for g in r.itl_seconds]
+    gaps = [g for r in steady for g in r.itl_seconds]
     rate = lambda n: n / duration if ok else 0.0  # noqa: E731
     return LoadPoint(
         policy=policy,
@@ -253,16 +272,19 @@ def summarise(
         duration_seconds=duration,
         requests_per_s=rate(len(ok)),
         output_tokens_per_s=rate(sum(r.received_tokens for r in ok)),
-        ttft_p50_seconds=_pct([r.ttft_seconds for r in ok], 50),
-        ttft_p99_seconds=_pct([r.ttft_seconds for r in ok], 99),
-        itl_p50_seconds=_pct(gaps, 50),
-        itl_p99_seconds=_pct(gaps, 99),
-        tpot_p50_seconds=_pct([r.tpot_seconds for r in ok], 50),
-        e2e_p50_seconds=_pct([r.e2e_seconds for r in ok], 50),
-        e2e_p99_seconds=_pct([r.e2e_seconds for r in ok], 99),
+        ttft_p50_seconds=percentile_of([r.ttft_seconds for r in steady], 50),
+        ttft_p99_seconds=percentile_of([r.ttft_seconds for r in steady], 99),
+        itl_p50_seconds=percentile_of(gaps, 50),
+        itl_p99_seconds=percentile_of(gaps, 99),
+        tpot_p50_seconds=percentile_of([r.tpot_seconds for r in steady], 50),
+        e2e_p50_seconds=percentile_of([r.e2e_seconds for r in steady], 50),
+        e2e_p99_seconds=percentile_of([r.e2e_seconds for r in steady], 99),
         goodput_per_s=rate(len(good)),
         mean_batch=mean_batch,
         repeat=repeat,
+        realised_per_s=(len(sends) - 1) / span if span > 0 else math.nan,
+        measured=len(steady),
+        ttft_p90_seconds=percentile_of([r.ttft_seconds for r in steady], 90),
     )
 
 
@@ -322,6 +344,9 @@ def _sweep(
     *,
     fractions,
     n: int,
+    point_seconds: float,
+    repeats: int,
+    warmup: float,
     seed: int,
     max_batch: int,
     prompt: float,
@@ -340,7 +365,7 @@ def _sweep(
     ttft0 = percentile([r.ttft_seconds for r in ok], 50)
     tpot0 = percentile([r.tpot_seconds for r in ok if math.isfinite(r.tpot_seconds)], 50)
     bar.update()
-    burst = _mix(4 * max_batch, 0.0, seed + 1, prompt, output)
+    burst = _mix(16 * max_batch, 0.0, seed + 1, prompt, output)
     recs = run_load(srv.host, srv.port, burst, vocab=vocab, budget_seconds=max(5.0, left() / 3))
     cap = _capacity(recs, max_batch)
     bar.update()
@@ -353,42 +378,49 @@ def _sweep(
         service_seconds=[r.e2e_seconds for r in ok],
     )
     run.records["burst"] = recs
-    top = max(fractions)
     reserve = reserve_seconds(cap)
-    for k, f in enumerate(fractions):
-        rate = f * cap
-        count = max(12, round(n * f / top))  # every point lasts about as long as the busiest
-        need = count / rate + 2
-        if need > left() - reserve:
-            run.skipped.append(f"offered {f:.0%} of capacity: would not fit the budget")
-        else:
-            since = len(engine.stats.steps)
-            recs = run_load(
-                srv.host,
-                srv.port,
-                _mix(count, rate, seed + 10 + k, prompt, output),
-                vocab=vocab,
-                budget_seconds=need * 3,
-            )
-            run.records[f"continuous@{f:g}"] = recs
-            run.sweep.append(
-                summarise(
-                    recs,
-                    policy="continuous",
-                    offered_per_s=rate,
-                    mean_batch=_mean_batch(engine, since),
-                    ttft_slo_seconds=run.ttft_slo_seconds,
-                    tpot_slo_seconds=run.tpot_slo_seconds,
+    for rep in range(repeats):  # repeats outermost: drift of a shared machine spreads over loads
+        for k, f in enumerate(fractions):
+            rate = f * cap
+            count = max(n, round(rate * point_seconds))
+            need = count / rate + 2
+            if need > left() - reserve:
+                run.skipped.append(
+                    f"offered {f:.0%} of capacity, repeat {rep + 1}: would not fit the budget"
                 )
-            )
-        bar.update()
+            else:
+                since = len(engine.stats.steps)
+                recs = run_load(
+                    srv.host,
+                    srv.port,
+                    _mix(count, rate, seed + 10 + k + 1000 * rep, prompt, output),
+                    vocab=vocab,
+                    budget_seconds=need * 3,
+                )
+                run.records[f"continuous@{f:g}#{rep}"] = recs
+                run.sweep.append(
+                    summarise(
+                        recs,
+                        policy="continuous",
+                        offered_per_s=rate,
+                        mean_batch=_mean_batch(engine, since),
+                        ttft_slo_seconds=run.ttft_slo_seconds,
+                        tpot_slo_seconds=run.tpot_slo_seconds,
+                        repeat=rep,
+                        warmup=round(warmup * count),
+                    )
+                )
+            bar.update()
     return run
 
 
 def serving_run(
     *,
-    fractions: Sequence[float] = (0.2, 0.4, 0.6, 0.8, 1.0, 1.3),
-    requests_per_point: int = 32,
+    fractions: Sequence[float] = (0.5, 0.8, 1.0, 1.2),
+    requests_per_point: int = 120,
+    point_seconds: float = 3.0,
+    repeats: int = 1,
+    warmup_fraction: float = 0.1,
     max_batch: int = 8,
     mean_prompt_tokens: float = 24,
     mean_output_tokens: float = 24,
@@ -401,12 +433,15 @@ def serving_run(
     """Measure the served model under load, as lesson 13 does.
 
     1. Unloaded: a few requests one at a time (TTFT and service time without queueing).
-    2. Capacity: a burst of ``4 x max_batch`` requests at once; the rate of its completions while
+    2. Capacity: a burst of ``16 x max_batch`` requests at once; the rate of its completions while
        the batch is full is the saturated throughput (requests/s).
-    3. The sweep: Poisson arrivals at each ``fraction`` of that capacity, ``requests_per_point``
-       at the highest load and proportionally fewer (at least 12) below it, so every point lasts
-       about as long; the time the batching comparison needs is kept back from the sweep. The
-       SLO for goodput is 5x the unloaded TTFT and 3x the unloaded TPOT.
+    3. The sweep: Poisson arrivals at each ``fraction`` of that capacity for ``point_seconds``
+       (at least ``requests_per_point`` requests), the first ``warmup_fraction`` of them left out
+       of the percentiles (the batch still filling),
+       all of it ``repeats`` times with fresh seeds; a percentile is reported only where enough
+       requests carry it (p99: 100, :func:`samples_for`). Each point records the rate its arrivals
+       really had (``realised_per_s``). The time the batching comparison needs is kept back from
+       the sweep. The SLO for goodput is 5x the unloaded TTFT and 3x the unloaded TPOT.
     4. Static vs continuous batching at ``batching_fraction`` of capacity, each on its own server,
        interleaved ``batching_repeats`` times with the same requests.
 
@@ -414,10 +449,13 @@ def serving_run(
     """
     t_start = time.perf_counter()
     n = validate.positive_int("requests_per_point", requests_per_point, maximum=10_000)
+    reps = validate.positive_int("repeats", repeats, maximum=100)
+    span = validate.number("point_seconds", point_seconds, minimum=0, maximum=3600)
+    warm = validate.number("warmup_fraction", warmup_fraction, minimum=0, maximum=0.5)
     engine = Engine(model, policy="continuous", max_batch=max_batch)
     vocab = engine.decoder.config.vocab
     left = lambda: budget_seconds - (time.perf_counter() - t_start)  # noqa: E731
-    steps = len(fractions) + 2 + 2 * batching_repeats
+    steps = reps * len(fractions) + 2 + 2 * batching_repeats
     with progress(
         steps, desc="serving under load", budget_seconds=budget_seconds, show=True
     ) as bar:
@@ -430,6 +468,9 @@ def serving_run(
                 left,
                 fractions=fractions,
                 n=n,
+                point_seconds=span,
+                repeats=reps,
+                warmup=warm,
                 seed=seed,
                 max_batch=max_batch,
                 prompt=mean_prompt_tokens,
@@ -485,7 +526,7 @@ def routing_replay(
     servers: two servers on two shared cores would measure the cores, not the routing."""
     keys = sorted(
         (k for k in run.records if k.startswith("continuous@")),
-        key=lambda k: float(k.split("@")[1]),
+        key=lambda k: float(k.split("@")[1].split("#")[0]),
     )
     services = [r.e2e_seconds for r in run.records[keys[0]] if r.ok] if keys else []
     services = services or run.service_seconds
@@ -512,5 +553,7 @@ __all__ = [
     "routing_replay",
     "run_load",
     "serving_run",
+    "percentile_of",
+    "samples_for",
     "summarise",
 ]

@@ -580,6 +580,10 @@ VALID: dict[str, tuple] = {
             "usd_per_gpu_hour": 2.5,
         },
     ),
+    "inference.request_tokens": (
+        inference.request_tokens,
+        {"config": SMALL, "prompt_tokens": 512, "output_tokens": 128},
+    ),
     "inference.serving_footprint": (
         inference.serving_footprint,
         {

@@ -100,6 +100,19 @@ def test_servers_for_wait_is_the_fewest():
     assert queueing.mmc(10, 1.0, c - 1).wait_quantile_seconds(0.99) > 0.1
 
 
+def test_ttft_quantile_is_the_wait_quantile_plus_the_prefill():
+    # M/M/1 at rho = 0.5 (lambda 1/s, S = 0.5 s): P(W > t) = 0.5 exp(-(2 - 1) t), so the p99 wait
+    # is ln(0.5 / 0.01) = ln 50 = 3.912 s; below P(wait) the quantile is 0 (p50 of 0.5: 0)
+    t = queueing.ttft_quantile_seconds(1.0, service_seconds=0.5, servers=1, prefill_seconds=0.2)
+    assert t == pytest.approx(math.log(50) + 0.2)
+    assert queueing.ttft_quantile_seconds(
+        1.0, service_seconds=0.5, servers=1, prefill_seconds=0.2, quantile=0.5
+    ) == pytest.approx(0.2)
+    assert math.isinf(
+        queueing.ttft_quantile_seconds(3.0, service_seconds=0.5, servers=1, prefill_seconds=0.2)
+    )
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.floats(0.1, 50), st.floats(0.01, 2), st.integers(1, 64))
 def test_wait_grows_with_load(lam, s, c):

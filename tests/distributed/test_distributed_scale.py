@@ -11,6 +11,7 @@ import sys
 import psutil
 import pytest
 import torch
+import torch.distributed.checkpoint as dcp
 
 from course.calculators import context
 from course.calculators import moe as moe_calc
@@ -135,6 +136,33 @@ def test_states_equal_sees_one_changed_byte():
     assert checkpoint.states_equal(a, b) == []
     b["model"]["w"][1] = torch.nextafter(torch.tensor(1.0), torch.tensor(2.0))
     assert checkpoint.states_equal(a, b) == ["state.model.w"]
+
+
+def test_async_save_writes_a_staged_copy_on_a_background_thread(tmp_path):
+    """dcp.async_save returns before the files are written: they are written on another thread,
+    from a copy staged at the call, so training that changes the weights meanwhile does not leak
+    into the checkpoint. A blocking save would write on this thread."""
+    import threading
+
+    from torch.distributed.checkpoint import FileSystemWriter
+
+    writers: list[str] = []
+
+    class Recording(FileSystemWriter):
+        def write_data(self, plan, planner):
+            writers.append(threading.current_thread().name)
+            return super().write_data(plan, planner)
+
+    path = str(tmp_path / "async")
+    state = {"model": {"w": torch.ones(64, 64)}}
+    future = checkpoint.save_in_background(state, path, storage_writer=Recording(path))
+    state["model"]["w"] += 1  # a training step after the call returned
+    future.result()
+    assert writers and threading.current_thread().name not in writers
+    loaded = {"model": {"w": torch.zeros(64, 64)}}
+    with checkpoint._single_process():
+        dcp.load(loaded, checkpoint_id=path)
+    assert torch.equal(loaded["model"]["w"], torch.ones(64, 64))  # the staged copy
 
 
 def test_elastic_restart_ends_where_an_uninterrupted_run_ends(tmp_path, monkeypatch):

@@ -13,9 +13,9 @@ DEEPSEEK = MOE_PRESETS["deepseek-v3"]
 
 
 def test_mixtral_total_and_active_match_the_paper():
-    """Jiang et al. 2024, 'Mixtral of Experts': 46.7B parameters, 12.9B active per token. The
-    released checkpoint has exactly 46,702,792,704 (32 layers x (attention + 8 experts + router)
-    + embeddings + head)."""
+    """Jiang et al. 2024, 'Mixtral of Experts': 47B parameters, 13B active per token. The
+    released config.json (mistralai/Mixtral-8x7B-v0.1) gives exactly 46,702,792,704 (32 layers x
+    (attention + 8 experts + router) + embeddings + head)."""
     assert MIXTRAL.params == 46_702_792_704
     assert round(MIXTRAL.params / 1e9, 1) == 46.7
     assert round(active_param_count(MIXTRAL) / 1e9, 1) == 12.9

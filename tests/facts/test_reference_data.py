@@ -39,3 +39,14 @@ def test_tidy_records_carry_the_run_label_and_measure_fields():
     assert bf16[4096] > 4 * bf16[4095]  # the alignment finding of the README
     with pytest.raises(ValueError, match="part must be one of"):
         reference.records(reference.H100, "matmul", "nope")
+
+
+def test_recorded_serving_sweep_carries_its_percentiles_and_provenance():
+    data = reference.load(reference.CPU_SWEEP, "serving_sweep")
+    readme = (reference.ROOT / reference.CPU_SWEEP / "README.md").read_text()
+    assert data["recorded"].startswith("2026-11-28") and "2-core" in data["describe_machine"]
+    assert "load average" in readme and "shared" in readme
+    rows = reference.records(reference.CPU_SWEEP, "serving_sweep", "sweep")
+    assert {r["machine"] for r in rows} == {reference.label(reference.CPU_SWEEP)}
+    assert min(r["measured"] for r in rows) >= 100  # every p99 rests on 100 requests or more
+    assert len({r["repeat"] for r in rows}) == data["settings"]["repeats"] >= 3

@@ -37,8 +37,43 @@ def test_every_triton_kernel_matches_torch(tk):
         "rmsnorm (fused)",
         "row max",
         "matmul (tiled)",
+        "attention (online softmax)",
     ]
     assert all(c.matches for c in checks), checks
+
+
+def test_the_tiled_matmul_keeps_float32_precision_on_the_interpreter(tk):
+    """The kernel accumulates float32 tiles in float32: on the interpreter its error against torch
+    is about 1e-5; rounding the inputs to float16 (a 10-bit mantissa) makes it about 1e-2, which
+    this bound and check_all's tolerance both refuse."""
+    if not tk._STATE.get("interpreted"):
+        pytest.skip("compiled on a GPU: tl.dot uses TF32 tensor cores there")
+    g = torch.Generator().manual_seed(3)
+    a, b = torch.randn(70, 50, generator=g), torch.randn(50, 40, generator=g)
+    err = (tk.matmul(a, b) - a @ b).abs().max().item()
+    assert err < 1e-4 == tk.matmul_tolerance()
+    rounded = (a.half().float() @ b.half().float() - a @ b).abs().max().item()
+    assert rounded > 10 * tk.matmul_tolerance()  # what the bound guards against
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_online_softmax_attention_equals_sdpa_and_gives_the_log_sum_exp(tk, causal):
+    """FlashAttention's forward pass on the interpreter: 37 queries (a partial last block of 16),
+    the output of scaled_dot_product_attention and each query's log-sum-exp of scaled scores."""
+    g = torch.Generator().manual_seed(5)
+    q, k, v = (torch.randn(2, 3, 37, 16, generator=g) for _ in range(3))
+    out, lse = tk.attention(q, k, v, causal=causal)
+    ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    tol = 1e-4 if tk._STATE.get("interpreted") else 5e-2
+    assert (out - ref).abs().max().item() < tol
+    scores = q @ k.transpose(-1, -2) / 4.0  # 1 / sqrt(16)
+    if causal:
+        scores = scores.masked_fill(torch.ones(37, 37, dtype=torch.bool).triu(1), float("-inf"))
+    assert (lse - scores.logsumexp(-1)).abs().max().item() < tol
+    with pytest.raises(ValueError, match="head_dim must be a power of two"):
+        tk.attention(q[..., :12], k[..., :12], v[..., :12])
+    source = tk.kernel_source("attention")
+    assert source.startswith("@triton.jit") and "rescale" in source
 
 
 def test_vector_add_masks_a_partial_last_block(tk):

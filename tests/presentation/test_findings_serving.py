@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from course.calculators import queueing
 from course.presentation.findings import serving as f
 
@@ -50,22 +52,59 @@ def test_batching_branches():
     slower = f.batching(_pair(5, 3, 0, s99=0.1, c99=1.0))
     assert "Unexpected" in slower and "did not improve" in slower
     assert "noise wins" in f.batching(_pair(3, 5, 0) + _pair(5, 3, 1))
+    mixed = f.batching(_pair(3, 5, 0) + _pair(5, 5.2, 1))
+    assert "Faster in 1 of 2 repeats and about the same" in mixed
     assert "not both measured" in f.batching(_pair(3, 5, 0)[:1])
 
 
-def test_queue_model_branches():
+def _q(rate, p90, p99, realised=None):
+    return {**_p(rate, p99), "ttft_p90_seconds": p90, "realised_per_s": realised or rate}
+
+
+def test_queue_model_compares_the_tail_and_says_where_it_fails():
     cap, slots, t0 = 10.0, 4, 0.01
-    pred = f.predicted_ttft_seconds(
-        5, capacity_per_s=cap, slots=slots, unloaded_ttft_seconds=t0, quantile=0.5
-    )
-    assert pred == queueing.mmc(5, 0.4, 4).wait_quantile_seconds(0.5) + t0
-    pts = [_p(5, 1, p50=pred * 1.2), _p(9, 1, p50=100.0), _p(12, 1, p50=3.0)]
-    text = f.queue_model(pts, capacity_per_s=cap, slots=slots, unloaded_ttft_seconds=t0)
-    assert "within 2x of the measured median TTFT at 1 of 2" in text
-    assert "off by more than 2x" in text and "unbounded" in text
-    assert "nothing to compare" in f.queue_model(
-        [], capacity_per_s=cap, slots=4, unloaded_ttft_seconds=t0
-    )
+    model = {
+        q: queueing.ttft_quantile_seconds(
+            8, service_seconds=slots / cap, servers=slots, prefill_seconds=t0, quantile=q
+        )
+        for q in (0.9, 0.99)
+    }
+    kw = dict(capacity_per_s=cap, slots=slots, unloaded_ttft_seconds=t0)
+    close = f.queue_model([_q(8, model[0.9] * 1.2, model[0.99] * 0.9)], **kw)
+    assert "within 2x at 2 of 2 percentiles" in close and "p99 model" in close
+    assert "longer" not in close and "less than half" not in close
+    shorter = f.queue_model([_q(8, 0.011, 0.012), _q(12, 0.02, 0.03)], **kw)
+    assert "less than half the model's at 2" in shorter and "exponential" in shorter
+    assert "unbounded" in shorter  # 12/s on a 10/s capacity
+    longer = f.queue_model([_q(8, 50.0, 90.0)], **kw)
+    assert "more than 2x longer at 2" in longer and "batch fills" in longer
+    # repeats of one load are compared as their median
+    pair = [_q(8, model[0.9], model[0.99]), _q(8, model[0.9], 100 * model[0.99])]
+    text = f.queue_model(pair + [_q(8, model[0.9], model[0.99])], **kw)
+    assert text.count("- 8.0/s") == 1 and "within 2x at 2 of 2" in text
+    # the realised rate, not the nominal one, is what the model is fed
+    moved = f.queue_model([_q(8, 1.0, 1.0, realised=12.0)], **kw)
+    assert "12.0/s" in moved and "nothing finite" in moved
+    assert "nothing to compare" in f.queue_model([_q(5, 0.1, math.nan)], **kw)
+
+
+def test_load_sweep_reports_requests_spread_and_realised_rate():
+    pts = [
+        {**_q(5, 0.1, 0.2, realised=5.5), "measured": 180, "sent": 200, "completed": 200},
+        {**_q(5, 0.1, 0.6, realised=4.8), "measured": 180, "sent": 200, "completed": 190},
+        {**_q(9, 0.3, 0.9, realised=9.1), "measured": 170, "sent": 200, "completed": 200},
+        {**_q(9, 0.3, 0.9, realised=9.0), "measured": 175, "sent": 200, "completed": 200},
+    ]
+    text = f.load_sweep(pts)
+    assert "at least 170 requests" in text and "2 repeats" in text
+    assert "up to 3.0×" in text and "95% of requests completed" in text
+    assert "10% off their nominal rate" in text
+    rows = f.by_load(pts)
+    assert [r["offered_per_s"] for r in rows] == [5, 9]
+    assert rows[0]["ttft_p99_seconds"] == pytest.approx(0.4)  # median of the two repeats
+    one = f.load_sweep([{**_q(5, 0.1, math.nan), "measured": 40}])
+    assert "not carried" in one and "no spread" in one
+    assert "No load point" in f.load_sweep([])
 
 
 def test_tools_disagree_branches():
@@ -88,3 +127,29 @@ def test_routing_branches():
     assert "Nobody waited" in f.routing([r("round-robin", 0.0), r("least-outstanding", 0.0)])
     assert "Both routing" in f.routing([r("round-robin", 1.0)])
     assert "not two live servers" in f.routing([r("round-robin", 1.0), r("least-outstanding", 1)])
+
+
+def _burst(blocks, admission, batch, steps, preempted=0, recomputed=0, tps=100.0):
+    return {
+        "pool_blocks": blocks,
+        "admission": admission,
+        "mean_batch": batch,
+        "steps": steps,
+        "peak_pool_share": 0.5,
+        "preempted": preempted,
+        "recomputed_tokens": recomputed,
+        "output_tokens_per_s": tps,
+    }
+
+
+def test_paging_says_when_the_pool_limits_and_what_preemption_costs():
+    big = [_burst(256, "reserve", 11.6, 137), _burst(256, "optimistic", 11.6, 137)]
+    small = [
+        _burst(32, "reserve", 3.2, 502),
+        _burst(32, "optimistic", 6.8, 227, preempted=37, recomputed=1336),
+    ]
+    text = f.paging(big + small)
+    assert "the same schedule" in text and "changed nothing" in text
+    assert "2.2× fewer" in text and "37 evictions and 1,336 tokens" in text
+    assert text.index("256 blocks") < text.index("32 blocks")
+    assert "Both admission policies" in f.paging(big[:1])

@@ -41,3 +41,19 @@ def test_day_fleet_draws_each_policy():
     fig = serving_plots.day_fleet(rates, days, step_seconds=3600, requests_per_s_per_replica=5)
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert "fixed replicas (right)" in labels and "autoscaled replicas (right)" in labels
+
+
+def test_tp_frontier_draws_one_curve_per_degree_and_the_chosen_batches():
+    from course.facts.models import preset
+
+    l70 = preset("llama-2-70b")
+    curves = [
+        fleet.batch_latency_frontier(l70, "h100-sxm", tp=t, context_tokens=768)
+        for t in fleet.tp_degrees(l70)
+    ]
+    assert curves[0] == ()  # one GPU cannot hold the weights
+    chosen = fleet.tensor_parallel_options(l70, "h100-sxm", tpot_slo_seconds=0.04)
+    fig = serving_plots.tp_frontier(curves, chosen)
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert labels == ["TP2", "TP4", "TP8", "batch within KV room and TPOT SLO"]
+    assert len(fig.axes[0].lines) == 3 + len(chosen)

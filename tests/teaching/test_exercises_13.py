@@ -39,7 +39,7 @@ def test_the_solution_passes_each_calculated_question(namespace, grader, questio
         ("q1", "p50_seconds", lambda ns: sum(ns["sample"]) / len(ns["sample"]), "that is the mean"),
         ("q2", "in_system", lambda ns: 12 / 2.5, "multiplies the rate"),
         ("q3", "utilisation", lambda ns: 7.0, "divide by the number of slots"),
-        ("q4", "gpus", lambda ns: ns["replicas"], "more than one 80 GB GPU"),
+        ("q4", "gpus", lambda ns: ns["replicas"], "GPUs = replicas x tp"),
         ("q5", "usd_at_40", lambda ns: 0.4 * ns["usd_full"], "idle hours are paid too"),
         ("q7", "auto_gpu_hours", lambda ns: ns["auto_gpu_hours"] / 2, "GPU-hours count GPUs"),
     ],
@@ -51,7 +51,7 @@ def test_known_wrong_answers_get_their_hint(namespace, grader, question, name, c
     assert f"{name}: not right yet" in text and hint in text
 
 
-CURVE = {"offered": [2.0, 5.0, 8.0, 12.0], "p99_ttft": [0.05, 0.08, 0.4, 1.5]}
+CURVE = {"arrived": [2.0, 5.0, 8.0, 12.0], "p99_ttft": [0.05, 0.08, 0.4, 1.5]}
 
 
 @pytest.mark.parametrize(
@@ -62,17 +62,17 @@ CURVE = {"offered": [2.0, 5.0, 8.0, 12.0], "p99_ttft": [0.05, 0.08, 0.4, 1.5]}
         ({**CURVE, "knee_per_s": 5.0}, False),  # 0.08 s is not 3 x 0.05 s
         ({**CURVE, "knee_per_s": 0.0}, False),  # claims no knee where there is one
         ({**CURVE, "knee_per_s": 7.0}, False),  # not a measured load
-        ({"offered": [2.0, 5.0, 8.0], "p99_ttft": [0.05, 0.06, 0.1], "knee_per_s": 0.0}, True),
-        ({"offered": [2.0, 5.0, 8.0], "p99_ttft": [5.0, 8.0, 40.0], "knee_per_s": 8.0}, True),
-        ({"offered": [2.0, 5.0, 8.0], "p99_ttft": [50.0, 80.0, 400.0], "knee_per_s": 8.0}, False),
-        ({"offered": [8.0, 5.0, 2.0], "p99_ttft": [0.4, 0.08, 0.05], "knee_per_s": 8.0}, False),
-        ({"offered": [2.0, 5.0], "p99_ttft": [0.05, 0.4], "knee_per_s": 5.0}, False),
+        ({"arrived": [2.0, 5.0, 8.0], "p99_ttft": [0.05, 0.06, 0.1], "knee_per_s": 0.0}, True),
+        ({"arrived": [2.0, 5.0, 8.0], "p99_ttft": [5.0, 8.0, 40.0], "knee_per_s": 8.0}, True),
+        ({"arrived": [2.0, 5.0, 8.0], "p99_ttft": [50.0, 80.0, 400.0], "knee_per_s": 8.0}, False),
+        ({"arrived": [8.0, 5.0, 2.0], "p99_ttft": [0.4, 0.08, 0.05], "knee_per_s": 8.0}, False),
+        ({"arrived": [2.0, 5.0], "p99_ttft": [0.05, 0.4], "knee_per_s": 5.0}, False),
     ],
 )
 def test_the_measured_knee_is_judged_by_relation(grader, values, ok):
-    points = zip(values["offered"], values["p99_ttft"], strict=True)  # the run the lists came from
+    points = zip(values["arrived"], values["p99_ttft"], strict=True)  # the run the lists came from
     run = SimpleNamespace(
-        sweep=[SimpleNamespace(offered_per_s=o, ttft_p99_seconds=t) for o, t in points]
+        sweep=[SimpleNamespace(realised_per_s=o, ttft_p99_seconds=t) for o, t in points]
     )
     assert bool(grader.check("q8", {**values, "run": run})) is ok
 
@@ -80,8 +80,8 @@ def test_the_measured_knee_is_judged_by_relation(grader, values, ok):
 def test_measured_lists_that_are_not_the_runs_own_fail(grader):
     run = SimpleNamespace(
         sweep=[
-            SimpleNamespace(offered_per_s=o, ttft_p99_seconds=t)
-            for o, t in zip(CURVE["offered"], CURVE["p99_ttft"], strict=True)
+            SimpleNamespace(realised_per_s=o, ttft_p99_seconds=t)
+            for o, t in zip(CURVE["arrived"], CURVE["p99_ttft"], strict=True)
         ]
     )
     typed = {

@@ -115,7 +115,7 @@ def _accumulation(slow: float) -> dict:
 def _server(slow: float) -> dict:
     points = [[3.0, 0.05 * slow], [7.0, 0.06 * slow], [10.0, 0.4 * slow], [15.0, 2.0 * slow]]
     return dict(
-        offered=[o for o, _ in points],
+        arrived=[o for o, _ in points],
         p99_ttft=[t for _, t in points],
         knee_per_s=10.0,
         run_points=points,

@@ -103,33 +103,36 @@ METRIC_DEFINITIONS = MappingProxyType({
 
 #: How MLPerf's LoadGen measures the two numbers its SLOs constrain: its TPOT is vLLM's.
 MLPERF_METRIC_DEFINITIONS = MappingProxyType({
-    "TTFT": "first token reported by the system under test - query issued; p99 over samples",
-    "TPOT": "per sample: (latency - TTFT) / (output tokens - 1); p99 over samples",
+    "TTFT": "first token reported by the system under test - query issued; p99 over samples, an order statistic (not interpolated)",
+    "TPOT": "per sample: (latency - TTFT) / (output tokens - 1); p99 over samples, an order statistic (not interpolated)",
     "source": MLPERF_LOADGEN,
 })  # fmt: skip
 
 DISTSERVE = (
     "Zhong et al. 2024, 'DistServe: Disaggregating Prefill and Decoding for Goodput-optimized "
     "Large Language Model Serving', OSDI: up to 7.4x more requests or a 12.6x tighter SLO than "
-    "state-of-the-art systems with > 90 % of requests within latency constraints, "
-    "https://arxiv.org/abs/2401.09670"
+    "state-of-the-art systems with > 90 % of requests within latency constraints (the abstract "
+    "of arXiv:2401.09670v3; the OSDI version states other factors), "
+    "https://arxiv.org/abs/2401.09670v3"
 )
 SPECULATIVE = (
     "Leviathan, Kalman, Matias 2023, 'Fast Inference from Transformers via Speculative "
-    "Decoding', ICML: 2x-3x faster T5-XXL generation with identical outputs, "
+    "Decoding', ICML: 2x-3x faster T5-XXL generation with identical outputs (abstract); up to "
+    "3.4x measured (Table 2: T5-XXL English-German with a T5-small draft), "
     "https://arxiv.org/abs/2211.17192"
 )
 ORCA = (
     "Yu et al. 2022, 'Orca: A Distributed Serving System for Transformer-Based Generative Models', "
-    "OSDI: iteration-level scheduling, 36.9x the throughput of FasterTransformer at the same "
-    "latency on GPT-3 175B, https://www.usenix.org/conference/osdi22/presentation/yu"
+    "OSDI: the whole system (iteration-level scheduling with selective batching, on its own "
+    "engine), 36.9x the throughput of FasterTransformer at the same latency on GPT-3 175B; not "
+    "a gain of continuous batching alone, https://www.usenix.org/conference/osdi22/presentation/yu"
 )
 
 #: Gains the papers state (a factor over their baselines, on their hardware and traces).
 PUBLISHED_GAINS = MappingProxyType({
-    "disaggregated prefill/decode (DistServe), requests served at the SLO": (7.4, DISTSERVE),
-    "speculative decoding (Leviathan et al.), T5-XXL speed-up, upper end": (3.0, SPECULATIVE),
-    "continuous batching (Orca), throughput at equal latency": (36.9, ORCA),
+    "disaggregated prefill/decode (DistServe, arXiv v3), requests served at the SLO": (7.4, DISTSERVE),
+    "speculative decoding (Leviathan et al.), T5-XXL speed-up, highest measured": (3.4, SPECULATIVE),
+    "iteration-level scheduling (Orca, whole system), throughput at equal latency": (36.9, ORCA),
 })  # fmt: skip
 
 __all__ = [

@@ -1,9 +1,12 @@
 """Findings of lesson 13: a real server under load (records of ``course.measure.loadgen``).
 
-- :func:`knee_rate` / :func:`knee`: the offered load at which p99 TTFT leaves its low-load level,
-  and the throughput plateau;
+- :func:`by_load`, :func:`load_sweep`: the repeats of each load together, at the realised arrival
+  rate, with the requests each percentile rests on and the spread over repeats;
+- :func:`knee_rate` / :func:`knee`: the load at which p99 TTFT leaves its low-load level, and the
+  throughput plateau;
 - :func:`batching`: static vs continuous batching on the same requests, repeat by repeat;
-- :func:`queue_model`: the M/M/c prediction beside the measured TTFT at each load;
+- :func:`queue_model`: the M/M/c prediction beside the measured p90 and p99 TTFT at each load;
+- :func:`paging`: max-length reservation against optimistic admission with preemption;
 - :func:`tools_disagree`: one run's ITL as vLLM's benchmark and GenAI-Perf would report it;
 - :func:`routing`: round-robin vs least-outstanding (a replay, not a measurement: says so).
 
@@ -28,60 +31,140 @@ def _finite(points: Sequence[Any], *names: str) -> list[Any]:
     return [p for p in points if all(math.isfinite(get(p, n, math.nan)) for n in names)]
 
 
+def _median(xs: Sequence[float]) -> float:
+    xs = sorted(x for x in xs if math.isfinite(x))
+    if not xs:
+        return math.nan
+    mid = len(xs) // 2
+    return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
+
+
+def _rate(p: Any) -> float:
+    """The arrival rate a point really had (its realised rate; the nominal one if not recorded)."""
+    r = get(p, "realised_per_s", math.nan)
+    return r if r is not None and math.isfinite(r) else get(p, "offered_per_s")
+
+
+def by_load(points: Sequence[Any]) -> list[dict]:
+    """The repeats of each offered load together: the mean realised rate, the median (and range)
+    of p99 TTFT and of throughput over repeats, and the fewest requests a percentile rested on."""
+    groups: dict[float, list[Any]] = {}
+    for p in points:
+        groups.setdefault(round(get(p, "offered_per_s"), 9), []).append(p)
+    rows = []
+    for offered, ps in groups.items():
+        p99 = [get(p, "ttft_p99_seconds", math.nan) for p in ps]
+        fin = [x for x in p99 if math.isfinite(x)]
+        rows.append(
+            {
+                "offered_per_s": offered,
+                "realised_per_s": sum(_rate(p) for p in ps) / len(ps),
+                "realised_range": (min(_rate(p) for p in ps), max(_rate(p) for p in ps)),
+                "ttft_p99_seconds": _median(p99),
+                "ttft_p90_seconds": _median([get(p, "ttft_p90_seconds", math.nan) for p in ps]),
+                "p99_range": (min(fin), max(fin)) if fin else (math.nan, math.nan),
+                "requests_per_s": _median([get(p, "requests_per_s", math.nan) for p in ps]),
+                "repeats": len(ps),
+                "measured": min(get(p, "measured", 0) or get(p, "completed", 0) for p in ps),
+                "completed_share": min(
+                    get(p, "completed", 0) / max(get(p, "sent", 1), 1) for p in ps
+                ),
+            }
+        )
+    return sorted(rows, key=lambda r: r["realised_per_s"])
+
+
 def knee_rate(points: Sequence[Any], factor: float = KNEE_FACTOR) -> float:
-    """The lowest offered load whose p99 TTFT is ``factor`` x that of the lowest load (NaN if
-    none, or fewer than three points)."""
-    rows = sorted(
-        _finite(points, "offered_per_s", "ttft_p99_seconds"), key=lambda p: get(p, "offered_per_s")
-    )
+    """The lowest realised load (median over repeats) whose p99 TTFT is ``factor`` x that of the
+    lowest load (NaN if none, or fewer than three loads carry a p99)."""
+    rows = [r for r in by_load(points) if math.isfinite(r["ttft_p99_seconds"])]
     if len(rows) < 3:
         return math.nan
-    base = get(rows[0], "ttft_p99_seconds")
-    hit = next((p for p in rows[1:] if get(p, "ttft_p99_seconds") > factor * base), None)
-    return math.nan if hit is None else get(hit, "offered_per_s")
+    base = rows[0]["ttft_p99_seconds"]
+    hit = next((r for r in rows[1:] if r["ttft_p99_seconds"] > factor * base), None)
+    return math.nan if hit is None else hit["realised_per_s"]
 
 
 def knee(points: Sequence[Any], *, capacity_per_s: float | None = None) -> str:
-    """Where latency explodes and what throughput the server reached."""
-    rows = sorted(
-        _finite(points, "offered_per_s", "ttft_p99_seconds", "requests_per_s"),
-        key=lambda p: get(p, "offered_per_s"),
-    )
+    """Where latency explodes and what throughput the server reached (medians over repeats,
+    against the realised arrival rate)."""
+    rows = [
+        r
+        for r in by_load(points)
+        if math.isfinite(r["ttft_p99_seconds"]) and math.isfinite(r["requests_per_s"])
+    ]
     if len(rows) < 3:
-        return "Fewer than three loads were measured (the budget ran out): no knee to find; rerun."
-    low, top = rows[0], max(rows, key=lambda p: get(p, "requests_per_s"))
-    k = knee_rate(rows)
+        return (
+            "Fewer than three loads carry a p99 (at least 100 requests each, or the budget ran "
+            "out): no knee to find; rerun."
+        )
+    low, top = rows[0], max(rows, key=lambda r: r["requests_per_s"])
+    k = knee_rate(points)
     plateau = (
-        f"Throughput peaked at {get(top, 'requests_per_s'):.1f} requests/s (offered "
-        f"{get(top, 'offered_per_s'):.1f}/s)"
+        f"Throughput peaked at {top['requests_per_s']:.1f} requests/s (arrivals at "
+        f"{top['realised_per_s']:.1f}/s)"
     )
     if capacity_per_s:
         plateau += f", against {capacity_per_s:.1f}/s measured in the burst"
+    base = low["ttft_p99_seconds"]
     if math.isnan(k):
         return (
             f"{plateau}. p99 TTFT never reached {KNEE_FACTOR:g}x its low-load value "
-            f"({fmt_seconds(get(low, 'ttft_p99_seconds'))}): this sweep stayed below the knee "
-            "(the server kept up, or too few requests per point to build a queue)."
+            f"({fmt_seconds(base)}): this sweep stayed below the knee."
         )
-    after = [p for p in rows if get(p, "offered_per_s") >= k]
-    worst = max(get(p, "ttft_p99_seconds") for p in after)
+    after = [r for r in rows if r["realised_per_s"] >= k]
+    worst = max(r["ttft_p99_seconds"] for r in after)
     text = (
-        f"{plateau}. The knee: at {k:.1f} offered requests/s p99 TTFT passed "
-        f"{KNEE_FACTOR:g}x its low-load {fmt_seconds(get(low, 'ttft_p99_seconds'))}, reaching "
-        f"{fmt_seconds(worst)} ({times(worst / get(low, 'ttft_p99_seconds'))}) beyond it: "
-        "requests now wait in a queue for a batch slot."
+        f"{plateau}. The knee: at {k:.1f} arriving requests/s p99 TTFT passed "
+        f"{KNEE_FACTOR:g}x its low-load {fmt_seconds(base)}, reaching {fmt_seconds(worst)} "
+        f"({times(worst / base)}) beyond it: requests now wait in a queue for a batch slot."
     )
-    later = [
-        p
-        for p in after[1:]
-        if get(p, "ttft_p99_seconds") <= KNEE_FACTOR * get(low, "ttft_p99_seconds")
-    ]
-    if later:
+    if any(r["ttft_p99_seconds"] <= KNEE_FACTOR * base for r in after[1:]):
         text += (
-            " A higher load measured below the threshold again: the points are noisy (few "
-            "requests per point on a shared machine); rerun before trusting the exact knee."
+            " A higher load measured below the threshold again: the points are noisy (a shared "
+            "machine); look at the spread over repeats before trusting the exact knee."
         )
     return text
+
+
+def load_sweep(points: Sequence[Any]) -> str:
+    """How much each point rests on: requests per percentile, completed share, the realised rate
+    against the nominal one, and the spread of p99 TTFT over repeats."""
+    rows = by_load(points)
+    if not rows:
+        return "No load point was measured."
+    fewest = min(r["measured"] for r in rows)
+    reps = min(r["repeats"] for r in rows)
+    lines = [
+        f"- {r['offered_per_s']:.1f}/s offered, {r['realised_range'][0]:.1f}-"
+        f"{r['realised_range'][1]:.1f}/s arrived; p99 TTFT "
+        + (
+            f"{fmt_seconds(r['p99_range'][0])}-{fmt_seconds(r['p99_range'][1])}"
+            if math.isfinite(r["p99_range"][0])
+            else "not carried (under 100 requests)"
+        )
+        + f"; {r['completed_share']:.0%} of requests completed"
+        for r in rows
+    ]
+    spreads = [
+        r["p99_range"][1] / r["p99_range"][0]
+        for r in rows
+        if r["repeats"] > 1 and math.isfinite(r["p99_range"][0]) and r["p99_range"][0] > 0
+    ]
+    drift = max(abs(x / r["offered_per_s"] - 1) for r in rows for x in r["realised_range"])
+    head = (
+        f"Every percentile rests on at least {fewest} requests per point (warm-up excluded), "
+        f"{reps} repeat{'s' if reps > 1 else ''} per load; the arrivals really came up to "
+        f"{drift:.0%} off their nominal rate, so the points are placed at the realised rate."
+    )
+    if spreads:
+        head += (
+            f" Between repeats of one load p99 TTFT varied by up to {times(max(spreads))}: "
+            "differences smaller than that are noise."
+        )
+    else:
+        head += " One repeat per load: no spread to give; the recorded sweep has it."
+    return head + "\n" + "\n".join(lines)
 
 
 def _pairs(points: Sequence[Any]) -> list[tuple[Any, Any]]:
@@ -125,6 +208,12 @@ def batching(points: Sequence[Any]) -> str:
             "admits no one meanwhile, so short answers leave idle slots and new requests "
             "queue."
         )
+    if any(ups) and not any(downs):
+        return (
+            f"{head}{tail}. Faster in {sum(ups)} of {len(ups)} repeats and about the same (within "
+            f"{SAME:.0%}) in the rest: static batching holds every slot until the longest answer "
+            "ends, which costs throughput only where the load is near what it can serve."
+        )
     if all(downs):
         return (
             f"{head}{tail}. Unexpected: continuous was slower. Below saturation both keep up, "
@@ -137,62 +226,112 @@ def batching(points: Sequence[Any]) -> str:
     )
 
 
-def predicted_ttft_seconds(
-    offered_per_s: float,
-    *,
-    capacity_per_s: float,
-    slots: int,
-    unloaded_ttft_seconds: float,
-    quantile: float,
-) -> float:
-    """M/M/c with ``slots`` servers, each holding a request ``slots / capacity`` seconds (the
-    measured saturated rate), plus the unloaded TTFT: a queueing model of the measured server."""
-    q = queueing.mmc(offered_per_s, slots / capacity_per_s, slots)
-    return q.wait_quantile_seconds(quantile) + unloaded_ttft_seconds
-
-
 def queue_model(
     points: Sequence[Any], *, capacity_per_s: float, slots: int, unloaded_ttft_seconds: float
 ) -> str:
-    """How well the M/M/c model (fed the measured capacity) predicts the measured p50 TTFT."""
-    rows = sorted(
-        _finite(points, "offered_per_s", "ttft_p50_seconds"), key=lambda p: get(p, "offered_per_s")
-    )
+    """The M/M/c model (``slots`` servers fed the measured capacity, plus the unloaded TTFT)
+    against the measured p90 and p99 TTFT (medians over repeats, at the realised rate), load by
+    load, and where and why it fails."""
+    rows = [r for r in by_load(points) if math.isfinite(r["ttft_p99_seconds"])]
     if not rows or not capacity_per_s or capacity_per_s <= 0:
-        return "No load point or no capacity measured: nothing to compare the model with."
-    lines, within = [], 0
-    for p in rows:
-        rate = get(p, "offered_per_s")
-        pred = predicted_ttft_seconds(
-            rate,
-            capacity_per_s=capacity_per_s,
-            slots=slots,
-            unloaded_ttft_seconds=unloaded_ttft_seconds,
-            quantile=0.5,
-        )
-        meas = get(p, "ttft_p50_seconds")
-        if math.isinf(pred):
+        return "No load point carries a p99, or no capacity was measured: nothing to compare."
+    lines, ratios = [], []
+    for r in rows:
+        rate = r["realised_per_s"]
+        head = f"- {rate:.1f}/s (utilisation {rate / capacity_per_s:.0%}): "
+        model = {
+            q: queueing.ttft_quantile_seconds(
+                rate,
+                service_seconds=slots / capacity_per_s,
+                servers=slots,
+                prefill_seconds=unloaded_ttft_seconds,
+                quantile=q,
+            )
+            for q in (0.9, 0.99)
+        }
+        if math.isinf(model[0.99]):
+            meas = fmt_seconds(r["ttft_p99_seconds"])
             lines.append(
-                f"- {rate:.1f}/s (utilisation {rate / capacity_per_s:.0%}): the model "
-                f"says unbounded; measured p50 {fmt_seconds(meas)} (a finite run of a "
-                "few requests cannot wait forever)."
+                f"{head}the model says unbounded; measured p99 {meas} (a finite run cannot wait "
+                "forever)."
             )
             continue
-        ok = 0.5 <= meas / pred <= 2
-        within += ok
-        lines.append(
-            f"- {rate:.1f}/s (utilisation {rate / capacity_per_s:.0%}): model "
-            f"{fmt_seconds(pred)}, measured {fmt_seconds(meas)} "
-            f"({times(meas / pred)} the model{'' if ok else ', off by more than 2x'})."
+        parts = []
+        for q in (0.9, 0.99):
+            meas = r[f"ttft_p{q * 100:g}_seconds"]
+            if math.isfinite(meas):
+                ratios.append(meas / model[q])
+                parts.append(
+                    f"p{q * 100:g} model {fmt_seconds(model[q])}, measured {fmt_seconds(meas)} "
+                    f"({times(meas / model[q])})"
+                )
+        lines.append(head + "; ".join(parts) + ".")
+    if not ratios:
+        return (
+            "Every measured load was at or past the model's saturation: nothing finite to "
+            "compare.\n" + "\n".join(lines)
         )
-    finite = sum(1 for ln in lines if "unbounded" not in ln)
-    head = (
-        f"The M/M/c model was within 2x of the measured median TTFT at {within} of {finite} "
-        "loads below saturation. It assumes exponential service and a fixed service rate; "
-        "the real server's steps slow down as its batch fills and prefills interrupt decoding, "
-        "so expect it to be optimistic at low load and to miss where the knee sits exactly."
+    within = sum(0.5 <= x <= 2 for x in ratios)
+    longer = sum(x > 2 for x in ratios)
+    shorter = sum(x < 0.5 for x in ratios)
+    text = (
+        "M/M/c (fed the measured capacity) against the measured tail, p90 and p99 (the median "
+        "says nothing: below saturation the model predicts no wait at all). The model was within "
+        f"2x at {within} of {len(ratios)} percentiles."
     )
-    return head + "\n" + "\n".join(lines)
+    if longer:
+        text += (
+            f" The measured tail was more than 2x longer at {longer}: the model's service rate is "
+            "fixed, while the real server's steps slow as its batch fills, each newcomer's "
+            "prefill pauses every decoding sequence, and on a shared machine other jobs take "
+            "the core."
+        )
+    if shorter:
+        text += (
+            f" It was less than half the model's at {shorter}: M/M/c draws exponential service "
+            "times, whose long ones make long waits; this server's service is far more regular, "
+            "and its batch admits a waiting request at the next step."
+        )
+    return text + "\n" + "\n".join(lines)
+
+
+def paging(results: Sequence[Any]) -> str:
+    """Reserving each request's whole allowed length against admitting on its prompt and
+    preempting when the pool runs dry, per pool size (``llm_server.BurstResult`` records): the
+    batch each ran, the steps it took, evictions and recomputed tokens."""
+    pools: dict[int, dict[str, Any]] = {}
+    for r in results:
+        pools.setdefault(get(r, "pool_blocks"), {})[get(r, "admission")] = r
+    lines = []
+    for blocks in sorted(pools, reverse=True):
+        by = pools[blocks]
+        if "reserve" not in by or "optimistic" not in by:
+            continue
+        res, opt = by["reserve"], by["optimistic"]
+        head = (
+            f"- **{blocks} blocks**: reserving the whole allowed length ran a mean batch of "
+            f"{get(res, 'mean_batch'):.1f} over {get(res, 'steps')} steps, using at most "
+            f"{get(res, 'peak_pool_share'):.0%} of the pool; admitting on the prompt ran "
+            f"{get(opt, 'mean_batch'):.1f} over {get(opt, 'steps')} steps"
+        )
+        if get(opt, "preempted") == 0 and get(opt, "steps") == get(res, "steps"):
+            lines.append(
+                f"{head}, the same schedule: the pool never ran short, so how it is handed out "
+                "changed nothing."
+            )
+        else:
+            lines.append(
+                f"{head} ({times(get(res, 'steps') / get(opt, 'steps'))} fewer), at the price of "
+                f"{get(opt, 'preempted')} evictions and {get(opt, 'recomputed_tokens'):,} tokens "
+                f"prefilled again; on this machine {get(res, 'output_tokens_per_s'):,.0f} against "
+                f"{get(opt, 'output_tokens_per_s'):,.0f} output tokens/s."
+            )
+    if not lines:
+        return "Both admission policies are needed on the same pool to compare them."
+    return (
+        "The same burst, the same real answer lengths, which the scheduler does not know (it sees "
+        "only the cap each client asked for):\n" + "\n".join(lines)
+    )
 
 
 def tools_disagree(records: Sequence[Any]) -> str:
@@ -254,9 +393,11 @@ def routing(results: Sequence[Any]) -> str:
 __all__ = [
     "KNEE_FACTOR",
     "batching",
+    "by_load",
     "knee",
     "knee_rate",
-    "predicted_ttft_seconds",
+    "load_sweep",
+    "paging",
     "queue_model",
     "routing",
     "tools_disagree",
