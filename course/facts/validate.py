@@ -70,6 +70,11 @@ def positive(name: str, value: object) -> float:
     return number(name, value, minimum=0, strict_min=True)
 
 
+def non_negative(name: str, value: object) -> float:
+    """A finite number >= 0 (hours, costs and rates that may be zero)."""
+    return number(name, value, minimum=0)
+
+
 def fraction(name: str, value: object, *, allow_zero: bool = False) -> float:
     """A number in (0, 1] (or [0, 1] with ``allow_zero``): utilisation, MFU, usable memory."""
     return number(name, value, minimum=0, maximum=1, strict_min=not allow_zero)
