@@ -122,6 +122,8 @@ def install_dependencies(run: Callable = subprocess.run, requires: list[str] | N
     requirements, constraints = install_plan(requires)
     kept = ", ".join(c.replace("==", " ") for c in constraints) or "none of them present"
     print(f"Keeping the platform's {kept}.")
+    if not requirements:
+        return 0
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
         f.write("\n".join(constraints) + "\n")
     try:

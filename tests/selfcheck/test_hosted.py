@@ -149,3 +149,10 @@ def test_the_checker_fetches_missing_checks_only_on_a_hosted_runtime(monkeypatch
     monkeypatch.setenv("KAGGLE_KERNEL_RUN_TYPE", "Interactive")
     assert answers._find_checks("no_such_set") == 1
     assert fetched == ["no_such_set"]
+
+
+def test_nothing_to_install_runs_no_pip(monkeypatch):
+    monkeypatch.setattr(hosted, "_installed", lambda name: "1.0")
+    ran = []
+    assert hosted.install_dependencies(ran.append, requires=["torch>=2.11", "numpy>=2"]) == 0
+    assert ran == []
