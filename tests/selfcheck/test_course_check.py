@@ -69,3 +69,14 @@ def _missing(name):
 def test_an_old_python_is_a_fail(monkeypatch):
     monkeypatch.setattr(check, "MIN_PYTHON", (99, 0))
     assert not check.check_python().ok
+
+
+def test_installed_from_a_wheel_the_check_reads_the_declared_ranges(monkeypatch, tmp_path):
+    """No requirements/ beside the package (a wheel on Colab): each name the installed metadata
+    declares for this platform is checked, none is reported as a missing requirements file."""
+    monkeypatch.setattr(check, "REQUIREMENTS_IN", tmp_path / "learners.in")
+    monkeypatch.setattr(check, "REQUIREMENTS_TXT", tmp_path / "learners.txt")
+    names = [c.name for c in check.check_packages()]
+    assert "requirements" not in names
+    assert {"torch", "numpy", "ipywidgets", "matplotlib", "packaging"} <= set(names)
+    assert "jupyterlab" not in names  # make lab's, not a dependency
