@@ -47,12 +47,25 @@ cp "$ROOT"/exercises/*.ipynb "$VENV/run/exercises/"
 # on Colab the checker fetches these from the release tag (course.selfcheck.hosted.fetch_checks)
 cp "$ROOT"/exercises/checks/*.json "$VENV/run/exercises/checks/"
 
+# nbconvert fails on a cell that raises, not on a display that does (a widget's repr, say): an
+# error output anywhere is a failure too.
+no_error_output() {
+    "$PY" - "$1" <<'PYTHON'
+import json, sys
+cells = json.load(open(sys.argv[1]))["cells"]
+bad = [(i, o["ename"], o["evalue"][:80]) for i, c in enumerate(cells)
+       for o in c.get("outputs", []) if o.get("output_type") == "error"]
+print(*bad, sep="\n") if bad else None
+sys.exit(1 if bad else 0)
+PYTHON
+}
+
 failed=()
 for nb in "$VENV"/run/notebooks/[0-9]*.ipynb "$VENV"/run/exercises/[0-9]*.ipynb; do
     t0=$(date +%s)
     if (cd "$(dirname "$nb")" && COLAB_RELEASE_TAG=hosted-like COURSE_SOURCE="$WHEEL" \
         "$PY" -m nbconvert --to notebook --execute --inplace \
-        --ExecutePreprocessor.timeout=900 "$nb" >"$nb.log" 2>&1); then
+        --ExecutePreprocessor.timeout=900 "$nb" >"$nb.log" 2>&1) && no_error_output "$nb"; then
         status=ok
     else
         status=FAILED
@@ -68,7 +81,7 @@ echo "== the platform's packages afterwards"
 unchanged=yes
 diff "$VENV/before.txt" "$VENV/after.txt" || unchanged=no
 echo "== course check there"
-COLAB_RELEASE_TAG=hosted-like "$PY" -m course check || true
+(cd "$VENV/run" && COLAB_RELEASE_TAG=hosted-like "$PY" -m course check) || true  # the wheel's
 
 end=$(date +%s)
 echo "platform install $((installed - start)) s, notebooks $((end - installed)) s," \
