@@ -17,10 +17,11 @@ def _commands() -> list[list[str]]:
 
 
 def test_the_python_is_one_the_locks_resolve_for():
-    from project.test_installable import PYTHONS  # the Pythons each lock is resolved for
-
+    """test_installable.py resolves each lock for these Pythons (its PYTHONS)."""
+    installable = (ROOT / "tests" / "project" / "test_installable.py").read_text()
+    pythons = re.search(r"^PYTHONS = \((.*)\)$", installable, re.M).group(1)
     (version,) = re.fullmatch(r"python-(3\.\d+)\n", (BINDER / "runtime.txt").read_text()).groups()
-    assert version in PYTHONS
+    assert f'"{version}"' in pythons
 
 
 def test_post_build_installs_the_learners_lock_and_the_course_from_this_repository():
