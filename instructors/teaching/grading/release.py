@@ -148,7 +148,12 @@ def committed_tree(repo: Path, into: Path) -> list[str]:
     wanted = [*COPIED_DIRS, *COPIED_FILES, "solutions"]
     listed = _git(repo, "ls-tree", "--name-only", "HEAD").stdout.decode().split()
     archive = _git(
-        repo, "archive", "--format=tar", "HEAD", "--", *[w for w in wanted if w in listed]
+        repo,
+        "archive",
+        "--format=tar",
+        "HEAD",
+        "--",
+        *[w for w in wanted if w.split("/")[0] in listed],
     )
     if archive.returncode != 0:
         raise ReleaseError(f"git archive failed: {archive.stderr.decode().strip()}")
