@@ -11,7 +11,7 @@ PORT   ?= 8888
 LEARNERS    := $(VENV)/.learners-installed
 INSTRUCTORS := $(VENV)/.instructors-installed
 
-.PHONY: install install-instructors lab test lint unit notebooks exercises-run check assign grade \
+.PHONY: install install-instructors lab test lint unit notebooks exercises-run check assign grade dist hosted-links \
 	release lock clean site answer-keys slides
 
 install: $(LEARNERS)
@@ -63,6 +63,17 @@ notebooks: install-instructors
 exercises-run: install-instructors
 	$(BIN)/python -m pytest --nbval-lax --nbval-current-env --nbval-cell-timeout=300 exercises
 
+## The learners' package as a wheel in dist/ (course/ and its data, with the ranges of pyproject.toml;
+## never the instructors' teaching/): what a hosted notebook installs, `pip install dist/*.whl`.
+dist: install
+	rm -rf dist build/lib
+	$(BIN)/python -m pip wheel --quiet --no-deps --wheel-dir dist .
+
+## Instructors: the hosted-notebook links (Colab, Kaggle) in the README and in each lesson's first
+## Markdown cell, and the install cell that opens every notebook, from [project.urls] Repository.
+hosted-links: install-instructors
+	$(BIN)/python -m teaching hosted-links
+
 ## Instructors: regenerate exercises/ (student notebooks and their public checks) from solutions/.
 assign: install-instructors
 	$(BIN)/python -m teaching assign
@@ -113,4 +124,4 @@ lock:
 	    -o requirements/learners.txt
 
 clean:
-	rm -rf $(VENV) build *.egg-info instructors/*.egg-info .pytest_cache  # never work/: it holds the learner's work
+	rm -rf $(VENV) build dist *.egg-info instructors/*.egg-info .pytest_cache  # never work/: it holds the learner's work

@@ -8,8 +8,11 @@ psutil: the kernel process and every process it starts (lesson 06's and 12's ``t
 workers). It reports, per lesson, the peak resident memory of the kernel alone and of the whole tree
 (a sum of RSS: pages shared between processes count twice, so it errs high), the CPU seconds the tree
 used (user + system, each process's last sample: a worker that lives under 0.2 s is missed) and
-the wall time. The machine's load average before and after is printed too: on a busy machine the
-wall time grows, the CPU seconds and the memory much less. Not a test: nothing here asserts a size.
+the wall time. It also reports the peak shared memory (``/dev/shm``) the tree maps, the sum of the
+distinct ``/dev/shm`` mappings in the processes' ``/proc/PID/maps`` (deleted files included, as
+torch's shared tensors are): what a container's ``/dev/shm`` must hold (Docker's default is 64 MiB).
+The machine's load average before and after is printed too: on a busy machine the wall time grows,
+the CPU seconds and the memory much less. Not a test: nothing here asserts a size.
 """
 
 from __future__ import annotations
@@ -41,12 +44,14 @@ class TreeSampler(threading.Thread):
         self.peak_process_bytes = 0
         self.cpu_s_by_pid: dict[tuple[int, float], float] = {}
         self.max_processes = 0
+        self.peak_shm_bytes = 0
 
     def run(self) -> None:
         me = psutil.Process()
         while not self.stop.is_set():
             tree = 0
             procs = me.children(recursive=True)
+            self.peak_shm_bytes = max(self.peak_shm_bytes, shm_bytes([p.pid for p in procs]))
             self.max_processes = max(self.max_processes, len(procs))
             for p in procs:
                 try:
@@ -61,6 +66,23 @@ class TreeSampler(threading.Thread):
                 self.cpu_s_by_pid[key] = cpu.user + cpu.system
             self.peak_tree_bytes = max(self.peak_tree_bytes, tree)
             self.stop.wait(self.interval_s)
+
+
+def shm_bytes(pids: list[int]) -> int:
+    """Bytes of the distinct ``/dev/shm`` files the processes map (Linux; 0 elsewhere)."""
+    extent: dict[str, int] = {}
+    for pid in pids:
+        try:
+            lines = Path(f"/proc/{pid}/maps").read_text().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            if "/dev/shm/" not in line:
+                continue
+            start, end = (int(x, 16) for x in line.split()[0].split("-"))
+            name = line[line.index("/dev/shm/") :]
+            extent[name] = max(extent.get(name, 0), end - start)
+    return sum(extent.values())
 
 
 def measure(path: Path, timeout_seconds: int = 900) -> dict:
@@ -85,6 +107,7 @@ def measure(path: Path, timeout_seconds: int = 900) -> dict:
         "cpu_seconds": round(sum(sampler.cpu_s_by_pid.values()), 1),
         "wall_s": round(wall, 1),
         "max_processes": sampler.max_processes,
+        "peak_dev_shm_mib": round(sampler.peak_shm_bytes / MIB, 1),
         "error": error,
     }
 

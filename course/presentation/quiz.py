@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import ipywidgets as widgets
 
+from course.presentation.widgets.base import widget_bundle
+
 CORRECT = "Correct."
 WRONG = "Not quite."
 
@@ -200,7 +202,7 @@ class Quiz:
         return "".join(parts) + "</ol>"
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        bundle = self.widget()._repr_mimebundle_(include=include, exclude=exclude) or {}
+        bundle = widget_bundle(self.widget(), include=include, exclude=exclude)
         bundle["text/plain"] = repr(self)
         bundle["text/html"] = self._repr_html_()
         return bundle

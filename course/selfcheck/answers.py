@@ -27,6 +27,7 @@ import os
 import sys
 from pathlib import Path
 
+from course.selfcheck import hosted
 from course.selfcheck.coarse import shape_problems, wrong_matches
 from course.selfcheck.plain import MAX_ELEMENTS, to_plain
 from course.selfcheck.values import (
@@ -47,6 +48,8 @@ def _find_checks(assignment: str) -> Path:
     ):
         if (folder / f"{assignment}.json").is_file():
             return folder / f"{assignment}.json"
+    if hosted.hosted_runtime():  # Colab, Kaggle: from the release the course was installed from
+        return hosted.fetch_checks(assignment, here / "checks")
     raise FileNotFoundError(
         f"checks for {assignment} not found: open the notebook from the exercises/ folder"
     )

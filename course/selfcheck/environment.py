@@ -17,12 +17,13 @@ here, 1 when it cannot, so scripts and CI can rely on it. Lesson 00 runs it firs
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+
+from course.selfcheck.hosted import hosted_runtime
 
 MIN_PYTHON = (3, 11)
 #: The lowest supported torch, the one place it is stated: the oldest release the course has run
@@ -31,26 +32,6 @@ MIN_PYTHON = (3, 11)
 #: import) and no lesson has run on them. From here to the pin is the supported range.
 MIN_TORCH = (2, 11)
 
-#: Hosted notebook platforms, each detected by an environment variable its kernels carry: where
-#: the variable is documented or observed.
-HOSTED_RUNTIMES = (
-    (
-        "Google Colab",
-        "COLAB_RELEASE_TAG",
-        "observed in Colab runtimes (the image's release tag); libraries test it to detect Colab",
-    ),
-    (
-        "Kaggle Notebooks",
-        "KAGGLE_KERNEL_RUN_TYPE",
-        "observed in Kaggle kernels ('Interactive' while editing, 'Batch' on Save & Run All)",
-    ),
-    (
-        "JupyterHub",
-        "JUPYTERHUB_USER",
-        "set for every single-user server, whose kernels inherit it (jupyterhub/spawner.py, "
-        "Spawner.get_env: env['JUPYTERHUB_USER'] = self.user.name)",
-    ),
-)
 #: Requirements that only developing the course needs (tests, lint, browser tests, packaging).
 DEV_ONLY = frozenset(
     {"hypothesis", "pytest", "pytest-xdist", "pytest-timeout", "ruff", "playwright", "setuptools"}
@@ -93,6 +74,18 @@ def _for_this_platform(requirement: str) -> bool:
     return wanted is None or wanted.group(1) == sys.platform
 
 
+def _declared_names() -> list[str]:
+    """The course's ``[project] dependencies`` that apply here, from its installed metadata."""
+    from packaging.requirements import Requirement
+
+    try:
+        requires = metadata.requires("gpu-course") or []
+    except metadata.PackageNotFoundError:
+        return []
+    wanted = [Requirement(r) for r in requires]
+    return [r.name for r in wanted if r.marker is None or r.marker.evaluate({"extra": ""})]
+
+
 def _pins(path: Path) -> dict[str, str]:
     """name -> pinned version, for the pins whose environment marker holds here (a universal lock
     pins numpy 2.4.6 for Python 3.11 and 2.5.5 from 3.12, say)."""
@@ -112,15 +105,6 @@ def _pins(path: Path) -> dict[str, str]:
 
 def _normalise(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
-
-
-def hosted_runtime(environ: dict[str, str] | None = None) -> str | None:
-    """The hosted platform this kernel runs on (a name of :data:`HOSTED_RUNTIMES`), or None."""
-    environ = os.environ if environ is None else environ
-    for name, variable, _source in HOSTED_RUNTIMES:
-        if environ.get(variable):
-            return name
-    return None
 
 
 def check_runtime() -> Check:
@@ -153,12 +137,14 @@ def check_python() -> Check:
 def check_packages() -> list[Check]:
     """Each top-level requirement installed, at its pinned version where the learners' lock pins
     it."""
-    if not REQUIREMENTS_IN.exists():
+    # installed from a wheel or an archive (a hosted notebook): its declared ranges
+    names = _requirement_names(REQUIREMENTS_IN) if REQUIREMENTS_IN.exists() else _declared_names()
+    if not names:
         return [Check(False, "requirements", f"{REQUIREMENTS_IN} not found: run from the repo")]
     pins = _pins(REQUIREMENTS_TXT) if REQUIREMENTS_TXT.exists() else {}
     hosted = hosted_runtime()
     results = []
-    for name in _requirement_names(REQUIREMENTS_IN):
+    for name in names:
         dev_only = _normalise(name) in DEV_ONLY
         try:
             installed = metadata.version(name)

@@ -14,6 +14,8 @@
 - ``site OUTDIR [--answer-keys]``: the course as a static website (Sphinx + myst-nb).
 - ``slides OUTDIR [--tag]``: one Reveal.js deck per lesson (``--tag`` re-applies the slide tags
   first).
+- ``hosted-links``: the Open in Colab / Open in Kaggle links (README, each notebook's first Markdown
+  cell) and the install cell that opens every notebook, from ``[project.urls] Repository``.
 
 The learners' commands (check, measure) are ``python -m course``.
 """
@@ -89,12 +91,17 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="re-tag the lessons' cells for slides first (metadata only)",
     )
+    sub.add_parser("hosted-links", help="write the Colab/Kaggle links and install cells")
     args = parser.parse_args(argv)
 
     if args.command == "assign":
         from teaching.grading.authoring import assign_all
 
         return assign_all(args.notebooks)
+    if args.command == "hosted-links":
+        from teaching.hosted_links import run_hosted_links
+
+        return run_hosted_links()
     if args.command == "answer-keys":
         from teaching.answer_keys import run_answer_keys
 

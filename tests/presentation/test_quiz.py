@@ -100,3 +100,22 @@ def test_lesson_05_quiz_answers_come_from_the_calculators():
     assert numeric[1] == pytest.approx((1e24 / 120) ** 0.5 / 1e9)
     assert numeric[2] == pytest.approx(840)
     assert qs[2].check(qs[2].answer).correct and not qs[2].check(0).correct
+
+
+def test_on_ipywidgets_7_the_quiz_and_a_calculator_still_display_as_widgets(monkeypatch):
+    """Colab ships ipywidgets 7.7.1, whose widgets have no _repr_mimebundle_ (they display through
+    _ipython_display_): the bundle still carries the widget view, with the widget's model id."""
+    import ipywidgets
+
+    from course.presentation.widgets import will_it_fit
+
+    owner = next(
+        (c for c in ipywidgets.VBox.__mro__ if "_repr_mimebundle_" in vars(c)), None
+    )  # ipywidgets 8 defines it on Widget; 7.7 nowhere
+    if owner is not None:
+        monkeypatch.delattr(owner, "_repr_mimebundle_")
+    for shown in (quiz(MC, NUM), will_it_fit()):
+        bundle = shown._repr_mimebundle_()
+        view = bundle["application/vnd.jupyter.widget-view+json"]
+        assert view["version_major"] == 2 and len(view["model_id"]) >= 16
+        assert bundle["text/plain"] == repr(shown)

@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from course.selfcheck import environment as check
+from course.selfcheck import hosted
 
 
 def test_course_check_passes_here_with_one_ok_line_per_requirement():
@@ -114,7 +115,7 @@ def test_a_driver_too_old_for_the_build_is_a_warn_naming_the_cuda12_build(monkey
     ],
 )
 def test_each_hosted_runtime_is_detected_and_reported(monkeypatch, variable, platform):
-    for _name, other, _source in check.HOSTED_RUNTIMES:
+    for _name, other, _source in hosted.HOSTED_RUNTIMES:
         monkeypatch.delenv(other, raising=False)
     assert check.hosted_runtime() is None
     assert check.check_runtime().detail.startswith("local install")
@@ -169,3 +170,14 @@ def test_the_widget_extension_is_a_warn_not_a_fail_on_a_hosted_runtime(monkeypat
     monkeypatch.setattr(check, "hosted_runtime", lambda: "Kaggle Notebooks")
     hosted = {c.name: c.level for c in check.check_jupyter()}
     assert hosted["JupyterLab"] == "OK" and hosted["widget extension"] == "WARN"
+
+
+def test_installed_from_a_wheel_the_check_reads_the_declared_ranges(monkeypatch, tmp_path):
+    """No requirements/ beside the package (a wheel on Colab): each name the installed metadata
+    declares for this platform is checked, none is reported as a missing requirements file."""
+    monkeypatch.setattr(check, "REQUIREMENTS_IN", tmp_path / "learners.in")
+    monkeypatch.setattr(check, "REQUIREMENTS_TXT", tmp_path / "learners.txt")
+    names = [c.name for c in check.check_packages()]
+    assert "requirements" not in names
+    assert {"torch", "numpy", "ipywidgets", "matplotlib", "packaging"} <= set(names)
+    assert "jupyterlab" not in names  # make lab's, not a dependency

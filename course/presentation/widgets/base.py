@@ -287,9 +287,20 @@ class Calculator:
         return f"{self.title}\n{_plain(self.output.value)}"
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        bundle = self.widget()._repr_mimebundle_(include=include, exclude=exclude) or {}
+        bundle = widget_bundle(self.widget(), include=include, exclude=exclude)
         bundle["text/plain"] = repr(self)
         return bundle
+
+
+def widget_bundle(widget: widgets.Widget, include=None, exclude=None) -> dict:
+    """A widget's display data on ipywidgets 8 (its ``_repr_mimebundle_``) and on ipywidgets 7
+    (Colab's 7.7.1, which has no ``_repr_mimebundle_`` and displays through ``_ipython_display_``:
+    the same widget-view data, built here as ipywidgets 7 builds it)."""
+    own = getattr(widget, "_repr_mimebundle_", None)
+    if own is not None:
+        return own(include=include, exclude=exclude) or {}
+    view = {"version_major": 2, "version_minor": 0, "model_id": widget.model_id}
+    return {"text/plain": repr(widget), "application/vnd.jupyter.widget-view+json": view}
 
 
 def dropdown(description: str, options, value) -> widgets.Dropdown:

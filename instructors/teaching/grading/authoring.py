@@ -30,6 +30,7 @@ import nbformat
 
 from course.selfcheck import coarse
 from course.selfcheck.values import canonical, digest, kind_of
+from teaching import hosted_links
 from teaching.grading import check, extract, sandbox, spec
 
 REPO = Path(__file__).resolve().parents[3]
@@ -259,6 +260,12 @@ def student_notebook(assignment: spec.Assignment) -> nbformat.NotebookNode:
     final.metadata["course"] = {"question": ""}
     cells.append(final)
     nb = nbformat.v4.new_notebook(cells=cells)
+    # the Colab/Kaggle links under the title and the hosted install cell before the checks' cell
+    repository, version = hosted_links.project(REPO)
+    hosted_links.with_hosted_cells(nb, f"exercises/{assignment.name}.ipynb", repository, version)
+    for cell in nb.cells:
+        if cell.cell_type == "code" and cell.source.startswith(hosted_links.INSTALL_MARK):
+            cell.metadata = {"course": {"question": ""}}
     nb.metadata = {
         "kernelspec": dict(KERNELSPEC),
         "language_info": {"name": "python"},

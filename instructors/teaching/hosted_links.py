@@ -1,0 +1,189 @@
+"""``python -m teaching hosted-links``: every lesson and exercise set opens on Colab and Kaggle.
+
+From one address, ``[project.urls] Repository`` in ``pyproject.toml``, and the course's version (the
+release tag ``v<version>``), it writes:
+
+- a line of links, *Open in Colab* and *Open in Kaggle*, under the title of each notebook's first
+  Markdown cell (the site's lesson pages render it);
+- the install cell (:func:`course.selfcheck.hosted.install_cell`) as each notebook's first code
+  cell: on a hosted runtime it installs that release beside the platform's torch, elsewhere it does
+  nothing;
+- a column of the same links in the README's lesson tables (the site's home page is the README).
+
+Lessons are edited in place (first cells only); exercise sets are regenerated from ``solutions/``
+by the generator (:func:`teaching.grading.authoring.student_notebook`), which adds the same cells.
+Idempotent: run it again after a merge, a new lesson or a new version.
+
+Links: Colab opens a notebook from GitHub at ``colab.research.google.com/github/OWNER/REPO/blob/
+REF/PATH`` (Colab's "GitHub" notebook, colab.research.google.com/github/); Kaggle imports one from
+a public address at ``kaggle.com/kernels/welcome?src=URL`` (the address behind Kaggle's "Open in
+Kaggle" badge).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import nbformat
+
+from course.selfcheck.hosted import install_cell
+
+ROOT = Path(__file__).resolve().parents[2]
+#: The first line of the install cell and the start of the links' line: how a rerun finds them.
+INSTALL_MARK = install_cell("R", "V").splitlines()[0].split("(")[0]
+LINKS_MARK = "[Open in Colab]("
+README_COLUMN = "run hosted"
+
+
+def project(root: Path = ROOT) -> tuple[str, str]:
+    """``(repository, version)`` from ``pyproject.toml``: the one place both are written."""
+    data = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    repository = str(data["urls"]["Repository"]).rstrip("/")
+    if not repository.startswith("https://github.com/"):
+        raise ValueError(
+            f"[project.urls] Repository must be a https://github.com/ address: {repository}"
+        )
+    return repository, str(data["version"])
+
+
+def colab_url(repository: str, version: str, path: str) -> str:
+    owner_repo = repository.removeprefix("https://github.com/")
+    return f"https://colab.research.google.com/github/{owner_repo}/blob/v{version}/{path}"
+
+
+def kaggle_url(repository: str, version: str, path: str) -> str:
+    return f"https://kaggle.com/kernels/welcome?src={repository}/blob/v{version}/{path}"
+
+
+def nbgitpuller_url(hub: str, repository: str, branch: str, path: str) -> str:
+    """A JupyterHub link that clones (or updates) ``repository``'s ``branch`` into the learner's
+    home and opens ``path`` in JupyterLab (nbgitpuller's link format, nbgitpuller.readthedocs.io,
+    "link.html": ``hub/user-redirect/git-pull?repo=...&branch=...&urlpath=...``)."""
+    from urllib.parse import quote, urlencode
+
+    folder = repository.rstrip("/").rsplit("/", 1)[-1]
+    query = urlencode(
+        {"repo": repository, "branch": branch, "urlpath": f"lab/tree/{folder}/{path}"},
+        quote_via=quote,
+    )
+    return f"{hub.rstrip('/')}/hub/user-redirect/git-pull?{query}"
+
+
+def links(repository: str, version: str, path: str) -> str:
+    """The line of links to open ``path`` (relative to the repository root) hosted."""
+    return (
+        f"{LINKS_MARK}{colab_url(repository, version, path)}) · "
+        f"[Open in Kaggle]({kaggle_url(repository, version, path)})"
+    )
+
+
+def _with_links(markdown: str, line: str) -> str:
+    """``markdown`` with ``line`` as its second paragraph, under the title (an old one replaced)."""
+    title, *rest = markdown.split("\n")
+    if len(rest) >= 2 and rest[0] == "" and rest[1].startswith(LINKS_MARK):
+        rest = rest[2:]
+    if rest and rest[0] != "":
+        rest = ["", *rest]
+    return "\n".join([title, "", line, *rest])
+
+
+def install_code_cell(repository: str, version: str) -> nbformat.NotebookNode:
+    cell = nbformat.v4.new_code_cell(install_cell(repository, version))
+    cell["id"] = "hosted-install"
+    cell.metadata["slideshow"] = {"slide_type": "skip"}
+    return cell
+
+
+def with_hosted_cells(
+    nb: nbformat.NotebookNode, path: str, repository: str, version: str
+) -> nbformat.NotebookNode:
+    """``nb`` with the links under its title and the install cell first among its code cells."""
+    first_md = next(c for c in nb.cells if c.cell_type == "markdown")
+    first_md.source = _with_links(first_md.source, links(repository, version, path))
+    cells = [
+        c for c in nb.cells if not (c.cell_type == "code" and c.source.startswith(INSTALL_MARK))
+    ]
+    first_code = next((i for i, c in enumerate(cells) if c.cell_type == "code"), len(cells))
+    install = install_code_cell(repository, version)
+    old = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith(INSTALL_MARK)]
+    if old:  # keep the cell's metadata other tools added, replace its code
+        old[0].source = install.source
+        install = old[0]
+    cells.insert(first_code, install)
+    nb.cells = cells
+    return nb
+
+
+def _cells(row: str) -> list[str]:
+    return [c.strip() for c in row.strip().strip("|").split(" | ")]
+
+
+def _row_links(number: str, repository: str, version: str, root: Path) -> str:
+    parts = []
+    for label, folder in (("lesson", "notebooks"), ("exercises", "exercises")):
+        for path in sorted((root / folder).glob(f"{number}_*.ipynb"))[:1]:
+            rel = path.relative_to(root).as_posix()
+            colab, kaggle = (
+                colab_url(repository, version, rel),
+                kaggle_url(repository, version, rel),
+            )
+            parts.append(f"{label}: [Colab]({colab}) · [Kaggle]({kaggle})")
+    return "; ".join(parts) or "-"
+
+
+def readme_with_links(readme: str, repository: str, version: str, root: Path = ROOT) -> str:
+    """The README's lesson tables with a last column of links to each lesson and exercise set."""
+    out: list[str] = []
+    for line in readme.split("\n"):
+        if line.startswith("| # | lesson"):
+            line = "| " + " | ".join([*_cells(line)[:3], README_COLUMN]) + " |"
+        elif line.startswith("|---|") and out and out[-1].startswith("| # | lesson"):
+            line = "|---|---|---|---|"
+        elif re.match(r"^\| \d\d \| ", line):
+            cells = _cells(line)[:3]
+            line = (
+                "| " + " | ".join([*cells, _row_links(cells[0], repository, version, root)]) + " |"
+            )
+        out.append(line)
+    return "\n".join(out)
+
+
+def apply(root: Path = ROOT) -> list[Path]:
+    """Write the links and install cells into the lessons, exercise sets and README; the paths
+    that changed."""
+    from teaching.grading import authoring, spec
+
+    repository, version = project(root)
+    changed = []
+    for path in sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        before = path.read_text(encoding="utf-8")
+        nb = nbformat.reads(before, as_version=4)
+        with_hosted_cells(nb, path.relative_to(root).as_posix(), repository, version)
+        after = nbformat.writes(nb) + "\n"
+        if after != before:
+            path.write_text(after, encoding="utf-8")
+            changed.append(path)
+    for solution in authoring.solution_notebooks(root / "solutions"):
+        target = root / "exercises" / solution.name
+        before = target.read_text(encoding="utf-8") if target.exists() else ""
+        after = nbformat.writes(authoring.student_notebook(spec.read(solution))) + "\n"
+        if after != before:
+            target.write_text(after, encoding="utf-8")
+            changed.append(target)
+    readme = root / "README.md"
+    before = readme.read_text(encoding="utf-8")
+    after = readme_with_links(before, repository, version, root)
+    if after != before:
+        readme.write_text(after, encoding="utf-8")
+        changed.append(readme)
+    return changed
+
+
+def run_hosted_links(root: Path = ROOT) -> int:
+    changed = apply(root)
+    for path in changed:
+        print(f"[OK] {path.relative_to(root)}")
+    print(f"{len(changed)} file(s) changed" if changed else "nothing to change: already current")
+    return 0
