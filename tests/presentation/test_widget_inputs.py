@@ -252,7 +252,9 @@ def _dgx(calc: Calculator, where: str) -> None:
     assert d.gpus == d.tensor_parallel * d.pipeline_parallel * d.data_parallel, where
     per_system = hardware.SYSTEMS[calc.values()["system"]].gpus
     assert d.systems * per_system >= d.gpus, where
-    assert d.racks * int(calc.values()["systems_per_rack"].replace(",", "")) >= d.systems, where
+    assert d.racks * int(float(calc.values()["systems_per_rack"].replace(",", ""))) >= d.systems, (
+        where
+    )
     assert d.sus * 32 >= d.systems, where
     days = float(calc.values()["days"].replace(",", ""))
     assert d.training_seconds <= days * units.DAY * (1 + 1e-9), f"{where}: misses the deadline"
