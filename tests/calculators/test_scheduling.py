@@ -111,8 +111,8 @@ def test_bad_input_names_its_label(call, label):
 
 
 def _slurm_jobs() -> list[sch.SimJob]:
-    """The job mix lesson 14 ran on a real Slurm (course/facts/data/reference/slurm-2core-vm-
-    2026-11-28), as the model's jobs."""
+    """The job mix lesson 14 ran on a real Slurm, as the model's jobs (recorded in
+    course/facts/data/reference/slurm-2core-vm-2026-11-28)."""
     return sch.from_records(reference.load("slurm-2core-vm-2026-11-28", "scheduling")["jobs"])
 
 

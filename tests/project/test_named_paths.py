@@ -1,6 +1,6 @@
 """Documents that cannot drift: every path, module and make target the prose names exists.
 
-The prose is CONTRIBUTING.md, the README, requirements.in, and every docstring and comment in
+The prose is CONTRIBUTING.md, the README, requirements/*.in, and every docstring and comment in
 ``course/`` and ``tests/``. A path (``course/facts/report.py``, ``tests/project/``), a dotted
 module or name (``course.calculators.overhead.crossover_size``) and a ``make`` target named there
 must be in the tree; a placeholder (``NN_slug``, ``<topic>``, ``*``) must match at least one file.
@@ -16,7 +16,11 @@ from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCUMENTS = [ROOT / "CONTRIBUTING.md", ROOT / "README.md", ROOT / "requirements.in"]
+DOCUMENTS = [
+    ROOT / "CONTRIBUTING.md",
+    ROOT / "README.md",
+    *sorted((ROOT / "requirements").glob("*.in")),
+]
 TOP = ("course", "tests", "notebooks", "solutions", "exercises", "benchmarks", "instructors")
 PATH = re.compile(rf"(?<![\w./-])(?:{'|'.join(TOP)})/[\w.*<>/-]*[\w*>/]")
 MODULE = re.compile(r"(?<![\w./-])course(?:\.\w+)+")
