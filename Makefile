@@ -42,14 +42,24 @@ lint: install
 	$(BIN)/ruff format --check course tests
 	$(BIN)/lint-imports --no-cache
 
+# Tests run on both cores (pytest-xdist workers); `make test PYTEST_WORKERS=0` runs them in one
+# process, as before. Tests marked `serial` (they time themselves or need the whole machine) run
+# first, alone; tests/conftest.py keeps each file, and all the grading sandbox's files, on one worker.
+PYTEST_WORKERS ?= 2
+XDIST = -n $(PYTEST_WORKERS)
+
 unit: install
-	$(BIN)/python -m pytest tests --durations=10
+	$(BIN)/python -m pytest tests -m serial
+	$(BIN)/python -m pytest tests -m "not serial" $(XDIST) --dist loadfile --no-loadscope-reorder \
+	    --durations=10
 
 notebooks: install
-	$(BIN)/python -m pytest --nbval --nbval-current-env --nbval-cell-timeout=300 notebooks solutions
+	$(BIN)/python -m pytest --nbval --nbval-current-env --nbval-cell-timeout=300 \
+	    $(XDIST) --dist loadfile notebooks solutions
 
 exercises-run: install
-	$(BIN)/python -m pytest --nbval-lax --nbval-current-env --nbval-cell-timeout=300 exercises
+	$(BIN)/python -m pytest --nbval-lax --nbval-current-env --nbval-cell-timeout=300 \
+	    $(XDIST) --dist loadfile exercises
 
 ## Instructors: regenerate exercises/ (student notebooks and their public checks) from solutions/.
 assign: install

@@ -16,6 +16,8 @@ from leaks import sections as _sections
 from course.publishing.grading import authoring, spec
 from course.publishing.grading.learner import Grader
 
+pytestmark = pytest.mark.sandbox  # runs solutions in the grading sandbox (tests/conftest.py)
+
 SOLUTIONS = authoring.solution_notebooks()
 IDS = [p.stem for p in SOLUTIONS]
 

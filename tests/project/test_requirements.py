@@ -28,7 +28,6 @@ FIRST_PARTY = {"course", "conftest", "grading_cases", "leaks", "browser_setup", 
 TOOLS = {
     "jupyterlab": "`make lab` opens the course in it",
     "nbval": "`make notebooks` checks the stored outputs (pytest plugin)",
-    "pytest-xdist": "`pytest -n`",
     "pytest-timeout": "per-test time limits in the grader's checks",
     "ruff": "`make lint`",
     "import-linter": "`make lint` runs `lint-imports` on the layers",

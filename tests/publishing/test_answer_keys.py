@@ -9,6 +9,8 @@ from course.publishing import answer_keys, site
 from course.publishing.grading import spec
 from course.publishing.grading.authoring import answer_key, solution_notebooks
 
+pytestmark = pytest.mark.sandbox  # runs solutions in the grading sandbox (tests/conftest.py)
+
 SOLUTIONS = solution_notebooks()
 
 

@@ -11,6 +11,8 @@ from solution_run import feedback_with, solution_namespace
 from course.publishing.grading import authoring, check, runner, spec
 from course.publishing.grading.learner import Grader
 
+pytestmark = pytest.mark.sandbox  # runs solutions in the grading sandbox (tests/conftest.py)
+
 SET = "12_training_at_scale"
 SOLUTION = authoring.SOLUTIONS_DIR / f"{SET}.ipynb"
 

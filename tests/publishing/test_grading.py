@@ -24,7 +24,7 @@ from grading_cases import (
 
 from course.publishing.grading import gradebook, sandbox, spec
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 
 
 @pytest.fixture(scope="module")

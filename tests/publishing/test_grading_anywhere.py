@@ -21,6 +21,7 @@ from course.publishing.grading import authoring, sandbox
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.sandbox,
     pytest.mark.skipif(
         "hidden-files" in sandbox.protections_off(),
         reason="no private /tmp without mount namespaces",

@@ -13,7 +13,7 @@ from grading_cases import CONTAINED, MARKER, POSSIBLE, graded, points, question,
 
 from course.publishing.grading import sandbox
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 
 
 def _outputs(result: dict, r: dict) -> list[str]:

@@ -36,6 +36,7 @@ from course.publishing.grading import authoring, gradebook, sandbox, sandbox_ini
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.sandbox,
     pytest.mark.skipif(
         bool({"pid-namespace", "hidden-files"} & set(sandbox.protections_off())),
         reason="hostile notebooks run only where the sandbox contains them",

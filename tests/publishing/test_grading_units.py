@@ -10,6 +10,8 @@ import pytest
 from course.publishing.grading import check, extract, sandbox, spec, values
 from course.publishing.grading.runner import to_plain
 
+pytestmark = pytest.mark.sandbox  # runs solutions in the grading sandbox (tests/conftest.py)
+
 
 def test_a_value_on_a_rounding_boundary_is_not_failed():
     expected = 1.2345  # 4 figures: "1.234e+00" or "1.235e+00" depending on float rounding

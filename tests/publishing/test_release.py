@@ -21,6 +21,8 @@ from course.publishing.grading.learner import Grader
 from course.publishing.grading.release import write_release
 from course.publishing.grading.values import EXACT, canonical
 
+pytestmark = pytest.mark.sandbox  # runs solutions in the grading sandbox (tests/conftest.py)
+
 SOLUTIONS = authoring.solution_notebooks()
 IDS = [p.stem for p in SOLUTIONS]
 GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", "-c", "commit.gpgsign=false"]
