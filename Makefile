@@ -47,9 +47,10 @@ lint: install
 # first, alone; tests/conftest.py keeps each file, and all the grading sandbox's files, on one worker.
 PYTEST_WORKERS ?= 2
 XDIST = -n $(PYTEST_WORKERS)
+SERIAL_FILES = $(shell grep -rl --include='test_*.py' 'pytest.mark.serial' tests)
 
 unit: install
-	$(BIN)/python -m pytest tests -m serial
+	$(if $(SERIAL_FILES),$(BIN)/python -m pytest $(SERIAL_FILES) -m serial)
 	$(BIN)/python -m pytest tests -m "not serial" $(XDIST) --dist loadfile --no-loadscope-reorder \
 	    --durations=10
 
