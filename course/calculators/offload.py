@@ -146,7 +146,10 @@ def weight_streaming(
     weights = n * per
     slow, fast = weights / bandwidth_bytes_per_s, weights / g.memory_bandwidth_bytes_per_s
     name = link if isinstance(link, str) else f"{bandwidth_bytes_per_s / 1e9:g} GB/s"
-    return WeightStreaming(name, weights, slow, fast, slow / fast)
+    # the same weights over both: the ratio of the bandwidths (slow / fast is 0 / 0 when a tiny
+    # model's seconds underflow)
+    slowdown = g.memory_bandwidth_bytes_per_s / bandwidth_bytes_per_s
+    return WeightStreaming(name, weights, slow, fast, slowdown)
 
 
 # Grace Hopper's NVLink-C2C against PCIe for offloading (practice question 7)
