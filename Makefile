@@ -54,14 +54,25 @@ lint: install-instructors
 	$(BIN)/ruff format --check course instructors/teaching tests requirements
 	$(BIN)/lint-imports --no-cache
 
+# Tests run on both cores (pytest-xdist workers); `make test PYTEST_WORKERS=0` runs them in one
+# process, as before. Tests marked `serial` (they time themselves or need the whole machine) run
+# first, alone; tests/conftest.py keeps each file, and all the grading sandbox's files, on one worker.
+PYTEST_WORKERS ?= 2
+XDIST = -n $(PYTEST_WORKERS)
+SERIAL_FILES = $(shell grep -rl --include='test_*.py' 'pytest.mark.serial' tests)
+
 unit: install-instructors
-	$(BIN)/python -m pytest tests --durations=10
+	$(if $(SERIAL_FILES),$(BIN)/python -m pytest $(SERIAL_FILES) -m serial)
+	$(BIN)/python -m pytest tests -m "not serial" $(XDIST) --dist loadfile --no-loadscope-reorder \
+	    --durations=10
 
 notebooks: install-instructors
-	$(BIN)/python -m pytest --nbval --nbval-current-env --nbval-cell-timeout=300 notebooks solutions
+	$(BIN)/python -m pytest --nbval --nbval-current-env --nbval-cell-timeout=300 \
+	    $(XDIST) --dist loadfile notebooks solutions
 
 exercises-run: install-instructors
-	$(BIN)/python -m pytest --nbval-lax --nbval-current-env --nbval-cell-timeout=300 exercises
+	$(BIN)/python -m pytest --nbval-lax --nbval-current-env --nbval-cell-timeout=300 \
+	    $(XDIST) --dist loadfile exercises
 
 ## The learners' package as a wheel in dist/ (course/ and its data, with the ranges of pyproject.toml;
 ## never the instructors' teaching/): what a hosted notebook installs, `pip install dist/*.whl`.

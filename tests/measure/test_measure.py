@@ -116,6 +116,7 @@ def test_matmul_records_are_well_formed():
     assert rec.threads == torch.get_num_threads()
 
 
+@pytest.mark.serial  # times itself against its budget or the cores: alone
 def test_matmul_sweep_keeps_to_its_budget_and_says_what_it_skipped():
     budget = 1.5
     sweep = matmul.matmul_sweep(
@@ -246,6 +247,7 @@ def _machine_busy(cores: int) -> bool:
     return os.getloadavg()[0] > cores - 0.5
 
 
+@pytest.mark.serial  # times itself against its budget or the cores: alone
 def test_more_threads_do_not_make_a_large_matmul_slower_beyond_noise():
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     if cores < 2:
@@ -312,6 +314,7 @@ def test_read_kernel_really_reads_the_buffer_as_often_as_it_claims():
     assert moved % (4 * n) == 0
 
 
+@pytest.mark.serial  # times itself against its budget or the cores: alone
 def test_working_set_sweep_records_are_well_formed_and_in_budget():
     sizes = [4 * KiB, 64 * KiB, 1 * MiB, 8 * MiB]
     sweep = bandwidth.working_set_sweep(sizes, budget_seconds=1.0, show_progress=False)
@@ -323,6 +326,7 @@ def test_working_set_sweep_records_are_well_formed_and_in_budget():
         assert r.threads == 1
 
 
+@pytest.mark.serial  # times itself against its budget or the cores: alone
 def test_working_set_sweep_skips_points_when_the_budget_is_spent():
     sizes = [2**k for k in range(12, 27)]  # 4 KiB .. 64 MiB, far more than 0.1 s allows
     sweep = bandwidth.working_set_sweep(sizes, budget_seconds=0.1, show_progress=False)

@@ -59,6 +59,7 @@ def test_recomputation_order_none_selective_full_in_measured_activations():
     assert acts[0] > acts[1] > acts[2]
 
 
+@pytest.mark.serial  # times itself against its budget: alone
 def test_recompute_sweep_records_are_well_formed_and_in_budget():
     sweep = training.recompute_sweep(batch=1, seq_len=32, budget_seconds=30)
     assert sweep.records and sweep.elapsed_seconds < 60

@@ -10,6 +10,7 @@ import pytest
 from course.measure.quick import measure_machine
 
 
+@pytest.mark.serial  # times itself against its budget: alone
 def test_measure_reports_matmul_rates_and_bandwidths_within_its_budget():
     start = time.monotonic()
     lines = measure_machine(budget_seconds=6)

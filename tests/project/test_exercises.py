@@ -19,6 +19,8 @@ from teaching.grading import authoring, spec
 
 from course.selfcheck.answers import Grader
 
+pytestmark = pytest.mark.sandbox  # runs solutions in the grading sandbox (tests/conftest.py)
+
 SOLUTIONS = authoring.solution_notebooks()
 IDS = [p.stem for p in SOLUTIONS]
 

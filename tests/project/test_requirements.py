@@ -30,7 +30,6 @@ FIRST_PARTY |= {"solution_run", "install"}  # install: requirements/install.py
 LEARNER_TOOLS = {"jupyterlab": "`make lab` opens the course in it"}
 TOOLS = {
     "nbval": "`make notebooks` checks the stored outputs (pytest plugin)",
-    "pytest-xdist": "`pytest -n`",
     "pytest-timeout": "per-test time limits in the grader's checks",
     "ruff": "`make lint`",
     "import-linter": "`make lint` runs `lint-imports` on the layers",

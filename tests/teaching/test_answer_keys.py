@@ -8,6 +8,8 @@ from teaching import answer_keys, site
 from teaching.grading import spec
 from teaching.grading.authoring import answer_key, solution_notebooks
 
+pytestmark = pytest.mark.sandbox  # runs solutions in the grading sandbox (tests/conftest.py)
+
 SOLUTIONS = solution_notebooks()
 
 

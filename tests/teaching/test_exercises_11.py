@@ -13,6 +13,8 @@ from teaching.grading import authoring, gradebook, spec
 
 from course.selfcheck.answers import Grader
 
+pytestmark = pytest.mark.sandbox  # runs solutions in the grading sandbox (tests/conftest.py)
+
 SET = "11_inside_the_gpu"
 SOLUTION = authoring.SOLUTIONS_DIR / f"{SET}.ipynb"
 EXERCISE = authoring.EXERCISES_DIR / f"{SET}.ipynb"

@@ -11,6 +11,8 @@ from teaching.grading import authoring, check, runner, spec
 
 from course.selfcheck.answers import Grader
 
+pytestmark = pytest.mark.sandbox  # runs solutions in the grading sandbox (tests/conftest.py)
+
 SET = "12_training_at_scale"
 SOLUTION = authoring.SOLUTIONS_DIR / f"{SET}.ipynb"
 

@@ -23,7 +23,7 @@ from grading_cases import (
 )
 from teaching.grading import gradebook, sandbox, spec
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,7 @@ from teaching.grading import authoring, sandbox
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.sandbox,
     pytest.mark.skipif(
         "hidden-files" in sandbox.protections_off(),
         reason="no private /tmp without mount namespaces",

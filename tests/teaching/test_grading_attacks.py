@@ -12,7 +12,7 @@ import pytest
 from grading_cases import CONTAINED, MARKER, POSSIBLE, graded, points, question, row
 from teaching.grading import sandbox
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 
 
 def _outputs(result: dict, r: dict) -> list[str]:

@@ -35,6 +35,7 @@ from teaching.grading import authoring, gradebook, sandbox, sandbox_init, spec
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.sandbox,
     pytest.mark.skipif(
         bool({"pid-namespace", "hidden-files"} & set(sandbox.protections_off())),
         reason="hostile notebooks run only where the sandbox contains them",

@@ -22,7 +22,7 @@ from grading_cases import POSSIBLE, SET, filled_in, with_cell
 from teaching.grading.authoring import REPO
 from teaching.grading.exports import gradescope
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.sandbox]  # real sandboxes (tests/conftest.py)
 VISIBILITY = {"hidden", "after_due_date", "after_published", "visible"}
 
 

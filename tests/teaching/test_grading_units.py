@@ -11,6 +11,8 @@ from teaching.grading import check, extract, sandbox, spec
 from course.selfcheck import values
 from course.selfcheck.plain import to_plain
 
+pytestmark = pytest.mark.sandbox  # runs solutions in the grading sandbox (tests/conftest.py)
+
 
 def test_a_value_on_a_rounding_boundary_is_not_failed():
     expected = 1.2345  # 4 figures: "1.234e+00" or "1.235e+00" depending on float rounding

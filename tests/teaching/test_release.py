@@ -22,6 +22,8 @@ from course.selfcheck import coarse
 from course.selfcheck.answers import Grader
 from course.selfcheck.values import EXACT, canonical
 
+pytestmark = pytest.mark.sandbox  # runs solutions in the grading sandbox (tests/conftest.py)
+
 SOLUTIONS = authoring.solution_notebooks()
 IDS = [p.stem for p in SOLUTIONS]
 GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", "-c", "commit.gpgsign=false"]
