@@ -64,6 +64,11 @@ class WorkerError(RuntimeError):
         )
 
 
+#: Launches tried when rank 0 finds its store's port taken: :func:`free_port` returns a port that is
+#: free now, and another process (a second test worker, another launch) can bind it first.
+PORT_ATTEMPTS = 3
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port nobody listens on right now (the OS picks it); the caller binds it soon after."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -392,8 +397,47 @@ def launch(
     results. Results travel back pickled, so return tensors, numbers, dicts or dataclasses.
     ``timeout_seconds`` bounds the whole launch (raises ``TimeoutError``); a rank that raises makes
     the launch raise :class:`WorkerError`. ``threads_per_rank`` defaults to the CPU cores divided
-    among the ranks (at least 1). ``backend_name`` defaults to nccl on CUDA, gloo elsewhere.
+    among the ranks (at least 1). ``backend_name`` defaults to nccl on CUDA, gloo elsewhere. A
+    launch whose port another process took first is tried again on a new one
+    (:data:`PORT_ATTEMPTS`).
     """
+    attempts = PORT_ATTEMPTS
+    while True:
+        try:
+            return _launch_once(
+                fn,
+                nprocs,
+                args=args,
+                kwargs=kwargs,
+                timeout_seconds=timeout_seconds,
+                backend_name=backend_name,
+                threads_per_rank=threads_per_rank,
+                port=free_port(),
+            )
+        except WorkerError as error:
+            attempts -= 1
+            if attempts == 0 or not _port_taken(error):
+                raise
+
+
+def _port_taken(error: WorkerError) -> bool:
+    """Whether a rank failed because its store's port was taken (EADDRINUSE)."""
+    text = error.remote_traceback
+    return "EADDRINUSE" in text or "address already in use" in text.lower()
+
+
+def _launch_once(
+    fn: Callable | Sequence[Callable],
+    nprocs: int = 2,
+    *,
+    args: tuple = (),
+    kwargs: dict | None = None,
+    timeout_seconds: float = 120.0,
+    backend_name: str | None = None,
+    threads_per_rank: int | None = None,
+    port: int,
+) -> list[Any]:
+    """One launch on ``port`` (see :func:`launch`)."""
     many = not callable(fn)
     fns = list(fn) if many else [fn]
     if not fns or not all(callable(f) for f in fns):
@@ -404,7 +448,6 @@ def launch(
     )
     _check_importable(fns)
     threads = threads_per_rank or max(1, usable_cores() // n)
-    port = free_port()
     ctx = mp.get_context("spawn")
     results = ctx.Queue()
     procs = []

@@ -300,3 +300,27 @@ def test_each_restart_attempt_sees_none_of_the_previous_attempts_keys(monkeypatc
     assert L.attempt_store(shared).get("rank0-address") == b"127.0.0.1:40000"
     monkeypatch.delenv("TORCHELASTIC_USE_AGENT_STORE")  # a store of its own per attempt
     assert L.attempt_store(shared) is shared
+
+
+def test_a_port_taken_before_rank_0_binds_it_is_tried_again(monkeypatch):
+    """free_port's port is free when chosen and bound seconds later: another process (a second
+    test worker) can take it first. The launch then runs again on a new port, not fail."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        ports = iter([taken.getsockname()[1]])
+        real = L.free_port
+        monkeypatch.setattr(L, "free_port", lambda: next(ports, None) or real())
+        results = L.launch(_rank_and_sum, 2, timeout_seconds=120)
+    assert [r[:3] for r in results] == [(0, 2, 3.0), (1, 2, 3.0)]
+
+
+def test_a_failure_other_than_a_taken_port_is_not_retried(monkeypatch):
+    calls = []
+    real = L.free_port
+    monkeypatch.setattr(L, "free_port", lambda: calls.append(1) or real())
+    with pytest.raises(L.WorkerError):
+        L.launch(_raise_on_rank_1, 2, timeout_seconds=120)
+    assert len(calls) == 1
