@@ -401,43 +401,6 @@ def launch(
     launch whose port another process took first is tried again on a new one
     (:data:`PORT_ATTEMPTS`).
     """
-    attempts = PORT_ATTEMPTS
-    while True:
-        try:
-            return _launch_once(
-                fn,
-                nprocs,
-                args=args,
-                kwargs=kwargs,
-                timeout_seconds=timeout_seconds,
-                backend_name=backend_name,
-                threads_per_rank=threads_per_rank,
-                port=free_port(),
-            )
-        except WorkerError as error:
-            attempts -= 1
-            if attempts == 0 or not _port_taken(error):
-                raise
-
-
-def _port_taken(error: WorkerError) -> bool:
-    """Whether a rank failed because its store's port was taken (EADDRINUSE)."""
-    text = error.remote_traceback
-    return "EADDRINUSE" in text or "address already in use" in text.lower()
-
-
-def _launch_once(
-    fn: Callable | Sequence[Callable],
-    nprocs: int = 2,
-    *,
-    args: tuple = (),
-    kwargs: dict | None = None,
-    timeout_seconds: float = 120.0,
-    backend_name: str | None = None,
-    threads_per_rank: int | None = None,
-    port: int,
-) -> list[Any]:
-    """One launch on ``port`` (see :func:`launch`)."""
     many = not callable(fn)
     fns = list(fn) if many else [fn]
     if not fns or not all(callable(f) for f in fns):
@@ -448,6 +411,44 @@ def _launch_once(
     )
     _check_importable(fns)
     threads = threads_per_rank or max(1, usable_cores() // n)
+    attempts = PORT_ATTEMPTS
+    while True:
+        try:
+            done = _run_ranks(
+                fns,
+                n,
+                (args, kwargs or {}),
+                limit,
+                backend_name or backend(n),
+                threads,
+                free_port(),
+            )
+            break
+        except WorkerError as error:
+            attempts -= 1
+            if attempts == 0 or not _port_taken(error):
+                raise
+    return [done[r] if many else done[r][0] for r in range(n)]
+
+
+def _port_taken(error: WorkerError) -> bool:
+    """Whether a rank failed because its store's port was taken (EADDRINUSE)."""
+    text = error.remote_traceback
+    return "EADDRINUSE" in text or "address already in use" in text.lower()
+
+
+def _run_ranks(
+    fns: list[Callable],
+    n: int,
+    call: tuple[tuple, dict],
+    limit: float,
+    backend_name: str,
+    threads: int,
+    port: int,
+) -> dict[int, Any]:
+    """One launch of ``fns`` on ``n`` ranks whose store listens on ``port``: rank -> its results
+    (see :func:`launch`; ``call`` is the functions' ``(args, kwargs)``)."""
+    args, kwargs = call
     ctx = mp.get_context("spawn")
     results = ctx.Queue()
     procs = []
@@ -456,7 +457,7 @@ def _launch_once(
         "MASTER_PORT": str(port),
         "WORLD_SIZE": str(n),
         "LOCAL_WORLD_SIZE": str(n),
-        "COURSE_BACKEND": backend_name or backend(n),
+        "COURSE_BACKEND": backend_name,
         "COURSE_LOOPBACK_STORE": "1",
         "COURSE_PARENT_PID": str(os.getpid()),
     }
@@ -470,7 +471,7 @@ def _launch_once(
             env = {**base, "RANK": str(r), "LOCAL_RANK": str(r), "GROUP_RANK": "0"}
             p = ctx.Process(
                 target=_worker,
-                args=(fns, args, kwargs or {}, env, threads, results),
+                args=(fns, args, kwargs, env, threads, results),
                 name=f"course-rank-{r}",
                 daemon=True,
             )
@@ -509,7 +510,7 @@ def _launch_once(
         _stop(procs)
         results.close()
         results.join_thread()
-    return [done[r] if many else done[r][0] for r in range(n)]
+    return done
 
 
 def launch_named(fns: Sequence[Callable], nprocs: int = 2, **kwargs) -> list[dict[str, Any]]:
