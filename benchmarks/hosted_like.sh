@@ -1,41 +1,57 @@
 #!/usr/bin/env bash
 # A hosted-like run (issue 32): the course installed the way a notebook's first cell installs it on
-# Colab, in a fresh virtual environment that holds Colab's own packages, then every lesson and every
-# exercise set executed top to bottom with nbconvert; the environment's torch, triton, numpy and
-# ipywidgets must be the same afterwards.
+# a hosted platform, in a fresh virtual environment that holds that platform's own packages, then
+# every lesson and every exercise set executed top to bottom with nbconvert; the environment's
+# torch, triton, numpy and ipywidgets must be the same afterwards.
 #
-# The platform set is Colab's GPU runtime as published in googlecolab/backend-info
-# (pip-freeze.gpu.txt and os-info-gpu.txt at commit a72407924822, 2026-08-19: Python 3.13, torch
-# 2.11.0+cu128, triton 3.6.0, numpy 2.1.3, ipywidgets 7.7.1, ipython 7.34.0, ipykernel 6.17.1,
-# matplotlib 3.10.0, pandas 2.2.3, torchao 0.10.0, notebook 6.5.7, no JupyterLab). torch comes
-# from the index pip is configured with (PyPI's 2.11.0, a CUDA 13 build: about 3 GB with NVIDIA's
+# Two platform sets, from their published sources:
+# - colab (default): Colab's GPU runtime in googlecolab/backend-info (pip-freeze.gpu.txt and
+#   os-info-gpu.txt at commit a72407924822, 2026-08-19): Python 3.13, torch 2.11.0+cu128, triton
+#   3.6.0, numpy 2.1.3, ipywidgets 7.7.1, ipython 7.34.0, ipykernel 6.17.1, matplotlib 3.10.0,
+#   pandas 2.2.3, torchao 0.10.0, notebook 6.5.7, no JupyterLab.
+# - kaggle: Kaggle/docker-python (Dockerfile.tmpl and kaggle_requirements.txt at commit
+#   78aaa43f8cc8, 2026-08-12), built FROM Colab's runtime image of 2026-05-14: Python 3.12, torch
+#   2.10.0+cu128 and numpy 2.0.2 (Colab's list of that week), ipywidgets 8.1.5 (Kaggle's pin); the
+#   other packages as Colab's. Detected by KAGGLE_KERNEL_RUN_TYPE, as on Kaggle.
+# torch comes from the index pip is configured with (PyPI's: a CUDA build, about 3 GB with NVIDIA's
 # runtime wheels; it runs on the CPU here). Not part of `make test`: it downloads torch and runs
-# 27 notebooks (see instructors/guide.md for the time it took).
+# 28 notebooks (see instructors/guide.md for the time it took).
 #
-#   bash benchmarks/hosted_like.sh                 # PYTHON=python3.13 VENV=/tmp/hosted-like
+#   bash benchmarks/hosted_like.sh                     # Colab: python3.13, VENV=/tmp/hosted-like
+#   PLATFORM_SET=kaggle bash benchmarks/hosted_like.sh # Kaggle: python3.12
 #   PIP_CONFIG_FILE=/dev/null bash benchmarks/hosted_like.sh   # the public index, not a local one
 #
 # Exit status 0 only if every notebook ran and the platform's packages are unchanged.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-PYTHON=${PYTHON:-python3.13}
-VENV=${VENV:-/tmp/hosted-like}
-PLATFORM=(
-    "torch==${TORCH:-2.11.0}" "numpy==2.1.3" "ipywidgets==7.7.1" "ipython==7.34.0"
-    "ipykernel==6.17.1" "matplotlib==3.10.0" "pandas==2.2.3" "psutil==5.9.5"
-    "threadpoolctl==3.6.0" "tqdm==4.67.3" "packaging==26.3" "torchao==0.10.0"
-    "notebook==6.5.7" "nbconvert" "setuptools"
+PLATFORM_SET=${PLATFORM_SET:-colab}
+COMMON=(
+    "ipython==7.34.0" "ipykernel==6.17.1" "matplotlib==3.10.0" "pandas==2.2.3" "psutil==5.9.5"
+    "threadpoolctl==3.6.0" "tqdm==4.67.3" "packaging==26.3" "torchao==0.10.0" "notebook==6.5.7"
+    "nbconvert" "setuptools"
 )
+case $PLATFORM_SET in
+    colab)
+        PYTHON=${PYTHON:-python3.13}
+        PLATFORM=("torch==${TORCH:-2.11.0}" "numpy==2.1.3" "ipywidgets==7.7.1" "${COMMON[@]}")
+        DETECTED=(COLAB_RELEASE_TAG=hosted-like) ;;
+    kaggle)
+        PYTHON=${PYTHON:-python3.12}
+        PLATFORM=("torch==${TORCH:-2.10.0}" "numpy==2.0.2" "ipywidgets==8.1.5" "${COMMON[@]}")
+        DETECTED=(KAGGLE_KERNEL_RUN_TYPE=Interactive) ;;
+    *) echo "PLATFORM_SET is colab or kaggle, not $PLATFORM_SET" >&2; exit 2 ;;
+esac
+VENV=${VENV:-/tmp/hosted-like-$PLATFORM_SET}
 PROTECTED='^(torch|triton|numpy|ipywidgets)=='
 start=$(date +%s)
 
 rm -rf "$VENV" && "$PYTHON" -m venv "$VENV"
 PY="$VENV/bin/python"
-echo "== the platform: Colab's packages ($("$PY" --version))"
+echo "== the platform: $PLATFORM_SET's packages ($("$PY" --version))"
 "$PY" -m pip install -q "${PLATFORM[@]}"
 "$PY" -m pip freeze | grep -E "$PROTECTED" | tee "$VENV/before.txt"
-if "$PY" -c "import jupyterlab" 2>/dev/null; then echo "JupyterLab is installed: not Colab"; exit 1; fi
+if "$PY" -c "import jupyterlab" 2>/dev/null; then echo "JupyterLab is installed: not $PLATFORM_SET"; exit 1; fi
 installed=$(date +%s)
 
 echo "== the course as a wheel (make dist), installed by the notebooks' first cell"
@@ -63,7 +79,7 @@ PYTHON
 failed=()
 for nb in "$VENV"/run/notebooks/[0-9]*.ipynb "$VENV"/run/exercises/[0-9]*.ipynb; do
     t0=$(date +%s)
-    if (cd "$(dirname "$nb")" && COLAB_RELEASE_TAG=hosted-like COURSE_SOURCE="$WHEEL" \
+    if (cd "$(dirname "$nb")" && env "${DETECTED[@]}" COURSE_SOURCE="$WHEEL" \
         "$PY" -m nbconvert --to notebook --execute --inplace \
         --ExecutePreprocessor.timeout=900 "$nb" >"$nb.log" 2>&1) && no_error_output "$nb"; then
         status=ok
@@ -81,7 +97,7 @@ echo "== the platform's packages afterwards"
 unchanged=yes
 diff "$VENV/before.txt" "$VENV/after.txt" || unchanged=no
 echo "== course check there"
-(cd "$VENV/run" && COLAB_RELEASE_TAG=hosted-like "$PY" -m course check) || true  # the wheel's
+(cd "$VENV/run" && env "${DETECTED[@]}" "$PY" -m course check) || true  # the wheel's
 
 end=$(date +%s)
 echo "platform install $((installed - start)) s, notebooks $((end - installed)) s," \

@@ -74,7 +74,7 @@ def test_the_first_cell_leaves_a_course_already_there_and_takes_a_local_wheel(mo
 
 
 REQUIRES = [
-    "torch>=2.11",
+    "torch>=2.10",
     "triton>=3.6; sys_platform == 'linux'",
     "numpy>=2.0",
     "ipywidgets>=7.7",
