@@ -87,6 +87,17 @@ def _sig(answer: dict, value):
     return "exact" if isinstance(value, int) or not isinstance(value, float) else 4
 
 
+def _wrong_hashed(value, answer: dict, hashes: list[str], salt: str) -> bool:
+    """Whether ``value`` is a known wrong one. A known wrong value is hashed in the form the
+    solution computed it (an int exactly, a float to 4 figures): a whole number is tried in both
+    forms, so ``4 * x`` gets its hint whether the learner's ``x`` is an int or a float."""
+    sigs = [_sig(answer, value)]
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if answer["sig"] is None and number and math.isfinite(value) and float(value).is_integer():
+        sigs = list(dict.fromkeys([*sigs, "exact", 4]))
+    return any(hash_matches(value, hashes, salt, sig) for sig in sigs)
+
+
 class Grader:
     """The learner's checks for one exercise set."""
 
@@ -175,7 +186,7 @@ class Grader:
                 and (
                     wrong_matches(value, w["bucket"], salt + "/wrong")
                     if "bucket" in w  # graded: the bucket of a known wrong value
-                    else hash_matches(value, w["hash"], salt + "/wrong", _sig(answer, value))
+                    else _wrong_hashed(value, answer, w["hash"], salt + "/wrong")
                 )
             ]
             if known and not problem:
