@@ -222,6 +222,15 @@ def test_warp_uniform_branch_costs_one_path():
     assert (r.diverged, r.issued_cost, r.efficiency) == (False, 3, 1.0)
 
 
+def test_lane_mask_takes_any_threshold_and_modulus():
+    # exercise set 11's Q6 needs `tid < 8`: lanes 0-7 of warp 0, none of warp 1
+    assert divergence.lane_mask("tid < 8") == tuple(t < 8 for t in range(32))
+    assert not any(divergence.lane_mask("tid < 8", warp=1))
+    assert sum(divergence.lane_mask("tid % 4 == 0", warp=3)) == 8
+    with pytest.raises(ValueError, match="K a whole number"):
+        divergence.lane_mask("tid % 0 == 0")
+
+
 def test_data_dependent_branch_almost_always_diverges():
     assert divergence.data_dependent_divergence(0.5) == pytest.approx(1 - 2 * 0.5**32)
     assert divergence.data_dependent_divergence(0.0) == 0.0
