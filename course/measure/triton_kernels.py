@@ -36,7 +36,7 @@ from typing import Any
 import torch
 
 from course.facts import validate
-from course.measure import gpu_guards
+from course.measure import gpu_guards, triton_guard
 
 _STATE: dict[str, Any] = {}
 
@@ -74,7 +74,10 @@ def setup(device: str | None = None) -> str:
         return _STATE["status"]
     interpreted = os.environ.get("TRITON_INTERPRET") == "1"
     _STATE.update(ok=True, triton=triton, tl=tl, device=device, interpreted=interpreted)
+    guard = triton_guard.install(triton)  # before any kernel runs: out-of-bounds lanes raise
     mode = "interpreter on the CPU" if interpreted else f"compiled for {device}"
+    if interpreted and "guard on" in guard:
+        mode += ", loads and stores bounds-checked"
     _STATE["status"] = f"triton {triton.__version__}: {mode}" + (
         f" ({unsupported})" if unsupported else ""
     )
@@ -240,23 +243,39 @@ def _next_pow2(n: int) -> int:
     return 1 << (max(1, n) - 1).bit_length()
 
 
-def vector_add(x: torch.Tensor, y: torch.Tensor, block: int = 128) -> torch.Tensor:
-    """``x + y`` by a Triton kernel: ``ceil(n / block)`` programs of ``block`` lanes each."""
+KERNELS = ("add", "rmsnorm", "row_max", "matmul", "attention")
+
+
+def kernel(name: str) -> Any:
+    """The ``@triton.jit`` kernel ``name`` (one of :data:`KERNELS`), to launch as
+    ``kernel[grid](...)`` in a notebook; :func:`kernel_source` shows its text."""
+    _need()
+    return _STATE[validate.choice("kernel", name, KERNELS)]
+
+
+def vector_add(
+    x: torch.Tensor, y: torch.Tensor, block: int = 128, *, kernel: Any = None
+) -> torch.Tensor:
+    """``x + y`` by a Triton kernel: ``ceil(n / block)`` programs of ``block`` lanes each.
+    ``kernel``: a kernel with the signature of ``add`` to launch instead (a learner's edit)."""
     _need()
     validate.positive_int("block", block, maximum=2**16)
     out = torch.empty_like(x)
     n = x.numel()
     grid = (-(-n // block),)
-    _STATE["add"][grid](x, y, out, n, BLOCK=block)
+    (kernel or _STATE["add"])[grid](x, y, out, n, BLOCK=block)
     return out
 
 
-def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
-    """RMSNorm of each row of a 2-D ``x`` in one fused kernel (one program per row)."""
+def rmsnorm(
+    x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6, *, kernel: Any = None
+) -> torch.Tensor:
+    """RMSNorm of each row of a 2-D ``x`` in one fused kernel (one program per row).
+    ``kernel``: a kernel with the signature of ``rmsnorm`` to launch instead."""
     _need()
     rows, cols = x.shape
     out = torch.empty_like(x)
-    _STATE["rmsnorm"][(rows,)](x, weight, out, cols, eps, BLOCK=_next_pow2(cols))
+    (kernel or _STATE["rmsnorm"])[(rows,)](x, weight, out, cols, eps, BLOCK=_next_pow2(cols))
     return out
 
 
@@ -277,15 +296,20 @@ def row_max(x: torch.Tensor) -> torch.Tensor:
     return out
 
 
-def matmul(a: torch.Tensor, b: torch.Tensor, block: int = 16) -> torch.Tensor:
-    """``a @ b`` (float32) with square ``block`` x ``block`` tiles (``block`` >= 16 for tl.dot)."""
+def matmul(
+    a: torch.Tensor, b: torch.Tensor, block: int = 16, *, kernel: Any = None
+) -> torch.Tensor:
+    """``a @ b`` (float32) with square ``block`` x ``block`` tiles (``block`` >= 16 for tl.dot).
+    ``kernel``: a kernel with the signature of ``matmul`` to launch instead."""
     _need()
     validate.positive_int("block", block, minimum=16, maximum=256)
     m, k = a.shape
     n = b.shape[1]
     c = torch.empty(m, n, dtype=torch.float32, device=a.device)
     grid = (-(-m // block), -(-n // block))
-    _STATE["matmul"][grid](a, b, c, m, n, k, BM=block, BN=block, BK=block, K_TILES=-(-k // block))
+    (kernel or _STATE["matmul"])[grid](
+        a, b, c, m, n, k, BM=block, BN=block, BK=block, K_TILES=-(-k // block)
+    )
     return c
 
 
@@ -327,9 +351,7 @@ def attention(
 def kernel_source(name: str) -> str:
     """The Triton source of one kernel (``"add"``, ``"rmsnorm"``, ``"row_max"``, ``"matmul"``,
     ``"attention"``), to read in the lesson: the same text runs on the interpreter and a GPU."""
-    _need()
-    kernels = ("add", "rmsnorm", "row_max", "matmul", "attention")
-    fn = _STATE[validate.choice("name", name, kernels)]
+    fn = kernel(name)
     return textwrap.dedent(inspect.getsource(getattr(fn, "fn", fn)))
 
 
@@ -389,6 +411,7 @@ __all__ = [
     "check",
     "matmul_tolerance",
     "check_all",
+    "kernel",
     "kernel_source",
     "matmul",
     "modules",
