@@ -19,7 +19,9 @@ Kernels, each with a torch reference and a checker:
 - :func:`attention`: FlashAttention's forward pass, an online softmax over blocks of keys,
   checked against ``scaled_dot_product_attention``.
 
-Triton is imported lazily.
+Triton is imported lazily. :func:`setup` also installs ``triton_guard``: on the interpreter a
+load or store outside a kernel's tensors raises ``OutOfBounds`` instead of corrupting memory, and
+``kernel_result`` (exercise set 11) tells a kernel's result from plain torch.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import torch
 
 from course.facts import validate
 from course.measure import gpu_guards, triton_guard
+from course.measure.triton_guard import OutOfBounds, kernel_result
 
 _STATE: dict[str, Any] = {}
 
@@ -406,12 +409,14 @@ def matmul_tolerance() -> float:
 
 __all__ = [
     "KernelCheck",
+    "OutOfBounds",
     "attention",
     "available",
     "check",
     "matmul_tolerance",
     "check_all",
     "kernel",
+    "kernel_result",
     "kernel_source",
     "matmul",
     "modules",
