@@ -28,15 +28,20 @@ g = torch.Generator().manual_seed(11)
 x, y = torch.randn(1000, generator=g), torch.randn(1000, generator=g)
 """
 
-TORCH_ANSWER = INPUTS + """\
+TORCH_ANSWER = (
+    INPUTS
+    + """\
 def scale_add(a, x, y):
     return a * x.float() + y.float()
 
 
 max_error = (scale_add(2.5, x, y) - (2.5 * x + y)).abs().max().item()
 """
+)
 
-UNMASKED_ANSWER = INPUTS + """\
+UNMASKED_ANSWER = (
+    INPUTS
+    + """\
 @triton.jit
 def scale_add_kernel(x_ptr, y_ptr, out_ptr, a, n, BLOCK: tl.constexpr):
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -51,6 +56,7 @@ def scale_add(a, x, y):
 
 max_error = (scale_add(2.5, x, y) - (2.5 * x + y)).abs().max().item()
 """
+)
 
 
 @pytest.fixture(scope="module")
