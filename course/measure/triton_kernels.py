@@ -317,14 +317,20 @@ def matmul(
 
 
 def attention(
-    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool = False, block: int = 16
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    *,
+    causal: bool = False,
+    block: int = 16,
+    kernel: Any = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Softmax attention of (batch, heads, tokens, head_dim) float32 tensors in one pass over the
     keys, FlashAttention-style (Dao et al. 2022, alg. 1; Milakov and Gimelshein 2018's online
     softmax): each program keeps, for its ``block`` queries, a running max, a running sum of
     exponentials and a running weighted sum of values, rescaling the sums whenever the max grows.
     Returns the output and each query's log-sum-exp of scores (what lesson 12's ring attention
-    merges partial results with)."""
+    merges partial results with). ``kernel``: one with the signature of ``attention`` instead."""
     _need()
     validate.positive_int("block", block, minimum=16, maximum=256)
     b, h, n, d = q.shape
@@ -334,7 +340,7 @@ def attention(
     out = torch.empty_like(q)
     lse = torch.empty(b, h, n, dtype=torch.float32, device=q.device)
     grid = (-(-n // block), b * h)
-    _STATE["attention"][grid](
+    (kernel or _STATE["attention"])[grid](
         q,
         k,
         v,
@@ -369,6 +375,13 @@ class KernelCheck:
     tolerance: float
     matches: bool
     mode: str  # "interpreter (CPU)" or "compiled (cuda)"
+
+    def __str__(self) -> str:
+        verdict = "matches" if self.matches else "DIFFERS"
+        return (
+            f"{self.kernel} {self.shape}: largest difference from torch {self.max_abs_error:.2g} "
+            f"(tolerance {self.tolerance:g}, {self.mode}): {verdict}"
+        )
 
 
 def check(name: str, triton_out: torch.Tensor, torch_out: torch.Tensor, tol: float) -> KernelCheck:

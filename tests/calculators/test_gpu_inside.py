@@ -151,9 +151,10 @@ def test_more_registers_or_shared_memory_never_raise_occupancy(cc, threads, regs
 
 
 def test_best_practices_guide_coalescing_cases():
-    # CUDA C++ Best Practices Guide 9.2.1: 32 adjacent 4-byte words aligned -> four 32-byte
-    # sectors (9.2.1.1); the same pattern misaligned -> five sectors (9.2.1.2); stride 2 ->
-    # 50 % load/store efficiency, "half the elements in the transaction are not used" (9.2.1.4).
+    # CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory": 32 adjacent 4-byte words
+    # aligned -> four 32-byte sectors ("A Simple Access Pattern"); the same pattern misaligned ->
+    # five sectors ("A Sequential but Misaligned Access Pattern"); stride 2 -> 50 % load/store
+    # efficiency, "half the elements in the transaction are not used" ("Strided Accesses").
     aligned = coalescing.warp_access(4, 1, 0)
     assert (aligned.sectors, aligned.lines, aligned.efficiency) == (4, 1, 1.0)
     shifted = coalescing.warp_access(4, 1, 4)
