@@ -10,10 +10,11 @@ have died", losing every later cell).
 
 :func:`install` (called by ``triton_kernels.setup``) wraps two places of Triton:
 
-- the interpreter's loads and stores (``InterpreterBuilder.create_masked_load``/``_store``,
-  which every ``tl.load``/``tl.store`` reaches): before any memory is touched, each address a
-  live lane uses must lie inside the storage of one of the launch's tensor arguments, else
-  :class:`OutOfBounds` is raised naming the argument and the program, and nothing is written;
+- the interpreter's loads, stores and atomics (``InterpreterBuilder.create_masked_load``/
+  ``_store``, which every ``tl.load``/``tl.store`` reaches, and ``create_atomic_rmw``/``_cas``):
+  before any memory is touched, each address a live lane uses must lie inside the storage of one
+  of the launch's tensor arguments, else :class:`OutOfBounds` is raised naming the argument and
+  the program, and nothing is written;
 - ``kernel[grid]`` (``KernelInterface.__getitem__``, interpreter and GPU alike): inside
   :func:`record`, each launch is logged with its kernel, grid and tensor arguments, so a check can
   tell a Triton kernel launched over a grid from plain torch (:func:`kernel_result`).
@@ -70,6 +71,12 @@ def _tensor_ranges(names: list[str], values: list) -> list[tuple[str, int, int]]
     return ranges
 
 
+class _AllLanes:
+    """The mask of an access every lane makes (an atomic compare-and-swap has none)."""
+
+    data = True
+
+
 def _check(builder, ptrs, mask, verb: str) -> None:
     """Raise :class:`OutOfBounds` if a live lane's address falls outside every tensor."""
     import numpy as np
@@ -93,17 +100,17 @@ def _check(builder, ptrs, mask, verb: str) -> None:
     name, start, end = min(ranges, key=lambda r: min(abs(first - r[1]), abs(first - r[2])))
     index = (first - start) // size if first >= start else -((start - first) // size)
     program = tuple(int(i) for i in getattr(builder, "grid_idx", ()) or ())
+    done = {"load": "read", "store": "written"}.get(verb, "changed")
     raise OutOfBounds(
         f"{verb} outside the kernel's tensors: {bad} live lanes of program {program} "
         f"(the first at element {index} of {name}, which holds {(end - start) // size}). "
-        "Nothing was "
-        f"{verb.replace('load', 'read').replace('store', 'written')}: a mask (offsets < n) "
+        f"Nothing was {done}: a mask (offsets < n) "
         "switches off the lanes past the end; on a GPU this access would go unnoticed."
     )
 
 
 def install(triton) -> str:
-    """Wrap Triton's interpreter loads/stores and ``kernel[grid]`` (once). Returns a status line."""
+    """Wrap the interpreter's loads, stores, atomics and ``kernel[grid]`` (once); a status line."""
     if _STATE.get("installed"):
         return _STATE["installed"]
     jit = getattr(getattr(triton, "runtime", None), "jit", None)
@@ -151,6 +158,24 @@ def install(triton) -> str:
         return args_hst, kwargs_hst
 
     builder.create_masked_load, builder.create_masked_store = masked_load, masked_store
+    rmw, cas = (
+        getattr(builder, "create_atomic_rmw", None),
+        getattr(builder, "create_atomic_cas", None),
+    )
+    if rmw is not None:
+
+        def atomic_rmw(self, op, ptr, val, mask, *rest):
+            _check(self, ptr, mask, "atomic")
+            return rmw(self, op, ptr, val, mask, *rest)
+
+        builder.create_atomic_rmw = atomic_rmw
+    if cas is not None:
+
+        def atomic_cas(self, ptr, *rest):
+            _check(self, ptr, _AllLanes(), "atomic")
+            return cas(self, ptr, *rest)
+
+        builder.create_atomic_cas = atomic_cas
     executor._init_args_hst = init_args
     _STATE["installed"] = status + "; bounds guard on (interpreter loads and stores)"
     return _STATE["installed"]

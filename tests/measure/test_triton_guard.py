@@ -85,3 +85,18 @@ def test_install_is_idempotent(tk):
     triton, _ = tk.modules()
     first = triton_guard.install(triton)
     assert triton_guard.install(triton) == first and "launch log on" in first
+
+
+def test_an_atomic_past_the_end_raises_too(tk):
+    if not tk._STATE.get("interpreted"):
+        pytest.skip("the guard checks the interpreter's atomics")
+    triton, tl = tk.modules()
+
+    @triton.jit
+    def count_unmasked(out_ptr, BLOCK: tl.constexpr):
+        tl.atomic_add(out_ptr + tl.arange(0, BLOCK), 1.0)
+
+    out = torch.zeros(100)
+    with pytest.raises(Exception, match="atomic outside the kernel's tensors: 28 live lanes"):
+        count_unmasked[(1,)](out, BLOCK=128)
+    assert not out.any()  # nothing was changed
