@@ -10,11 +10,12 @@ that path"). A branch that is uniform within each warp (``tid // 32 % 2``) costs
 :func:`branch` takes one boolean per lane (the condition) and the cost of each path in
 instructions (or cycles) and returns the serialised cost and the SIMT efficiency = useful lane-
 instructions / (32 x instructions issued). :func:`lane_mask` builds the masks of the lesson's
-patterns. Used by lesson 11.
+patterns (``tid < K``, ``tid % K == 0`` for any whole ``K``). Used by lesson 11.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -22,26 +23,33 @@ from course.facts import cuda_limits, validate
 from course.facts.report import Report
 
 WARP_SIZE = cuda_limits.WARP_SIZE
-PATTERNS = ("tid % 2 == 0", "tid < 16", "tid // 32 % 2 == 0", "all", "none")
+PATTERNS = ("tid % K == 0", "tid < K", "tid // 32 % 2 == 0", "all", "none")  # K: a whole number
+_FORMS = {
+    re.compile(r"tid\s*%\s*(\d+)\s*==\s*0"): lambda k: (lambda t: t % k == 0) if k else None,
+    re.compile(r"tid\s*<\s*(\d+)"): lambda k: lambda t: t < k,
+    re.compile(r"tid\s*//\s*32\s*%\s*2\s*==\s*0"): lambda _: lambda t: t // WARP_SIZE % 2 == 0,
+    re.compile(r"all"): lambda _: lambda t: True,
+    re.compile(r"none"): lambda _: lambda t: False,
+}
 
 
 def lane_mask(pattern: str, *, warp: int = 0) -> tuple[bool, ...]:
     """The condition of each of the 32 lanes of warp ``warp`` (thread ids ``32*warp ...``).
 
-    ``"tid % 2 == 0"`` (even lanes), ``"tid < 16"`` (the first half of warp 0 only),
-    ``"tid // 32 % 2 == 0"`` (whole even warps: no divergence), ``"all"``, ``"none"``.
+    ``pattern`` is one of :data:`PATTERNS` with ``K`` a whole number: ``"tid % 2 == 0"`` (even
+    lanes), ``"tid < 16"`` or ``"tid < 8"`` (the first lanes of warp 0 only), ``"tid // 32 % 2 ==
+    0"`` (whole even warps: no divergence), ``"all"``, ``"none"``.
     """
-    validate.choice("branch pattern", pattern, PATTERNS)
     w = validate.positive_int("warp index", warp, minimum=0, maximum=2**20)
-    tids = range(WARP_SIZE * w, WARP_SIZE * (w + 1))
-    rules = {
-        "tid % 2 == 0": lambda t: t % 2 == 0,
-        "tid < 16": lambda t: t < 16,
-        "tid // 32 % 2 == 0": lambda t: t // WARP_SIZE % 2 == 0,
-        "all": lambda t: True,
-        "none": lambda t: False,
-    }
-    return tuple(rules[pattern](t) for t in tids)
+    text = pattern.strip() if isinstance(pattern, str) else ""
+    for form, rule in _FORMS.items():
+        if found := form.fullmatch(text):
+            cond = rule(int(found.group(1)) if found.groups() else 0)
+            if cond is None:  # tid % 0 is undefined
+                break
+            return tuple(cond(t) for t in range(WARP_SIZE * w, WARP_SIZE * (w + 1)))
+    shown = ", ".join(repr(p) for p in PATTERNS)
+    raise ValueError(f"branch pattern must be one of {shown} (K a whole number); got {pattern!r}")
 
 
 @dataclass(frozen=True)

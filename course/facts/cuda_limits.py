@@ -31,7 +31,7 @@ SOURCE = (
 SOURCE_MEMORY = (
     "NVIDIA CUDA C++ Programming Guide, 'Device Memory Accesses' (global memory is cached in L2 in "
     "32-byte sectors; an L1 cache line is 128 bytes); CUDA C++ Best Practices Guide, 'Coalesced "
-    "Access to Global Memory' (9.2.1)"
+    "Access to Global Memory' (cited by title: the guide's sections are renumbered between releases)"
 )
 
 #: Threads that execute one instruction together (every compute capability so far).

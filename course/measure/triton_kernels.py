@@ -19,7 +19,9 @@ Kernels, each with a torch reference and a checker:
 - :func:`attention`: FlashAttention's forward pass, an online softmax over blocks of keys,
   checked against ``scaled_dot_product_attention``.
 
-Triton is imported lazily.
+Triton is imported lazily. :func:`setup` also installs ``triton_guard``: on the interpreter a
+load or store outside a kernel's tensors raises ``OutOfBounds`` instead of corrupting memory, and
+``kernel_result`` (exercise set 11) tells a kernel's result from plain torch.
 """
 
 from __future__ import annotations
@@ -36,7 +38,8 @@ from typing import Any
 import torch
 
 from course.facts import validate
-from course.measure import gpu_guards
+from course.measure import gpu_guards, triton_guard
+from course.measure.triton_guard import OutOfBounds, kernel_result
 
 _STATE: dict[str, Any] = {}
 
@@ -74,7 +77,10 @@ def setup(device: str | None = None) -> str:
         return _STATE["status"]
     interpreted = os.environ.get("TRITON_INTERPRET") == "1"
     _STATE.update(ok=True, triton=triton, tl=tl, device=device, interpreted=interpreted)
+    guard = triton_guard.install(triton)  # before any kernel runs: out-of-bounds lanes raise
     mode = "interpreter on the CPU" if interpreted else f"compiled for {device}"
+    if interpreted and "guard on" in guard:
+        mode += ", loads and stores bounds-checked"
     _STATE["status"] = f"triton {triton.__version__}: {mode}" + (
         f" ({unsupported})" if unsupported else ""
     )
@@ -240,23 +246,39 @@ def _next_pow2(n: int) -> int:
     return 1 << (max(1, n) - 1).bit_length()
 
 
-def vector_add(x: torch.Tensor, y: torch.Tensor, block: int = 128) -> torch.Tensor:
-    """``x + y`` by a Triton kernel: ``ceil(n / block)`` programs of ``block`` lanes each."""
+KERNELS = ("add", "rmsnorm", "row_max", "matmul", "attention")
+
+
+def kernel(name: str) -> Any:
+    """The ``@triton.jit`` kernel ``name`` (one of :data:`KERNELS`), to launch as
+    ``kernel[grid](...)`` in a notebook; :func:`kernel_source` shows its text."""
+    _need()
+    return _STATE[validate.choice("kernel", name, KERNELS)]
+
+
+def vector_add(
+    x: torch.Tensor, y: torch.Tensor, block: int = 128, *, kernel: Any = None
+) -> torch.Tensor:
+    """``x + y`` by a Triton kernel: ``ceil(n / block)`` programs of ``block`` lanes each.
+    ``kernel``: a kernel with the signature of ``add`` to launch instead (a learner's edit)."""
     _need()
     validate.positive_int("block", block, maximum=2**16)
     out = torch.empty_like(x)
     n = x.numel()
     grid = (-(-n // block),)
-    _STATE["add"][grid](x, y, out, n, BLOCK=block)
+    (kernel or _STATE["add"])[grid](x, y, out, n, BLOCK=block)
     return out
 
 
-def rmsnorm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
-    """RMSNorm of each row of a 2-D ``x`` in one fused kernel (one program per row)."""
+def rmsnorm(
+    x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6, *, kernel: Any = None
+) -> torch.Tensor:
+    """RMSNorm of each row of a 2-D ``x`` in one fused kernel (one program per row).
+    ``kernel``: a kernel with the signature of ``rmsnorm`` to launch instead."""
     _need()
     rows, cols = x.shape
     out = torch.empty_like(x)
-    _STATE["rmsnorm"][(rows,)](x, weight, out, cols, eps, BLOCK=_next_pow2(cols))
+    (kernel or _STATE["rmsnorm"])[(rows,)](x, weight, out, cols, eps, BLOCK=_next_pow2(cols))
     return out
 
 
@@ -277,27 +299,38 @@ def row_max(x: torch.Tensor) -> torch.Tensor:
     return out
 
 
-def matmul(a: torch.Tensor, b: torch.Tensor, block: int = 16) -> torch.Tensor:
-    """``a @ b`` (float32) with square ``block`` x ``block`` tiles (``block`` >= 16 for tl.dot)."""
+def matmul(
+    a: torch.Tensor, b: torch.Tensor, block: int = 16, *, kernel: Any = None
+) -> torch.Tensor:
+    """``a @ b`` (float32) with square ``block`` x ``block`` tiles (``block`` >= 16 for tl.dot).
+    ``kernel``: a kernel with the signature of ``matmul`` to launch instead."""
     _need()
     validate.positive_int("block", block, minimum=16, maximum=256)
     m, k = a.shape
     n = b.shape[1]
     c = torch.empty(m, n, dtype=torch.float32, device=a.device)
     grid = (-(-m // block), -(-n // block))
-    _STATE["matmul"][grid](a, b, c, m, n, k, BM=block, BN=block, BK=block, K_TILES=-(-k // block))
+    (kernel or _STATE["matmul"])[grid](
+        a, b, c, m, n, k, BM=block, BN=block, BK=block, K_TILES=-(-k // block)
+    )
     return c
 
 
 def attention(
-    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, causal: bool = False, block: int = 16
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    *,
+    causal: bool = False,
+    block: int = 16,
+    kernel: Any = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Softmax attention of (batch, heads, tokens, head_dim) float32 tensors in one pass over the
     keys, FlashAttention-style (Dao et al. 2022, alg. 1; Milakov and Gimelshein 2018's online
     softmax): each program keeps, for its ``block`` queries, a running max, a running sum of
     exponentials and a running weighted sum of values, rescaling the sums whenever the max grows.
     Returns the output and each query's log-sum-exp of scores (what lesson 12's ring attention
-    merges partial results with)."""
+    merges partial results with). ``kernel``: one with the signature of ``attention`` instead."""
     _need()
     validate.positive_int("block", block, minimum=16, maximum=256)
     b, h, n, d = q.shape
@@ -307,7 +340,7 @@ def attention(
     out = torch.empty_like(q)
     lse = torch.empty(b, h, n, dtype=torch.float32, device=q.device)
     grid = (-(-n // block), b * h)
-    _STATE["attention"][grid](
+    (kernel or _STATE["attention"])[grid](
         q,
         k,
         v,
@@ -327,9 +360,7 @@ def attention(
 def kernel_source(name: str) -> str:
     """The Triton source of one kernel (``"add"``, ``"rmsnorm"``, ``"row_max"``, ``"matmul"``,
     ``"attention"``), to read in the lesson: the same text runs on the interpreter and a GPU."""
-    _need()
-    kernels = ("add", "rmsnorm", "row_max", "matmul", "attention")
-    fn = _STATE[validate.choice("name", name, kernels)]
+    fn = kernel(name)
     return textwrap.dedent(inspect.getsource(getattr(fn, "fn", fn)))
 
 
@@ -344,6 +375,13 @@ class KernelCheck:
     tolerance: float
     matches: bool
     mode: str  # "interpreter (CPU)" or "compiled (cuda)"
+
+    def __str__(self) -> str:
+        verdict = "matches" if self.matches else "DIFFERS"
+        return (
+            f"{self.kernel} {self.shape}: largest difference from torch {self.max_abs_error:.2g} "
+            f"(tolerance {self.tolerance:g}, {self.mode}): {verdict}"
+        )
 
 
 def check(name: str, triton_out: torch.Tensor, torch_out: torch.Tensor, tol: float) -> KernelCheck:
@@ -384,11 +422,14 @@ def matmul_tolerance() -> float:
 
 __all__ = [
     "KernelCheck",
+    "OutOfBounds",
     "attention",
     "available",
     "check",
     "matmul_tolerance",
     "check_all",
+    "kernel",
+    "kernel_result",
     "kernel_source",
     "matmul",
     "modules",

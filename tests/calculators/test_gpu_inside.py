@@ -151,9 +151,10 @@ def test_more_registers_or_shared_memory_never_raise_occupancy(cc, threads, regs
 
 
 def test_best_practices_guide_coalescing_cases():
-    # CUDA C++ Best Practices Guide 9.2.1: 32 adjacent 4-byte words aligned -> four 32-byte
-    # sectors (9.2.1.1); the same pattern misaligned -> five sectors (9.2.1.2); stride 2 ->
-    # 50 % load/store efficiency, "half the elements in the transaction are not used" (9.2.1.4).
+    # CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory": 32 adjacent 4-byte words
+    # aligned -> four 32-byte sectors ("A Simple Access Pattern"); the same pattern misaligned ->
+    # five sectors ("A Sequential but Misaligned Access Pattern"); stride 2 -> 50 % load/store
+    # efficiency, "half the elements in the transaction are not used" ("Strided Accesses").
     aligned = coalescing.warp_access(4, 1, 0)
     assert (aligned.sectors, aligned.lines, aligned.efficiency) == (4, 1, 1.0)
     shifted = coalescing.warp_access(4, 1, 4)
@@ -220,6 +221,15 @@ def test_tid_below_16_diverges_only_in_warp_0():
 def test_warp_uniform_branch_costs_one_path():
     r = divergence.branch(divergence.lane_mask("tid // 32 % 2 == 0", warp=1), 10, 3)
     assert (r.diverged, r.issued_cost, r.efficiency) == (False, 3, 1.0)
+
+
+def test_lane_mask_takes_any_threshold_and_modulus():
+    # exercise set 11's Q6 needs `tid < 8`: lanes 0-7 of warp 0, none of warp 1
+    assert divergence.lane_mask("tid < 8") == tuple(t < 8 for t in range(32))
+    assert not any(divergence.lane_mask("tid < 8", warp=1))
+    assert sum(divergence.lane_mask("tid % 4 == 0", warp=3)) == 8
+    with pytest.raises(ValueError, match="K a whole number"):
+        divergence.lane_mask("tid % 0 == 0")
 
 
 def test_data_dependent_branch_almost_always_diverges():

@@ -1,6 +1,9 @@
 """Exercise set 11 (inside the GPU): the learner's checks accept the solution and give the hints
 written for known wrong answers; the sandboxed grader gives the solution full marks and a blank
-notebook 0, the Triton kernel question included (checked on the grader's own probe vectors)."""
+notebook 0, the Triton kernel question included (checked on the grader's own probe vectors).
+Two hostile answers to the kernel question: plain torch in place of the kernel scores 0 on it (the
+check counts the Triton programs launched on the result), and a kernel without its mask costs only
+that question (the interpreter's bounds check raises where it used to kill the process)."""
 
 from __future__ import annotations
 
@@ -20,9 +23,73 @@ SOLUTION = authoring.SOLUTIONS_DIR / f"{SET}.ipynb"
 EXERCISE = authoring.EXERCISES_DIR / f"{SET}.ipynb"
 
 
+INPUTS = """\
+g = torch.Generator().manual_seed(11)
+x, y = torch.randn(1000, generator=g), torch.randn(1000, generator=g)
+"""
+
+TORCH_ANSWER = (
+    INPUTS
+    + """\
+def scale_add(a, x, y):
+    return a * x.float() + y.float()
+
+
+max_error = (scale_add(2.5, x, y) - (2.5 * x + y)).abs().max().item()
+"""
+)
+
+UNMASKED_ANSWER = (
+    INPUTS
+    + """\
+@triton.jit
+def scale_add_kernel(x_ptr, y_ptr, out_ptr, a, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offsets, a * tl.load(x_ptr + offsets) + tl.load(y_ptr + offsets))
+
+
+def scale_add(a, x, y):
+    out = torch.empty_like(x)
+    scale_add_kernel[(triton.cdiv(x.numel(), 128),)](x, y, out, a, x.numel(), BLOCK=128)
+    return out
+
+
+max_error = (scale_add(2.5, x, y) - (2.5 * x + y)).abs().max().item()
+"""
+)
+
+
 @pytest.fixture(scope="module")
 def namespace() -> dict:
     return solution_namespace(SET)
+
+
+def _answered(source: str, namespace: dict) -> dict:
+    ns = dict(namespace)
+    ns.pop("max_error", None)
+    try:
+        exec(compile(source, "hostile", "exec"), ns)  # noqa: S102 - the test's own answer
+    except Exception as e:  # noqa: BLE001 - the learner's cell fails; the check must say why
+        ns["_error"] = e
+    return ns
+
+
+def test_plain_torch_in_place_of_the_kernel_is_not_right(namespace, monkeypatch):
+    monkeypatch.delenv("COURSE_GRADING", raising=False)
+    ns = _answered(TORCH_ANSWER, namespace)
+    assert "_error" not in ns and ns["max_error"] == 0  # the numbers alone are right
+    text = repr(Grader(SET).check("q3", ns))
+    assert "scale_add: gives wrong results" in text and "torch arithmetic" in text
+
+
+def test_a_kernel_without_its_mask_fails_its_question_and_nothing_else(namespace, monkeypatch):
+    monkeypatch.delenv("COURSE_GRADING", raising=False)
+    ns = _answered(UNMASKED_ANSWER, namespace)
+    assert "live lanes of program" in str(ns["_error"])  # raised in the learner's cell, no crash
+    report = Grader(SET).check("q3", ns)
+    assert not report and "OutOfBounds" in repr(report)
+    others = [Grader(SET).check(q, ns) for q in ("q4", "q5", "q6", "q7")]
+    assert all(others), others
 
 
 def test_set_11_has_at_least_seven_questions_and_a_function_answer():
@@ -41,7 +108,7 @@ def test_the_solution_passes_every_learner_check(namespace, monkeypatch):
     ("question", "name", "value", "hint"),
     [
         ("q1", "aos_sectors", 32, "two or three share"),
-        ("q2", "blocks", 7, "registers allow fewer"),
+        ("q2", "blocks", 7, "not the smallest of the four limits"),
         ("q4", "unfused_bytes", 4 * 100_000_000 * 4, "2 bytes per element"),
         ("q6", "issued", 40, "both paths"),
     ],
@@ -66,6 +133,13 @@ def test_sandboxed_grading_gives_the_solution_full_marks_and_a_blank_zero(tmp_pa
             cell.source = next(answers)
     assert next(answers, None) is None
     nbformat.write(filled, subs / f"{SET}-solution.ipynb")
+    for name, source in (("torch", TORCH_ANSWER), ("unmasked", UNMASKED_ANSWER)):
+        hostile = nbformat.read(subs / f"{SET}-solution.ipynb", as_version=4)
+        for cell in hostile.cells:
+            meta = cell.metadata.get("course", {})
+            if meta.get("answer") and meta.get("question") == "q3":
+                cell.source = source
+        nbformat.write(hostile, subs / f"{SET}-{name}.ipynb")
     assert gradebook.grade_folder(subs, out / "grades.csv", timeout_seconds=120, jobs=1) == 0
     csv_path = next(out.glob("grades*.csv"))  # one set in the folder: grades.csv
     with csv_path.open(newline="") as f:
@@ -74,3 +148,8 @@ def test_sandboxed_grading_gives_the_solution_full_marks_and_a_blank_zero(tmp_pa
     solved, empty = rows[f"{SET}-solution.ipynb"], rows[f"{SET}-blank.ipynb"]
     assert (float(solved["total"]), float(solved["possible"])) == (possible, possible), solved
     assert float(empty["total"]) == 0, empty
+    q3 = next(q.points for q in spec.read(SOLUTION).questions if q.name == "q3")
+    for name in ("torch", "unmasked"):  # 0 on the kernel question, every other point kept
+        row = rows[f"{SET}-{name}.ipynb"]
+        assert float(row[f"q3 [{q3:g} pts]"]) == 0, row
+        assert float(row["total"]) == possible - q3, row
