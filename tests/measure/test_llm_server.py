@@ -250,9 +250,14 @@ def test_the_paged_cache_grows_a_block_only_when_the_last_is_full():
     assert cache.used_blocks == 0 and len(cache.free) == 16
 
 
-def _tokens(model, requests, admission, blocks):
+def _tokens(model, requests, admission, blocks, chunk_tokens=0):
     engine = llm_server.Engine(
-        model, max_batch=8, num_blocks=blocks, block_tokens=4, admission=admission
+        model,
+        max_batch=8,
+        num_blocks=blocks,
+        block_tokens=4,
+        admission=admission,
+        chunk_tokens=chunk_tokens,
     )
     loop = asyncio.new_event_loop()
     try:
@@ -330,22 +335,8 @@ def test_chunked_prefill_keeps_decoding_while_a_long_prompt_goes_in(model):
 def test_chunked_prefill_produces_the_same_answers_also_after_preemption(model):
     outs = []
     for chunk, admission in ((0, "reserve"), (9, "reserve"), (9, "optimistic")):
-        engine = llm_server.Engine(
-            model,
-            max_batch=8,
-            num_blocks=6,
-            block_tokens=4,
-            admission=admission,
-            chunk_tokens=chunk,
-        )
-        loop = asyncio.new_event_loop()
-        try:
-            live = [engine.submit([7 + p] * p, cap, loop, stop_after=n) for p, cap, n in REQUESTS]
-            while engine.step():
-                pass
-        finally:
-            loop.close()
-        outs.append([r.generated for r in live])
+        engine, tokens = _tokens(model, REQUESTS, admission, 6, chunk_tokens=chunk)
+        outs.append(tokens)
         assert all(s.batch + s.prefill_tokens <= (chunk or 10**9) for s in engine.stats.steps)
     assert outs[0] == outs[1] == outs[2]
     assert engine.stats.preempted > 0 and engine.cache.used_blocks == 0
