@@ -87,9 +87,11 @@ def _kv_copies(config: TransformerConfig, tp: int, kv_sharding: object) -> int:
 
 
 def tp_speedup(tp: int, tp_efficiency: float) -> float:
-    """How many times faster a pass runs on ``tp`` GPUs: ``tp x tp_efficiency ** log2(tp)``."""
+    """How many times faster a pass runs on ``tp`` GPUs: ``tp x tp_efficiency ** log2(tp)``
+    (``tp_efficiency`` in [0.1, 1]: below that a doubling costs more than it brings, and the
+    power would underflow)."""
     t = validate.positive_int("tp", tp, maximum=1024)
-    eff = validate.fraction("tp_efficiency", tp_efficiency)
+    eff = validate.number("tp_efficiency", tp_efficiency, minimum=0.1, maximum=1)
     return t * eff ** math.log2(t)
 
 
@@ -603,6 +605,11 @@ def simulate_day(
     delay = validate.number(
         "scale_up_delay_seconds", scale_up_delay_seconds, minimum=0, maximum=units.DAY
     )
+    if max(rates) / cap / target > MAX_REPLICAS:
+        raise ValueError(
+            f"requests_per_s_per_replica ({cap:g}) and target_utilisation ({target:g}) would need "
+            f"more than {MAX_REPLICAS:,} replicas at the day's peak ({max(rates):g} requests/s)"
+        )
     lag = math.ceil(delay / step - 1e-9)
     peak_need = max(low, math.ceil(max(rates) / cap - 1e-9))
     first = max(low, math.ceil(rates[0] / (target * cap) - 1e-9))  # the day starts steady

@@ -47,7 +47,9 @@ def _sample(name: str, values: object) -> list[float]:
 
 
 def percentile(values_seconds: Sequence[float], q: float) -> float:
-    """The ``q``-th percentile (0-100) of a sample, numpy's default linear interpolation."""
+    """The ``q``-th percentile (0-100) of a sample, numpy's default linear interpolation between
+    order statistics (what vLLM's benchmark reports); MLPerf's LoadGen reports an order statistic
+    itself, not interpolated, so on the same sample its p99 can differ."""
     xs = _sample("values_seconds", values_seconds)
     return _percentile(xs, validate.number("q", q, minimum=0, maximum=100))
 

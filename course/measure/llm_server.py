@@ -179,31 +179,36 @@ class PagedDecoder:
         blk, off = where  # write this step's keys and values into their blocks
         self.cache.k[i, blk, off] = k.transpose(1, 2).reshape(b * s, attn.kv_heads, attn.head_dim)
         self.cache.v[i, blk, off] = v.transpose(1, 2).reshape(b * s, attn.kv_heads, attn.head_dim)
-        if (
-            table is None
-        ):  # prefill of one prompt: attend within it, causally (the model's own core)
+        if table is None:  # a whole prompt: attend within it, causally (the model's own core)
             group = attn.heads // attn.kv_heads
             out = attn.core(q, k.repeat_interleave(group, 1), v.repeat_interleave(group, 1))
-        else:
+        else:  # decode steps and prefill chunks: attend to the cache up to each position
             keys, values = self.cache.gather(i, table)
             keys = keys.transpose(1, 2).repeat_interleave(attn.heads // attn.kv_heads, 1)
             values = values.transpose(1, 2).repeat_interleave(attn.heads // attn.kv_heads, 1)
-            scores = (q @ keys.transpose(-2, -1)) / math.sqrt(attn.head_dim)  # (b, h, 1, T)
+            scores = (q @ keys.transpose(-2, -1)) / math.sqrt(attn.head_dim)  # (b, h, s, T)
             span = torch.arange(keys.shape[2], device=h.device)
-            future = span[None, :] > positions  # (b, T): slots past each sequence's position
-            scores = scores.masked_fill(future[:, None, None, :], float("-inf"))
+            future = span[None, None, :] > positions[:, :, None]  # (b, s, T): slots ahead
+            scores = scores.masked_fill(future[:, None], float("-inf"))
             out = scores.softmax(-1) @ values
         return attn.o_proj(out.transpose(1, 2).reshape(b, s, attn.heads * attn.head_dim))
 
     @torch.inference_mode()
     def forward(
-        self, tokens: torch.Tensor, seqs: list[int], positions: torch.Tensor
+        self,
+        tokens: torch.Tensor,
+        seqs: list[int],
+        positions: torch.Tensor,
+        *,
+        cached: bool = True,
     ) -> torch.Tensor:
-        """Logits of the last position of each row. ``tokens``, ``positions``: (batch, seq)."""
+        """Logits of the last position of each row. ``tokens``, ``positions``: (batch, seq).
+        ``cached``: attend to everything in the cache up to each position (decode steps, prefill
+        chunks); otherwise only within ``tokens`` (a whole prompt from position 0)."""
         m = self.model
         x = m.embed(tokens)
         where = self.cache.slots(seqs, positions)
-        table = self.cache.table(seqs) if tokens.shape[1] == 1 else None
+        table = self.cache.table(seqs) if cached else None
         for i, block in enumerate(m.blocks):
             x = x + self._attend(i, block.attn, block.norm1(x), positions, where, table)
             x = x + block.mlp(block.norm2(x))
@@ -215,9 +220,24 @@ class PagedDecoder:
         self.cache.reserve(seq, n)
         dev = self.cache.k.device
         logits = self.forward(
-            torch.tensor([prompt], device=dev), [seq], torch.arange(n, device=dev)[None]
+            torch.tensor([prompt], device=dev),
+            [seq],
+            torch.arange(n, device=dev)[None],
+            cached=False,
         )
         self.cache.lengths[seq] = n
+        return int(logits.argmax(-1)[0])
+
+    def prefill_chunk(self, seq: int, chunk: list[int]) -> int:
+        """Run the next ``chunk`` of a prompt whose earlier tokens are cached (chunked prefill,
+        Agrawal et al. 2024): it attends to them and, causally, to itself. Returns the greedy
+        token after the chunk (the first answer token once the chunk ends the prompt)."""
+        start = self.cache.lengths.setdefault(seq, 0)
+        self.cache.reserve(seq, start + len(chunk))
+        dev = self.cache.k.device
+        positions = torch.arange(start, start + len(chunk), device=dev)[None]
+        logits = self.forward(torch.tensor([chunk], device=dev), [seq], positions)
+        self.cache.lengths[seq] = start + len(chunk)
         return int(logits.argmax(-1)[0])
 
     def decode(self, seqs: list[int], last_tokens: list[int]) -> list[int]:
@@ -246,6 +266,9 @@ class _Live:
     cancelled: bool = False
     stop_after: int = 0  # the real answer length, unknown to the scheduler (0: max_tokens)
     generated: list[int] = field(default_factory=list)  # tokens emitted so far
+    stamps: list[float] = field(default_factory=list)  # perf_counter when each was emitted
+    context: list[int] = field(default_factory=list)  # tokens to prefill (chunked prefill)
+    prefilled: int = 0  # of ``context``, already in the cache
 
     @property
     def target(self) -> int:
@@ -283,10 +306,19 @@ class Engine:
         num_blocks: int = 256,
         block_tokens: int = 16,
         admission: str = "reserve",
+        chunk_tokens: int = 0,
     ):
         self.policy = validate.choice("policy", policy, POLICIES)
         self.admission = validate.choice("admission", admission, ADMISSIONS)
         self.max_batch = validate.positive_int("max_batch", max_batch, maximum=1024)
+        self.chunk_tokens = validate.positive_int(
+            "chunk_tokens", chunk_tokens, minimum=0, maximum=10**5
+        )
+        if self.chunk_tokens and (policy != "continuous" or self.chunk_tokens <= self.max_batch):
+            raise ValueError(
+                f"chunk_tokens must be 0 (whole prompts) or, with continuous batching, more than "
+                f"max_batch ({self.max_batch}) so that a prompt always advances; got {chunk_tokens}"
+            )
         model = serve_model(MODEL_CONFIG) if model is None else model
         dev = next(model.parameters()).device
         self.cache = PagedKVCache(model.config, num_blocks, block_tokens=block_tokens, device=dev)
@@ -317,7 +349,12 @@ class Engine:
             raise ValueError("the request needs more KV-cache blocks than the pool holds")
         with self._lock:
             live = _Live(
-                self._next, list(prompt), max_tokens, asyncio.Queue(), loop, stop_after=stop_after
+                self._next,
+                list(prompt),
+                max_tokens,
+                asyncio.Queue(),
+                loop,
+                stop_after=stop_after,
             )
             self._next += 1
             self.waiting.append(live)
@@ -376,6 +413,7 @@ class Engine:
     @staticmethod
     def _emit(r: _Live, token: int) -> None:
         r.generated.append(token)
+        r.stamps.append(time.perf_counter())
         done = r.produced >= r.target
         with contextlib.suppress(RuntimeError):  # the server's loop closed: nobody is listening
             r.loop.call_soon_threadsafe(r.out.put_nowait, (token, done))
@@ -386,6 +424,8 @@ class Engine:
             self._finish(r, cancelled=True)
         start = time.perf_counter()
         joined = self._admit()
+        if self.chunk_tokens:
+            return self._chunked_step(joined, start)
         prefilled = 0
         for r in joined:  # a preempted request recomputes its prompt and the tokens it has sent
             prefilled += len(r.prompt) + len(r.generated)
@@ -425,6 +465,46 @@ class Engine:
         elif all(r.produced >= r.target for r in self.running):
             for r in list(self.running):
                 self._finish(r)
+        return True
+
+    def _chunked_step(self, joined: list[_Live], start: float) -> bool:
+        """Chunked prefill (Sarathi-Serve: Agrawal et al., OSDI 2024): one iteration has a budget
+        of ``chunk_tokens`` tokens; every decoding sequence takes one, and what is left goes to
+        the next chunk of the prompts waiting for their prefill, in arrival order. A long prompt
+        is prefilled over several iterations, and decoding never stops for it. (Sarathi fuses
+        the chunk and the decodes into one batch; here they are two forward passes of the same
+        iteration, so every decoding sequence waits for both, as there.)"""
+        for r in joined:  # its prompt and, after an eviction, the tokens it had already sent
+            r.context, r.prefilled = r.prompt + r.generated, 0
+            self.cache.reserve(r.rid, len(r.context))  # the blocks admission counted on
+        ready = [r for r in self.running if r.prefilled == len(r.context) and r.context]
+        active = [r for r in ready if r.produced < r.target]
+        if self.admission == "optimistic":
+            active = self._make_room(active)
+        if active:
+            toks = self.decoder.decode([r.rid for r in active], [r.last for r in active])
+            for r, t in zip(active, toks, strict=True):
+                r.last, r.produced = t, r.produced + 1
+                self._emit(r, t)
+        budget, prefilled = self.chunk_tokens - len(active), 0
+        for r in [r for r in self.running if r.prefilled < len(r.context)]:
+            if budget <= 0:
+                break
+            chunk = r.context[r.prefilled : r.prefilled + budget]
+            token = self.decoder.prefill_chunk(r.rid, chunk)
+            r.prefilled, budget, prefilled = (
+                r.prefilled + len(chunk),
+                budget - len(chunk),
+                prefilled + len(chunk),
+            )
+            if r.prefilled == len(r.context):  # the prompt is in: its next token comes out
+                r.last, r.produced = token, r.produced + 1
+                self._emit(r, token)
+        if not active and not prefilled:
+            return False
+        self.stats.steps.append(StepRecord(len(active), prefilled, time.perf_counter() - start))
+        for r in [r for r in self.running if r.produced >= r.target]:
+            self._finish(r)
         return True
 
     def _finish(self, r: _Live, *, cancelled: bool = False) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import math
 import random
@@ -31,7 +32,9 @@ from dataclasses import dataclass, field
 from course.calculators import queueing, serving
 from course.calculators.queueing import percentile
 from course.facts import validate
+from course.measure import llm_server
 from course.measure.llm_server import POLICIES, Engine, running_server
+from course.measure.serving import serve_model
 from course.measure.timing import progress
 
 
@@ -215,6 +218,7 @@ class LoadPoint:
     realised_per_s: float = math.nan  # (sent - 1) / (last send - first send): what really came
     measured: int = 0  # completed requests the percentiles are taken over (warm-up excluded)
     ttft_p90_seconds: float = math.nan
+    itl_samples: int = 0  # gaps the ITL percentiles pool
 
 
 def samples_for(q: float) -> int:
@@ -285,6 +289,7 @@ def summarise(
         realised_per_s=(len(sends) - 1) / span if span > 0 else math.nan,
         measured=len(steady),
         ttft_p90_seconds=percentile_of([r.ttft_seconds for r in steady], 90),
+        itl_samples=len(gaps),
     )
 
 
@@ -511,6 +516,107 @@ def serving_run(
     return run
 
 
+def replay(engine: Engine, mix: Sequence[serving.Request], *, seed: int = 0) -> list[RequestRecord]:
+    """Run ``mix`` through ``engine``'s scheduler alone (no HTTP), each request submitted at the
+    first iteration boundary after its arrival time, and time every token as the engine emits
+    it: the same records as :func:`run_load` (TTFT from the arrival time, as a client that sent
+    it then would see), without the sockets (whose cost on two shared cores would blur a few
+    milliseconds' difference between schedules)."""
+    rng = random.Random(seed)
+    vocab = engine.decoder.config.vocab
+    loop = asyncio.new_event_loop()
+    live, queue = [], sorted(mix, key=lambda r: r.arrival_seconds)
+    try:
+        start = time.perf_counter()
+        while queue or engine.running or engine.waiting:
+            while queue and queue[0].arrival_seconds <= time.perf_counter() - start:
+                r = queue.pop(0)
+                prompt = [rng.randrange(vocab) for _ in range(r.prompt_tokens)]
+                live.append((r, engine.submit(prompt, r.output_tokens, loop)))
+            if not engine.step() and queue:  # idle: sleep until the next arrival
+                time.sleep(max(0.0, queue[0].arrival_seconds - (time.perf_counter() - start)))
+    finally:
+        loop.close()
+    return [
+        RequestRecord(
+            i,
+            r.prompt_tokens,
+            r.output_tokens,
+            len(x.stamps),
+            r.arrival_seconds,
+            x.stamps[0] - start - r.arrival_seconds,
+            x.stamps[-1] - start - r.arrival_seconds,
+            tuple(b - a for a, b in zip(x.stamps, x.stamps[1:], strict=False)),
+        )
+        for i, (r, x) in enumerate(live)
+    ]
+
+
+#: Lesson 13's prefill experiment: the two schedules, and the iteration's token budget.
+PREFILLS = ("whole prompts", "chunked")
+
+
+def prefill_interference(
+    model=None,
+    *,
+    chunk_tokens: int = 64,
+    requests: int = 40,
+    rate_per_s: float = 0.0,
+    mean_prompt_tokens: float = 24,
+    mean_output_tokens: float = 32,
+    long_every: int = 4,
+    long_prompt_tokens: int = 384,
+    max_batch: int = 8,
+    repeats: int = 3,
+    seed: int = 0,
+) -> list[LoadPoint]:
+    """Whole-prompt prefill (every newcomer's prompt runs in full in the iteration it joins, ahead
+    of the decodes: prefill first) against chunked prefill (``chunk_tokens`` per iteration,
+    decodes first), on the same arrivals (Poisson at ``rate_per_s``; 0, the default: all at once,
+    so the batch stays full whatever this machine's speed), the two interleaved ``repeats`` times
+    with fresh seeds. Chat-like requests (exponential lengths: ``mean_prompt_tokens``,
+    ``mean_output_tokens``) with, every ``long_every``-th, a document of ``long_prompt_tokens``
+    instead of the prompt (the mixed workloads Sarathi-Serve measured). Returns one
+    :class:`LoadPoint` per run (``policy`` is the schedule); ITL percentiles pool every gap
+    (vLLM's ITL), and a p99 is reported only where 100 gaps carry it."""
+    n = validate.positive_int("requests", requests, maximum=10_000)
+    reps = validate.positive_int("repeats", repeats, maximum=100)
+    rate = validate.number("rate_per_s", rate_per_s, minimum=0, maximum=1e6)
+    model = serve_model(llm_server.MODEL_CONFIG) if model is None else model
+    cap = model.config.max_positions
+    every = validate.positive_int("long_every", long_every, maximum=10_000)
+    long = validate.positive_int("long_prompt_tokens", long_prompt_tokens, maximum=cap - 1)
+    points = []
+    with progress(2 * reps, desc="prefill: whole vs chunked", budget_seconds=60, show=True) as bar:
+        for rep in range(reps):
+            mix = serving.request_mix(
+                n,
+                mean_prompt_tokens=mean_prompt_tokens,
+                mean_output_tokens=mean_output_tokens,
+                max_seq_len=cap - long,
+                arrivals_per_second=rate,
+                seed=seed + rep,
+            )
+            mix = [
+                dataclasses.replace(r, prompt_tokens=long) if i % every == every - 1 else r
+                for i, r in enumerate(mix)
+            ]
+            for label, chunk in zip(PREFILLS, (0, chunk_tokens), strict=True):
+                engine = Engine(model, max_batch=max_batch, num_blocks=1024, chunk_tokens=chunk)
+                recs = replay(engine, mix, seed=seed + rep)
+                points.append(
+                    summarise(
+                        recs,
+                        policy=label,
+                        offered_per_s=rate,
+                        mean_batch=_mean_batch(engine, 0),
+                        repeat=rep,
+                    )
+                )
+                bar.update()
+    return points
+
+
 def routing_replay(
     run: ServingRun,
     *,
@@ -548,12 +654,15 @@ def routing_replay(
 
 __all__ = [
     "LoadPoint",
+    "PREFILLS",
     "RequestRecord",
     "ServingRun",
     "routing_replay",
     "run_load",
     "serving_run",
     "percentile_of",
+    "prefill_interference",
+    "replay",
     "samples_for",
     "summarise",
 ]

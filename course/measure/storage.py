@@ -13,8 +13,10 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import signal
 import statistics
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,20 +79,49 @@ def write_bandwidth(
     )
 
 
+#: This process's scratch folders, deleted at exit and on SIGTERM.
+_FOLDERS: list[Path] = []
+
+
+def _remove_folders() -> None:
+    while _FOLDERS:
+        shutil.rmtree(_FOLDERS.pop(), ignore_errors=True)
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    """Delete the folders, then die of the signal as the default action would."""
+    _remove_folders()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def _watch_sigterm() -> None:
+    """Run :func:`_on_sigterm` on SIGTERM (what jupyter sends a kernel slow to shut down, after
+    the shutdown request; Python's default action runs no ``atexit``), only where nobody else
+    handles the signal and only from the main thread (where signal handlers can be set)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _on_sigterm)
+
+
 def scratch_dir(prefix: str = "course-") -> Path:
     """A new temporary folder, ``prefix`` + this process's id + random letters, deleted with
-    everything in it when this process exits normally (a script or test run ending, a notebook's
-    kernel shut down in time).
+    everything in it when this process exits: normally (a script or test run ending, a notebook's
+    kernel shut down) or on SIGTERM (jupyter's next step with a kernel slow to shut down).
 
-    A process that is killed (SIGKILL, or a kernel that jupyter stops with SIGTERM because it was
-    slow to shut down) runs no clean-up, so each call also deletes the folders of the same
-    ``prefix`` whose process no longer exists: at most one run's folder is ever left behind.
+    A process that is killed outright (SIGKILL: a kernel still alive after SIGTERM, or a crash)
+    runs no clean-up, so each call also deletes the folders of the same ``prefix`` whose process
+    no longer exists: at most one run's folder is ever left behind.
     """
     if not isinstance(prefix, str) or not prefix or os.sep in prefix:
         raise ValueError(f"prefix must be a file-name prefix without {os.sep!r}, got {prefix!r}")
     _reap(prefix)
     path = Path(tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-"))
-    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    if not _FOLDERS:
+        atexit.register(_remove_folders)
+    _FOLDERS.append(path)
+    _watch_sigterm()
     return path
 
 

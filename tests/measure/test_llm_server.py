@@ -250,9 +250,14 @@ def test_the_paged_cache_grows_a_block_only_when_the_last_is_full():
     assert cache.used_blocks == 0 and len(cache.free) == 16
 
 
-def _tokens(model, requests, admission, blocks):
+def _tokens(model, requests, admission, blocks, chunk_tokens=0):
     engine = llm_server.Engine(
-        model, max_batch=8, num_blocks=blocks, block_tokens=4, admission=admission
+        model,
+        max_batch=8,
+        num_blocks=blocks,
+        block_tokens=4,
+        admission=admission,
+        chunk_tokens=chunk_tokens,
     )
     loop = asyncio.new_event_loop()
     try:
@@ -292,3 +297,66 @@ def test_burst_compares_the_policies_and_a_large_pool_makes_them_equal(model):
     big = llm_server.burst(model, REQUESTS, admission="optimistic", num_blocks=64, block_tokens=4)
     big_res = llm_server.burst(model, REQUESTS, admission="reserve", num_blocks=64, block_tokens=4)
     assert big.steps == big_res.steps and big.preempted == 0 and big.peak_pool_share < 0.5
+
+
+def test_a_prefill_chunk_attends_to_the_cached_prompt_exactly(model):
+    """A prompt prefilled in chunks of 5 gives the logits and first token of the whole prompt."""
+    g = torch.Generator().manual_seed(1)
+    prompt = torch.randint(0, CFG.vocab, (23,), generator=g).tolist()
+    dec = llm_server.PagedDecoder(model, llm_server.PagedKVCache(CFG, 16, block_tokens=4))
+    tokens = [dec.prefill_chunk(0, prompt[i : i + 5]) for i in range(0, len(prompt), 5)]
+    assert dec.cache.lengths[0] == len(prompt)
+    with torch.inference_mode():
+        ref = model(torch.tensor([prompt]))[0, -1].argmax().item()
+    assert tokens[-1] == ref == dec.prefill(1, prompt)
+    nxt = dec.decode([0, 1], [ref, ref])
+    assert nxt[0] == nxt[1]  # the chunked cache decodes as the whole-prompt one
+
+
+LONG = [(4, 30), (120, 4), (3, 6)]  # one answer decoding while a long prompt arrives
+
+
+def test_chunked_prefill_keeps_decoding_while_a_long_prompt_goes_in(model):
+    """Sarathi-Serve's mechanism: with a budget of 16 tokens an iteration never carries more, the
+    120-token prompt goes in over several iterations, and the first request decodes in each of
+    them; whole-prompt prefill puts all 120 tokens in one iteration. Same greedy tokens."""
+    whole = llm_server.Engine(model, max_batch=4, num_blocks=64, block_tokens=4)
+    chunked = llm_server.Engine(model, max_batch=4, num_blocks=64, block_tokens=4, chunk_tokens=16)
+    _, _ = _drive(whole, LONG)
+    _, _ = _drive(chunked, LONG)
+    assert max(s.prefill_tokens for s in whole.stats.steps) >= 120
+    steps = chunked.stats.steps
+    assert all(s.batch + s.prefill_tokens <= 16 for s in steps)
+    sharing = [s for s in steps if s.batch and s.prefill_tokens]
+    assert sum(s.prefill_tokens for s in sharing) >= 100  # the long prompt went in beside decodes
+    assert chunked.stats.completed == 3 and chunked.cache.used_blocks == 0
+
+
+def test_chunked_prefill_produces_the_same_answers_also_after_preemption(model):
+    outs = []
+    for chunk, admission in ((0, "reserve"), (9, "reserve"), (9, "optimistic")):
+        engine, tokens = _tokens(model, REQUESTS, admission, 6, chunk_tokens=chunk)
+        outs.append(tokens)
+        assert all(s.batch + s.prefill_tokens <= (chunk or 10**9) for s in engine.stats.steps)
+    assert outs[0] == outs[1] == outs[2]
+    assert engine.stats.preempted > 0 and engine.cache.used_blocks == 0
+
+
+def test_chunk_budget_must_leave_room_for_a_prompt(model):
+    with pytest.raises(ValueError, match="chunk_tokens"):
+        llm_server.Engine(model, max_batch=8, chunk_tokens=8)
+    with pytest.raises(ValueError, match="chunk_tokens"):
+        llm_server.Engine(model, policy="static", chunk_tokens=64)
+
+
+def test_prefill_interference_measures_both_schedules_on_the_same_arrivals(model):
+    points = loadgen.prefill_interference(
+        model, requests=8, rate_per_s=200.0, long_every=4, long_prompt_tokens=64, repeats=2
+    )
+    assert [(p.policy, p.repeat) for p in points] == [
+        (s, r) for r in range(2) for s in loadgen.PREFILLS
+    ]
+    for p in points:
+        assert p.completed == p.sent == 8 and p.itl_samples > 0
+        assert math.isnan(p.itl_p99_seconds) or p.itl_samples >= 100
+    assert points[0].realised_per_s == points[1].realised_per_s  # the same arrivals

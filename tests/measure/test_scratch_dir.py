@@ -55,3 +55,38 @@ def test_a_killed_runs_folder_is_deleted_by_the_next_run(tmp_path, monkeypatch):
     new = scratch_dir("course-lesson12-")
     assert new.name.startswith(f"course-lesson12-{os.getpid()}-")
     assert not left.exists() and mine.is_dir() and other.is_dir() and new.is_dir()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows has no catchable SIGTERM")
+def test_a_kernel_stopped_with_sigterm_leaves_no_folder():
+    """jupyter asks a kernel to shut down, and sends SIGTERM when it is slow to go (Python's
+    default action runs no atexit): a kernel-like process blocked in a wait, terminated so, still
+    deletes its folder, and dies of the signal as it would have."""
+    import signal
+
+    code = (
+        "import sys, time; from course.measure.storage import scratch_dir; "
+        "d = scratch_dir('course-test-'); (d / 'trace.json').write_text('{}'); "
+        "print(d, flush=True); time.sleep(60)"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        path = Path(proc.stdout.readline().strip())
+        assert path.name.startswith("course-test-") and (path / "trace.json").is_file()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == -signal.SIGTERM
+    finally:
+        proc.kill()
+        proc.stdout.close()
+    assert not path.exists()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows has no catchable SIGTERM")
+def test_a_sigterm_handler_set_by_someone_else_is_left_alone():
+    code = (
+        "import signal; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+        "from course.measure.storage import scratch_dir; scratch_dir('course-test-'); "
+        "print(signal.getsignal(signal.SIGTERM) is signal.SIG_IGN)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "True", out.stderr

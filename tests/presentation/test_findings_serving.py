@@ -153,3 +153,25 @@ def test_paging_says_when_the_pool_limits_and_what_preemption_costs():
     assert "2.2× fewer" in text and "37 evictions and 1,336 tokens" in text
     assert text.index("256 blocks") < text.index("32 blocks")
     assert "Both admission policies" in f.paging(big[:1])
+
+
+def _chunk(rep, whole, chunked, gaps=1200):
+    row = {"repeat": rep, "itl_samples": gaps, "ttft_p50_seconds": 0.01}
+    return [
+        {**row, "policy": "whole prompts", "itl_p99_seconds": whole},
+        {**row, "policy": "chunked", "itl_p99_seconds": chunked, "ttft_p50_seconds": 0.03},
+    ]
+
+
+def test_chunked_prefill_says_whether_chunking_removed_the_long_gaps():
+    cut = [p for r in range(3) for p in _chunk(r, 0.06, 0.02)]
+    text = f.chunked_prefill(cut, chunk_tokens=64)
+    assert "3.0×, 3.0×, 3.0×" in text and "1,200 gaps" in text and "at most 64 tokens" in text
+    assert "10 ms-10 ms to 30 ms-30 ms: a long prompt" in text
+    same = [{**p, "ttft_p50_seconds": 0.01} for p in cut]
+    assert "no higher here" in f.chunked_prefill(same, chunk_tokens=64)
+    mixed = _chunk(0, 0.06, 0.02) + _chunk(1, 0.02, 0.02)
+    assert "Lower in 1 of 2 repeats only" in f.chunked_prefill(mixed, chunk_tokens=64)
+    none = _chunk(0, 0.02, 0.02) + _chunk(1, 0.02, 0.03)
+    assert "did not lower" in f.chunked_prefill(none, chunk_tokens=64)
+    assert "rerun" in f.chunked_prefill(_chunk(0, math.nan, 0.02), chunk_tokens=64)
