@@ -90,11 +90,8 @@ ALLOWED: dict[str, tuple[str | None, str]] = {
         "helpers of every findings module",
     ),
     "course/presentation/plots/style.py": (None, "axes style only: drawn by every plot test"),
-    "course/presentation/plots/cost.py": (None, "untested: plots draw in the lessons (nbval) only"),
     "course/presentation/plots/gpu.py": (None, "untested: plots draw in the lessons (nbval) only"),
-    "course/presentation/plots/memory.py": (None, "untested: plots draw in lessons (nbval) only"),
     "course/presentation/plots/precision.py": (None, "untested: plots draw in lessons only"),
-    "course/presentation/plots/scale.py": (None, "untested: plots draw in the lessons only"),
     "course/presentation/widgets/decode.py": (
         "tests/presentation/test_widgets_base.py",
         "every input of every widget",
