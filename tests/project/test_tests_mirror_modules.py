@@ -91,7 +91,6 @@ ALLOWED: dict[str, tuple[str | None, str]] = {
     ),
     "course/presentation/plots/style.py": (None, "axes style only: drawn by every plot test"),
     "course/presentation/plots/gpu.py": (None, "untested: plots draw in the lessons (nbval) only"),
-    "course/presentation/plots/precision.py": (None, "untested: plots draw in lessons only"),
     "course/presentation/widgets/decode.py": (
         "tests/presentation/test_widgets_base.py",
         "every input of every widget",
