@@ -90,7 +90,6 @@ ALLOWED: dict[str, tuple[str | None, str]] = {
         "helpers of every findings module",
     ),
     "course/presentation/plots/style.py": (None, "axes style only: drawn by every plot test"),
-    "course/presentation/plots/gpu.py": (None, "untested: plots draw in the lessons (nbval) only"),
     "course/presentation/widgets/decode.py": (
         "tests/presentation/test_widgets_base.py",
         "every input of every widget",
