@@ -29,11 +29,11 @@ from typing import Any, ClassVar
 from course.facts import units
 
 
-def _fmt_bytes(value: float) -> str:
-    dec = units.fmt_bytes(value)
+def _fmt_bytes(value: float, digits: int | None = 1) -> str:
+    dec = units.fmt_bytes(value, digits=digits)
     if not math.isfinite(value) or abs(value) < units.KiB:
         return dec
-    return f"{dec} ({units.fmt_bytes(value, binary=True)})"
+    return f"{dec} ({units.fmt_bytes(value, binary=True, digits=digits)})"
 
 
 def _fmt_count(value: float) -> str:
@@ -217,8 +217,15 @@ def _fmt_percent_cell(value: float) -> str:
 
 
 #: Formatter per unit kind in a :class:`Table`'s cells, where it differs from :data:`FORMATTERS`.
+#: A column of datasheet figures keeps the digits each carries (3.35 TB/s, not 3.4), and a
+#: computed one three significant figures (:func:`course.facts.units.significant_decimals`).
 CELL_FORMATTERS: Mapping[str, Callable[[Any], str]] = {
     **FORMATTERS,
+    "bytes": lambda v: _fmt_bytes(v, digits=None),
+    "bandwidth": lambda v: units.fmt_bandwidth(v, digits=None),
+    "flops": lambda v: units.fmt_flops(v, digits=None),
+    "flop_rate": lambda v: units.fmt_flop_rate(v, digits=None),
+    "watts": lambda v: units.fmt_watts(v, digits=None),
     "percent": _fmt_percent_cell,
     "intensity": lambda v: f"{v:,.3g}" if math.isfinite(v) else str(v),
 }

@@ -56,24 +56,45 @@ _DECIMAL = [("PB", PB), ("TB", TB), ("GB", GB), ("MB", MB), ("KB", KB)]
 _BINARY = [("TiB", TiB), ("GiB", GiB), ("MiB", MiB), ("KiB", KiB)]
 
 
-def _scaled(value: float, steps: list[tuple[str, float]], unit: str, digits: int) -> str:
+def significant_decimals(value: float, *, figures: int = 3, carried: int = 4) -> int:
+    """Decimals that show ``value`` (already scaled to its prefix) without losing a digit.
+
+    A figure that is exact in at most ``carried`` significant digits keeps them all (a datasheet's
+    3.35 TB/s, 1.979 PFLOP/s, 80.0 GB); any other value (a measurement, a quotient) is shown to
+    ``figures`` significant figures. Never fewer than one decimal, so columns keep the style
+    ``80.0 GB``; float noise (0.1 + 0.2) is not a digit the value carries.
+    """
+    if not math.isfinite(value) or value == 0:
+        return 1
+    whole = max(1, math.floor(math.log10(abs(value))) + 1)  # digits before the point
+    for places in range(1, max(1, carried - whole) + 1):
+        if abs(round(value, places) - value) <= 1e-9 * abs(value):
+            return places
+    return max(1, figures - whole)
+
+
+def _scaled(value: float, steps: list[tuple[str, float]], unit: str, digits: int | None) -> str:
     if not math.isfinite(value):
         return f"{value} {unit}".strip()
-    for prefix, size in steps:
-        if abs(value) >= size:
-            return f"{value / size:,.{digits}f} {prefix}{unit}"
-    return f"{value:,.{digits}f} {unit}".rstrip()
+    prefix, size = next(((p, s) for p, s in steps if abs(value) >= s), ("", 1))
+    scaled = value / size
+    places = significant_decimals(scaled) if digits is None else digits
+    return f"{scaled:,.{places}f} {prefix}{unit}".rstrip()
 
 
-def fmt_bytes(n_bytes: float, *, binary: bool = False, digits: int = 1) -> str:
-    """Bytes for display: decimal prefixes (GB = 1e9) by default, binary (GiB = 2**30) if asked."""
+def fmt_bytes(n_bytes: float, *, binary: bool = False, digits: int | None = 1) -> str:
+    """Bytes for display: decimal prefixes (GB = 1e9) by default, binary (GiB = 2**30) if asked.
+
+    ``digits`` is the decimals after the prefix; ``None`` keeps a figure's significant digits
+    (:func:`significant_decimals`), as table cells do. So for every formatter below.
+    """
     if binary:
         steps = [(p[:-1], s) for p, s in _BINARY]  # "GiB" -> prefix "Gi" + unit "B"
         return _scaled(n_bytes, steps, "B", digits)
     return _scaled(n_bytes, [(p[:-1], s) for p, s in _DECIMAL], "B", digits)
 
 
-def fmt_bandwidth(bytes_per_s: float, *, digits: int = 1) -> str:
+def fmt_bandwidth(bytes_per_s: float, *, digits: int | None = 1) -> str:
     """Bytes per second with decimal prefixes (GB/s = 1e9 bytes/s, as datasheets quote it)."""
     return fmt_bytes(bytes_per_s, digits=digits) + "/s"
 
@@ -89,12 +110,12 @@ _FLOP_STEPS = [
 ]
 
 
-def fmt_flops(flops: float, *, digits: int = 1) -> str:
+def fmt_flops(flops: float, *, digits: int | None = 1) -> str:
     """A FLOP count for display (decimal prefixes: 1 TFLOP = 1e12 FLOPs)."""
     return _scaled(flops, _FLOP_STEPS, "FLOP", digits)
 
 
-def fmt_flop_rate(flop_per_s: float, *, digits: int = 1) -> str:
+def fmt_flop_rate(flop_per_s: float, *, digits: int | None = 1) -> str:
     """A FLOP rate for display, e.g. ``989.4 TFLOP/s``."""
     return _scaled(flop_per_s, _FLOP_STEPS, "FLOP", digits) + "/s"
 
@@ -121,7 +142,7 @@ def fmt_seconds(seconds: float) -> str:
     return f"{years:,.1f} years" if abs(years) < 1e6 else f"{years:.2e} years"
 
 
-def fmt_watts(watts: float, *, digits: int = 1) -> str:
+def fmt_watts(watts: float, *, digits: int | None = 1) -> str:
     """Power for display: W, kW or MW."""
     return _scaled(watts, [("M", MW), ("k", KW)], "W", digits)
 

@@ -2,7 +2,7 @@
 
 The counter records the FLOPs of every matmul-like aten op that runs (2 per multiply-add), which
 makes it the referee for the formulas of ``course.calculators.compute``. Three traps a learner meets
-(lesson 05, each tested in tests/measure/test_flops_measure.py):
+(lesson 05, each tested in tests/measure/test_flops.py):
 
 1. **Fused attention on the CPU counts as 0.** ``F.scaled_dot_product_attention`` dispatches to a
    fused CPU kernel that has no FLOP formula; under ``sdpa_kernel(SDPBackend.MATH)`` it decomposes

@@ -35,12 +35,28 @@ def test_crossover_size_is_where_the_two_models_take_equal_time():
 
 
 def test_offload_estimate_adds_launch_transfer_and_compute():
+    # Independently of the formula: the bytes are what torch holds for A, B and C (fp32), the FLOPs
+    # what torch.utils.flop_counter counts for the product; 10 µs launch, 30 GB/s, 20 TFLOP/s.
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    n = 1000
+    a, b = torch.ones(n, n), torch.ones(n, n)
+    with FlopCounterMode(display=False) as counter:
+        c = a @ b
+    moved = a.nbytes + b.nbytes + c.nbytes
     t = overhead.offload_seconds(
-        1000, launch_seconds=1e-5, link_bandwidth_bytes_per_s=3e10, peak_flop_per_s=2e13
+        n, launch_seconds=1e-5, link_bandwidth_bytes_per_s=3e10, peak_flop_per_s=2e13
     )
-    # worked by hand: 10 µs launch + 12 MB (A, B in, C out; 4-byte floats) over 30 GB/s = 400 µs
-    # + 2 GFLOP at 20 TFLOP/s = 100 µs: 510 µs
-    assert t == pytest.approx(510e-6, rel=1e-12)
+    assert t == pytest.approx(1e-5 + moved / 3e10 + counter.get_total_flops() / 2e13, rel=1e-12)
+    half = overhead.offload_seconds(
+        n,
+        launch_seconds=1e-5,
+        link_bandwidth_bytes_per_s=3e10,
+        peak_flop_per_s=2e13,
+        bytes_per_element=2,
+    )
+    assert t - half == pytest.approx(moved / 2 / 3e10, rel=1e-12)  # bf16 moves half the bytes
     cpu = overhead.FixedCostFit("cpu", 2e-6, 1e11)
     gpu = dict(launch_seconds=1e-5, link_bandwidth_bytes_per_s=3e10, peak_flop_per_s=2e13)
     n = overhead.offload_crossover(cpu, **gpu)

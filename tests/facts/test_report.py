@@ -36,7 +36,7 @@ def test_table_formats_each_cell_by_its_column_and_keeps_si_numbers():
     assert table == rows and table[1]["gpus"] == 16  # still the list of rows it was given
     assert table.columns == ["gpus", "step_seconds", "weights_bytes", "note"]
     assert table.text_rows() == [
-        ["8", units.fmt_seconds(0.0123), "2.1 GB (2.0 GiB)", "a"],
+        ["8", units.fmt_seconds(0.0123), "2.15 GB (2.0 GiB)", "a"],
         ["16", units.fmt_seconds(2.5), "536.9 MB (512.0 MiB)", "-"],
     ]
     text = str(table).splitlines()
@@ -76,3 +76,25 @@ def test_table_to_pandas_holds_the_unformatted_numbers():
     frame = Table([{"gpus": 8, "step_seconds": 0.5}]).to_pandas()
     assert list(frame.columns) == ["gpus", "step_seconds"]
     assert frame.loc[0, "step_seconds"] == 0.5
+
+
+def test_table_cells_keep_a_datasheets_significant_digits():
+    # NVIDIA H100 datasheet (2023) and whitepaper (2022), SXM: 80 GiB HBM3 at 3.35 TB/s, 989.4
+    # TFLOP/s dense bf16, 700 W; A100 80GB datasheet (2021): 2,039 GB/s; H200 datasheet: 4.8 TB/s.
+    from course.facts.hardware import gpus
+
+    rows = [
+        {
+            "gpu": g.name,
+            "memory_bytes": g.memory_bytes,
+            "memory_bytes_per_s": g.memory_bandwidth_bytes_per_s,
+            "bf16_flop_per_s": g.dense_flop_per_s["bf16"],
+            "tdp_watts": g.tdp_watts,
+        }
+        for g in map(gpus.gpu, ("h100-sxm", "a100-80gb-sxm", "h200-sxm"))
+    ]
+    cells = Table(rows).text_rows()
+    assert cells[0][2:] == ["3.35 TB/s", "989.4 TFLOP/s", "700.0 W"]
+    assert cells[0][1] == "85.9 GB (80.0 GiB)"  # 80 GiB: the decimal view keeps three figures
+    assert cells[1][2:4] == ["2.039 TB/s", "312.0 TFLOP/s"]
+    assert cells[2][2] == "4.8 TB/s"

@@ -64,3 +64,39 @@ def test_formatters_do_not_crash_on_non_finite_values():
 
 def test_one_year_is_8760_hours():
     assert units.YEAR / units.HOUR == 8760
+
+
+@pytest.mark.parametrize(
+    ("bytes_per_s", "text"),
+    [
+        (3.35e12, "3.35 TB/s"),  # H100 SXM HBM3, NVIDIA H100 datasheet (2023)
+        (2.039e12, "2.039 TB/s"),  # A100 80GB SXM HBM2e, NVIDIA A100 datasheet (2021)
+        (4.8e12, "4.8 TB/s"),  # H200 SXM HBM3e, NVIDIA H200 datasheet (2024)
+        (900e9, "900.0 GB/s"),  # H100 SXM NVLink 4, H100 datasheet
+        (0.1e12 + 0.2e12, "300.0 GB/s"),  # float noise is not a digit the figure carries
+        (3.3456e12, "3.35 TB/s"),  # a measured rate: three significant figures
+        (12.3456e9, "12.3 GB/s"),
+    ],
+)
+def test_significant_mode_keeps_the_digits_a_published_figure_carries(bytes_per_s, text):
+    assert units.fmt_bandwidth(bytes_per_s, digits=None) == text
+
+
+def test_significant_mode_for_flop_rates_bytes_and_watts():
+    # H100 SXM dense Tensor Core peaks (H100 whitepaper 2022): bf16 989.4, fp8 1,978.9 TFLOP/s.
+    assert units.fmt_flop_rate(989.4e12, digits=None) == "989.4 TFLOP/s"
+    assert units.fmt_flop_rate(1978.9e12, digits=None) == "1.98 PFLOP/s"  # 5 digits: 3 shown
+    assert units.fmt_flop_rate(1.979e15, digits=None) == "1.979 PFLOP/s"  # sparse, datasheet
+    assert units.fmt_bytes(80 * units.GB, digits=None) == "80.0 GB"
+    assert units.fmt_bytes(2**31, binary=True, digits=None) == "2.0 GiB"
+    assert units.fmt_watts(700, digits=None) == "700.0 W"
+    assert units.fmt_watts(10_200, digits=None) == "10.2 kW"
+
+
+def test_significant_decimals_counts_digits_after_the_prefix():
+    assert units.significant_decimals(3.35) == 2
+    assert units.significant_decimals(989.4) == 1
+    assert units.significant_decimals(1.979) == 3
+    assert units.significant_decimals(1.9789) == 2  # five figures: not carried, three shown
+    assert units.significant_decimals(0.30000000000000004) == 1
+    assert units.significant_decimals(math.nan) == 1

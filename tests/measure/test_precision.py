@@ -1,7 +1,7 @@
 """Precision measurements (course.measure.precision): rounding, bit patterns, sums, training.
 
 Matmul throughput per dtype (fp8, int8) is tested with the matmul sweep in
-tests/measure/test_measure.py.
+tests/measure/test_matmul.py.
 """
 
 from __future__ import annotations

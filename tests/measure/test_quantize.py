@@ -173,3 +173,15 @@ def test_benchmark_variants_returns_one_record_per_model_with_reference_error_ze
     assert recs[0].serialized_bytes > recs[1].serialized_bytes > recs[2].serialized_bytes
     with pytest.raises(ValueError, match="variants"):
         Q.benchmark_variants({}, torch.randn(1, 128))
+
+
+def test_course_int4_linear_multiplies_by_its_dequantised_weight():
+    from course.measure.quantize import Int4WeightOnlyLinear, quantize
+
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(64, 48)
+    q = Int4WeightOnlyLinear(linear, group_size=16, compute_dtype=torch.float32)
+    x = torch.randn(5, 64)
+    w_hat = quantize(linear.weight, 4, group_size=16).dequantize()
+    assert torch.allclose(q(x), x @ w_hat.T + linear.bias, atol=1e-5)
+    assert q.weight_int4.numel() == 64 * 48 // 2  # two weights per byte

@@ -16,7 +16,7 @@
 
 A new widget is a new module here with a builder that returns a ``Calculator``, exported below.
 Tests drive them by setting ``calc.controls[name].value`` and reading ``calc.result`` (the
-calculator's result; ``tests/presentation/test_widget_inputs.py`` drives every input of every
+calculator's result; ``tests/presentation/test_widgets_base.py`` drives every input of every
 widget).
 """
 

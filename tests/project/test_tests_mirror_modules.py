@@ -1,0 +1,246 @@
+"""Tests mirror modules: ``course/<layer>/<sub>/<module>.py`` is tested in
+``tests/<layer>/test_<sub>_<module>.py``; ``instructors/teaching/<sub>/<module>.py`` in
+``tests/teaching/test_<sub>_<module>.py``.
+
+A package's ``__init__.py`` is tested as the package (``course/facts/hardware/__init__.py`` ->
+``tests/facts/test_hardware.py``), a ``__main__.py`` as ``test_main.py``; an ``__init__`` that
+only re-exports (no function or class of its own) needs no test file. Every other module without
+its test file is listed in :data:`ALLOWED` with the file its tests live in (checked: the file
+exists and names the module or something it defines) or, with ``None``, the reason it has none.
+The list only shrinks: an entry whose module has its own test file now, or that is gone, fails.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+_DEMOS = "tests/distributed/test_distributed_demos.py"
+_SCALE = "tests/distributed/test_distributed_scale.py"
+_EXPORTS = "tests/teaching/test_grading_exports.py"
+_ONE_LAUNCH = "one 2-process launch runs every demo; a file per module would launch once each"
+_GRADING = "grading/ is being changed under #35: its tests move after that lands"
+_QUIZ = "question data: tests/presentation/test_quizzes.py finds every lesson's and checks it"
+
+#: module -> (test file that holds its tests, or None; why it is not tests/<layer>/test_<name>.py)
+ALLOWED: dict[str, tuple[str | None, str]] = {
+    "instructors/teaching/__main__.py": (
+        "tests/teaching/test_grading_class.py",
+        "the CLI, driven verb by verb by the tests of each verb",
+    ),
+    "course/calculators/communication.py": (
+        "tests/calculators/test_parallel_links.py",
+        "collective times tested with the link table they read",
+    ),
+    "course/calculators/context.py": ("tests/facts/test_models_moe.py", "with the MoE presets"),
+    "course/calculators/moe.py": ("tests/facts/test_models_moe.py", "with the MoE presets"),
+    "course/calculators/inference.py": ("tests/calculators/test_cost.py", "with serving cost"),
+    "course/calculators/planner.py": (
+        "tests/calculators/test_calculator_properties.py",
+        "property tests only: no published plan to check it against yet",
+    ),
+    "course/calculators/systems.py": ("tests/facts/test_systems.py", "with the system rows"),
+    "course/claims/ai_infrastructure.py": (
+        "tests/calculators/test_memory.py",
+        "each claim is checked beside the calculator that refutes it",
+    ),
+    "course/claims/computation_requirements.py": (
+        "tests/calculators/test_memory.py",
+        "each claim is checked beside the calculator that refutes it",
+    ),
+    "course/claims/gpu_infrastructure.py": (
+        "tests/calculators/test_memory.py",
+        "each claim is checked beside the calculator that refutes it",
+    ),
+    "course/claims/silicon_to_tensors.py": (
+        "tests/calculators/test_cloud.py",
+        "each claim is checked beside the calculator that refutes it",
+    ),
+    "course/distributed/_script.py": (
+        None,
+        "each demo's __main__ (run_script): test_each_demo_runs_as_a_torchrun_script runs them all",
+    ),
+    "course/distributed/collectives.py": (_DEMOS, _ONE_LAUNCH),
+    "course/distributed/common.py": (_DEMOS, _ONE_LAUNCH),
+    "course/distributed/ddp.py": (_DEMOS, _ONE_LAUNCH),
+    "course/distributed/fsdp.py": (_DEMOS, _ONE_LAUNCH),
+    "course/distributed/pipeline.py": (_DEMOS, _ONE_LAUNCH),
+    "course/distributed/tensor_parallel.py": (_DEMOS, _ONE_LAUNCH),
+    "course/distributed/checkpoint.py": (_SCALE, "shares the scale tests' launches"),
+    "course/distributed/elastic.py": (_SCALE, "shares the scale tests' launches"),
+    "course/distributed/moe.py": (_SCALE, "shares the scale tests' launches"),
+    "course/distributed/ring_attention.py": (_SCALE, "shares the scale tests' launches"),
+    "course/distributed/scheduling.py": ("tests/distributed/test_slurm.py", "with Slurm"),
+    "course/facts/data/cloud_instances.py": ("tests/calculators/test_cloud.py", "price rows"),
+    "course/facts/data/published_runs.py": ("tests/calculators/test_cost.py", "published runs"),
+    "course/facts/data/reliability.py": ("tests/calculators/test_reliability.py", "failure data"),
+    "course/facts/hardware/anatomy.py": ("tests/presentation/test_diagrams.py", "SM anatomy rows"),
+    "course/facts/hardware/cpus.py": ("tests/facts/test_hardware_systems.py", "CPU rows"),
+    "course/facts/hardware/gpus.py": ("tests/facts/test_hardware.py", "GPU rows"),
+    "course/facts/hardware/interconnects.py": ("tests/facts/test_hardware.py", "link rows"),
+    "course/facts/hardware/mig.py": ("tests/facts/test_hardware_systems.py", "MIG profile rows"),
+    "course/measure/loadgen.py": ("tests/measure/test_llm_server.py", "drives the test server"),
+    "course/measure/mfu.py": ("tests/measure/test_flops.py", "MFU from counted FLOPs"),
+    "course/measure/torchmodels.py": ("tests/facts/test_models.py", "built from the presets"),
+    "course/presentation/findings/_common.py": (
+        "tests/presentation/test_findings_matmul.py",
+        "helpers of every findings module",
+    ),
+    "course/presentation/plots/style.py": (None, "axes style only: drawn by every plot test"),
+    "course/presentation/widgets/decode.py": (
+        "tests/presentation/test_widgets_base.py",
+        "every input of every widget",
+    ),
+    "course/presentation/widgets/roofline.py": (
+        "tests/presentation/test_widgets_base.py",
+        "every input of every widget",
+    ),
+    "course/presentation/widgets/techniques.py": (
+        "tests/presentation/test_widgets_base.py",
+        "every input of every widget",
+    ),
+    "course/selfcheck/answers.py": ("tests/teaching/test_release.py", "checks of a release"),
+    "course/selfcheck/coarse.py": ("tests/teaching/test_release.py", "checks of a release"),
+    "course/selfcheck/plain.py": ("tests/teaching/test_grading_units.py", "shared with grading"),
+    "course/selfcheck/values.py": ("tests/teaching/test_grading_units.py", "shared with grading"),
+    "instructors/teaching/grading/authoring.py": ("tests/teaching/test_grading_class.py", _GRADING),
+    "instructors/teaching/grading/check.py": ("tests/teaching/test_grading_units.py", _GRADING),
+    "instructors/teaching/grading/extract.py": ("tests/teaching/test_grading_units.py", _GRADING),
+    "instructors/teaching/grading/gradebook.py": ("tests/teaching/test_grading_class.py", _GRADING),
+    "instructors/teaching/grading/history.py": (_EXPORTS, _GRADING),
+    "instructors/teaching/grading/exports/autograder.py": (_EXPORTS, _GRADING),
+    "instructors/teaching/grading/exports/canvas.py": (_EXPORTS, _GRADING),
+    "instructors/teaching/grading/exports/gradescope.py": (_EXPORTS, _GRADING),
+    "instructors/teaching/grading/exports/moodle.py": (_EXPORTS, _GRADING),
+    "instructors/teaching/grading/exports/nbgrader.py": (_EXPORTS, _GRADING),
+    "instructors/teaching/grading/exports/prairielearn.py": (_EXPORTS, _GRADING),
+    "instructors/teaching/grading/leaks.py": ("tests/leaks.py", _GRADING),
+    "instructors/teaching/grading/release.py": ("tests/teaching/test_release.py", _GRADING),
+    "instructors/teaching/grading/runner.py": ("tests/teaching/test_exercises_12.py", _GRADING),
+    "instructors/teaching/grading/sandbox.py": ("tests/teaching/test_grading.py", _GRADING),
+    "instructors/teaching/grading/sandbox_init.py": (
+        "tests/teaching/test_grading_hostile.py",
+        _GRADING,
+    ),
+    "instructors/teaching/grading/spec.py": ("tests/teaching/test_grading_class.py", _GRADING),
+    "instructors/teaching/grading/zygote.py": (
+        None,
+        "a script sandbox.Zygote runs as a file: every grading test starts it; " + _GRADING,
+    ),
+    "instructors/teaching/site_usability.py": ("tests/teaching/test_site.py", "the site's checks"),
+    "instructors/teaching/widget_html.py": ("tests/teaching/test_offline.py", "offline widgets"),
+    **{
+        f"course/presentation/quizzes/lesson_{n:02d}.py": (None, _QUIZ)
+        for n in (0, 1, 2, 3, 4, 5, 6, 7, 9, 11, 12, 13, 14)
+    },
+}
+
+
+def _mirror(module: Path) -> Path:
+    """The test file a module's tests belong in."""
+    parts = module.relative_to(ROOT).parts
+    if parts[0] == "course":
+        layer, rest = (parts[1], parts[2:]) if len(parts) > 2 else ("", parts[1:])
+    else:  # instructors/teaching/...
+        layer, rest = "teaching", parts[2:]
+    names = [*rest[:-1], Path(rest[-1]).stem]
+    if names[-1] == "__init__":
+        names = names[:-1] or [layer]
+    elif names[-1] == "__main__":  # course/__main__.py -> tests/test_main.py
+        names[-1] = "main"
+    return ROOT.joinpath("tests", layer, "test_" + "_".join(names) + ".py")
+
+
+def _defines(module: Path) -> set[str]:
+    tree = ast.parse(module.read_text(encoding="utf-8"))
+    names = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    return names
+
+
+def _re_exports_only(module: Path) -> bool:
+    tree = ast.parse(module.read_text(encoding="utf-8"))
+    return not any(isinstance(n, ast.FunctionDef | ast.ClassDef) for n in ast.walk(tree))
+
+
+def _modules() -> list[Path]:
+    found = [*ROOT.glob("course/**/*.py"), *ROOT.glob("instructors/teaching/**/*.py")]
+    return sorted(p for p in found if "__pycache__" not in p.parts)
+
+
+def _mirrored(module: Path) -> bool:
+    """Its test file exists, as ``test_<name>.py`` or, where another layer has a module of the same
+    name (pytest needs unique basenames), as ``test_<layer>_<name>.py``."""
+    path = _mirror(module)
+    layer = path.parent.name
+    return path.exists() or path.with_name(f"test_{layer}_{path.name[5:]}").exists()
+
+
+def _unmirrored() -> list[str]:
+    out = []
+    for module in _modules():
+        if _mirrored(module):
+            continue
+        if module.name == "__init__.py" and _re_exports_only(module):
+            continue
+        out.append(module.relative_to(ROOT).as_posix())
+    return out
+
+
+def test_test_file_basenames_are_unique():
+    # pytest imports test files by basename (no __init__.py in tests/): two alike break collection
+    seen: dict[str, list[str]] = {}
+    for path in ROOT.glob("tests/**/test_*.py"):
+        seen.setdefault(path.name, []).append(path.relative_to(ROOT).as_posix())
+    assert not {n: p for n, p in seen.items() if len(p) > 1}
+
+
+def test_every_module_has_its_test_file_or_a_listed_reason():
+    missing = [m for m in _unmirrored() if m not in ALLOWED]
+    assert not missing, (
+        "modules without tests/<layer>/test_<module>.py (write it, or move their tests there): "
+        f"{missing}"
+    )
+
+
+def test_the_allow_list_only_shrinks():
+    stale = sorted(set(ALLOWED) - set(_unmirrored()))
+    assert not stale, f"these have their own test file now (or are gone): drop them: {stale}"
+
+
+def test_each_listed_test_file_exercises_its_module():
+    wrong = []
+    for module, (test_file, reason) in ALLOWED.items():
+        assert reason, module
+        if test_file is None:
+            continue
+        path = ROOT / test_file
+        dotted = module.removeprefix("instructors/").removesuffix(".py").replace("/", ".")
+        words = {dotted, Path(module).stem, *_defines(ROOT / module)}
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        if not any(re.search(rf"\b{re.escape(w)}\b", text) for w in words if len(w) > 3):
+            wrong.append(f"{module} -> {test_file}")
+    assert not wrong, f"listed test files that do not name their module: {wrong}"
+
+
+def test_the_mirror_rule_reads_layers_and_sub_packages():
+    assert _mirror(ROOT / "course/facts/units.py") == ROOT / "tests/facts/test_units.py"
+    assert _mirror(ROOT / "course/presentation/findings/power.py") == (
+        ROOT / "tests/presentation/test_findings_power.py"
+    )
+    assert (
+        _mirror(ROOT / "course/facts/hardware/__init__.py") == ROOT / "tests/facts/test_hardware.py"
+    )
+    assert _mirrored(ROOT / "course/measure/memory.py")  # as tests/measure/test_measure_memory.py
+    assert _mirror(ROOT / "instructors/teaching/grading/spec.py") == (
+        ROOT / "tests/teaching/test_grading_spec.py"
+    )
