@@ -106,7 +106,6 @@ ALLOWED: dict[str, tuple[str | None, str]] = {
     "course/selfcheck/coarse.py": ("tests/teaching/test_release.py", "checks of a release"),
     "course/selfcheck/plain.py": ("tests/teaching/test_grading_units.py", "shared with grading"),
     "course/selfcheck/values.py": ("tests/teaching/test_grading_units.py", "shared with grading"),
-    "instructors/teaching/grading/authoring.py": ("tests/teaching/test_grading_class.py", _GRADING),
     "instructors/teaching/grading/check.py": ("tests/teaching/test_grading_units.py", _GRADING),
     "instructors/teaching/grading/extract.py": ("tests/teaching/test_grading_units.py", _GRADING),
     "instructors/teaching/grading/gradebook.py": ("tests/teaching/test_grading_class.py", _GRADING),

@@ -76,6 +76,7 @@ def run_solution(
         cell_timeout_seconds=cell_timeout_seconds,
         sandboxed=sandboxed,
         zygote=zygote,
+        in_place=True,
     )
     broken = [c for c in ext.cells if c.get("status") != "ok"]
     if ext.problem or broken:
@@ -84,12 +85,32 @@ def run_solution(
             f"the solution {assignment.name} did not run cleanly: {ext.problem} {detail}\n"
             + ext.output[-2000:]
         )
+    if changed := changed_later(ext):
+        raise RuntimeError(
+            f"the solution {assignment.name} changes an answer after its question (a name reused "
+            "or rebound by a later cell? the key and the learner's check would disagree): "
+            + "; ".join(changed)
+        )
     key = {"answers": ext.answers, "extras": ext.extras, "probes": probes}
     results = check.check_all(assignment, ext.answers, ext.answers, ext.extras)
     failing = [f"{r.name}: {r.reason}" for r in results if r.score < r.points]
     if failing:
         raise RuntimeError(f"the solution {assignment.name} fails its own checks: {failing}")
     return key
+
+
+def changed_later(ext: extract.Extraction) -> list[str]:
+    """Answers and known-wrong values whose value at the end of the solution differs from the one
+    right after their own question's answer cell: the key takes the end, the learner's check the
+    cell (a later ``cfg = ...`` silently changed set 04's key so)."""
+    changed = []
+    for q, here in ext.in_place.items():
+        end = {**ext.answers.get(q, {}), **ext.extras}
+        for name, value in {**here.get("answers", {}), **here.get("extras", {})}.items():
+            if json.dumps(value, sort_keys=True) != json.dumps(end.get(name), sort_keys=True):
+                now, then = str(value)[:60], str(end.get(name))[:60]
+                changed.append(f"{q} {name}: {now} after its cell, {then} at the end")
+    return changed
 
 
 def answer_keys(solutions, *, build_dir: str | Path = BUILD_DIR) -> tuple[dict, dict]:

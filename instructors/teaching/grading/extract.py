@@ -46,6 +46,8 @@ class Extraction:
     seconds: float = 0.0
     timed_out: bool = False
     protections_off: tuple[str, ...] = ()
+    #: question -> {"answers", "extras"} right after its own answer cell (``in_place`` runs only)
+    in_place: dict = field(default_factory=dict)
 
 
 def notebook_cells(nb: nbformat.NotebookNode) -> list[dict]:
@@ -89,6 +91,9 @@ def _validate(data, nonce: str, questions: dict) -> tuple[Extraction, str]:
     extras = data.get("extras")
     if isinstance(extras, dict) and not plain_problem(extras):
         ext.extras = extras
+    in_place = data.get("in_place")
+    if isinstance(in_place, dict) and not plain_problem(in_place, max_depth=12):
+        ext.in_place = in_place
     answers = data.get("answers")
     if not isinstance(answers, dict):
         return ext, "results carry no answers"
@@ -123,15 +128,17 @@ def run_cells(
     threads: int = 1,
     log_dir: Path | None = None,
     zygote: sandbox.Zygote | None = None,
+    in_place: bool = False,
 ) -> Extraction:
     """Run ``cells`` and extract ``questions`` (``{q: {"answers": {name: expr}, "calls":
-    ...}}``)."""
+    ...}}``); ``in_place``: also as they were right after each question's answer cell."""
     nonce = secrets.token_hex(16)
     request = {
         "nonce": nonce,
         "cells": cells,
         "questions": questions,
         "extras": extras or {},
+        "in_place": in_place,
         "cell_timeout": cell_timeout_seconds,
         "results": "results.json",
         "sys_path": [sandbox.package_parent()],

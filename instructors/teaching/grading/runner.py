@@ -11,7 +11,10 @@ booleans, None, lists and dicts of those) or the reason there is none.
 It trusts nothing it runs: the submission shares this process and may replace any of it. What it
 writes is data for the trusted checker, which compares it with values the sandbox never sees; a
 submission that forges this file only hands in answers. Answers are extracted after each answer
-cell as well as at the end, so a later crash or kill keeps the answers already computed.
+cell as well as at the end, so a later crash or kill keeps the answers already computed. With
+``"in_place": true`` (building an answer key) it also keeps, under ``in_place``, each question's
+answers and known-wrong expressions as they were right after its own answer cell, so that the
+key's author can see a value that a later cell changed.
 """
 
 from __future__ import annotations
@@ -77,6 +80,17 @@ def _extract(namespace: dict, question: dict) -> dict:
             except Exception as e:
                 outputs.append({"error": f"{type(e).__name__}: {str(e)[:200]}"})
         out[name] = {"calls": outputs}
+    return out
+
+
+def _extras(namespace: dict, exprs: dict) -> dict:
+    """Evaluate the author's extra expressions (known wrong values); an error is recorded."""
+    out = {}
+    for key, expr in exprs.items():
+        try:
+            out[key] = to_plain(eval(expr, namespace), [MAX_ELEMENTS])  # noqa: S307
+        except Exception as e:
+            out[key] = {"__error__": f"{type(e).__name__}: {str(e)[:200]}"}
     return out
 
 
@@ -147,17 +161,17 @@ def main(request_path: str) -> int:
         q = cell.get("question")
         if cell.get("answer") and q in questions:
             results["answers"][q] = _extract(shell.user_ns, questions[q])
+            if request.get("in_place"):
+                own = {k: e for k, e in request.get("extras", {}).items() if k.startswith(f"{q}/")}
+                here = {"answers": results["answers"][q], "extras": _extras(shell.user_ns, own)}
+                results.setdefault("in_place", {})[q] = here
         _write(results_path, results)
 
     signal.setitimer(signal.ITIMER_REAL, cell_limit)
     try:
         for q, spec in questions.items():
             results["answers"][q] = _extract(shell.user_ns, spec)
-        for key, expr in request.get("extras", {}).items():
-            try:
-                results["extras"][key] = to_plain(eval(expr, shell.user_ns), [MAX_ELEMENTS])  # noqa: S307
-            except Exception as e:
-                results["extras"][key] = {"__error__": f"{type(e).__name__}: {str(e)[:200]}"}
+        results["extras"] = _extras(shell.user_ns, request.get("extras", {}))
         results["done"] = True
     except CellTimeout:
         results["extraction"] = "timed out while extracting the answers"
