@@ -42,7 +42,7 @@ from pathlib import Path
 import nbformat
 
 from course.facts import validate
-from teaching.grading import authoring, check, extract, sandbox, spec
+from teaching.grading import authoring, check, extract, keycheck, sandbox, spec
 
 
 @dataclass
@@ -237,6 +237,7 @@ class SetGrader:
     assignment: spec.Assignment
     key: dict | None
     problem: str = ""
+    key_problems: dict[str, str] = field(default_factory=dict)  # question -> key vs the release
 
     @property
     def points(self) -> dict[str, float]:
@@ -498,6 +499,12 @@ def grade_folder(
         )
         return 2
     print(sandbox.describe(), file=sys.stderr)
+    for name in known:
+        if keycheck.uncommitted(solutions[name], Path(solutions_dir).resolve().parent):
+            _loud(
+                f"solutions/{solutions[name].name} has uncommitted changes: learners received "
+                "the last commit's checks, the key comes from the file as it is now"
+            )
     if sandbox.mode()["mounts"]:
         kept = {
             "submissions folder": folder,
@@ -559,6 +566,7 @@ def grade_folder(
                 timeout_seconds=timeout_seconds,
                 cell_timeout_seconds=cell_timeout_seconds,
                 log_dir=log_dir,
+                exercises_dir=Path(solutions_dir).resolve().parent / "exercises",
             )
         except KeyboardInterrupt:
             print(
@@ -607,6 +615,10 @@ def grade_folder(
         write_new(log_dir / "summary.json", json.dumps(summaries, indent=1))
     except OSError as e:
         print(f"class summary not written: {e}", file=sys.stderr)
+    for mark in (KEY_MARK, VERSION_MARK):
+        hit = [g.submission for g in grades if mark in g.reason]
+        if hit:
+            _loud(f"{len(hit)} row(s) lost points marked {mark!r}: read their reason")
     if formats:
         try:
             for path in export_formats.write_all(
@@ -617,6 +629,15 @@ def grade_folder(
             print(f"exports not written: {e}", file=sys.stderr)
             status = 1
     return status
+
+
+KEY_MARK = "KEY DIFFERS FROM THE RELEASE:"
+VERSION_MARK = "OLDER VERSION OF THE SET?"
+
+
+def _loud(text: str) -> None:
+    """A warning an instructor must not miss: marked, on its own lines."""
+    print(f"\n!!! WARNING: {safe_text(text)}\n", file=sys.stderr)
 
 
 def _previous_run(target: Path) -> str | None:
@@ -683,6 +704,7 @@ def _grade_all(
     timeout_seconds,
     cell_timeout_seconds,
     log_dir,
+    exercises_dir=authoring.EXERCISES_DIR,
 ) -> list[Grade]:
     from tqdm.auto import tqdm
 
@@ -703,6 +725,14 @@ def _grade_all(
     for name, setg in sets.items():
         if setg.problem:
             print(f"[{name}] {setg.problem}", file=sys.stderr)
+        elif setg.key is not None:
+            released, where = keycheck.released_checks(name, exercises_dir, exercises_dir.parent)
+            if released is None:
+                _loud(f"[{name}] {where}: the key is not checked against what learners received")
+                continue
+            setg.key_problems = keycheck.key_vs_release(setg.assignment, setg.key, released)
+            for q, problem in setg.key_problems.items():
+                _loud(f"[{name}] {q}: {problem} (released: {where})")
 
     def graded(item) -> Grade:
         p, nb, problem, name, note = item
@@ -737,6 +767,20 @@ def _grade_all(
             )
         if note:
             g.reason = note + ("; " + g.reason if g.reason else "")
+        lost = [q for q in setg.points if g.scores.get(q, 0) < setg.points[q]]
+        flagged = [
+            f"{KEY_MARK} {q}: {setg.key_problems[q]}" for q in lost if q in setg.key_problems
+        ]
+        if nb is not None:
+            old = keycheck.missing_names(setg.assignment, nb)
+            flagged += [
+                f"{VERSION_MARK} {q}: the notebook never names {', '.join(old[q])} (made from an "
+                "earlier version of the set, or the answer cell deleted)"
+                for q in lost
+                if q in old
+            ]
+        if flagged:
+            g.reason = "; ".join(t for t in (g.reason, *flagged) if t)
         return g
 
     def one(item) -> Grade:
