@@ -34,3 +34,59 @@ def test_kernel_keyrings_are_out_of_a_submissions_reach(tmp_path):
     assert len(lines) == 3, out
     for line in lines:
         assert line.endswith(os.strerror(1)), line  # EPERM: refused, nothing added or read
+
+
+AFFINITY = """
+import os, multiprocessing
+mine = sorted(os.sched_getaffinity(0))
+try:
+    os.sched_setaffinity(0, range(os.cpu_count()))
+    escaped = "widened"
+except OSError as e:
+    escaped = type(e).__name__
+def busy(_):
+    return sorted(os.sched_getaffinity(0))
+with multiprocessing.get_context("fork").Pool(4) as pool:  # a neighbour's busy processes
+    children = pool.map(busy, range(4))
+import torch
+torch.manual_seed(0)
+matmul_ok = bool(torch.isfinite(torch.randn(64, 64) @ torch.randn(64, 64)).all())
+print("CPUS", mine, escaped, all(c == mine for c in children), matmul_ok)
+"""
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="one CPU: no share to give")
+def test_each_slot_runs_on_cpus_of_its_own():
+    """Issue 35: a neighbour's 16 busy processes slowed an honest notebook 2.7x. Two sandboxes
+    graded at once run on disjoint CPUs, their children stay there, and neither can widen its
+    set (a torch matmul still runs)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import nbformat
+    from teaching.grading import extract
+
+    zygote = sandbox.start_factory([], threads=1)
+    if zygote is None:
+        pytest.skip("no sandbox factory here")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(AFFINITY)])
+
+    def one(_):
+        ext = extract.run_cells(
+            extract.notebook_cells(nb),
+            {},
+            timeout_seconds=120,
+            cell_timeout_seconds=100,
+            zygote=zygote,
+        )
+        printed = "".join(str(c.get("output", "")) for c in ext.cells)
+        [line] = [x for x in printed.splitlines() if x.startswith("CPUS")]
+        return line
+
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            lines = list(pool.map(one, range(2)))
+    finally:
+        zygote.close()
+    cpus = [set(eval(line.split(" ", 1)[1].rsplit(" ", 3)[0])) for line in lines]  # noqa: S307
+    assert all(line.endswith("PermissionError True True") for line in lines), lines
+    assert all(len(c) == 1 for c in cpus) and not cpus[0] & cpus[1], lines

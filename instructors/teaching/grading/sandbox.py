@@ -19,7 +19,8 @@ still happens, and the list of what is off goes to the console and to the gradeb
   off without root, where it runs as root of a user namespace (the grader's own user) without
   capabilities;
 - ``resource-limits``: CPU seconds, memory, file size, open files, processes (per uid: one per
-  slot), and a memory cgroup per slot where one can be made (:class:`_Cgroups`).
+  slot), a memory cgroup per slot where one can be made (:class:`_Cgroups`), and CPUs of its own
+  per slot in the factory (:func:`slot_cpus`).
 """
 
 from __future__ import annotations
@@ -81,6 +82,17 @@ class _Slots:
 
 
 slots = _Slots()
+
+
+def slot_cpus(uid: int, threads: int) -> list[int]:
+    """The CPUs a slot's sandbox may run on: ``threads`` of the grader's own, the slots side by
+    side (slot n from its uid), wrapping round when there are more slots than CPUs. A neighbour's
+    busy processes then compete on their own CPUs only; the sandbox cannot widen its set (its
+    seccomp filter refuses ``sched_setaffinity``)."""
+    cpus = sorted(os.sched_getaffinity(0))
+    n = 0 if uid == NOBODY else uid - SLOT_UID_BASE
+    width = max(1, min(threads, len(cpus)))
+    return [cpus[(n * width + i) % len(cpus)] for i in range(width)]
 
 
 def memory_cgroup() -> Path | None:
@@ -531,7 +543,7 @@ class Zygote:
         m = mode()
         if not m["mounts"]:
             raise RuntimeError("the sandbox factory needs mount namespaces")
-        self.drop = m["drop"]
+        self.drop, self.threads = m["drop"], threads
         self.root = Path(tempfile.mkdtemp(prefix="sandboxes-"))
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
         self.cgroups = _Cgroups(min(Limits().memory_bytes, total // 3), enabled=self.drop)
@@ -638,6 +650,7 @@ class Zygote:
             "gid": uid if self.drop else None,
             "drop_caps": not self.drop,
             "cgroup": self.cgroups.slot(uid),
+            "cpus": slot_cpus(uid, self.threads),
         }
         start = time.monotonic()
         with self._lock:
