@@ -1,10 +1,12 @@
 """The sandbox's last holes (issue 35), each with a real sandbox: kernel keyrings (a key one
-submission added was read by the next one in its slot, and by a host process as ``nobody``)."""
+submission added was read by the next one in its slot, and by a host process as ``nobody``), no CPU
+share per slot, and what a grader killed with ``kill -9`` left behind."""
 
 from __future__ import annotations
 
 import os
 import sys
+import time
 
 import pytest
 from teaching.grading import sandbox
@@ -90,3 +92,40 @@ def test_each_slot_runs_on_cpus_of_its_own():
     cpus = [set(eval(line.split(" ", 1)[1].rsplit(" ", 3)[0])) for line in lines]  # noqa: S307
     assert all(line.endswith("PermissionError True True") for line in lines), lines
     assert all(len(c) == 1 for c in cpus) and not cpus[0] & cpus[1], lines
+
+
+KILLED = """
+from teaching.grading import sandbox
+z = sandbox.start_factory([], threads=1)
+print(z.root, z.cgroups.root, flush=True)
+import time
+time.sleep(600)
+"""
+
+
+def test_what_a_killed_grader_left_is_removed_as_the_next_one_starts():
+    """Issue 35: ``kill -9`` of the grader left its temporary folder and its cgroup."""
+    import subprocess
+    from pathlib import Path
+
+    if not sandbox.mode()["mounts"]:
+        pytest.skip("no sandbox factory here")
+    grader = subprocess.Popen([sys.executable, "-c", KILLED], stdout=subprocess.PIPE, text=True)
+    folder, cgroup = grader.stdout.readline().split()
+    grader.kill()  # kill -9: no clean-up of its own
+    grader.wait()
+    left = [Path(folder)] + ([Path(cgroup)] if cgroup != "None" else [])
+    assert all(p.exists() for p in left), left  # what the hole was
+    for _ in range(50):  # the factory dies with its grader, its last processes just after
+        removed = sandbox.clear_leftovers()
+        if not any(p.exists() for p in left):
+            break
+        time.sleep(0.1)
+    assert not any(p.exists() for p in left), (left, removed)
+    zygote = sandbox.start_factory([], threads=1)  # a live grader's folder is kept
+    try:
+        assert zygote is None or zygote.root not in sandbox.clear_leftovers()
+        assert zygote is None or zygote.root.exists()
+    finally:
+        if zygote is not None:
+            zygote.close()
