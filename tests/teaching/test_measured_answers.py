@@ -212,7 +212,8 @@ def test_a_typed_mfu_scores_nothing_against_the_graders_own_measurement():
     """Issue 35: typed MFUs of 0.15 and 1.0 scored 2/2 when the grader measured 0.407 (a window of
     3x). Honest runs on this project's 2-core VM at a load average near 10 (five runs alone, eight
     two at a time) gave MFU 0.34-0.53 (1.56x apart), step seconds 0.030-0.077 (2.6x) and matmul
-    peaks 1.2e10-4.1e10 FLOP/s (3.4x): the MFU window is 1.67x, seconds and peak 4x."""
+    peaks 1.2e10-4.1e10 FLOP/s (3.4x), and the hostile suite's class run 0.70, 0.82 and once below
+    0.6 of the grader's MFU: the MFU window is 2x, seconds and peak 4x."""
     q = _question("05_flops_time_cost", "q7")
     grader = {a: {"value": v} for a, v in _mfu(1.0).items()}
 
