@@ -155,6 +155,24 @@ class Grader:
         ok = hash_matches(value, answer["hash"], salt, sig)
         return ("" if ok else "not right yet"), value
 
+    @classmethod
+    def from_checks(cls, data: dict) -> Grader:
+        """A grader over checks already read (the grader's copy of what was released)."""
+        grader = cls.__new__(cls)
+        grader.assignment, grader.path, grader.data = data.get("assignment", ""), None, data
+        return grader
+
+    def value_problem(self, question: str, answer: str, value) -> str:
+        """What this set's check says of ``value`` as ``question``'s ``answer`` ('' when it
+        passes, as a learner's check would): the grader checks its key against the released
+        checks with it. A function answer is not checked here (its probes are the grader's)."""
+        entry = next(a for a in self.data["questions"][question]["answers"] if a["name"] == answer)
+        if entry.get("call"):
+            return ""
+        salt = f"{self.assignment}/{question}/{answer}"
+        problem, _ = self._answer_problem({"value": value}, dict(entry, expr="value"), salt)
+        return problem
+
     def check(self, question: str, namespace: dict | None = None) -> Report:
         """Check one question's answers; say which are not right yet, with a hint."""
         return self._check(question, namespace if namespace is not None else _namespace())

@@ -7,12 +7,14 @@ only a *range* on a fixed grid, at least a decade wide and widened until it hold
 :data:`MIN_VALUES` distinct values at the grader's precision (a small count gets a wider range than
 a large float):
 
-- the grid is ``{1, 3} x 10**k``: the range's ends never depend on where the value sits in it
-  beyond the choice between the two decades that contain it (the one in which it is more central);
+- the grid is ``{1, 3} x 10**k``: the range depends only on the value's sign and decade
+  ``[10**k, 10**(k+1))`` (and the precision), never on where it sits in it, so every value of its
+  decade shares it; a count below ``MIN_VALUES`` (zero included) gets ``[-100, 100]``, shared by
+  all 199 of them. A float zero at a number of figures keeps ``[-1, 1]``, its own;
 - the right answer is never hashed; the known *wrong* answers are, by bucket (each bucket holds
-  ``MIN_VALUES`` values at the grader's precision, and never a value the grader accepts as right,
-  else a right answer would get the wrong hint): searching them recovers a wrong value's bucket, not
-  a right value to the grader's precision.
+  ``MIN_VALUES`` values at the grader's precision; the buckets' offset comes from the salt, not
+  from the right answer): searching them recovers a wrong value's bucket, not a right value to the
+  grader's precision, and the published offset says nothing of where the right answer is.
 
 A *shape* is the public form of one plain value: ``{"range": [lo, hi]}`` for a number, ``{"items":
 [shape, ...]}`` for a list, ``{"keys": {name: shape}}`` for a dict, ``{"kind": kind}`` otherwise.
@@ -21,6 +23,7 @@ Standard library only: this module runs in the learner's kernel.
 
 from __future__ import annotations
 
+import hashlib
 import math
 
 from course.selfcheck.values import (
@@ -73,22 +76,20 @@ def _effective_sig(value, sig):
 
 
 def coarse_range(value, sig) -> list[float]:
-    """The public range of a number: grid ends, a decade or more, ``MIN_VALUES`` values or more."""
+    """The public range of a number: grid ends, a decade or more, ``MIN_VALUES`` values or more,
+    the same for every value of its decade (see the module docstring)."""
     x = float(value)
     if not math.isfinite(x):
         return [x, x]
     sig = _effective_sig(x, sig)
+    if sig == EXACT and abs(x) < MIN_VALUES:
+        return [-float(MIN_VALUES), float(MIN_VALUES)]
     if x == 0:
-        hi = 1.0 if sig != EXACT else float(MIN_VALUES)
-        return [-hi, hi]
+        return [-1.0, 1.0]
     a = abs(x)
     i = _grid_index_below(a)
-    # the two decade windows that hold a: [g(i-1), g(i+1)] and [g(i), g(i+2)]; keep the more central
-    windows = [(i - 1, i + 1), (i, i + 2)]
-    lo_i, hi_i = min(
-        windows,
-        key=lambda c: abs(math.log10(a) - (math.log10(_grid(c[0])) + math.log10(_grid(c[1]))) / 2),
-    )
+    lo_i = i - i % 2  # 10**k, the start of a's decade
+    hi_i = lo_i + 2
     while values_between(_grid(lo_i), _grid(hi_i), sig) < MIN_VALUES:
         lo_i, hi_i = lo_i - 1, hi_i + 1
     lo, hi = _grid(lo_i), _grid(hi_i)
@@ -160,15 +161,20 @@ def _unit(x: float, sig) -> float:
     return 10.0 ** (exponent - int(sig) + 1)
 
 
-def wrong_bucket(wrong, right, sig) -> dict | None:
+def _shift_of(salt: str, width: int) -> int:
+    """The buckets' offset: from the salt alone (the right answer's position never shows)."""
+    return int.from_bytes(hashlib.sha256(f"{salt}/shift".encode()).digest()[:8], "big") % width
+
+
+def wrong_bucket(wrong, right, sig, salt: str = "") -> dict | None:
     """Where a known wrong number is recognised in a graded release: a bucket of ``MIN_VALUES``
     values at the grader's precision ``sig`` (the right answer's) that holds it, or None.
 
     The bucket ``b`` of a learner's value ``v`` is ``(round(v / unit) - shift) // width``; only the
-    wrong value's ``b`` is hashed. ``shift`` is the first of 0, 25, 50, 75 (then any) that keeps
-    every value the grader accepts as right (the right answer within one and a half steps) out of
-    the bucket: a right answer never gets a wrong answer's hint. None where no bucket does (a wrong
-    value within about 100 steps of the right one), or for a zero, infinite or non-number value.
+    wrong value's ``b`` is hashed. ``shift`` comes from the salt alone; None where the wrong
+    value's bucket holds a value the grader accepts as right (the right answer within one and a
+    half steps: a right answer never gets a wrong answer's hint; only a wrong value within 100 steps
+    of the right one can), or for a zero, infinite or non-number value.
     """
     if not is_number(wrong) or not is_number(right):
         return None
@@ -181,10 +187,10 @@ def wrong_bucket(wrong, right, sig) -> dict | None:
     low, high = (r - 1.5 * r_unit) / unit, (r + 1.5 * r_unit) / unit  # right, in steps of unit
     n = round(w / unit)
     width = MIN_VALUES
-    for shift in [0, 25, 50, 75, *range(width)]:
-        first = (n - shift) // width * width + shift  # the bucket holds first .. first + width - 1
-        if high < first - 0.5 or low >= first + width - 0.5:
-            return {"unit": unit, "width": width, "shift": shift, "bucket": (n - shift) // width}
+    shift = _shift_of(salt, width)
+    first = (n - shift) // width * width + shift  # the bucket holds first .. first + width - 1
+    if high < first - 0.5 or low >= first + width - 0.5:
+        return {"unit": unit, "width": width, "shift": shift, "bucket": (n - shift) // width}
     return None
 
 
@@ -213,7 +219,7 @@ def wrong_check(wrong, right, sig_of, salt: str) -> dict | None:
                 return None
             keys[str(k)] = one
         return {"keys": keys} if keys else None
-    where = wrong_bucket(wrong, right, sig_of(right)) if is_number(right) else None
+    where = wrong_bucket(wrong, right, sig_of(right), salt) if is_number(right) else None
     if where is None:
         return None
     bucket = where.pop("bucket")

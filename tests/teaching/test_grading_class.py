@@ -80,7 +80,7 @@ def test_a_class_run_writes_every_export_and_reports_who_did_not_pair_up(
     assert (out.parent / "grades-nbgrader.csv").is_file()
     for tool in ("prairielearn", "gradescope"):
         results = sorted(p.parent.name for p in (out.parent / f"grades-{tool}").glob("*/*.json"))
-        assert results == ["_[2J.ipynb", "hw00_ada.ipynb", "hw00_bo_zero.ipynb", "hw00_zed.ipynb"]
+        assert results == ["%1B[2J.ipynb", "hw00_ada.ipynb", "hw00_bo_zero.ipynb", "hw00_zed.ipynb"]
     # the unnamed file makes a second gradebook (grades-unknown.csv): each keeps its own history
     assert len(list((out.parent / f"grades-{SET}_history").glob("*.csv"))) == 1
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from teaching.grading import roster
+from teaching.grading import gradebook, roster
 from teaching.grading.gradebook import display_name
 
 SET = "04_model_memory"
@@ -167,4 +167,4 @@ def test_a_file_whose_set_is_unknown_is_reported(tmp_path):
 
 
 def test_names_with_terminal_escapes_are_printed_inert():
-    assert roster.printable("a\x1b[2Jb\x07 José") == "a\\x1b[2Jb\\x07 José"
+    assert gradebook.printable("a\x1b[2Jb\x07 José") == "a\\x1b[2Jb\\x07 José"

@@ -195,3 +195,41 @@ def test_every_measured_answer_is_tied_to_a_measurement_or_listed_here():
             if not related:
                 loose.append(f"{path.stem} {q.name}: {measured}")
     assert not loose, f"measured answers checked only by a range: {loose}"
+
+
+def _mfu_as_measured(seconds_factor: float, peak_factor: float, **typed) -> dict:
+    """Set 05 q7's answers of a run whose step took ``seconds_factor`` times the grader's and
+    whose matmul peak came out ``peak_factor`` times the grader's (a busier or quieter neighbour),
+    with ``typed`` answers replacing what was measured."""
+    values = _mfu(1.0)
+    values["step_seconds"] *= seconds_factor
+    values["peak_flop_per_s"] *= peak_factor
+    values["my_mfu"] = values["step_flops"] / values["step_seconds"] / values["peak_flop_per_s"]
+    return {**values, **typed}
+
+
+def test_a_typed_mfu_scores_nothing_against_the_graders_own_measurement():
+    """Issue 35: typed MFUs of 0.15 and 1.0 scored 2/2 when the grader measured 0.407 (a window of
+    3x). Honest runs on this project's 2-core VM at a load average near 10 (five runs alone, eight
+    two at a time) gave MFU 0.34-0.53 (1.56x apart), step seconds 0.030-0.077 (2.6x) and matmul
+    peaks 1.2e10-4.1e10 FLOP/s (3.4x), and the hostile suite's class run 0.70, 0.82 and once below
+    0.6 of the grader's MFU: the MFU window is 2x, seconds and peak 4x."""
+    q = _question("05_flops_time_cost", "q7")
+    grader = {a: {"value": v} for a, v in _mfu(1.0).items()}
+
+    def score(values: dict) -> float:
+        return check.check_question(q, {a: {"value": v} for a, v in values.items()}, grader, {})
+
+    # honest: a busy machine's step is slower and its measured peak lower, together
+    for seconds, peak in ((1.0, 1.0), (2.6, 1 / 3.4), (1 / 2.6, 3.4), (1.5, 1 / 1.5 / 1.56)):
+        result = score(_mfu_as_measured(seconds, peak))
+        assert result.score == result.points, (seconds, peak, result.reason)
+    measured = _mfu(1.0)["my_mfu"]
+    for typed in (0.15 / 0.407, 1.0 / 0.407):  # the issue's typed values, as ratios
+        # the learner makes the record agree with the typed MFU through its peak
+        peak = 1 / typed
+        result = score(_mfu_as_measured(1.0, peak, my_mfu=measured * typed))
+        assert result.score == 0 and "my_mfu: not within" in result.reason, typed
+    datasheet = _mfu_as_measured(1.0, 989e12 / _mfu(1.0)["peak_flop_per_s"])  # H100's bf16 peak
+    result = score(datasheet)
+    assert result.score == 0 and "peak_flop_per_s: not within" in result.reason

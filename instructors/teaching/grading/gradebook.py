@@ -19,9 +19,12 @@ the class's mean per question and who timed out.
 
 Every file gets a row whatever it holds (a failure of the grader on one file is an ``error`` row);
 every writer takes any text and any file name; nothing is written through a link (a fresh file,
-renamed). Grading refuses to start when ``--out`` or its logs are inside the submissions folder, or
-when anything to keep from submissions would be visible in the sandbox. An empty folder writes the
-header only and returns 1.
+renamed). Grading refuses to start when ``--out`` or its logs are inside the submissions folder,
+name a folder or go through a link, or when anything to keep from submissions would be visible in
+the sandbox. Console lines and CSV cells carry no control character (``\\x1b``); a reason is
+capped. A rerun leaves nothing stale: a set's gradebook it did not write moves into that set's
+history, the log folders of files no longer there are removed. An empty folder writes the header
+only and returns 1.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ from pathlib import Path
 import nbformat
 
 from course.facts import validate
-from teaching.grading import authoring, check, extract, sandbox, spec
+from teaching.grading import authoring, check, extract, keycheck, sandbox, spec
 
 
 @dataclass
@@ -58,6 +61,7 @@ class Grade:
     seconds: float = 0.0
     protections_off: tuple[str, ...] = ()
     feedback: dict[str, str] = field(default_factory=dict)  # question -> why it lost points
+    log: str = ""  # the log folder this run wrote for it ('' when none)
 
     @property
     def total(self) -> float:
@@ -79,10 +83,25 @@ def display_name(path: Path) -> str:
     return os.fsencode(path.name).decode("utf-8", "backslashreplace")
 
 
+def printable(text: str) -> str:
+    """Text safe on a console and in a CSV cell: control characters (terminal escapes among them)
+    as ``\\xNN``."""
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in str(text))
+
+
 def _log_name(path: Path) -> str:
-    """The log folder's name for a submission: printable, no separator, not hidden."""
-    name = "".join(c if c.isprintable() and c not in "/\\" else "_" for c in display_name(path))
-    return ("_" + name) if name.startswith(".") else name
+    """The log folder's name for a submission: printable, no separator, not hidden, and one per
+    file name (``%XX`` for each byte of a character that is not printable, a separator, ``%``, a
+    leading ``.`` or a byte that is not UTF-8; so no two names share a folder)."""
+    out = []
+    for i, c in enumerate(os.fsencode(path.name).decode("utf-8", "surrogateescape")):
+        if "\udc80" <= c <= "\udcff":  # a byte that is not UTF-8
+            out.append(f"%{ord(c) - 0xDC00:02X}")
+        elif not c.isprintable() or c in "/\\%" or (i == 0 and c == "."):
+            out.extend(f"%{b:02X}" for b in c.encode("utf-8"))
+        else:
+            out.append(c)
+    return "".join(out)
 
 
 def spreadsheet_safe(cell: str) -> str:
@@ -108,11 +127,15 @@ def write_new(path: Path, data: str | bytes) -> None:
         raise
 
 
+def first_link(path: Path) -> Path | None:
+    """The first symbolic link on the way to ``path`` (itself included), or None."""
+    return next((p for p in [*reversed(path.parents), path] if p.is_symlink()), None)
+
+
 def make_dir(path: Path) -> None:
     """A folder that is not a link (and whose parents are not): refused otherwise."""
-    for parent in [*reversed(path.parents), path]:
-        if parent.is_symlink():
-            raise OSError(f"{parent} is a symbolic link: not followed")
+    if (link := first_link(path)) is not None:
+        raise OSError(f"{link} is a symbolic link: not followed")
     path.mkdir(parents=True, exist_ok=True)
 
 
@@ -179,7 +202,7 @@ def _metadata_sets(nb) -> list[str]:
     for key, field_ in (("course", "assignment"), ("otter", "assignment_name")):
         meta = nb.metadata.get(key)
         if isinstance(meta, dict) and isinstance(meta.get(field_), str):
-            named.append(meta[field_])
+            named.append(_capped(meta[field_], MAX_NAME_CHARS))
     return list(dict.fromkeys(named))
 
 
@@ -237,6 +260,7 @@ class SetGrader:
     assignment: spec.Assignment
     key: dict | None
     problem: str = ""
+    key_problems: dict[str, str] = field(default_factory=dict)  # question -> key vs the release
 
     @property
     def points(self) -> dict[str, float]:
@@ -368,6 +392,7 @@ def grade_one(
             ),
         )
         write_new(log / "executed.ipynb", safe_text(nbformat.writes(_executed(nb, ext))))
+        grade.log = log.name
     except (OSError, ValueError) as e:
         notes.append(f"logs not written ({type(e).__name__}: {str(e)[:120]})")
     grade.reason = "; ".join(notes + reasons)
@@ -378,7 +403,14 @@ def _num(x: float) -> str:
     return f"{x:g}"
 
 
+LOG_FILES = ("output.txt", "answers.json", "checks.json", "executed.ipynb")
 HEADER_TAIL = ["total", "possible", "percent", "status", "reason", "protections_off", "seconds"]
+MAX_REASON_CHARS = 4000  # a reason cell, whatever a notebook's metadata or output holds
+MAX_NAME_CHARS = 120  # a set name quoted from a notebook's metadata
+
+
+def _capped(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text) - limit:,} more)"
 
 
 def write_csv(out_csv: Path, grades: list[Grade], points: dict[str, float]) -> None:
@@ -397,7 +429,7 @@ def write_csv(out_csv: Path, grades: list[Grade], points: dict[str, float]) -> N
     )
     for g in grades:
         percent = 100 * g.total / g.possible if g.possible else 0.0
-        text = [spreadsheet_safe(safe_text(t)) for t in (g.submission, g.assignment)]
+        text = [spreadsheet_safe(printable(safe_text(t))) for t in (g.submission, g.assignment)]
         writer.writerow(
             [
                 *text,
@@ -405,8 +437,8 @@ def write_csv(out_csv: Path, grades: list[Grade], points: dict[str, float]) -> N
                 _num(g.total),
                 _num(g.possible),
                 f"{percent:.1f}",
-                spreadsheet_safe(safe_text(g.status)),
-                spreadsheet_safe(safe_text(g.reason)),
+                spreadsheet_safe(printable(safe_text(g.status))),
+                spreadsheet_safe(printable(safe_text(_capped(g.reason, MAX_REASON_CHARS)))),
                 " ".join(g.protections_off),
                 f"{g.seconds:.1f}",
             ]
@@ -497,7 +529,16 @@ def grade_folder(
             file=sys.stderr,
         )
         return 2
+    if unwritable := _unwritable(out_csv, log_dir):
+        print(f"refusing to grade: {unwritable}", file=sys.stderr)
+        return 2
     print(sandbox.describe(), file=sys.stderr)
+    for name in known:
+        if keycheck.uncommitted(solutions[name], Path(solutions_dir).resolve().parent):
+            _loud(
+                f"solutions/{solutions[name].name} has uncommitted changes: learners received "
+                "the last commit's checks, the key comes from the file as it is now"
+            )
     if sandbox.mode()["mounts"]:
         kept = {
             "submissions folder": folder,
@@ -521,7 +562,7 @@ def grade_folder(
         if p.is_symlink():
             links.append(p)
         elif p.suffix == ".csv" or p.name.startswith(".") or p.is_dir():
-            print(f"not graded (not a submission): {display_name(p)}", file=sys.stderr)
+            print(f"not graded (not a submission): {printable(display_name(p))}", file=sys.stderr)
         else:
             files.append(p)
     if not files and not links:
@@ -559,6 +600,7 @@ def grade_folder(
                 timeout_seconds=timeout_seconds,
                 cell_timeout_seconds=cell_timeout_seconds,
                 log_dir=log_dir,
+                exercises_dir=Path(solutions_dir).resolve().parent / "exercises",
             )
         except KeyboardInterrupt:
             print(
@@ -572,6 +614,7 @@ def grade_folder(
         by_set.setdefault(g.assignment, []).append(g)
     status = 0
     summaries = {}
+    written: list[Path] = []
     join = None
     if class_roster is not None:
         join = rosters.join(
@@ -594,6 +637,7 @@ def grade_folder(
             print(f"cannot write {target}: {e}", file=sys.stderr)
             status = 1
             continue
+        written.append(target)
         if history:
             try:
                 print(history_module.record(target, before, owners), file=sys.stderr)
@@ -602,11 +646,16 @@ def grade_folder(
         summaries[s or "unknown"] = summary(rows, points)
         print(f"{len(rows)} submission(s) of {s or 'no known set'} -> {target}")
         print(_summary_text(summaries[s or "unknown"]), file=sys.stderr)
+    _clear_stale(out_csv, log_dir, written, {g.log for g in grades if g.log}, sorted(solutions))
     try:
         make_dir(log_dir)
         write_new(log_dir / "summary.json", json.dumps(summaries, indent=1))
     except OSError as e:
         print(f"class summary not written: {e}", file=sys.stderr)
+    for mark in (KEY_MARK, VERSION_MARK):
+        hit = [g.submission for g in grades if mark in g.reason]
+        if hit:
+            _loud(f"{len(hit)} row(s) lost points marked {mark!r}: read their reason")
     if formats:
         try:
             for path in export_formats.write_all(
@@ -619,6 +668,15 @@ def grade_folder(
     return status
 
 
+KEY_MARK = "KEY DIFFERS FROM THE RELEASE:"
+VERSION_MARK = "OLDER VERSION OF THE SET?"
+
+
+def _loud(text: str) -> None:
+    """A warning an instructor must not miss: marked, on its own lines."""
+    print(f"\n!!! WARNING: {printable(safe_text(text))}\n", file=sys.stderr)
+
+
 def _previous_run(target: Path) -> str | None:
     """The gradebook an earlier run left at ``target`` (None: none, or not readable as one)."""
     try:
@@ -629,8 +687,6 @@ def _previous_run(target: Path) -> str | None:
 
 def _report_roster(join, out_csv: Path) -> None:
     """Every file and student that did not pair up, on the console and in ``<out>-roster.txt``."""
-    from teaching.grading.roster import printable
-
     problems = join.problems()
     report = out_csv.with_name(f"{out_csv.stem}-roster.txt")
     paired = sum(len(v) == 1 for v in join.files.values())
@@ -648,6 +704,48 @@ def _report_roster(join, out_csv: Path) -> None:
         print(f"roster report not written: {e}", file=sys.stderr)
 
 
+def _unwritable(out_csv: Path, log_dir: Path) -> str:
+    """Why the gradebook or its logs could not be written where asked ('' when they can): said
+    before anyone is graded, not after."""
+    if out_csv.is_dir():
+        return f"--out {out_csv} is a folder: name the CSV file to write"
+    if log_dir.exists() and not log_dir.is_dir():
+        return f"the log folder {log_dir} is a file"
+    for label, path in (("--out", out_csv.parent), ("the log folder", log_dir)):
+        if (link := first_link(path)) is not None:
+            return f"{label} goes through a symbolic link ({link}): not followed"
+    return ""
+
+
+def _clear_stale(
+    out_csv: Path, log_dir: Path, written: list[Path], logs: set[str], sets: list[str]
+) -> None:
+    """What an earlier run left that this one did not write: a set's gradebook moves into its
+    history folder (nothing is lost), a submission's log folder is removed (only the files the
+    grader writes there; anything else stays)."""
+    if not written:  # nothing written this run: the earlier files are the only ones
+        return
+    books = [out_csv, *(out_csv.with_name(f"{out_csv.stem}-{s}.csv") for s in [*sets, "unknown"])]
+    for old in books:
+        if old in written or old.is_symlink() or not old.is_file():
+            continue
+        keep = old.with_name(f"{old.stem}_history")
+        with contextlib.suppress(OSError):
+            make_dir(keep)
+            os.replace(old, keep / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-stale.csv")
+            print(f"moved a gradebook this run did not write into {keep}", file=sys.stderr)
+    if not log_dir.is_dir() or log_dir.is_symlink():
+        return
+    for folder in log_dir.iterdir():
+        if folder.name in logs or folder.is_symlink() or not folder.is_dir():
+            continue
+        for name in LOG_FILES:
+            with contextlib.suppress(OSError):
+                (folder / name).unlink()
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+
+
 def _under(path: Path, folder: Path) -> bool:
     real, base = os.path.realpath(path), os.path.realpath(folder)
     return real == base or real.startswith(base.rstrip("/") + "/")
@@ -660,7 +758,9 @@ def _summary_text(s: dict) -> str:
         f"question: {means}"
     ]
     if s["timed_out"]:
-        lines.append("  timed out (whole or a cell): " + safe_text(", ".join(s["timed_out"])))
+        lines.append(
+            "  timed out (whole or a cell): " + printable(safe_text(", ".join(s["timed_out"])))
+        )
     return "\n".join(lines)
 
 
@@ -683,6 +783,7 @@ def _grade_all(
     timeout_seconds,
     cell_timeout_seconds,
     log_dir,
+    exercises_dir=authoring.EXERCISES_DIR,
 ) -> list[Grade]:
     from tqdm.auto import tqdm
 
@@ -703,6 +804,14 @@ def _grade_all(
     for name, setg in sets.items():
         if setg.problem:
             print(f"[{name}] {setg.problem}", file=sys.stderr)
+        elif setg.key is not None:
+            released, where = keycheck.released_checks(name, exercises_dir, exercises_dir.parent)
+            if released is None:
+                _loud(f"[{name}] {where}: the key is not checked against what learners received")
+                continue
+            setg.key_problems = keycheck.key_vs_release(setg.assignment, setg.key, released)
+            for q, problem in setg.key_problems.items():
+                _loud(f"[{name}] {q}: {problem} (released: {where})")
 
     def graded(item) -> Grade:
         p, nb, problem, name, note = item
@@ -737,6 +846,20 @@ def _grade_all(
             )
         if note:
             g.reason = note + ("; " + g.reason if g.reason else "")
+        lost = [q for q in setg.points if g.scores.get(q, 0) < setg.points[q]]
+        flagged = [
+            f"{KEY_MARK} {q}: {setg.key_problems[q]}" for q in lost if q in setg.key_problems
+        ]
+        if nb is not None:
+            old = keycheck.missing_names(setg.assignment, nb)
+            flagged += [
+                f"{VERSION_MARK} {q}: the notebook never names {', '.join(old[q])} (made from an "
+                "earlier version of the set, or the answer cell deleted)"
+                for q in lost
+                if q in old
+            ]
+        if flagged:
+            g.reason = "; ".join(t for t in (g.reason, *flagged) if t)
         return g
 
     def one(item) -> Grade:
@@ -764,9 +887,11 @@ def _grade_all(
                 grades.append(g)
                 bar.update(1)
                 bar.write(
-                    safe_text(
-                        f"{g.submission}: {_num(g.total)}/{_num(g.possible)} [{g.status}] "
-                        f"{g.reason}"[:400]
+                    printable(
+                        safe_text(
+                            f"{g.submission}: {_num(g.total)}/{_num(g.possible)} [{g.status}] "
+                            f"{g.reason}"[:400]
+                        )
                     )
                 )
         except KeyboardInterrupt:

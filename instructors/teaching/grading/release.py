@@ -200,13 +200,19 @@ def hidden_value_hits(out: Path, solutions: list[Path], keys: dict) -> list[str]
     return hits
 
 
-def _graded_checks(out: Path, solutions: list[Path], keys: dict) -> None:
+def _graded_checks(out: Path, solutions: list[Path], keys: dict) -> tuple[int, int]:
+    """Write the graded checks; returns (known wrong answers whose hint they keep, all of them):
+    a hint is left out where the wrong value's bucket would hold the right answer."""
+    kept = total = 0
     for solution in solutions:
         assignment = spec.read(solution)
         checks = authoring.public_checks(assignment, keys[assignment.name], graded=True)
+        kept += sum(len(q["wrong"]) for q in checks["questions"].values())
+        total += sum(len(q.wrong) for q in assignment.questions)
         path = out / "exercises" / "checks" / f"{assignment.name}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(checks, indent=1, sort_keys=True) + "\n")
+    return kept, total
 
 
 def write_release(
@@ -247,7 +253,12 @@ def write_release(
         for notebook in sorted((out / "exercises").glob("*.ipynb")):
             strip_outputs(notebook)
         if graded:
-            _graded_checks(out, solutions, keys)
+            kept, total = _graded_checks(out, solutions, keys)
+            print(
+                f"graded checks: {kept} of the {total} known wrong answers keep their hint (the "
+                "others lie within 100 steps of the right answer, whose bucket would hold it)",
+                file=sys.stderr,
+            )
         checks = CHECKS_GRADED if graded else CHECKS_SELF_STUDY
         (out / "README.md").write_text(STUDENT_README.format(checks=checks))
         (out / "Makefile").write_text(STUDENT_MAKEFILE)

@@ -176,11 +176,6 @@ def read_roster(path: str | Path) -> Roster:
     return Roster(students, notes)
 
 
-def printable(text: str) -> str:
-    """Text safe on a console: control characters (terminal escapes among them) as ``\\xNN``."""
-    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
-
-
 def compile_pattern(pattern: str) -> re.Pattern:
     """``--pattern``: a preset's name or a regular expression with a ``student`` group."""
     text = PRESETS.get(pattern, pattern)

@@ -19,7 +19,8 @@ still happens, and the list of what is off goes to the console and to the gradeb
   off without root, where it runs as root of a user namespace (the grader's own user) without
   capabilities;
 - ``resource-limits``: CPU seconds, memory, file size, open files, processes (per uid: one per
-  slot), and a memory cgroup per slot where one can be made (:class:`_Cgroups`).
+  slot), a memory cgroup per slot where one can be made (:class:`_Cgroups`), and CPUs of its own
+  per slot in the factory (:func:`slot_cpus`).
 """
 
 from __future__ import annotations
@@ -83,6 +84,56 @@ class _Slots:
 slots = _Slots()
 
 
+def slot_cpus(uid: int, threads: int) -> list[int]:
+    """The CPUs a slot's sandbox may run on: ``threads`` of the grader's own, the slots side by
+    side (slot n from its uid), wrapping round when there are more slots than CPUs. A neighbour's
+    busy processes then compete on their own CPUs only; the sandbox cannot widen its set (its
+    seccomp filter refuses ``sched_setaffinity``)."""
+    cpus = sorted(os.sched_getaffinity(0))
+    n = 0 if uid == NOBODY else uid - SLOT_UID_BASE
+    width = max(1, min(threads, len(cpus)))
+    return [cpus[(n * width + i) % len(cpus)] for i in range(width)]
+
+
+LEFTOVER_PREFIX = "course-sandboxes-"  # a factory's folder in the temporary folder
+CGROUP_PREFIX = "course-sandboxes-"  # its cgroups; both named with the grader's pid
+
+
+def _grader_gone(name: str, prefix: str) -> bool:
+    """Was ``name`` made by a grader that is no longer running (``kill -9`` ends it without its
+    clean-up)?"""
+    pid = name.removeprefix(prefix).split("-", 1)[0]
+    if not name.startswith(prefix) or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def clear_leftovers() -> list[Path]:
+    """Remove what a killed grader left (its factory's folder, its cgroups, after ending any
+    process still in them); returns what was removed. Run as each factory starts."""
+    removed = []
+    for folder in Path(tempfile.gettempdir()).glob(f"{LEFTOVER_PREFIX}*"):
+        if (
+            folder.is_dir()
+            and not folder.is_symlink()
+            and _grader_gone(folder.name, LEFTOVER_PREFIX)
+        ):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    base = memory_cgroup()
+    for root in base.glob(f"{CGROUP_PREFIX}*") if base is not None else []:
+        if root.is_dir() and _grader_gone(root.name, CGROUP_PREFIX):
+            _Cgroups.adopt(root).close()
+            removed.append(root)
+    return removed
+
+
 def memory_cgroup() -> Path | None:
     """This process's memory cgroup, where this platform lets it make children (v2 or v1), or
     None."""
@@ -115,7 +166,7 @@ class _Cgroups:
         if base is None:
             return
         try:
-            root = base / f"course-sandboxes-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+            root = base / f"{CGROUP_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:8]}"
             root.mkdir()
             self.root, self.memory_bytes, self.v2 = (
                 root,
@@ -124,6 +175,13 @@ class _Cgroups:
             )
         except OSError:
             return
+
+    @classmethod
+    def adopt(cls, root: Path) -> _Cgroups:
+        """A killed grader's cgroups, to close."""
+        cgroups = cls.__new__(cls)
+        cgroups.root = root
+        return cgroups
 
     def slot(self, uid: int) -> str | None:
         """The cgroup folder's name for a slot's uid (made on first use), or None."""
@@ -531,8 +589,9 @@ class Zygote:
         m = mode()
         if not m["mounts"]:
             raise RuntimeError("the sandbox factory needs mount namespaces")
-        self.drop = m["drop"]
-        self.root = Path(tempfile.mkdtemp(prefix="sandboxes-"))
+        self.drop, self.threads = m["drop"], threads
+        clear_leftovers()
+        self.root = Path(tempfile.mkdtemp(prefix=f"{LEFTOVER_PREFIX}{os.getpid()}-"))
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
         self.cgroups = _Cgroups(min(Limits().memory_bytes, total // 3), enabled=self.drop)
         config = _config(str(self.root), [], {}, Limits(), mounts=True, drop=False)
@@ -638,6 +697,7 @@ class Zygote:
             "gid": uid if self.drop else None,
             "drop_caps": not self.drop,
             "cgroup": self.cgroups.slot(uid),
+            "cpus": slot_cpus(uid, self.threads),
         }
         start = time.monotonic()
         with self._lock:

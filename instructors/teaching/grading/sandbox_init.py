@@ -301,13 +301,20 @@ _SECCOMP = {  # machine: (audit arch, clone, unshare, setns, clone3)
     "x86_64": (0xC000003E, 56, 272, 308, 435),
     "aarch64": (0xC00000B7, 220, 97, 268, 435),
 }
+_REFUSED_CALLS = {  # machine: add_key, request_key, keyctl, sched_setaffinity
+    "x86_64": (248, 249, 250, 203),
+    "aarch64": (217, 218, 219, 122),
+}
 CLONE_NEWUSER = 0x10000000
 
 
 def refuse_namespaces() -> None:
     """A seccomp filter: no new user namespace (``clone``/``unshare`` with ``CLONE_NEWUSER``), no
     ``setns``, no ``clone3`` (whose flags a filter cannot read; the C library falls back to
-    ``clone``), no foreign system-call ABI. Needs no-new-privileges set first."""
+    ``clone``), no foreign system-call ABI, and no kernel keyring (``add_key``, ``request_key``,
+    ``keyctl``: a user's keyring outlives its processes, so a key one submission added was read by
+    the next in its slot and by any process of that user), and no ``sched_setaffinity`` (a
+    sandbox keeps its slot's CPUs). Needs no-new-privileges set first."""
     import platform
     import struct
 
@@ -321,6 +328,11 @@ def refuse_namespaces() -> None:
         (ld, 0, 0, 0),
         (jge, 0, 1, 0x40000000),
         (ret, 0, 0, enosys),  # x32 numbers
+        *(
+            insn
+            for call in _REFUSED_CALLS[platform.machine()]
+            for insn in ((jeq, 0, 1, call), (ret, 0, 0, eperm))
+        ),
         (jeq, 0, 1, clone3),
         (ret, 0, 0, enosys),
         (jeq, 0, 1, setns),

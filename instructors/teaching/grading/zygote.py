@@ -136,6 +136,11 @@ def _holder(request: dict, runner) -> None:
                 f.write(str(os.getpid()))
         except OSError as e:
             print(f"sandbox: no memory cgroup: {e}", file=sys.stderr)
+    if request.get("cpus"):  # its slot's CPUs: a busy neighbour slows only its own
+        try:
+            os.sched_setaffinity(0, request["cpus"])
+        except OSError as e:
+            print(f"sandbox: no CPUs of its own: {e}", file=sys.stderr)
     flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
     if _libc.unshare(flags) != 0:
         print(f"sandbox: unshare failed: {os.strerror(ctypes.get_errno())}", file=sys.stderr)
