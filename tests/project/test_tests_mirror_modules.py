@@ -107,6 +107,10 @@ ALLOWED: dict[str, tuple[str | None, str]] = {
     "course/selfcheck/plain.py": ("tests/teaching/test_grading_units.py", "shared with grading"),
     "course/selfcheck/values.py": ("tests/teaching/test_grading_units.py", "shared with grading"),
     "instructors/teaching/grading/check.py": ("tests/teaching/test_grading_units.py", _GRADING),
+    "instructors/teaching/grading/keycheck.py": (
+        "tests/teaching/test_grading_instructor_side.py",
+        "with the gradebook's outputs: what the instructor is told, one graded-folder fixture",
+    ),
     "instructors/teaching/grading/extract.py": ("tests/teaching/test_grading_units.py", _GRADING),
     "instructors/teaching/grading/gradebook.py": ("tests/teaching/test_grading_class.py", _GRADING),
     "instructors/teaching/grading/history.py": (_EXPORTS, _GRADING),
