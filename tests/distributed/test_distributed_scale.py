@@ -4,6 +4,7 @@ single-process layers; and none leaves a process or a listening port behind."""
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -267,3 +268,14 @@ def test_expert_parallel_gradients_match_one_process(ranks):
         tol = 1e-5 * g["grad_scale"]
         assert g["expert_grad_error"] <= tol and g["token_grad_error"] <= tol
         assert g["router_grad_error"] <= tol
+
+
+@pytest.mark.parametrize(("ranks", "causal"), [(2, True), (3, True), (2, False)])
+def test_ring_attention_gradients_match_sdpa_on_one_process(ranks, causal):
+    """Autograd through the ring (RingShift sends each K/V gradient back where the block came
+    from): Q, K and V gradients equal scaled_dot_product_attention's on the whole sequence."""
+    demo = functools.partial(ring_attention.ring_grad_demo, causal=causal)
+    for g in launch(demo, ranks, timeout_seconds=240):
+        tol = 1e-5 * g["grad_scale"]
+        assert g["out_error"] <= tol
+        assert max(g["grad_q_error"], g["grad_k_error"], g["grad_v_error"]) <= tol
