@@ -74,7 +74,9 @@ def test_ring_attention_causal_and_moe_on_three_ranks():
 def test_ring_attention_memory_matches_the_calculator(runs):
     """The demo's largest set of tensors held at once is what the calculator counts (fp32)."""
     r = runs[0]["ring_demo"]
-    est = context.ring_attention_bytes(64, 2, heads=4, head_dim=16, bytes_per_value=4)
+    est = context.ring_attention_bytes(
+        64, 2, heads=4, head_dim=16, bytes_per_value=4, materialize_scores=True
+    )
     assert r["peak_block_bytes"] == est.total_bytes
     assert r["sent_bytes"] == est.kv_in_flight_bytes  # one K/V block sent per step, 1 step
 
