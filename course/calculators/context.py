@@ -38,6 +38,21 @@ class RingAttentionMemory(Report):
     one_device_scores_bytes: float  # the full s x s scores on one device, for comparison
 
 
+def _layer_shape(seq_len, ranks, heads, head_dim, kv_heads, batch, bytes_per_value) -> tuple:
+    """The checked shape of one attention layer split over a ring: ``(s, p, h, d, kv, b, bytes,
+    n = s / p)``; ``seq_len`` must divide by ``ranks``."""
+    s = validate.positive_int("seq_len", seq_len, maximum=10**9)
+    p = validate.positive_int("ranks", ranks, maximum=10**5)
+    h = validate.positive_int("heads", heads, maximum=10**4)
+    d = validate.positive_int("head_dim", head_dim, maximum=10**5)
+    kv = validate.positive_int("kv_heads", h if kv_heads is None else kv_heads, maximum=h)
+    b = validate.positive_int("batch", batch, maximum=10**6)
+    v = validate.number("bytes_per_value", bytes_per_value, minimum=0.125, maximum=8)
+    if s % p:
+        raise ValueError(f"seq_len must be divisible by ranks, got seq_len={s}, ranks={p}")
+    return s, p, h, d, kv, b, v, s // p
+
+
 def ring_attention_bytes(
     seq_len: int,
     ranks: int,
@@ -57,17 +72,10 @@ def ring_attention_bytes(
     FlashAttention, which never stores them); the log-sum-exp ``batch x
     heads x s/p`` in fp32. No block is in flight on one rank. ``seq_len`` must divide by ``ranks``.
     """
-    s = validate.positive_int("seq_len", seq_len, maximum=10**9)
-    p = validate.positive_int("ranks", ranks, maximum=10**5)
-    h = validate.positive_int("heads", heads, maximum=10**4)
-    d = validate.positive_int("head_dim", head_dim, maximum=10**5)
-    kv = validate.positive_int("kv_heads", h if kv_heads is None else kv_heads, maximum=h)
-    b = validate.positive_int("batch", batch, maximum=10**6)
-    v = validate.number("bytes_per_value", bytes_per_value, minimum=0.125, maximum=8)
+    s, p, h, d, kv, b, v, n = _layer_shape(
+        seq_len, ranks, heads, head_dim, kv_heads, batch, bytes_per_value
+    )
     validate.choice("materialize_scores", materialize_scores, (True, False))
-    if s % p:
-        raise ValueError(f"seq_len must be divisible by ranks, got seq_len={s}, ranks={p}")
-    n = s // p
     qo = 2 * b * h * n * d * v
     kv_block = 2 * b * kv * n * d * v
     flight = kv_block if p > 1 else 0.0
@@ -159,20 +167,13 @@ def ring_overlap(
     least ``F / B`` (Ring Attention, 2023, sec. 3). An estimate at peak rates: real kernels reach
     a fraction of ``flop_per_s``, which makes hiding easier, not harder.
     """
-    s = validate.positive_int("seq_len", seq_len, maximum=10**9)
-    p = validate.positive_int("ranks", ranks, maximum=10**5)
-    h = validate.positive_int("heads", heads, maximum=10**4)
-    d = validate.positive_int("head_dim", head_dim, maximum=10**5)
-    kv = validate.positive_int("kv_heads", h if kv_heads is None else kv_heads, maximum=h)
-    b = validate.positive_int("batch", batch, maximum=10**6)
-    v = validate.number("bytes_per_value", bytes_per_value, minimum=0.125, maximum=8)
+    _, _, h, d, kv, b, v, n = _layer_shape(
+        seq_len, ranks, heads, head_dim, kv_heads, batch, bytes_per_value
+    )
     f = validate.number("flop_per_s", flop_per_s, minimum=0, strict_min=True, maximum=1e20)
     bw = validate.number(
         "link_bytes_per_s", link_bytes_per_s, minimum=0, strict_min=True, maximum=1e15
     )
-    if s % p:
-        raise ValueError(f"seq_len must be divisible by ranks, got seq_len={s}, ranks={p}")
-    n = s // p
     compute = 4 * b * h * n * n * d / f
     transfer = 2 * b * kv * n * d * v / bw
     return RingOverlap(
