@@ -67,7 +67,8 @@ def component_mtbf_seconds(interruptions: float, window_seconds: float, componen
     """Per-part MTBF implied by a failure log: ``components x window / interruptions``.
 
     Llama 3 405B (Table 5): 419 unexpected interruptions in 54 days on 16,384 GPUs: 50,680 h per
-    GPU.
+    GPU, assuming all 16,384 GPUs ran for all 54 days (the paper gives no GPU-hours), and that
+    every interruption was one part's failure.
     """
     k = validate.number("interruptions", interruptions, minimum=0, maximum=1e9, strict_min=True)
     n = validate.positive_int("components", components, maximum=MAX_COMPONENTS)
