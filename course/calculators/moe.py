@@ -114,4 +114,15 @@ def all_to_all_bytes(
     )
 
 
-__all__ = ["AllToAll", "MoEAccount", "all_to_all_bytes", "moe_account"]
+def all_to_all_seconds(bytes_off_rank: float, link_bytes_per_s: float) -> float:
+    """Seconds one all-to-all takes when every rank sends ``bytes_off_rank`` through its own link
+    at ``link_bytes_per_s`` per direction (all ranks at once, a non-blocking switch: NVSwitch in a
+    node, a full fat tree between nodes). A lower bound: latency and congestion come on top."""
+    sent = validate.number("bytes_off_rank", bytes_off_rank, minimum=0, maximum=1e18)
+    bw = validate.number(
+        "link_bytes_per_s", link_bytes_per_s, minimum=0, strict_min=True, maximum=1e15
+    )
+    return sent / bw
+
+
+__all__ = ["AllToAll", "MoEAccount", "all_to_all_bytes", "all_to_all_seconds", "moe_account"]

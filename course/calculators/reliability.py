@@ -67,7 +67,8 @@ def component_mtbf_seconds(interruptions: float, window_seconds: float, componen
     """Per-part MTBF implied by a failure log: ``components x window / interruptions``.
 
     Llama 3 405B (Table 5): 419 unexpected interruptions in 54 days on 16,384 GPUs: 50,680 h per
-    GPU.
+    GPU, assuming all 16,384 GPUs ran for all 54 days (the paper gives no GPU-hours), and that
+    every interruption was one part's failure.
     """
     k = validate.number("interruptions", interruptions, minimum=0, maximum=1e9, strict_min=True)
     n = validate.positive_int("components", components, maximum=MAX_COMPONENTS)
@@ -252,6 +253,7 @@ class CheckpointSize(Report):
     total_bytes: float
     model_state_bytes: float  # lesson 04's training memory of the same states, gradients included
     write_seconds: float  # at ``bandwidth_bytes_per_s`` (0 when none is given)
+    half_weights_bytes: float = 0.0  # the 16-bit copy, when ``keep_16bit_weights``
 
 
 def checkpoint_bytes(
@@ -263,14 +265,17 @@ def checkpoint_bytes(
     rng_bytes_per_rank: float = TORCH_CPU_RNG_BYTES,
     dataloader_bytes_per_rank: float = DATALOADER_POSITION_BYTES,
     bandwidth_bytes_per_s: float | None = None,
+    keep_16bit_weights: bool = False,
 ) -> CheckpointSize:
     """What a checkpoint saves, from :func:`course.calculators.memory.model_state_bytes`.
 
     Saved: the weights at full precision (the fp32 master copy in mixed precision: the 16-bit
     copy is re-made from it; fp32 training saves its weights), the optimizer states (Adam's m and
     v), every rank's RNG state and data-loader position. Not saved: the gradients (a step starts
-    from zero gradients). Mixed-precision Adam: 4 + 8 = 12 bytes/param (a 16-bit copy as well
-    would make it 14). ``write_seconds`` = total / ``bandwidth_bytes_per_s``.
+    from zero gradients). Mixed-precision Adam: 4 + 8 = 12 bytes/param, the minimum;
+    ``keep_16bit_weights`` adds the 16-bit copy frameworks also write, 14 bytes/param (Megatron-LM's
+    1T model: a 13.8 TB checkpoint, Narayanan et al. 2021, SC21, sec. 5.10).
+    ``write_seconds`` = total / ``bandwidth_bytes_per_s``.
     """
     state = memory.model_state_bytes(params, precision=precision, optimizer=optimizer)
     n = validate.positive_int("ranks", ranks, maximum=MAX_COMPONENTS)
@@ -282,7 +287,8 @@ def checkpoint_bytes(
         * n
     )
     weights = state.master_weights_bytes or state.weights_bytes
-    total = weights + state.optimizer_states_bytes + rng + loader
+    half = state.weights_bytes if keep_16bit_weights and state.master_weights_bytes else 0.0
+    total = weights + half + state.optimizer_states_bytes + rng + loader
     seconds = 0.0 if bandwidth_bytes_per_s is None else write_seconds(total, bandwidth_bytes_per_s)
     return CheckpointSize(
         params=state.params,
@@ -293,6 +299,7 @@ def checkpoint_bytes(
         total_bytes=total,
         model_state_bytes=state.total_bytes,
         write_seconds=seconds,
+        half_weights_bytes=half,
     )
 
 

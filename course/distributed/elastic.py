@@ -26,6 +26,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -168,8 +169,9 @@ def run_torchrun(
     timeout, or if the caller is interrupted, the agent and every worker are stopped; if the
     caller is killed (a Jupyter kernel restarted), Linux kills torchrun with it and each worker
     with torchrun (``PR_SET_PDEATHSIG``; tests/distributed/test_distributed_launch.py). Returns
-    ``{"returncode", "events", "final", "command", "output"}`` (``final``: the path of the final
-    state, or None if the run did not finish).
+    ``{"returncode", "events", "final", "command", "output", "agent_log"}`` (``final``: the path
+    of the final state, or None if the run did not finish; ``agent_log``: :func:`agent_lines` of
+    the whole output).
     """
     work = Path(workdir)
     work.mkdir(parents=True, exist_ok=True)
@@ -219,7 +221,19 @@ def run_torchrun(
         "final": str(final) if final.exists() else None,
         "command": " ".join(cmd[1:]),
         "output": out_path.read_text()[-4000:],
+        "agent_log": agent_lines(out_path.read_text()),
     }
+
+
+#: A line torchrun's own logger writes: level, date, time, pid, the module, the message.
+_AGENT_LINE = re.compile(r"^([IWE])\d{4} [\d:.]+ \d+ \S*?torch/distributed/(\S+):\d+\] (.*)$")
+
+
+def agent_lines(output: str) -> list[str]:
+    """What the elastic agent itself logged (its failures, signals and restarts), without the
+    workers' tracebacks: ``"W multiprocessing/api.py: Sending process ... SIGTERM"``."""
+    found = (_AGENT_LINE.match(line) for line in output.splitlines())
+    return [f"{m[1]} {m[2]}: {m[3]}" for m in found if m]
 
 
 def timeline(events: list[dict]) -> dict:
@@ -260,4 +274,4 @@ def timeline(events: list[dict]) -> dict:
 if __name__ == "__main__":
     main()
 
-__all__ = ["main", "run_torchrun", "timeline", "train_script"]
+__all__ = ["agent_lines", "main", "run_torchrun", "timeline", "train_script"]

@@ -15,6 +15,13 @@ holding more than one (s/p) x (s/p) block of scores. ``causal=True`` skips the b
 future and masks the diagonal block. ``dist.batch_isend_irecv`` is not used: it can hang on gloo.
 PyTorch's own ``context_parallel`` has no CPU kernel, so this is written out by hand.
 
+**Backward.** When the inputs need gradients the K/V block moves with :class:`RingShift`, an
+autograd function: forward, send the block to the next rank and receive the previous rank's;
+backward, the reverse (each block's gradient goes back to the rank it came from). The merge is
+plain torch, so autograd goes through the whole ring and each rank's K and V collect the
+gradients of every rank's queries. :func:`ring_grad_demo` checks them against
+``scaled_dot_product_attention`` in one process.
+
 Run: ``torchrun --nproc-per-node 2 -m course.distributed.ring_attention``.
 """
 
@@ -56,6 +63,28 @@ def full_attention(
     return torch.softmax(scores, dim=-1) @ v
 
 
+class RingShift(torch.autograd.Function):
+    """Send a tensor to the next rank of the ring and receive the previous rank's; the backward
+    sends the gradient to the previous rank and receives the next one's."""
+
+    @staticmethod
+    def forward(ctx, t: torch.Tensor) -> torch.Tensor:
+        return _shift(t.contiguous(), +1)
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor) -> torch.Tensor:
+        return _shift(grad.contiguous(), -1)
+
+
+def _shift(t: torch.Tensor, direction: int) -> torch.Tensor:
+    r, p = dist.get_rank(), dist.get_world_size()
+    incoming = torch.empty_like(t)
+    works = [dist.isend(t, (r + direction) % p), dist.irecv(incoming, (r - direction) % p)]
+    for w in works:
+        w.wait()
+    return incoming
+
+
 def _block(q, k, v, mask):
     scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
     if mask is not None:
@@ -82,10 +111,16 @@ def ring_attention(
     n = q.shape[-2]
     diag = torch.ones(n, n, dtype=torch.bool, device=q.device).triu(1)
     steps, sent, held = 0, 0, 0
+    grad = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v))
+    shifted = []
     for i in range(p):
         src = (r - i) % p  # whose block is in hand
         pending = []
-        if i < p - 1:
+        if i < p - 1 and grad:  # autograd's shift waits for the block before the compute
+            incoming = RingShift.apply(kv)
+            shifted.append(incoming)
+            sent += kv.numel() * kv.element_size()
+        elif i < p - 1:  # the transfer runs while this block is computed
             incoming = torch.empty_like(kv)
             pending = [dist.isend(kv, (r + 1) % p), dist.irecv(incoming, (r - 1) % p)]
             sent += kv.numel() * kv.element_size()
@@ -94,12 +129,14 @@ def ring_attention(
             new = torch.logaddexp(lse, b_lse)
             out = out * torch.exp(lse - new) + b_out * torch.exp(b_lse - new)
             lse, steps = new, steps + 1
-            tensors = [q, out, kv, scores] + ([incoming] if pending else [])
+            tensors = [q, out, kv, scores] + ([incoming] if i < p - 1 else [])
             held = max(held, sum(t.numel() * t.element_size() for t in tensors) + lse.numel() * 4)
         for work in pending:
             work.wait()
-        if pending:
+        if i < p - 1:
             kv = incoming
+    if shifted:  # every rank's backward must run every shift (a causal rank skips some blocks):
+        out = out + 0 * sum(t.sum() for t in shifted)  # keep each one in the graph
     return {"out": out, "lse": lse, "steps": steps, "sent_bytes": sent, "peak_block_bytes": held}
 
 
@@ -139,6 +176,37 @@ def ring_demo(
     }
 
 
+def ring_grad_demo(
+    batch: int = 1, heads: int = 4, head_dim: int = 16, causal: bool = True, seed: int = 0
+) -> dict:
+    """One backward pass through :func:`ring_attention` (32 tokens per rank) against
+    ``torch.nn.functional.scaled_dot_product_attention`` on the whole sequence in one process.
+    Loss: the sum of the outputs times seeded targets. Returns the largest differences of this
+    rank's output and of the gradients of its Q, K and V blocks."""
+    r, p = dist.get_rank(), dist.get_world_size()
+    full = [t.requires_grad_() for t in qkv(batch, heads, 32 * p, head_dim, seed)]
+    target = torch.randn(full[0].shape, generator=torch.Generator().manual_seed(seed + 1))
+    ref = torch.nn.functional.scaled_dot_product_attention(*full, is_causal=causal)
+    (ref * target).sum().backward()
+    mine = [t.detach().chunk(p, dim=-2)[r].clone().requires_grad_() for t in full]
+    out = ring_attention(*mine, causal=causal)["out"]
+    (out * target.chunk(p, dim=-2)[r]).sum().backward()
+
+    def err(a, b):
+        return float((a - b.chunk(p, dim=-2)[r]).abs().max())
+
+    return {
+        "rank": r,
+        "causal": causal,
+        "out_error": err(out.detach(), ref.detach()),
+        **{
+            f"grad_{n}_error": err(m.grad, f.grad)
+            for n, m, f in zip("qkv", mine, full, strict=True)
+        },
+        "grad_scale": max(float(f.grad.abs().max()) for f in full),
+    }
+
+
 def main() -> None:
     from course.distributed._script import run_script
 
@@ -151,4 +219,12 @@ def main() -> None:
 if __name__ == "__main__":
     main()
 
-__all__ = ["full_attention", "main", "qkv", "ring_attention", "ring_demo"]
+__all__ = [
+    "RingShift",
+    "full_attention",
+    "main",
+    "qkv",
+    "ring_attention",
+    "ring_demo",
+    "ring_grad_demo",
+]

@@ -347,6 +347,28 @@ VALID: dict[str, tuple] = {
             "training": True,
         },
     ),
+    "context.causal_balance": (
+        context.causal_balance,
+        {"seq_len": 8192, "ranks": 8, "zigzag": True},
+    ),
+    "context.ring_overlap": (
+        context.ring_overlap,
+        {
+            "seq_len": 131072,
+            "ranks": 16,
+            "heads": 32,
+            "head_dim": 128,
+            "flop_per_s": 989e12,
+            "link_bytes_per_s": 450e9,
+            "kv_heads": 8,
+            "batch": 1,
+            "bytes_per_value": 2,
+        },
+    ),
+    "moe.all_to_all_seconds": (
+        moe.all_to_all_seconds,
+        {"bytes_off_rank": 1e9, "link_bytes_per_s": 450e9},
+    ),
     "context.ring_attention_bytes": (
         context.ring_attention_bytes,
         {

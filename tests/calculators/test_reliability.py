@@ -131,6 +131,19 @@ def test_checkpoint_bytes_come_from_the_model_state_of_lesson_04():
     assert fp32.weights_bytes == 4 * 7e9
 
 
+def test_megatron_1t_checkpoint_needs_the_16bit_weights_too():
+    """Narayanan et al. 2021 (SC21), sec. 5.10: the trillion-parameter model (Table 1: 1,008B
+    parameters) has a 13.8 TB checkpoint. 12 B/param (12.1 TB) falls short of it; with the 16-bit
+    weights kept as well, 14 B/param (14.1 TB) is within 3 %."""
+    minimum = reliability.checkpoint_bytes(1008e9)
+    kept = reliability.checkpoint_bytes(1008e9, keep_16bit_weights=True)
+    assert minimum.total_bytes < 13.8 * TB * 0.9
+    assert kept.half_weights_bytes == 2 * 1008e9
+    assert kept.total_bytes == pytest.approx(13.8 * TB, rel=0.03)
+    fp32 = reliability.checkpoint_bytes(7e9, precision="fp32", keep_16bit_weights=True)
+    assert fp32.half_weights_bytes == 0  # no 16-bit copy exists to keep
+
+
 def test_llama3_checkpoint_per_gpu_is_within_the_papers_range():
     """sec. 3.3.1: checkpoints 'range from 1 MB to 4 GB per GPU'. 405B x 12 B over 16,384 GPUs
     is 0.3 GB per GPU: inside the range. At Tectonic's 2 TB/s the whole write takes seconds."""

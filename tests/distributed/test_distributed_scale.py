@@ -4,6 +4,7 @@ single-process layers; and none leaves a process or a listening port behind."""
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -73,7 +74,9 @@ def test_ring_attention_causal_and_moe_on_three_ranks():
 def test_ring_attention_memory_matches_the_calculator(runs):
     """The demo's largest set of tensors held at once is what the calculator counts (fp32)."""
     r = runs[0]["ring_demo"]
-    est = context.ring_attention_bytes(64, 2, heads=4, head_dim=16, bytes_per_value=4)
+    est = context.ring_attention_bytes(
+        64, 2, heads=4, head_dim=16, bytes_per_value=4, materialize_scores=True
+    )
     assert r["peak_block_bytes"] == est.total_bytes
     assert r["sent_bytes"] == est.kv_in_flight_bytes  # one K/V block sent per step, 1 step
 
@@ -182,6 +185,10 @@ def test_elastic_restart_ends_where_an_uninterrupted_run_ends(tmp_path, monkeypa
     assert tl["failures"][0][0] == 3 and tl["resumes"][0][0] == 2  # resumed from step 2's ckpt
     assert tl["lost_steps"] == [2]  # step 2 ran before the failure and again after
     assert elastic.timeline(clean["events"])["failures"] == []
+    assert any("failed (exitcode" in line for line in failed["agent_log"])  # the agent saw it
+    clean_loss = {e["step"]: e["loss"] for e in clean["events"] if e["event"] == "step"}
+    steps = [e for e in failed["events"] if e["event"] == "step"]
+    assert len(steps) == 7 and all(e["loss"] == clean_loss[e["step"]] for e in steps)
     assert _children() <= before and _listening() <= ports
     assert _left_in(scratch) == []  # torchrun's logs went to the run's folder, not /tmp
 
@@ -238,3 +245,39 @@ def test_each_demo_runs_as_a_torchrun_script(demo, tmp_path, monkeypatch):
     if demo == "checkpoint":  # one folder for both ranks, where the learner ran it
         dcp_files = {f.name for f in (tmp_path / "course-checkpoints" / "dcp").iterdir()}
         assert {"__0_0.distcp", "__1_0.distcp", ".metadata"} <= dcp_files, dcp_files
+
+
+def test_agent_lines_keep_the_agents_own_log_whatever_the_path():
+    out = (
+        "W1128 04:06:42.573000 16531 .venv/lib/python3.11/site-packages/torch/distributed/"
+        "elastic/multiprocessing/api.py:1028] Sending process 16565 closing signal SIGTERM\n"
+        "[rank0]: RuntimeError: Connection closed by peer\n"
+        "E1128 04:06:42.687000 16531 torch/distributed/elastic/multiprocessing/api.py:1002] "
+        "failed (exitcode: -9) local_rank: 1"
+    )
+    assert elastic.agent_lines(out) == [
+        "W elastic/multiprocessing/api.py: Sending process 16565 closing signal SIGTERM",
+        "E elastic/multiprocessing/api.py: failed (exitcode: -9) local_rank: 1",
+    ]
+
+
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_expert_parallel_gradients_match_one_process(ranks):
+    """Each rank holds only E/p experts; the gradients of its experts, of the router (summed over
+    ranks) and of its tokens equal the single-process layer's backward."""
+    for g in launch(moe.moe_grad_demo, ranks, timeout_seconds=240):
+        assert g["experts_held"] == g["experts"] // ranks
+        tol = 1e-5 * g["grad_scale"]
+        assert g["expert_grad_error"] <= tol and g["token_grad_error"] <= tol
+        assert g["router_grad_error"] <= tol
+
+
+@pytest.mark.parametrize(("ranks", "causal"), [(2, True), (3, True), (2, False)])
+def test_ring_attention_gradients_match_sdpa_on_one_process(ranks, causal):
+    """Autograd through the ring (RingShift sends each K/V gradient back where the block came
+    from): Q, K and V gradients equal scaled_dot_product_attention's on the whole sequence."""
+    demo = functools.partial(ring_attention.ring_grad_demo, causal=causal)
+    for g in launch(demo, ranks, timeout_seconds=240):
+        tol = 1e-5 * g["grad_scale"]
+        assert g["out_error"] <= tol
+        assert max(g["grad_q_error"], g["grad_k_error"], g["grad_v_error"]) <= tol

@@ -54,3 +54,32 @@ def test_restart_branches():
     text = F.restart(_tl(), 2)
     assert "step 3" in text and "1 step done again" in text and "46%" in text
     assert "no step done again" in F.restart(_tl(lost=()), 2)
+
+
+def _resume_record(losses_differ=(), params_differ=()):
+    return {
+        "steps": 8,
+        "stopped_at": 3,
+        "losses_differ": list(losses_differ),
+        "params_differ": list(params_differ),
+    }
+
+
+def test_resumed_says_bitwise_only_when_nothing_differs():
+    text = F.resumed(_resume_record(), {"rng": _resume_record([3, 4], ["w", "b"])})
+    first, second = text.splitlines()
+    assert "bitwise equal" in first
+    assert "rng" in second and "from step 3" in second and "2 parameter tensors differ" in second
+    assert "bitwise" not in F.resumed(_resume_record([], ["w"]), {})
+
+
+def _step(attempt, step, loss):
+    return {"event": "step", "attempt": attempt, "step": step, "loss": loss}
+
+
+def test_redone_steps_compares_the_losses_exactly():
+    same = [_step(0, 3, 5.25), _step(0, 4, 5.0), _step(1, 3, 5.25), _step(1, 4, 5.0)]
+    assert "identical to the last bit" in F.redone_steps(same)
+    off = same[:3] + [_step(1, 4, 5.000001)]
+    assert "identical in 1 of 2 steps only" in F.redone_steps(off)
+    assert "No step was done twice" in F.redone_steps(same[:2])

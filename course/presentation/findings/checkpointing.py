@@ -125,4 +125,43 @@ def restart(tl: Mapping | None, every: int) -> str:
     )
 
 
-__all__ = ["async_save", "disk_against_filesystem", "restart"]
+def resumed(full: Mapping, without: Mapping[str, Mapping]) -> str:
+    """Whether a run stopped and resumed from its checkpoint is bitwise the uninterrupted one,
+    and what leaving each part out of the checkpoint does (records of
+    ``course.distributed.resume.interrupted_and_uninterrupted``)."""
+
+    def verdict(r: Mapping) -> str:
+        if not r["losses_differ"] and not r["params_differ"]:
+            return "every loss and every parameter tensor bitwise equal (`torch.equal`)"
+        first = min(r["losses_differ"]) if r["losses_differ"] else None
+        where = f"losses differ from step {first}" if first is not None else "losses equal"
+        return f"{where}, {len(r['params_differ'])} parameter tensors differ"
+
+    lines = [
+        f"Stopped after step {full['stopped_at']} of {full['steps']}, saved with `dcp.save`, "
+        f"resumed from `dcp.load` with the generators seeded elsewhere: {verdict(full)}."
+    ]
+    lines += [f"- without **{part}**: {verdict(r)}" for part, r in without.items()]
+    return "\n".join(lines)
+
+
+def redone_steps(events: Sequence[Mapping]) -> str:
+    """The steps the elastic run did twice, the first attempt's loss against the restart's."""
+    first = {e["step"]: e["loss"] for e in events if e["event"] == "step" and e["attempt"] == 0}
+    again = [e for e in events if e["event"] == "step" and e["attempt"] > 0 and e["step"] in first]
+    if not again:
+        return "No step was done twice in this run (no failure, or it came right after a save)."
+    rows = [f"step {e['step']}: {first[e['step']]!r} then {e['loss']!r}" for e in again]
+    same = sum(first[e["step"]] == e["loss"] for e in again)
+    verdict = (
+        "identical to the last bit"
+        if same == len(again)
+        else f"identical in {same} of {len(again)} steps only"
+    )
+    return (
+        f"Steps done twice (rank 0's loss before the failure, then after the restart): "
+        f"{'; '.join(rows)}. The re-done losses are {verdict}."
+    )
+
+
+__all__ = ["async_save", "disk_against_filesystem", "redone_steps", "restart", "resumed"]

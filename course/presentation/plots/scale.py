@@ -57,9 +57,17 @@ def restart_timeline(
     for attempt, step, t0, t1 in tl["steps"]:
         kind = "lost" if attempt == 0 and step in lost and tl["failures"] else "step"
         ax.barh(attempt, t1 - t0, left=t0, height=0.6, color=_COLOURS[kind], edgecolor="white")
-        ax.text(
-            (t0 + t1) / 2, attempt, str(step), ha="center", va="center", fontsize=7, color="white"
-        )
+    for attempt in attempts:  # steps are too short to label one by one: label each row's run
+        mine = [s for s in tl["steps"] if s[0] == attempt]
+        if mine:
+            first, last = min(s[1] for s in mine), max(s[1] for s in mine)
+            ax.text(
+                min(s[2] for s in mine),
+                attempt - 0.32,
+                f"steps {first}-{last}" if last > first else f"step {first}",
+                fontsize=8,
+                va="bottom",
+            )
     for _step, t0, t1 in tl["checkpoints"]:
         row = max((s[0] for s in tl["steps"] if s[2] <= t0), default=0)
         ax.barh(row + 0.4, t1 - t0, left=t0, height=0.2, color=_COLOURS["checkpoint"])

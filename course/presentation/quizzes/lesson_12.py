@@ -55,7 +55,8 @@ QUESTIONS = (
     ),
     MultipleChoice(
         "Mixtral 8x7B routes each token to 2 of 8 experts. Compared with a dense model of its "
-        "46.7B parameters, per token it needs:",
+        "46.7B parameters (its released configuration; the paper rounds to 47B), per token it "
+        "needs:",
         (
             "The same memory and the same FLOPs",
             "Less memory and the same FLOPs",
@@ -64,7 +65,7 @@ QUESTIONS = (
         ),
         answer=2,
         explain="Every expert must be stored (46.7B), but each token passes through about 12.9B "
-        "of them: memory follows the total, FLOPs the active parameters.",
+        "of them (13B in the paper): memory follows the total, FLOPs the active parameters.",
         why=(
             "Idle experts cost memory but no FLOPs for this token.",
             "All 8 experts are stored: memory is that of the full model.",
