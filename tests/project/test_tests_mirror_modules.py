@@ -35,8 +35,6 @@ ALLOWED: dict[str, tuple[str | None, str]] = {
         "tests/calculators/test_parallel_links.py",
         "collective times tested with the link table they read",
     ),
-    "course/calculators/context.py": ("tests/facts/test_models_moe.py", "with the MoE presets"),
-    "course/calculators/moe.py": ("tests/facts/test_models_moe.py", "with the MoE presets"),
     "course/calculators/inference.py": ("tests/calculators/test_cost.py", "with serving cost"),
     "course/calculators/planner.py": (
         "tests/calculators/test_calculator_properties.py",
