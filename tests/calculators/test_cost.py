@@ -1,5 +1,5 @@
-"""Lesson 05's calculators against published runs (each test cites its source and table), the H100
-reference run, and the source document's own runtime estimator."""
+"""Lesson 05's calculators against published runs (each test cites its source and table) and
+the H100 reference run."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from course.calculators import cloud, compute, energy, inference
-from course.claims import gpu_infrastructure
 from course.facts import hardware
 from course.facts.data import published_runs, reference
 from course.facts.models import PRESETS
@@ -273,45 +272,6 @@ def test_serving_cost_per_million_tokens_is_price_over_throughput():
     assert s.usd_per_million_output_tokens == pytest.approx(
         cloud.usd_per_million_tokens(s.cost_per_hour_usd, s.output_tokens_per_s)
     )
-
-
-# ---------------------------------------------------------------------------------------------
-# The source document's estimate_runtime
-# ---------------------------------------------------------------------------------------------
-
-
-def test_seed_estimate_runtime_reproduces_what_its_code_prints():
-    """*GPU Infrastructure & Computational Requirements*: its example, run as written."""
-    rows = {(r["workload"], r["gpu"]): r for r in gpu_infrastructure.table_as_written()}
-    assert rows["inference", "Consumer 24GB"]["compute_time_sec"] == 0.33
-    assert rows["inference", "Datacenter 80GB"]["actual_time_sec"] == 0.08
-    assert rows["training", "Consumer 24GB"]["actual_time_sec"] == 10.0
-    assert rows["training", "Datacenter 80GB"]["memory_time_sec"] == 0.14
-    assert {r["bottleneck"] for r in rows.values()} == {"compute"}
-    assert rows["inference", "Datacenter 80GB"]["cost_usd"] == 0.0  # rounded away
-
-
-def test_generating_1000_tokens_is_memory_bound_and_far_slower_than_the_seed_says():
-    """The seed's 14 GB read once is a prefill; generating reads the weights once per token."""
-    seed = gpu_infrastructure.estimate_runtime(
-        gpu_infrastructure.SOURCE_GPUS["datacenter"],
-        gpu_infrastructure.SOURCE_WORKLOADS["inference"],
-    )
-    gen = gpu_infrastructure.course_estimate("generate", "a100-80gb-sxm")
-    pre = gpu_infrastructure.course_estimate("prefill", "a100-80gb-sxm")
-    assert gen.bound == "memory" and pre.bound == "compute"
-    assert gen.seconds > 50 * seed["actual_time_sec"]
-    assert gen.bytes_moved_bytes > 900 * 13e9
-    assert gpu_infrastructure.course_estimate("training", "h100-sxm").bytes_moved_bytes is None
-    assert "None" in str(gpu_infrastructure.course_estimate("training", "h100-sxm"))
-    assert pre.seconds == pytest.approx(seed["actual_time_sec"], rel=0.2)
-
-
-def test_seed_estimate_refuses_other_types():
-    with pytest.raises(ValueError):
-        gpu_infrastructure.estimate_runtime("a100", gpu_infrastructure.SOURCE_WORKLOADS["training"])
-    with pytest.raises(ValueError, match="workload"):
-        gpu_infrastructure.course_estimate("finetune", "h100-sxm")
 
 
 def test_published_runs_have_sources_and_lookup_errors_name_the_choices():

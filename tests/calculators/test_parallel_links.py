@@ -1,5 +1,5 @@
 """Communication and layouts on real links: the alpha-beta model, practice question 6 with
-numbers, the layout calculator, the reading's multi-GPU rule."""
+numbers, the layout calculator."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from course.calculators import communication as C
 from course.calculators import parallel as P
-from course.claims import gpu_infrastructure
 from course.facts.hardware import INTERCONNECTS
 from course.facts.models import param_count, preset
 
@@ -364,34 +363,6 @@ def test_more_microbatches_shrink_the_layout_bubble(m, more, p):
         ).bubble_fraction
 
     assert bubble(m + more) < bubble(m)
-
-
-def test_seed_000_rule_as_written_and_what_it_misses():
-    """'GPU Infrastructure & Computational Requirements', calculate_multi_gpu_efficiency."""
-    dp = gpu_infrastructure.multi_gpu_efficiency_as_written(8, "data", 14, 64)
-    assert dp == {"memory_per_gpu_gb": 14, "scaling_efficiency": pytest.approx(1 - 0.1 * 7 / 8)}
-    # its data-parallel efficiency ignores the model size and the link altogether ...
-    assert (
-        gpu_infrastructure.multi_gpu_efficiency_as_written(8, "data", 1400, 64)[
-            "scaling_efficiency"
-        ]
-        == dp["scaling_efficiency"]
-    )
-    # ... while the ring model's communication grows with the gradients and shrinks with the link
-    small, big = (
-        C.gradient_allreduce_on_links(p, 8, links=("pcie5",))[0].seconds for p in (7e8, 7e10)
-    )
-    assert big == pytest.approx(100 * small)
-    # and its memory per GPU is the weights alone: ZeRO-0 mixed-precision Adam needs 8x that
-    zero0 = P.zero_model_state_bytes_per_gpu(7e9, 8, 0)
-    assert zero0.total_bytes / 14e9 == pytest.approx(8)
-    # pipeline: it takes the batch size for the number of micro-batches
-    pp = gpu_infrastructure.multi_gpu_efficiency_as_written(8, "pipeline", 140, 32)
-    assert pp["scaling_efficiency"] == pytest.approx(1 - P.pipeline_bubble_fraction(8, 32) - 0.1)
-    assert gpu_infrastructure.multi_gpu_efficiency_as_written(4, "model", 140, 1) == {
-        "memory_per_gpu_gb": 35,
-        "scaling_efficiency": pytest.approx(0.8),
-    }
 
 
 def test_tensor_parallel_moves_four_activation_all_reduces_per_layer():

@@ -41,22 +41,6 @@ ALLOWED: dict[str, tuple[str | None, str]] = {
         "property tests only: no published plan to check it against yet",
     ),
     "course/calculators/systems.py": ("tests/facts/test_systems.py", "with the system rows"),
-    "course/claims/ai_infrastructure.py": (
-        "tests/calculators/test_memory.py",
-        "each claim is checked beside the calculator that refutes it",
-    ),
-    "course/claims/computation_requirements.py": (
-        "tests/calculators/test_memory.py",
-        "each claim is checked beside the calculator that refutes it",
-    ),
-    "course/claims/gpu_infrastructure.py": (
-        "tests/calculators/test_memory.py",
-        "each claim is checked beside the calculator that refutes it",
-    ),
-    "course/claims/silicon_to_tensors.py": (
-        "tests/calculators/test_cloud.py",
-        "each claim is checked beside the calculator that refutes it",
-    ),
     "course/distributed/_script.py": (
         None,
         "each demo's __main__ (run_script): test_each_demo_runs_as_a_torchrun_script runs them all",
