@@ -31,10 +31,6 @@ ALLOWED: dict[str, tuple[str | None, str]] = {
         "tests/teaching/test_grading_class.py",
         "the CLI, driven verb by verb by the tests of each verb",
     ),
-    "course/calculators/communication.py": (
-        "tests/calculators/test_parallel_links.py",
-        "collective times tested with the link table they read",
-    ),
     "course/calculators/inference.py": ("tests/calculators/test_cost.py", "with serving cost"),
     "course/calculators/planner.py": (
         "tests/calculators/test_calculator_properties.py",
