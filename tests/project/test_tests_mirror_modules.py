@@ -31,7 +31,6 @@ ALLOWED: dict[str, tuple[str | None, str]] = {
         "tests/teaching/test_grading_class.py",
         "the CLI, driven verb by verb by the tests of each verb",
     ),
-    "course/calculators/inference.py": ("tests/calculators/test_cost.py", "with serving cost"),
     "course/calculators/planner.py": (
         "tests/calculators/test_calculator_properties.py",
         "property tests only: no published plan to check it against yet",
@@ -53,7 +52,6 @@ ALLOWED: dict[str, tuple[str | None, str]] = {
     "course/distributed/ring_attention.py": (_SCALE, "shares the scale tests' launches"),
     "course/distributed/scheduling.py": ("tests/distributed/test_slurm.py", "with Slurm"),
     "course/facts/data/cloud_instances.py": ("tests/calculators/test_cloud.py", "price rows"),
-    "course/facts/data/published_runs.py": ("tests/calculators/test_cost.py", "published runs"),
     "course/facts/data/reliability.py": ("tests/calculators/test_reliability.py", "failure data"),
     "course/facts/hardware/anatomy.py": ("tests/presentation/test_diagrams.py", "SM anatomy rows"),
     "course/facts/hardware/cpus.py": ("tests/facts/test_hardware_systems.py", "CPU rows"),
