@@ -35,7 +35,6 @@ ALLOWED: dict[str, tuple[str | None, str]] = {
         "tests/calculators/test_calculator_properties.py",
         "property tests only: no published plan to check it against yet",
     ),
-    "course/calculators/systems.py": ("tests/facts/test_systems.py", "with the system rows"),
     "course/distributed/_script.py": (
         None,
         "each demo's __main__ (run_script): test_each_demo_runs_as_a_torchrun_script runs them all",
