@@ -31,10 +31,6 @@ ALLOWED: dict[str, tuple[str | None, str]] = {
         "tests/teaching/test_grading_class.py",
         "the CLI, driven verb by verb by the tests of each verb",
     ),
-    "course/calculators/planner.py": (
-        "tests/calculators/test_calculator_properties.py",
-        "property tests only: no published plan to check it against yet",
-    ),
     "course/distributed/_script.py": (
         None,
         "each demo's __main__ (run_script): test_each_demo_runs_as_a_torchrun_script runs them all",
