@@ -14,7 +14,7 @@ from course.claims.ai_infrastructure import (
 
 
 def test_fp16_model_size_rule_is_the_weights_alone():
-    """ "Parameters x 2 bytes": 110M parameters (BERT-base) -> 0.22 GB, as the weights calculator."""
+    """Its "Parameters x 2 bytes": 110M parameters (BERT-base) -> 0.22 GB, the weights alone."""
     assert model_bytes_as_written(110e6) == pytest.approx(0.22e9)
     assert model_bytes_as_written(7e9) == weights_bytes(7e9, "fp16")
 
@@ -28,7 +28,7 @@ def test_18_bytes_per_param_is_mixed_precision_with_fp32_gradients():
 
 
 def test_purchase_price_is_the_midpoint_of_the_readings_range():
-    """ "~$30,000-$40,000" per H100 -> 8 x 35,000; "~$15,000" per A100."""
+    """Its "~$30,000-$40,000" per H100 -> 8 x 35,000; "~$15,000" per A100."""
     assert purchase_usd_as_written("h100-sxm", 8) == 280_000
     assert purchase_usd_as_written("a100-80gb-sxm", 1) == 15_000
     with pytest.raises(ValueError, match="gpu must be one of"):
