@@ -46,7 +46,6 @@ ALLOWED: dict[str, tuple[str | None, str]] = {
     "course/distributed/moe.py": (_SCALE, "shares the scale tests' launches"),
     "course/distributed/ring_attention.py": (_SCALE, "shares the scale tests' launches"),
     "course/distributed/scheduling.py": ("tests/distributed/test_slurm.py", "with Slurm"),
-    "course/measure/torchmodels.py": ("tests/facts/test_models.py", "built from the presets"),
     "course/presentation/findings/_common.py": (
         "tests/presentation/test_findings_matmul.py",
         "helpers of every findings module",
