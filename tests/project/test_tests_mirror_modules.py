@@ -4,7 +4,8 @@
 
 A package's ``__init__.py`` is tested as the package (``course/facts/hardware/__init__.py`` ->
 ``tests/facts/test_hardware.py``), a ``__main__.py`` as ``test_main.py``; an ``__init__`` that
-only re-exports (no function or class of its own) needs no test file. Every other module without
+only re-exports (no function or class of its own) needs no test file; a private module drops its
+underscore (``findings/_common.py`` -> ``test_findings_common.py``). Every other module without
 its test file is listed in :data:`ALLOWED` with the file its tests live in (checked: the file
 exists and names the module or something it defines) or, with ``None``, the reason it has none.
 The list only shrinks: an entry whose module has its own test file now, or that is gone, fails.
@@ -46,10 +47,6 @@ ALLOWED: dict[str, tuple[str | None, str]] = {
     "course/distributed/moe.py": (_SCALE, "shares the scale tests' launches"),
     "course/distributed/ring_attention.py": (_SCALE, "shares the scale tests' launches"),
     "course/distributed/scheduling.py": ("tests/distributed/test_slurm.py", "with Slurm"),
-    "course/presentation/findings/_common.py": (
-        "tests/presentation/test_findings_matmul.py",
-        "helpers of every findings module",
-    ),
     "course/presentation/plots/style.py": (None, "axes style only: drawn by every plot test"),
     "course/presentation/widgets/decode.py": (
         "tests/presentation/test_widgets_base.py",
@@ -111,6 +108,8 @@ def _mirror(module: Path) -> Path:
     else:  # instructors/teaching/...
         layer, rest = "teaching", parts[2:]
     names = [*rest[:-1], Path(rest[-1]).stem]
+    if not names[-1].startswith("__"):  # a private module: findings/_common -> test_findings_common
+        names[-1] = names[-1].lstrip("_")
     if names[-1] == "__init__":
         names = names[:-1] or [layer]
     elif names[-1] == "__main__":  # course/__main__.py -> tests/test_main.py
@@ -205,6 +204,9 @@ def test_the_mirror_rule_reads_layers_and_sub_packages():
         _mirror(ROOT / "course/facts/hardware/__init__.py") == ROOT / "tests/facts/test_hardware.py"
     )
     assert _mirrored(ROOT / "course/measure/memory.py")  # as tests/measure/test_measure_memory.py
+    assert _mirror(ROOT / "course/presentation/findings/_common.py") == (
+        ROOT / "tests/presentation/test_findings_common.py"
+    )
     assert _mirror(ROOT / "instructors/teaching/grading/spec.py") == (
         ROOT / "tests/teaching/test_grading_spec.py"
     )
