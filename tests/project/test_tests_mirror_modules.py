@@ -48,18 +48,6 @@ ALLOWED: dict[str, tuple[str | None, str]] = {
     "course/distributed/ring_attention.py": (_SCALE, "shares the scale tests' launches"),
     "course/distributed/scheduling.py": ("tests/distributed/test_slurm.py", "with Slurm"),
     "course/presentation/plots/style.py": (None, "axes style only: drawn by every plot test"),
-    "course/presentation/widgets/decode.py": (
-        "tests/presentation/test_widgets_base.py",
-        "every input of every widget",
-    ),
-    "course/presentation/widgets/roofline.py": (
-        "tests/presentation/test_widgets_base.py",
-        "every input of every widget",
-    ),
-    "course/presentation/widgets/techniques.py": (
-        "tests/presentation/test_widgets_base.py",
-        "every input of every widget",
-    ),
     "course/selfcheck/answers.py": ("tests/teaching/test_release.py", "checks of a release"),
     "course/selfcheck/coarse.py": ("tests/teaching/test_release.py", "checks of a release"),
     "course/selfcheck/plain.py": ("tests/teaching/test_grading_units.py", "shared with grading"),
