@@ -47,7 +47,6 @@ ALLOWED: dict[str, tuple[str | None, str]] = {
     "course/distributed/moe.py": (_SCALE, "shares the scale tests' launches"),
     "course/distributed/ring_attention.py": (_SCALE, "shares the scale tests' launches"),
     "course/distributed/scheduling.py": ("tests/distributed/test_slurm.py", "with Slurm"),
-    "course/presentation/plots/style.py": (None, "axes style only: drawn by every plot test"),
     "course/selfcheck/answers.py": ("tests/teaching/test_release.py", "checks of a release"),
     "course/selfcheck/coarse.py": ("tests/teaching/test_release.py", "checks of a release"),
     "course/selfcheck/plain.py": ("tests/teaching/test_grading_units.py", "shared with grading"),
