@@ -82,7 +82,7 @@ ALLOWED: dict[str, tuple[str | None, str]] = {
     "instructors/teaching/widget_html.py": ("tests/teaching/test_offline.py", "offline widgets"),
     **{
         f"course/presentation/quizzes/lesson_{n:02d}.py": (None, _QUIZ)
-        for n in (5, 11, 12, 13)
+        for n in (11, 12, 13)
     },
 }
 
