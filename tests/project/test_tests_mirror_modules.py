@@ -80,10 +80,7 @@ ALLOWED: dict[str, tuple[str | None, str]] = {
     ),
     "instructors/teaching/site_usability.py": ("tests/teaching/test_site.py", "the site's checks"),
     "instructors/teaching/widget_html.py": ("tests/teaching/test_offline.py", "offline widgets"),
-    **{
-        f"course/presentation/quizzes/lesson_{n:02d}.py": (None, _QUIZ)
-        for n in (11, 12, 13)
-    },
+    **{f"course/presentation/quizzes/lesson_{n:02d}.py": (None, _QUIZ) for n in (11, 12, 13)},
 }
 
 
