@@ -2,8 +2,8 @@
 ``tests/<layer>/test_<sub>_<module>.py``; ``instructors/teaching/<sub>/<module>.py`` in
 ``tests/teaching/test_<sub>_<module>.py``.
 
-A package's ``__init__.py`` is tested as the package (``course/facts/hardware/__init__.py`` ->
-``tests/facts/test_hardware.py``), a ``__main__.py`` as ``test_main.py``; an ``__init__`` that
+A package's ``__init__.py`` is tested as the package (``course/<layer>/<pkg>/__init__.py`` ->
+``tests/<layer>/test_<pkg>.py``), a ``__main__.py`` as ``test_main.py``; an ``__init__`` that
 only re-exports (no function or class of its own) needs no test file; a private module drops its
 underscore (``findings/_common.py`` -> ``test_findings_common.py``). Every other module without
 its test file is listed in :data:`ALLOWED` with the file its tests live in (checked: the file
