@@ -5,7 +5,10 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from course.calculators import cluster, facility
 from course.calculators.cluster import cluster_for_model
 from course.facts.models import PRESETS
 from course.facts.units import DAY
@@ -46,3 +49,57 @@ def test_cluster_planner_refuses_what_cannot_fit_and_incomplete_targets():
         cluster_for_model(PRESETS["gpt2"], days=3)
     with pytest.raises(ValueError, match="system must be one of"):
         cluster_for_model(PRESETS["gpt2"], system="dgx-b200")
+
+
+def test_gpt3_on_1024_a100s_takes_34_days_as_megatron_reports():
+    """Narayanan et al. 2021, sec. 5.1: GPT-3 175B, 300B tokens, 1,024 A100 GPUs at 140 TFLOP/s
+    per GPU, 8 x params x tokens (full recomputation): 'about 34 days'."""
+    d = cluster.dgx_design(
+        PRESETS["gpt-3-175b"],
+        tokens=300e9,
+        gpus=1024,
+        system="dgx-a100-640gb",
+        mfu=140 / 312,
+        recompute="full",
+        pipeline_parallel=16,
+    )
+    assert d.training_seconds / DAY == pytest.approx(34, abs=0.5)
+    assert (d.tensor_parallel, d.pipeline_parallel, d.data_parallel) == (8, 16, 8)
+    assert d.systems == 128 and d.sus == 4
+    assert d.memory_per_gpu_bytes <= 0.9 * 80e9
+
+
+def test_gpt3_flops_match_brown_et_al_and_the_design_scales_to_a_deadline():
+    """Brown et al. 2020, table D.1: GPT-3 175B used 3.14e23 FLOPs (6 x 174.6B x 300B)."""
+    d = cluster.dgx_design(PRESETS["gpt-3-175b"], tokens=300e9, days=30)
+    assert d.flops == pytest.approx(3.14e23, rel=0.01)
+    assert d.training_seconds <= 30 * DAY and d.tensor_parallel == 8
+    assert d.systems == math.ceil(d.gpus / 8) and d.racks == math.ceil(d.systems / 4)
+    assert d.it_power_watts == d.systems * 10_200
+    assert d.energy_joules == pytest.approx(
+        d.it_power_watts * facility.PUE_INDUSTRY_AVERAGE * d.training_seconds
+    )
+    faster = cluster.dgx_design(PRESETS["gpt-3-175b"], tokens=300e9, days=10)
+    assert faster.gpus > d.gpus and faster.sus >= d.sus
+
+
+def test_design_refuses_what_cannot_work():
+    cfg = PRESETS["gpt-3-175b"]
+    with pytest.raises(ValueError, match="exactly one of days and gpus"):
+        cluster.dgx_design(cfg, tokens=300e9)
+    with pytest.raises(ValueError, match="multiple of tensor x pipeline"):
+        cluster.dgx_design(cfg, tokens=300e9, gpus=1000)
+    with pytest.raises(ValueError, match="does not fit"):
+        cluster.dgx_design(cfg, tokens=300e9, days=30, pipeline_parallel=1)
+    with pytest.raises(ValueError, match="divide"):
+        cluster.dgx_design(cfg, tokens=300e9, days=30, pipeline_parallel=5)
+
+
+@settings(max_examples=20, deadline=None)
+@given(days=st.floats(5, 200), more=st.floats(1.01, 4))
+def test_a_longer_deadline_never_needs_more_gpus(days, more):
+    cfg = PRESETS["gpt-3-175b"]
+    tight = cluster.dgx_design(cfg, tokens=300e9, days=days)
+    loose = cluster.dgx_design(cfg, tokens=300e9, days=days * more)
+    assert loose.gpus <= tight.gpus and loose.it_power_watts <= tight.it_power_watts
+    assert tight.training_seconds <= days * DAY * (1 + 1e-9)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 import torch.nn.functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
+from course.calculators import compute
 from course.calculators.compute import (
     arithmetic_intensity,
     attainable_flop_per_s,
@@ -24,7 +27,7 @@ from course.calculators.compute import (
     training_seconds,
     weights_read_seconds,
 )
-from course.facts.hardware import GPUS
+from course.facts.hardware import GPUS, gpu
 from course.facts.models import PRESETS
 from course.facts.units import DAY, GB
 from course.measure.torchmodels import build_model
@@ -211,3 +214,22 @@ def test_gpt2_dense_flops_are_2x_non_embedding_params_less_norms_and_biases_plus
 def test_bad_inputs_raise_value_error_naming_the_parameter(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_decode_step_compute_bound_batch_is_the_ridge_in_tokens():
+    # H100 SXM bf16: 989.4e12 FLOP/s / 3.35e12 B/s = 295 FLOP/byte; 2 bytes per weight and
+    # 2 FLOPs per weight per token -> ridge batch = 295.
+    step = compute.decode_step(7e9, "bf16", "h100-sxm")
+    card = gpu("h100-sxm")
+    assert math.isclose(
+        step.compute_bound_batch,
+        card.dense_flop_per_s["bf16"] / card.memory_bandwidth_bytes_per_s,
+        rel_tol=1e-12,
+    )
+    at_ridge = compute.decode_step(7e9, "bf16", "h100-sxm", batch=296)
+    assert at_ridge.bound == "compute" and step.bound == "memory"
+
+
+def test_decode_step_int4_weights_compute_in_fp16():
+    step = compute.decode_step(7e9, "int4", "a100-80gb-sxm")
+    assert step.compute_dtype == "fp16" and step.weights_bytes == 3.5e9

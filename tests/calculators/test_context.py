@@ -50,3 +50,13 @@ def test_memory_table_defaults_to_a_fused_kernel():
     naive = context.ring_attention_bytes(8192, 8, heads=32, head_dim=128, materialize_scores=True)
     assert fused.scores_bytes == 0
     assert naive.total_bytes - fused.total_bytes == naive.scores_bytes == 32 * 1024**2 * 2
+
+
+def test_ring_attention_memory_falls_with_ranks():
+    one = context.ring_attention_bytes(8192, 1, heads=32, head_dim=128, materialize_scores=True)
+    eight = context.ring_attention_bytes(8192, 8, heads=32, head_dim=128, materialize_scores=True)
+    assert eight.scores_bytes == one.scores_bytes / 64
+    assert eight.qkvo_bytes == one.qkvo_bytes / 8
+    assert one.scores_bytes == one.one_device_scores_bytes == 32 * 8192**2 * 2
+    with pytest.raises(ValueError, match="seq_len"):
+        context.ring_attention_bytes(100, 3, heads=4, head_dim=8)

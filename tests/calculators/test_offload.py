@@ -8,7 +8,7 @@ import pytest
 from course.calculators import offload
 from course.facts import hardware
 from course.facts.data import reference
-from course.facts.models import preset
+from course.facts.models import PRESETS, preset
 
 
 def test_zero_offload_fits_13b_model_states_on_a_32gb_v100():
@@ -62,3 +62,17 @@ def test_streaming_7b_weights_over_pcie5_is_about_50x_slower_than_hbm():
     assert s.over_link_seconds == pytest.approx(13.48e9 / 63e9, rel=0.01)
     assert s.from_gpu_memory_seconds == pytest.approx(13.48e9 / 3.35e12, rel=0.01)
     assert 45 < s.slowdown < 60
+
+
+def test_c2c_streams_offloaded_memory_7x_faster_than_pcie5():
+    cfg = PRESETS["llama-2-70b"]
+    pcie = offload.offload_decode_step(cfg, gpu="h100-sxm")
+    c2c = offload.offload_decode_step(cfg, gpu="gh200-96gb")
+    assert pcie.link_bandwidth_bytes_per_s == pytest.approx(63e9)
+    assert c2c.link_bandwidth_bytes_per_s == 450e9
+    # same bytes over each link: 450 / 63 = 7.1x; GH200 also offloads less (96 GiB HBM)
+    assert c2c.offloaded_bytes < pcie.offloaded_bytes
+    assert pcie.link_seconds / c2c.link_seconds > 7.1
+    assert c2c.host_memory_bytes == 480e9 and pcie.host_memory_bytes is None
+    fits = offload.offload_decode_step(PRESETS["llama-2-7b"], gpu="h100-sxm")
+    assert fits.offloaded_bytes == 0 and fits.link_seconds == 0

@@ -1,15 +1,11 @@
-"""Parallelism calculators: ZeRO's published figures, pipeline bubble, collectives, DP scaling."""
+"""Parallelism calculators: ZeRO's published figures, pipeline bubble, DP scaling."""
 
 from __future__ import annotations
 
 import pytest
 
 from course.calculators.communication import (
-    algorithm_bandwidth_bytes_per_s,
-    bus_bandwidth_bytes_per_s,
-    ring_allgather_seconds,
     ring_allreduce_seconds,
-    ring_reduce_scatter_seconds,
 )
 from course.calculators.memory import activation_bytes_per_layer, model_state_bytes
 from course.calculators.parallel import (
@@ -64,44 +60,6 @@ def test_megatron_bubble_overhead_is_p_minus_1_over_m_and_interleaving_divides_i
     assert pipeline_bubble_overhead(8, 32, virtual_stages=4) == 7 / 128
     overhead = pipeline_bubble_overhead(8, 32)
     assert pipeline_bubble_fraction(8, 32) == pytest.approx(overhead / (1 + overhead))
-
-
-def test_ring_allreduce_moves_2_n_minus_1_over_n_of_the_message():
-    """14 GB of fp16 gradients (7B) over 8 GPUs at 450 GB/s per direction (NVLink 4):
-    2 x 7/8 x 14e9 / 450e9 = 54.4 ms."""
-    t = ring_allreduce_seconds(14e9, 8, 450e9)
-    assert t == pytest.approx(2 * 7 / 8 * 14e9 / 450e9)
-    assert ring_allreduce_seconds(14e9, 1, 450e9) == 0
-    assert ring_allreduce_seconds(0, 8, 1e9, latency_seconds=1e-5) == pytest.approx(14e-5)
-
-
-def test_allreduce_is_reduce_scatter_then_all_gather():
-    s, n, bw, lat = 1e9, 16, 25e9, 5e-6
-    assert ring_allreduce_seconds(s, n, bw, latency_seconds=lat) == pytest.approx(
-        ring_reduce_scatter_seconds(s, n, bw, latency_seconds=lat)
-        + ring_allgather_seconds(s, n, bw, latency_seconds=lat)
-    )
-
-
-def test_bus_bandwidth_factors_follow_nccl_tests():
-    """nccl-tests doc/PERFORMANCE.md: busbw = algbw x 2(n-1)/n (all-reduce), x (n-1)/n
-    (all-gather, reduce-scatter), x 1 (broadcast)."""
-    algbw = algorithm_bandwidth_bytes_per_s(1e9, 0.01)
-    assert algbw == 1e11
-    assert bus_bandwidth_bytes_per_s(algbw, 8) == pytest.approx(1e11 * 14 / 8)
-    assert bus_bandwidth_bytes_per_s(algbw, 8, collective="all_gather") == pytest.approx(
-        1e11 * 7 / 8
-    )
-    assert bus_bandwidth_bytes_per_s(algbw, 8, collective="broadcast") == 1e11
-
-
-def test_ring_allreduce_bus_bandwidth_equals_the_link_bandwidth():
-    """The point of busbw: for an ideal ring, busbw equals the link's bandwidth for any n."""
-    for n in (2, 4, 8, 64):
-        t = ring_allreduce_seconds(1e9, n, 50e9)
-        assert bus_bandwidth_bytes_per_s(
-            algorithm_bandwidth_bytes_per_s(1e9, t), n
-        ) == pytest.approx(50e9)
 
 
 def test_data_parallel_step_exposes_only_what_backward_cannot_hide():
@@ -170,12 +128,3 @@ def test_impossible_layouts_raise_value_error(change, message):
     kwargs = {"seq_len": 1024} | change
     with pytest.raises(ValueError, match=message):
         parallel_training_memory_per_gpu(PRESETS["llama-2-7b"], **kwargs)
-
-
-def test_collectives_reject_zero_bandwidth_and_zero_ranks():
-    with pytest.raises(ValueError, match="bandwidth_bytes_per_s must be"):
-        ring_allreduce_seconds(1e9, 8, 0)
-    with pytest.raises(ValueError, match="n must be an integer >= 1"):
-        ring_allgather_seconds(1e9, 0, 1e9)
-    with pytest.raises(ValueError, match="collective must be one of"):
-        bus_bandwidth_bytes_per_s(1e9, 8, collective="all_to_all")

@@ -11,19 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from course.calculators import cloud, memory, reliability
-from course.facts.data.reliability import FAILURE_LOGS, LLAMA3_TABLE5, STORAGE
+from course.facts.data.reliability import FAILURE_LOGS, STORAGE
 from course.facts.units import DAY, HOUR, TB
 
 LLAMA3 = FAILURE_LOGS["llama-3-405b"]
-
-
-def test_llama3_table5_rows_add_up_to_the_unexpected_interruptions():
-    """Table 5: 466 interruptions, 47 planned, 419 unexpected; the rows add up to 419."""
-    assert LLAMA3.interruptions == 466 and LLAMA3.interruptions - LLAMA3.unexpected == 47
-    assert sum(n for _, n in LLAMA3_TABLE5.values()) == LLAMA3.unexpected == 419
-    gpu = sum(n for cat, n in LLAMA3_TABLE5.values() if cat == "GPU")
-    assert gpu / 419 == pytest.approx(0.640, abs=5e-4)  # the paper's 58.7 % adds printed percents
-    assert LLAMA3_TABLE5["GPU HBM3 Memory"][1] / 419 == pytest.approx(0.172, abs=5e-4)
 
 
 def test_llama3_job_mtbf_is_about_three_hours():

@@ -1,5 +1,5 @@
-"""The decision table (course/calculators/techniques.py) and its widget
-(course/presentation/widgets/techniques.py)."""
+"""The decision table (course/calculators/techniques.py); its widget:
+tests/presentation/test_widgets_techniques.py."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import pytest
 
 from course.calculators import finetune, memory, techniques
 from course.facts.models import preset
-from course.presentation.widgets import technique_table
 
 C13 = preset("llama-2-13b")
 
@@ -67,15 +66,3 @@ def test_cost_rows_count_gpus_saved_first():
         C13, workload="training", constraint="too_costly", batch=4, seq_len=4096
     )
     assert "GPUs" in r.rows[0].effect_text and r.rows[0].effect >= r.rows[1].effect
-
-
-def test_widget_ranks_and_shows_errors_with_its_labels():
-    calc = technique_table()
-    assert "QLoRA" in calc.output.value and calc.error is None
-    calc.controls["constraint"].value = "too_slow"
-    assert "fused attention" in calc.output.value
-    calc.controls["seq_len"].value = "8"
-    assert calc.error.startswith("sequence length (tokens) must be")
-    calc.controls["seq_len"].value = "2,048"
-    calc.controls["batch"].value = "two"
-    assert "batch must be a whole number" in calc.error

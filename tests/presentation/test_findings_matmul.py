@@ -1,9 +1,7 @@
-"""course.presentation.findings.matmul and ._common: every outcome each finding distinguishes, on
+"""course.presentation.findings.matmul: every outcome each finding distinguishes, on
 synthetic records."""
 
-import pytest
-
-from course.presentation.findings import _common, matmul
+from course.presentation.findings import matmul
 
 
 def rec(library="torch", dtype="fp32", size=512, rate=1e11, spread=0.01, threads=1, device="cpu"):
@@ -18,29 +16,6 @@ def rec(library="torch", dtype="fp32", size=512, rate=1e11, spread=0.01, threads
         "spread_seconds": spread * seconds,
         "threads": threads,
     }
-
-
-@pytest.mark.parametrize(
-    ("ratio", "spread", "expected"),
-    [
-        (3.0, 0.0, "faster"),
-        (0.3, 0.0, "slower"),
-        (1.05, 0.0, "same"),
-        (0.95, 0.02, "same"),
-        (1.3, 0.6, "noisy"),
-        (3.0, 0.6, "faster"),
-        (float("nan"), 0.0, "noisy"),
-    ],
-)
-def test_outcome_classifies_ratio_against_its_noise(ratio, spread, expected):
-    assert _common.outcome(ratio, spread) == expected
-
-
-def test_times_never_rounds_a_real_difference_to_one():
-    assert _common.times(0.58) == "0.58×"
-    assert _common.times(3.14) == "3.1×"
-    assert _common.times(40.2) == "40×"
-    assert _common.by_factor(0.025) == "40× slower"
 
 
 def test_library_comparison_numpy_faster_names_both_thread_counts():

@@ -421,3 +421,38 @@ def test_random_values_in_random_boxes(data):
         value = data.draw(_typed)
         _set(calc, name, value)
         check(calc, wname, f"{wname}.{name}={value!r}")
+
+
+# ----------------------------------------------------------------- parsing and messages
+
+
+def test_parse_number_accepts_what_people_type():
+    assert widgets.parse_number("x", " 2,000 ") == 2000.0
+    assert widgets.parse_number("x", "1.5e12") == 1.5e12
+    with pytest.raises(ValueError, match="x must be a number"):
+        widgets.parse_number("x", "two")
+
+
+def test_widget_errors_use_the_on_screen_label_and_formatted_numbers():
+    calc = widgets.roofline_explorer()
+    calc.controls["bytes_moved"].value = "-5000000"
+    assert calc.error.startswith(calc.controls["bytes_moved"].description + " must be")
+    assert "-5,000,000" in calc.error and "-5000000" not in calc.error.replace("'", "")
+
+
+def test_friendly_message_relabels_only_a_leading_parameter_name():
+    labels = {"seq_len": "sequence length (tokens)", "batch": "batch size"}
+    assert (
+        widgets.friendly_message("seq_len must be <= 4096, got 100000", labels)
+        == "sequence length (tokens) must be <= 4,096, got 100,000"
+    )
+    assert widgets.friendly_message("the batch is 1000", labels) == "the batch is 1,000"
+    assert widgets.friendly_message("x must be like 2e12 on fp16, got '2.5'", labels) == (
+        "x must be like 2e12 on fp16, got '2.5'"
+    )
+    assert widgets.friendly_message("n in 1..100,000", labels) == "n in 1..100,000"
+    # a message that already names a control by its label is left alone, even if a key prefixes it
+    both = {"spot": "spot $/h", "spot_overhead": "spot overhead %"}
+    message = "spot overhead % must be >= 0, got -5"
+    assert widgets.friendly_message(message, both) == message
+    assert widgets.friendly_message("spot must be > 0", both) == "spot $/h must be > 0"

@@ -24,7 +24,15 @@ from packaging.utils import canonicalize_name
 ROOT = Path(__file__).resolve().parents[2]
 LEARNERS = ("course", "notebooks", "exercises")
 INSTRUCTORS = ("instructors/teaching", "solutions", "tests")
-FIRST_PARTY = {"course", "teaching", "conftest", "grading_cases", "leaks", "browser_setup"}
+FIRST_PARTY = {
+    "course",
+    "teaching",
+    "conftest",
+    "grading_cases",
+    "leaks",
+    "browser_setup",
+    "quiz_cases",
+}
 FIRST_PARTY |= {"solution_run", "install", "measured"}  # install: requirements/install.py
 #: Declared distributions that nothing imports: tools run by make, pytest or the site build.
 LEARNER_TOOLS = {"jupyterlab": "`make lab` opens the course in it"}

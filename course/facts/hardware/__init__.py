@@ -16,7 +16,7 @@ Conventions:
   dense: a lesson compares against ``dense_flop_per_s``.
 - Tensor Core figures for fp16/bf16/fp8 are with fp32 accumulation where the datasheet distinguishes
   (consumer cards run fp16 accumulation at twice that; training uses fp32 accumulation).
-- Peaks that follow from clock x units x FLOPs per clock are derived again in tests/facts/test_hardware.py.
+- Peaks that follow from clock x units x FLOPs per clock are derived again in tests/facts/test_hardware_gpus.py.
 
 
 

@@ -1,4 +1,5 @@
-"""The hardware registry: complete, internally consistent, and derivable where physics allows.
+"""course.facts.hardware.gpus: the GPU rows complete, internally consistent, and derivable where
+physics allows.
 
 Expected figures come from the datasheets named in each GPU's ``source``; derivations are clock x
 units x FLOPs per clock.
@@ -7,8 +8,10 @@ units x FLOPs per clock.
 import pytest
 
 from course.facts import hardware
-from course.facts.hardware import GPUS, INTERCONNECTS, SYSTEMS
+from course.facts.hardware import GPUS, INTERCONNECTS
 from course.facts.units import GB, GiB, KiB
+
+NEW_GPUS = ["b200", "gh200-96gb", "gh200-144gb"]
 
 REQUIRED_GPUS = [
     "v100-sxm2-32gb",
@@ -123,35 +126,6 @@ def test_memory_bandwidths_match_the_datasheets():
         assert GPUS[key].memory_bandwidth_bytes_per_s == gb_per_s * GB
 
 
-def test_nvlink_totals_are_both_directions():
-    assert (
-        INTERCONNECTS["nvlink3"].bidirectional_bandwidth_bytes_per_s
-        == GPUS["a100-80gb-sxm"].nvlink_bandwidth_bytes_per_s
-    )
-    assert (
-        INTERCONNECTS["nvlink4"].bidirectional_bandwidth_bytes_per_s
-        == GPUS["h100-sxm"].nvlink_bandwidth_bytes_per_s
-    )
-
-
-def test_pcie_x16_bandwidth_follows_from_lane_rate_and_encoding():
-    # 16 lanes x transfer rate x 128/130 encoding / 8 bits (PCI-SIG base specifications).
-    for key, gt_per_s in (("pcie3", 8e9), ("pcie4", 16e9), ("pcie5", 32e9)):
-        derived = 16 * gt_per_s * 128 / 130 / 8
-        assert INTERCONNECTS[key].bandwidth_bytes_per_s == pytest.approx(derived, rel=0.01)
-
-
-def test_dgx_systems_point_at_registry_gpus():
-    for system in SYSTEMS.values():
-        assert system.gpu in GPUS and system.gpus == 8 and system.source
-
-
-def test_dgx_h100_power_and_memory_match_the_user_guide():
-    dgx = SYSTEMS["dgx-h100"]
-    assert dgx.max_power_watts == 10_200
-    assert dgx.gpus * GPUS[dgx.gpu].memory_bytes == 640 * GiB  # the guide's "640GB" is 8 x 80 GiB
-
-
 def test_unknown_dtype_and_gpu_raise_value_errors_that_name_the_choices():
     with pytest.raises(ValueError, match="fp8"):
         GPUS["a100-80gb-sxm"].peak_flop_per_s("fp8")
@@ -188,29 +162,6 @@ def test_gpu_memory_and_l2_are_binary_as_the_hardware_has_them():
         assert g.memory_bytes % GiB == 0 and g.l2_bytes % KiB == 0
 
 
-def test_gb200_nvl72_per_gpu_figures_match_the_b200_and_nvlink_5():
-    # NVIDIA GB200 NVL72 spec (2024): 576 TB/s HBM and 130 TB/s NVLink for 72 GPUs; B200 (DGX B200
-    # datasheet): 8 TB/s HBM and 1.8 TB/s NVLink 5 per GPU. The rack is one 72-GPU NVLink domain.
-    from course.facts.hardware import RACKS
-
-    rack, b200 = RACKS["gb200-nvl72"], GPUS["b200"]
-    assert rack.gpus == 72 and rack.cooling == "liquid"
-    assert rack.per_gpu_memory_bandwidth_bytes_per_s == pytest.approx(
-        b200.memory_bandwidth_bytes_per_s
-    )
-    assert rack.per_gpu_nvlink_bandwidth_bytes_per_s == pytest.approx(
-        b200.nvlink_bandwidth_bytes_per_s, rel=0.01
-    )
-    assert rack.dense_flop_per_s["fp8"] / rack.gpus == pytest.approx(5e15)
-    assert rack.dense_flop_per_s["fp8"] / rack.gpus >= b200.peak_flop_per_s("fp8")
-    assert (
-        rack.dense_flop_per_s["fp4"]
-        == 2 * rack.dense_flop_per_s["fp8"]
-        == 4 * rack.dense_flop_per_s["bf16"]
-    )
-    assert rack.average_watts == pytest.approx(150e3)
-
-
 @pytest.mark.parametrize("key", ["h200-sxm", "gh200-96gb", "gh200-144gb"])
 def test_h200_and_gh200_carry_the_h100_sxm_silicon(key):
     """H200 datasheet: "the same Hopper GPU" with more and faster memory; the GH200 whitepaper: its
@@ -232,3 +183,43 @@ def test_h200_and_gh200_carry_the_h100_sxm_silicon(key):
     )
     assert {f: getattr(g, f) for f in silicon} == {f: getattr(h100, f) for f in silicon}
     assert g.memory_bytes > h100.memory_bytes and g.memory_bandwidth_bytes_per_s > 3350e9
+
+
+@pytest.mark.parametrize("key", NEW_GPUS)
+def test_new_rows_are_sourced_binary_and_sparse_is_twice_dense(key):
+    g = GPUS[key]
+    assert g.source and g.memory_type.startswith("HBM") and g.host_link in INTERCONNECTS
+    assert g.memory_bytes % GiB == 0  # binary sizes: nvidia-smi shows 81,559 MiB of an "80GB" H100
+    for dtype, sparse in g.sparse_flop_per_s.items():
+        assert sparse == pytest.approx(2 * g.dense_flop_per_s[dtype], rel=0.015)
+
+
+def test_b200_matches_the_dgx_b200_datasheet_divided_by_eight():
+    """DGX B200 datasheet: 8 GPUs, 1,440 GB, 64 TB/s, 72 PF FP8 (sparse), 14.4 TB/s NVLink."""
+    b = GPUS["b200"]
+    assert 8 * b.memory_bytes / GiB == 1440
+    assert 8 * b.memory_bandwidth_bytes_per_s == 64e12
+    assert 8 * b.peak_flop_per_s("fp8", sparse=True) == 72e15
+    assert 8 * b.nvlink_bandwidth_bytes_per_s == 14.4e12
+    assert b.peak_flop_per_s("bf16") == pytest.approx(2.25e15)  # HGX B200: 4.5 PF sparse
+    assert (
+        b.peak_flop_per_s("fp32") == 75e12 and b.peak_flop_per_s("fp64") == 37e12
+    )  # HGX B200 spec
+    with pytest.raises(ValueError, match="fp8"):
+        b.peak_flop_per_s("fp4")  # FP4 is not among the registry's dtypes
+
+
+def test_gh200_is_an_h100_with_more_memory_behind_nvlink_c2c():
+    """GH200 datasheet: 96 GB HBM3 at 4 TB/s or 144 GB HBM3e at 4.9 TB/s; NVLink-C2C 900 GB/s;
+    *AI Infrastructure* draws it with an 80 GB, 3.35 TB/s H100 (wrong)."""
+    h100 = GPUS["h100-sxm"]
+    for key, gib, tbps in (("gh200-96gb", 96, 4.0), ("gh200-144gb", 144, 4.9)):
+        g = GPUS[key]
+        assert g.memory_bytes == gib * GiB and g.memory_bandwidth_bytes_per_s == tbps * 1e12
+        assert dict(g.dense_flop_per_s) == dict(h100.dense_flop_per_s) and g.sms == h100.sms
+        assert g.host_link == "nvlink-c2c"
+    c2c = INTERCONNECTS["nvlink-c2c"]
+    assert c2c.bidirectional_bandwidth_bytes_per_s == 900 * GB
+    assert c2c.bandwidth_bytes_per_s / INTERCONNECTS[
+        "pcie5"
+    ].bandwidth_bytes_per_s == pytest.approx(7.1, abs=0.05)
