@@ -21,7 +21,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 _DEMOS = "tests/distributed/test_distributed_demos.py"
 _SCALE = "tests/distributed/test_distributed_scale.py"
-_EXPORTS = "tests/teaching/test_grading_exports.py"
 _ONE_LAUNCH = "one 2-process launch runs every demo; a file per module would launch once each"
 _GRADING = "grading/ is being changed under #35: its tests move after that lands"
 _QUIZ = "question data: tests/presentation/test_quizzes.py finds every lesson's and checks it"
@@ -58,13 +57,6 @@ ALLOWED: dict[str, tuple[str | None, str]] = {
     ),
     "instructors/teaching/grading/extract.py": ("tests/teaching/test_grading_units.py", _GRADING),
     "instructors/teaching/grading/gradebook.py": ("tests/teaching/test_grading_class.py", _GRADING),
-    "instructors/teaching/grading/history.py": (_EXPORTS, _GRADING),
-    "instructors/teaching/grading/exports/autograder.py": (_EXPORTS, _GRADING),
-    "instructors/teaching/grading/exports/canvas.py": (_EXPORTS, _GRADING),
-    "instructors/teaching/grading/exports/gradescope.py": (_EXPORTS, _GRADING),
-    "instructors/teaching/grading/exports/moodle.py": (_EXPORTS, _GRADING),
-    "instructors/teaching/grading/exports/nbgrader.py": (_EXPORTS, _GRADING),
-    "instructors/teaching/grading/exports/prairielearn.py": (_EXPORTS, _GRADING),
     "instructors/teaching/grading/leaks.py": ("tests/leaks.py", _GRADING),
     "instructors/teaching/grading/release.py": ("tests/teaching/test_release.py", _GRADING),
     "instructors/teaching/grading/runner.py": ("tests/teaching/test_exercises_12.py", _GRADING),
