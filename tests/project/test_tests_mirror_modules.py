@@ -50,13 +50,10 @@ ALLOWED: dict[str, tuple[str | None, str]] = {
     "course/selfcheck/coarse.py": ("tests/teaching/test_release.py", "checks of a release"),
     "course/selfcheck/plain.py": ("tests/teaching/test_grading_units.py", "shared with grading"),
     "course/selfcheck/values.py": ("tests/teaching/test_grading_units.py", "shared with grading"),
-    "instructors/teaching/grading/check.py": ("tests/teaching/test_grading_units.py", _GRADING),
     "instructors/teaching/grading/keycheck.py": (
         "tests/teaching/test_grading_instructor_side.py",
         "with the gradebook's outputs: what the instructor is told, one graded-folder fixture",
     ),
-    "instructors/teaching/grading/extract.py": ("tests/teaching/test_grading_units.py", _GRADING),
-    "instructors/teaching/grading/gradebook.py": ("tests/teaching/test_grading_class.py", _GRADING),
     "instructors/teaching/grading/leaks.py": ("tests/leaks.py", _GRADING),
     "instructors/teaching/grading/release.py": ("tests/teaching/test_release.py", _GRADING),
     "instructors/teaching/grading/runner.py": ("tests/teaching/test_exercises_12.py", _GRADING),
@@ -65,7 +62,6 @@ ALLOWED: dict[str, tuple[str | None, str]] = {
         "tests/teaching/test_grading_hostile.py",
         _GRADING,
     ),
-    "instructors/teaching/grading/spec.py": ("tests/teaching/test_grading_class.py", _GRADING),
     "instructors/teaching/grading/zygote.py": (
         None,
         "a script sandbox.Zygote runs as a file: every grading test starts it; " + _GRADING,
