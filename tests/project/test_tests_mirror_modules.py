@@ -46,8 +46,11 @@ ALLOWED: dict[str, tuple[str | None, str]] = {
     "course/distributed/moe.py": (_SCALE, "shares the scale tests' launches"),
     "course/distributed/ring_attention.py": (_SCALE, "shares the scale tests' launches"),
     "course/distributed/scheduling.py": ("tests/distributed/test_slurm.py", "with Slurm"),
-    "course/selfcheck/answers.py": ("tests/teaching/test_release.py", "checks of a release"),
-    "course/selfcheck/coarse.py": ("tests/teaching/test_release.py", "checks of a release"),
+    "course/selfcheck/answers.py": (
+        "tests/teaching/test_grading_release.py",
+        "checks of a release",
+    ),
+    "course/selfcheck/coarse.py": ("tests/teaching/test_grading_release.py", "checks of a release"),
     "course/selfcheck/plain.py": ("tests/teaching/test_grading_units.py", "shared with grading"),
     "course/selfcheck/values.py": ("tests/teaching/test_grading_units.py", "shared with grading"),
     "instructors/teaching/grading/keycheck.py": (
@@ -55,7 +58,6 @@ ALLOWED: dict[str, tuple[str | None, str]] = {
         "with the gradebook's outputs: what the instructor is told, one graded-folder fixture",
     ),
     "instructors/teaching/grading/leaks.py": ("tests/leaks.py", _GRADING),
-    "instructors/teaching/grading/release.py": ("tests/teaching/test_release.py", _GRADING),
     "instructors/teaching/grading/runner.py": ("tests/teaching/test_exercises_12.py", _GRADING),
     "instructors/teaching/grading/sandbox.py": ("tests/teaching/test_grading.py", _GRADING),
     "instructors/teaching/grading/sandbox_init.py": (
