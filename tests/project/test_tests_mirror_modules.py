@@ -57,7 +57,6 @@ ALLOWED: dict[str, tuple[str | None, str]] = {
         "tests/teaching/test_grading_instructor_side.py",
         "with the gradebook's outputs: what the instructor is told, one graded-folder fixture",
     ),
-    "instructors/teaching/grading/runner.py": ("tests/teaching/test_exercises_12.py", _GRADING),
     "instructors/teaching/grading/sandbox.py": ("tests/teaching/test_grading.py", _GRADING),
     "instructors/teaching/grading/sandbox_init.py": (
         "tests/teaching/test_grading_hostile.py",
