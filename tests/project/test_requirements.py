@@ -32,6 +32,7 @@ FIRST_PARTY = {
     "leaks",
     "browser_setup",
     "quiz_cases",
+    "export_cases",
 }
 FIRST_PARTY |= {"solution_run", "install", "measured"}  # install: requirements/install.py
 #: Declared distributions that nothing imports: tools run by make, pytest or the site build.
