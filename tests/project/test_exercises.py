@@ -4,8 +4,6 @@ learner's checks accept the solution's values and give the hint written for a kn
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import subprocess
@@ -15,6 +13,7 @@ import nbformat
 import pytest
 from leaks import find_leaks, hidden_values
 from leaks import sections as _sections
+from solution_run import solution_namespace
 from teaching.grading import authoring, spec
 
 from course.selfcheck.answers import Grader
@@ -95,18 +94,10 @@ def test_no_hidden_value_appears_in_exercises(solution, keys):
 # ---------------------------------------------------------------------------------------------
 
 
-def _solution_namespace(solution) -> dict:
-    ns: dict = {}
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        for cell in spec.read(solution).run_cells:
-            exec(compile(cell["source"], solution.name, "exec"), ns)
-    return ns
-
-
 def test_learner_checks_pass_the_solution_and_hint_at_a_known_wrong_answer(monkeypatch):
     monkeypatch.delenv("COURSE_GRADING", raising=False)
     solution = authoring.SOLUTIONS_DIR / "00_units_and_memory.ipynb"
-    ns = _solution_namespace(solution)
+    ns = solution_namespace(solution.stem)
     grader = Grader("00_units_and_memory")
     report = grader.check_all(ns)
     assert bool(report), repr(report)
@@ -124,7 +115,7 @@ def test_learner_checks_pass_the_solution_and_hint_at_a_known_wrong_answer(monke
 
 def test_learner_checks_hide_choices_and_a_function_is_checked_on_probes(monkeypatch):
     monkeypatch.delenv("COURSE_GRADING", raising=False)
-    ns = _solution_namespace(authoring.SOLUTIONS_DIR / "03_data_types.ipynb")
+    ns = solution_namespace("03_data_types")
     grader = Grader("03_data_types")
     assert "the grader checks the value of q8_answer" in repr(grader.check("q8", ns))
     assert bool(grader.check("q5", ns)), repr(grader.check("q5", ns))

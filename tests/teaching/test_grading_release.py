@@ -15,6 +15,7 @@ import subprocess
 import nbformat
 import pytest
 from leaks import hidden_values
+from solution_run import solution_namespace
 from teaching.grading import authoring, spec
 from teaching.grading.release import write_release
 
@@ -292,14 +293,6 @@ def test_most_known_wrong_answers_keep_their_hint_in_graded_mode(graded):
     assert kept >= total * 0.6, (kept, total)
 
 
-def _solution_namespace(solution) -> dict:
-    ns: dict = {}
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        for cell in spec.read(solution).run_cells:
-            exec(compile(cell["source"], solution.name, "exec"), ns)
-    return ns
-
-
 def test_the_graded_learner_says_what_is_in_range_and_names_a_known_mistake(
     graded, tmp_path, monkeypatch
 ):
@@ -308,7 +301,7 @@ def test_the_graded_learner_says_what_is_in_range_and_names_a_known_mistake(
     path = tmp_path / f"{name}.json"
     path.write_text(json.dumps(graded[name]))
     grader = Grader(name, path)
-    ns = _solution_namespace(authoring.SOLUTIONS_DIR / f"{name}.ipynb")
+    ns = solution_namespace(name)
     report = grader.check_all(ns)
     assert bool(report), repr(report)
     assert "in range" in repr(report) and "right." not in repr(report)
@@ -352,7 +345,7 @@ def test_a_function_answer_is_checked_for_the_form_and_range_of_its_outputs(
     path = tmp_path / f"{name}.json"
     path.write_text(json.dumps(graded[name]))
     grader = Grader(name, path)
-    ns = _solution_namespace(authoring.SOLUTIONS_DIR / f"{name}.ipynb")
+    ns = solution_namespace(name)
     report = repr(grader.check("q5", ns))
     assert "in range" in report and "quantise_int8" in report, report
     torch = ns["torch"]
