@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from course.calculators import queueing, serving
 from course.calculators.queueing import percentile
 from course.facts import validate
+from course.facts.report import Table
 from course.measure import llm_server
 from course.measure.llm_server import POLICIES, Engine, running_server
 from course.measure.serving import serve_model
@@ -569,14 +570,14 @@ def prefill_interference(
     max_batch: int = 8,
     repeats: int = 3,
     seed: int = 0,
-) -> list[LoadPoint]:
+) -> Table:
     """Whole-prompt prefill (every newcomer's prompt runs in full in the iteration it joins, ahead
     of the decodes: prefill first) against chunked prefill (``chunk_tokens`` per iteration,
     decodes first), on the same arrivals (Poisson at ``rate_per_s``; 0, the default: all at once,
     so the batch stays full whatever this machine's speed), the two interleaved ``repeats`` times
     with fresh seeds. Chat-like requests (exponential lengths: ``mean_prompt_tokens``,
     ``mean_output_tokens``) with, every ``long_every``-th, a document of ``long_prompt_tokens``
-    instead of the prompt (the mixed workloads Sarathi-Serve measured). Returns one
+    instead of the prompt (the mixed workloads Sarathi-Serve measured). Returns a table of one
     :class:`LoadPoint` per run (``policy`` is the schedule); ITL percentiles pool every gap
     (vLLM's ITL), and a p99 is reported only where 100 gaps carry it."""
     n = validate.positive_int("requests", requests, maximum=10_000)
@@ -614,7 +615,19 @@ def prefill_interference(
                     )
                 )
                 bar.update()
-    return points
+    return Table(
+        points,
+        title="Whole prompts against chunked prefill, run by run (the scheduler alone)",
+        columns=(
+            "policy",
+            "repeat",
+            "itl_samples",
+            "itl_p50_seconds",
+            "itl_p99_seconds",
+            "ttft_p50_seconds",
+            "mean_batch",
+        ),
+    )
 
 
 def routing_replay(
