@@ -4,8 +4,9 @@
   ``torch.profiler.profile`` (``record_shapes``, ``profile_memory``), each phase labelled with
   ``record_function`` ("data", "forward", "backward", "optimizer"), writes the Chrome trace
   (open it at https://ui.perfetto.dev or chrome://tracing) and returns a :class:`StepProfile`:
-  the top operators by self time, the timeline of the last step's top-level events and the memory
-  timeline, both read back from the trace file (so the plot shows exactly what the file holds).
+  the top operators by self time (a ``report.Table`` that prints itself, times in seconds), the
+  timeline of the last step's top-level events and the memory timeline, both read back from the
+  trace file (so the plot shows exactly what the file holds).
 - :func:`slow_and_fixed` builds the lesson's deliberately slow step (the largest embedding gradient
   logged by a Python loop, one tensor and one ``float()`` per element) and its fix (one torch call);
   :func:`paired_times` times two functions interleaved (A, B, A, B, ...), so a change in the
@@ -34,6 +35,7 @@ from torch.profiler import ProfilerActivity, profile, record_function
 
 from course.facts import validate
 from course.facts.models import TransformerConfig
+from course.facts.report import Table
 from course.measure.storage import scratch_dir
 from course.measure.training import SWEEP_CONFIG, _model, _tokens
 
@@ -44,12 +46,20 @@ STEP = "train_step"
 
 @dataclass(frozen=True)
 class OpStat:
-    """One operator's totals over the profiled steps (microseconds, as the profiler counts)."""
+    """One operator's totals over the profiled steps, in seconds (the profiler counts in µs).
+
+    ``self_seconds`` is nan where the events were read without their tree (``export=False``).
+    """
 
     name: str
     calls: int
-    self_us: float
-    total_us: float
+    self_seconds: float
+    total_seconds: float
+
+    @property
+    def per_call_seconds(self) -> float:
+        """Inclusive time of one call, on average."""
+        return self.total_seconds / self.calls
 
 
 @dataclass(frozen=True)
@@ -58,7 +68,7 @@ class StepProfile:
 
     device: str
     steps: int
-    top_ops: list[OpStat]
+    top_ops: Table  # of OpStat: the top operators, largest first
     timeline: list[dict[str, Any]]  # {name, start_us, duration_us, depth} of the last step
     memory: list[dict[str, Any]]  # {time_us, allocated_bytes} over the profiled steps
     phase_us: dict[str, float]  # median microseconds of each record_function phase
@@ -233,7 +243,8 @@ def profile_training_step(
         ]
         averages.sort(key=lambda a: getattr(a, key, 0.0), reverse=True)
         top_ops = [
-            OpStat(a.key, a.count, getattr(a, key, 0.0), a.cpu_time_total) for a in averages[:top]
+            OpStat(a.key, a.count, getattr(a, key, 0.0) / 1e6, a.cpu_time_total / 1e6)
+            for a in averages[:top]
         ]
         phases = {
             a.key: a.cpu_time_total / max(a.count, 1)
@@ -246,11 +257,27 @@ def profile_training_step(
     return StepProfile(
         device,
         n,
-        top_ops,
+        _ops_table(top_ops, device, n, tree=export),
         timeline_from_trace(events),
         memory_from_trace(events),
         phases,
         trace_path,
+    )
+
+
+def _ops_table(ops: list[OpStat], device: str, steps: int, *, tree: bool) -> Table:
+    """The top operators as a table; without the event tree there is no self time to show."""
+    order = "self time" if tree else "total time"
+    return Table(
+        ops,
+        title=f"Top operators by {order}, {steps} step(s) on {device} (torch.profiler)",
+        columns=(
+            "name",
+            "calls",
+            *(("self_seconds",) if tree else ()),
+            "total_seconds",
+            "per_call_seconds",
+        ),
     )
 
 
@@ -263,7 +290,7 @@ def _raw_stats(prof, top: int, steps: int) -> tuple[list[OpStat], dict[str, floa
         total_ns[e.name()] += e.duration_ns()
     names = [k for k in calls if k not in (*PHASES, STEP) and not k.startswith("ProfilerStep")]
     names.sort(key=lambda k: total_ns[k], reverse=True)
-    ops = [OpStat(k, calls[k], math.nan, total_ns[k] / 1e3) for k in names[:top]]
+    ops = [OpStat(k, calls[k], math.nan, total_ns[k] / 1e9) for k in names[:top]]
     return ops, {k: total_ns[k] / 1e3 / max(calls[k], 1) for k in PHASES if k in calls}
 
 

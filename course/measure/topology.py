@@ -10,7 +10,8 @@
   its links to the others, CPU affinity, NUMA affinity); :func:`parse_smi_summary` reads the
   fields of the ``nvidia-smi`` summary screen (power draw and cap, ECC, performance state, MIG).
 
-On macOS or where ``/sys`` is absent these return empty lists and say so.
+Each returns a :class:`course.facts.report.Table` of its rows, which prints itself. On macOS or
+where ``/sys`` is absent the tables are empty and their note says so.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from course.facts.report import Table
 
 SYS = Path("/sys/devices/system")
 
@@ -45,7 +48,10 @@ class NumaNode:
     memory_bytes: int | None
 
 
-def numa_nodes(root: Path = SYS) -> list[NumaNode]:
+_NO_SYS = "No {} here (macOS?): `sysctl hw` lists the CPUs and caches."
+
+
+def numa_nodes(root: Path = SYS) -> Table:
     """The NUMA nodes Linux reports (empty where ``/sys`` has none, e.g. macOS)."""
     nodes = []
     for d in sorted((root / "node").glob("node[0-9]*"), key=lambda p: int(p.name[4:])):
@@ -53,7 +59,12 @@ def numa_nodes(root: Path = SYS) -> list[NumaNode]:
         meminfo = _read(d / "meminfo") or ""
         m = re.search(r"MemTotal:\s+(\d+)\s*kB", meminfo)
         nodes.append(NumaNode(int(d.name[4:]), cpus, int(m.group(1)) * 1024 if m else None))
-    return nodes
+    return Table(
+        nodes,
+        title="NUMA nodes of this machine (/sys)",
+        missing={"memory_bytes": "unknown"},
+        note="" if nodes else _NO_SYS.format(root / "node"),
+    )
 
 
 @dataclass(frozen=True)
@@ -72,7 +83,7 @@ def _size(text: str | None) -> int:
     return int(m.group(1)) * {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}[m.group(2)]
 
 
-def cache_hierarchy(root: Path = SYS, cpu: int = 0) -> list[CacheLevel]:
+def cache_hierarchy(root: Path = SYS, cpu: int = 0) -> Table:
     """The caches of one CPU from ``/sys`` (per level: size, line size, CPUs sharing it)."""
     out = []
     for d in sorted((root / "cpu" / f"cpu{cpu}" / "cache").glob("index[0-9]*")):
@@ -86,7 +97,12 @@ def cache_hierarchy(root: Path = SYS, cpu: int = 0) -> list[CacheLevel]:
                 cpu_list(_read(d / "shared_cpu_list") or ""),
             )
         )
-    return out
+    return Table(
+        out,
+        title=f"Caches of CPU {cpu} (/sys)",
+        formats={"line_bytes": "number"},
+        note="" if out else _NO_SYS.format(root / "cpu" / f"cpu{cpu}" / "cache"),
+    )
 
 
 def cache_line_bytes(default: int = 64) -> int:
@@ -118,13 +134,13 @@ LINK_MEANING = {
 }
 
 
-def parse_topo(text: str) -> list[TopoRow]:
+def parse_topo(text: str) -> Table:
     """Rows of an ``nvidia-smi topo -m`` matrix (ANSI escapes and the legend ignored)."""
     clean = re.sub(r"\x1b\[[0-9;]*m", "", text)
     lines = [ln for ln in clean.splitlines() if ln.strip()]
     header_i = next((i for i, ln in enumerate(lines) if "CPU Affinity" in ln), None)
     if header_i is None:
-        return []
+        return Table(title="nvidia-smi topo -m: no matrix found")
     header = [h.strip() for h in lines[header_i].split("\t") if h.strip()]
     devices = [h for h in header if h not in ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")]
     rows = []
@@ -139,7 +155,7 @@ def parse_topo(text: str) -> list[TopoRow]:
         rows.append(
             TopoRow(cells[0], links, rest[0] if rest else "", rest[1] if len(rest) > 1 else "")
         )
-    return rows
+    return Table(rows, title="nvidia-smi topo -m, one row per device")
 
 
 def parse_smi_summary(text: str) -> dict[str, str]:
