@@ -444,8 +444,12 @@ def training_run_cost_on(
 
 
 def usd_per_million_tokens(usd_per_hour: float, tokens_per_s: float) -> float:
-    """Cost of 1,000,000 generated tokens at an hourly price and a throughput (tokens/s)."""
-    price = validate.number("usd_per_hour", usd_per_hour, minimum=0, maximum=1e6)
+    """Cost of 1,000,000 generated tokens at an hourly price and a throughput (tokens/s).
+
+    The price is often a whole fleet's (GPUs x price per GPU-hour, each checked where it was
+    typed), so it has no upper bound: 66 GPUs at $15,152 per GPU-hour cost over $1M an hour.
+    """
+    price = validate.number("usd_per_hour", usd_per_hour, minimum=0)
     rate = validate.number("tokens_per_s", tokens_per_s, minimum=0, maximum=1e12, strict_min=True)
     return price / (rate * HOUR) * 1e6
 

@@ -96,3 +96,17 @@ def test_controls_grey_out_by_mode():
     assert calc.controls["mfu"].disabled and not calc.controls["requests_per_s"].disabled
     assert calc.controls["params"].disabled
     assert gpu(calc.controls["gpu"].value).tdp_watts == 400
+
+
+def test_a_fleet_priced_over_a_million_dollars_an_hour_is_still_priced():
+    """Found by test_widgets_base's random inputs: gpt-3-175b served at $15,152 per GPU-hour
+    needs a fleet costing over $1M an hour, and that internal total must not be refused under a
+    name that is not on screen. Each output token's price scales with the GPU-hour's."""
+    calc = how_long_and_how_much(mode="inference", model="gpt-3-175b", usd_per_gpu_hour="2")
+    cheap = calc.result
+    calc.controls["usd_per_gpu_hour"].value = "15152"
+    assert calc.error is None
+    assert calc.result.serving.cost_per_hour_usd > 1e6
+    assert calc.result.serving.usd_per_million_output_tokens == pytest.approx(
+        cheap.serving.usd_per_million_output_tokens * 15152 / 2, rel=1e-9
+    )
