@@ -11,7 +11,7 @@ PORT   ?= 8888
 LEARNERS    := $(VENV)/.learners-installed
 INSTRUCTORS := $(VENV)/.instructors-installed
 
-.PHONY: install install-instructors lab test lint unit notebooks exercises-run check assign grade dist hosted-links \
+.PHONY: install install-instructors lab test lint serial all-in-one unit notebooks exercises-run check assign grade dist hosted-links \
 	release lock clean site answer-keys slides
 
 install: $(LEARNERS)
@@ -47,7 +47,7 @@ check: install
 	$(BIN)/python -m course check
 
 ## The whole suite, as CI runs it (see README "Tests").
-test: install-instructors lint unit notebooks exercises-run
+test: install-instructors lint serial all-in-one
 
 lint: install-instructors
 	$(BIN)/ruff check course instructors/teaching tests requirements
@@ -55,24 +55,34 @@ lint: install-instructors
 	$(BIN)/lint-imports --no-cache
 
 # Tests run on both cores (pytest-xdist workers); `make test PYTEST_WORKERS=0` runs them in one
-# process, as before. Tests marked `serial` (they time themselves or need the whole machine) run
-# first, alone; tests/conftest.py keeps each file, and all the grading sandbox's files, on one worker.
+# process. Tests marked `serial` (they time themselves or need the whole machine) run first, alone;
+# tests/conftest.py keeps each file, and all the grading sandbox's files, on one worker.
 PYTEST_WORKERS ?= 2
-XDIST = -n $(PYTEST_WORKERS)
+XDIST = -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
 SERIAL_FILES = $(shell grep -rl --include='test_*.py' 'pytest.mark.serial' tests)
+NBVAL = --nbval --nbval-current-env --nbval-cell-timeout=300
 
-unit: install-instructors
+serial: install-instructors
 	$(if $(SERIAL_FILES),$(BIN)/python -m pytest $(SERIAL_FILES) -m serial)
-	$(BIN)/python -m pytest tests -m "not serial" $(XDIST) --dist loadfile --no-loadscope-reorder \
+
+# Everything else in one run on both cores, so neither core waits at the end of a stage: the unit
+# tests, nbval over the lessons and solutions (their committed outputs must come out again) and over
+# the exercises (committed unexecuted, so nbval only runs them: it compares no unrun cell's output,
+# as --nbval-lax would). The ten slowest tests are printed.
+all-in-one: install-instructors
+	$(BIN)/python -m pytest tests notebooks solutions exercises -m "not serial" $(NBVAL) $(XDIST) \
 	    --durations=10
 
+# The same pieces one at a time.
+unit: serial
+	$(BIN)/python -m pytest tests -m "not serial" $(XDIST) --durations=10
+
 notebooks: install-instructors
-	$(BIN)/python -m pytest --nbval --nbval-current-env --nbval-cell-timeout=300 \
-	    $(XDIST) --dist loadfile notebooks solutions
+	$(BIN)/python -m pytest $(NBVAL) $(XDIST) notebooks solutions
 
 exercises-run: install-instructors
-	$(BIN)/python -m pytest --nbval-lax --nbval-current-env --nbval-cell-timeout=300 \
-	    $(XDIST) --dist loadfile exercises
+	$(BIN)/python -m pytest --nbval-lax --nbval-current-env --nbval-cell-timeout=300 $(XDIST) \
+	    exercises
 
 ## The learners' package as a wheel in dist/ (course/ and its data, with the ranges of pyproject.toml;
 ## never the instructors' teaching/): what a hosted notebook installs, `pip install dist/*.whl`.

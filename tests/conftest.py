@@ -48,9 +48,15 @@ def pytest_xdist_make_scheduler(config, log):
     return SandboxTogether(config, log)
 
 
+def _order(item) -> tuple[bool, bool]:
+    """The sandbox's files first, then the lesson notebooks (the longest files), then the rest."""
+    lesson = item.path.suffix == ".ipynb" and item.path.parent.name == "notebooks"
+    return (item.get_closest_marker("sandbox") is None, not lesson)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """On an xdist worker, the sandbox's files first (the scheduler hands out files in this
-    order); a run in one process keeps the usual order."""
+    """On an xdist worker, the sandbox's files first and the lessons next (the scheduler hands out
+    files in this order, so the longest start early); a run in one process keeps the usual order."""
     if "PYTEST_XDIST_WORKER" in os.environ:
-        items.sort(key=lambda item: item.get_closest_marker("sandbox") is None)  # stable
+        items.sort(key=_order)  # stable
