@@ -17,7 +17,7 @@ import torch.distributed.checkpoint as dcp
 from course.calculators import context
 from course.calculators import moe as moe_calc
 from course.distributed import checkpoint, elastic, moe, ring_attention
-from course.distributed.launch import launch, launch_named
+from course.distributed.launch import launch
 
 
 def _children() -> set[int]:
@@ -39,16 +39,42 @@ def _listening() -> set:
     }
 
 
+#: The demos this file checks on several ranks, and the world sizes each runs at: one launch per
+#: size (every launch pays for importing torch in each rank), whose results the tests read.
+DEMOS = {
+    "moe_demo": moe.moe_demo,
+    "ring_demo": ring_attention.ring_demo,
+    "ring_causal": functools.partial(ring_attention.ring_demo, causal=True),
+    "moe_grad": moe.moe_grad_demo,
+    "ring_grad_causal": functools.partial(ring_attention.ring_grad_demo, causal=True),
+    "ring_grad": functools.partial(ring_attention.ring_grad_demo, causal=False),
+}
+AT = {
+    2: ("moe_demo", "ring_demo", "moe_grad", "ring_grad_causal", "ring_grad"),
+    3: ("ring_causal", "moe_demo", "ring_grad_causal"),
+    4: ("moe_grad",),
+}
+
+
 @pytest.fixture(scope="module")
-def runs():
-    before = _children()
-    out = launch_named([moe.moe_demo, ring_attention.ring_demo], 2, timeout_seconds=180)
-    assert _children() <= before
-    return out
+def launched():
+    """``launched(ranks)``: each rank's results by demo name, launched on first use."""
+    done = {}
+
+    def at(ranks: int) -> list[dict]:
+        if ranks not in done:
+            before, names = _children(), AT[ranks]
+            out = launch([DEMOS[n] for n in names], ranks, timeout_seconds=240)
+            assert _children() <= before  # every rank has ended
+            done[ranks] = [dict(zip(names, results, strict=True)) for results in out]
+        return done[ranks]
+
+    return at
 
 
-def _three_ranks():
-    return ring_attention.ring_demo(causal=True), moe.moe_demo()
+@pytest.fixture(scope="module")
+def runs(launched):
+    return launched(2)
 
 
 def test_ring_attention_equals_full_attention(runs):
@@ -58,9 +84,10 @@ def test_ring_attention_equals_full_attention(runs):
     assert all(r["ring_demo"]["steps"] == 2 for r in runs)
 
 
-def test_ring_attention_causal_and_moe_on_three_ranks():
+def test_ring_attention_causal_and_moe_on_three_ranks(launched):
     """The defaults scale with the world size (32 tokens and 2 experts per rank)."""
-    ring, experts = zip(*launch(_three_ranks, 3, timeout_seconds=180), strict=True)
+    ring = [r["ring_causal"] for r in launched(3)]
+    experts = [r["moe_demo"] for r in launched(3)]
     q, k, v = ring_attention.qkv(seq_len=96)
     full = ring_attention.full_attention(q, k, v, causal=True)
     got = torch.cat([r["out"] for r in ring], dim=-2)
@@ -262,10 +289,10 @@ def test_agent_lines_keep_the_agents_own_log_whatever_the_path():
 
 
 @pytest.mark.parametrize("ranks", [2, 4])
-def test_expert_parallel_gradients_match_one_process(ranks):
+def test_expert_parallel_gradients_match_one_process(ranks, launched):
     """Each rank holds only E/p experts; the gradients of its experts, of the router (summed over
     ranks) and of its tokens equal the single-process layer's backward."""
-    for g in launch(moe.moe_grad_demo, ranks, timeout_seconds=240):
+    for g in (r["moe_grad"] for r in launched(ranks)):
         assert g["experts_held"] == g["experts"] // ranks
         tol = 1e-5 * g["grad_scale"]
         assert g["expert_grad_error"] <= tol and g["token_grad_error"] <= tol
@@ -273,11 +300,11 @@ def test_expert_parallel_gradients_match_one_process(ranks):
 
 
 @pytest.mark.parametrize(("ranks", "causal"), [(2, True), (3, True), (2, False)])
-def test_ring_attention_gradients_match_sdpa_on_one_process(ranks, causal):
+def test_ring_attention_gradients_match_sdpa_on_one_process(ranks, causal, launched):
     """Autograd through the ring (RingShift sends each K/V gradient back where the block came
     from): Q, K and V gradients equal scaled_dot_product_attention's on the whole sequence."""
-    demo = functools.partial(ring_attention.ring_grad_demo, causal=causal)
-    for g in launch(demo, ranks, timeout_seconds=240):
+    name = "ring_grad_causal" if causal else "ring_grad"
+    for g in (r[name] for r in launched(ranks)):
         tol = 1e-5 * g["grad_scale"]
         assert g["out_error"] <= tol
         assert max(g["grad_q_error"], g["grad_k_error"], g["grad_v_error"]) <= tol
