@@ -264,6 +264,13 @@ def dgx_design(
     arch = next((a for a in hardware.SUPERPODS.values() if a.system == sys_.key), None)
     su_size = arch.systems_per_su if arch else 32
     n_su = math.ceil(n_systems / su_size)
+    if n_su > MAX_SUS:  # only with days: validate.positive_int caps gpus
+        raise ValueError(
+            f"{n_gpus:,} GPUs ({n_su:,} scalable units of {su_size} systems) would train "
+            f"{float(tokens):.3g} tokens in {days:g} days, more than the {MAX_SUS} SUs a "
+            "SuperPOD's three-tier fabric of 64-port switches connects: give a later deadline "
+            "(days) or fewer training tokens"
+        )
     if arch is not None:
         fabric = superpod(n_su, architecture=arch.key)
         leaf, spine, core = fabric.leaf_switches, fabric.spine_switches, fabric.core_switches

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from course.calculators import cloud, compute, energy
 from course.calculators.memory import gpus_needed, kv_cache_bytes
-from course.facts import hardware, validate
+from course.facts import hardware, units, validate
 from course.facts.dtypes import BYTES_PER_VALUE
 from course.facts.models import TransformerConfig, checked_config
 from course.facts.report import Report
@@ -324,6 +324,12 @@ def serving_footprint(
             f"requests per second x output tokens must reach a million output tokens "
             f"in {MAX_SERVING_SECONDS / 3.15576e7:,.0f} years; got "
             f"{s.output_tokens_per_s:.3g} tokens/s"
+        )
+    if s.gpus * card.tdp_watts > validate.MAX_WATTS:
+        raise ValueError(
+            f"requests per second: serving {s.requests_per_s:,.3g} requests per second takes "
+            f"{s.gpus:,} GPUs drawing {units.fmt_watts(s.gpus * card.tdp_watts)}, more than the "
+            f"{units.fmt_watts(validate.MAX_WATTS)} of any datacenter campus; serve fewer"
         )
     joules = energy.energy_joules(s.gpus * card.tdp_watts, seconds, pue=pue)
     power_usd = energy.electricity_usd(joules, usd_per_kwh)

@@ -103,3 +103,13 @@ def test_a_longer_deadline_never_needs_more_gpus(days, more):
     loose = cluster.dgx_design(cfg, tokens=300e9, days=days * more)
     assert loose.gpus <= tight.gpus and loose.it_power_watts <= tight.it_power_watts
     assert tight.training_seconds <= days * DAY * (1 + 1e-9)
+
+
+def test_a_design_past_the_largest_superpod_names_the_deadline_and_the_tokens():
+    """1e15 tokens of GPT-3 in 30 days needs about 130,000 scalable units; a three-tier fabric of
+    64-port switches connects 256 (65,536 GPUs: NVIDIA DGX SuperPOD H100 reference architecture's
+    rule, ``systems.MAX_SUS``). The error says which inputs to change, not an internal count."""
+    with pytest.raises(ValueError, match=r"later deadline \(days\) or fewer training tokens"):
+        cluster.dgx_design(PRESETS["gpt-3-175b"], tokens=1e15, days=30)
+    ok = cluster.dgx_design(PRESETS["gpt-3-175b"], tokens=300e9, days=30)
+    assert ok.sus <= 256

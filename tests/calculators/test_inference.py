@@ -68,3 +68,14 @@ def test_serving_cost_per_million_tokens_is_price_over_throughput():
     assert s.usd_per_million_output_tokens == pytest.approx(
         cloud.usd_per_million_tokens(s.cost_per_hour_usd, s.output_tokens_per_s)
     )
+
+
+def test_a_fleet_past_any_campus_power_names_the_request_rate():
+    """A hundred million requests a second of Llama 2 7B on H100s draws over 10 GW (TDP 700 W
+    per GPU, NVIDIA's datasheet): more than any datacenter campus, and the error names the rate."""
+    s = inference.serving(PRESETS["llama-2-7b"], "h100-sxm", requests_per_s=1e8)
+    assert s.gpus * 700 > 1e10
+    with pytest.raises(ValueError, match="^requests per second: serving 1e\\+08 requests"):
+        inference.serving_footprint(s, "h100-sxm")
+    small = inference.serving(PRESETS["llama-2-70b"], "h100-sxm", requests_per_s=10)
+    assert inference.serving_footprint(small, "h100-sxm").energy_joules > 0

@@ -110,3 +110,9 @@ def test_a_fleet_priced_over_a_million_dollars_an_hour_is_still_priced():
     assert calc.result.serving.usd_per_million_output_tokens == pytest.approx(
         cheap.serving.usd_per_million_output_tokens * 15152 / 2, rel=1e-9
     )
+
+
+def test_a_request_rate_past_any_campus_names_the_box():
+    """Found by sweeping every box: 1e8 requests/s named ``power_watts``, an internal quantity."""
+    calc = how_long_and_how_much(mode="inference", requests_per_s="1e8")
+    assert calc.result is None and calc.error.startswith("requests per second")

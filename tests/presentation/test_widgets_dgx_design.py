@@ -49,3 +49,10 @@ def test_dgx_design_prices_the_systems_as_the_worked_answer_does():
     calc.controls["usd_per_system"].value = "5"
     calc.controls["system"].value = "dgx-h100"  # edited: kept
     assert calc.controls["usd_per_system"].value == "5"
+
+
+def test_more_training_than_the_largest_superpod_names_the_boxes_to_change():
+    """Found by sweeping every box to 1e15: the message named ``sus``, an internal count."""
+    calc = dgx_design_calculator(tokens="1e15")
+    assert calc.result is None
+    assert "deadline (days)" in calc.error and "training tokens" in calc.error
