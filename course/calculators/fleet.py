@@ -40,14 +40,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 
 from course.calculators import cloud, inference, memory, queueing
 from course.facts import hardware, units, validate
 from course.facts.dtypes import BYTES_PER_VALUE
 from course.facts.models import TransformerConfig, checked_config
-from course.facts.report import Report
+from course.facts.report import Report, Table
 
 #: Most replicas a plan may need before it gives up.
 MAX_REPLICAS = 100_000
@@ -303,9 +303,10 @@ def tensor_parallel_options(
     tp_efficiency: float = 0.9,
     max_tp: int = MAX_TP,
     usable_fraction: float = memory.USABLE_MEMORY_FRACTION,
-) -> tuple[TPOption, ...]:
+) -> Table:
     """Every TP degree (:func:`tp_degrees`) whose replica holds the weights and meets the TPOT SLO
-    at batch 1, each at its largest allowed batch (:func:`replica_option`)."""
+    at batch 1, each at its largest allowed batch (:func:`replica_option`): a
+    :class:`~course.facts.report.Table` of :class:`TPOption`, one row per degree."""
     c = checked_config(config)
     out = []
     for t in tp_degrees(c, max_tp=max_tp):
@@ -332,7 +333,12 @@ def tensor_parallel_options(
             f"max_tp: no tensor-parallel degree up to {max_tp} holds {c.name} and meets "
             f"tpot_slo_seconds={tpot_slo_seconds!r}"
         )
-    return tuple(out)
+    return Table(
+        out,
+        title=f"{c.name} on {out[0].gpu}: a replica per TP degree (estimate)",
+        columns=[f.name for f in fields(TPOption) if f.name != "gpu"],
+        formats=TPOption._formats,
+    )
 
 
 @dataclass(frozen=True)

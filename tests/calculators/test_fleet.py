@@ -10,9 +10,10 @@ from types import MappingProxyType
 import pytest
 
 from course.calculators import cloud, fleet, inference, queueing
-from course.facts import hardware
+from course.facts import hardware, units
 from course.facts.data import serving_published
 from course.facts.models import preset
+from course.facts.report import Table
 
 L7, L70 = preset("llama-2-7b"), preset("llama-2-70b")
 
@@ -128,6 +129,25 @@ def test_tensor_parallel_follows_kv_room_not_a_fixed_batch():
     assert o.itl_seconds == pytest.approx(step.step_seconds / speed)
     assert o.slot_seconds == pytest.approx(680 * first + 256 * o.itl_seconds)
     assert o.tpot_seconds == pytest.approx(o.itl_seconds + 679 * first / 256)
+
+
+def test_tensor_parallel_options_print_as_a_table_of_the_options():
+    """The options are a report.Table of TPOption rows (one per TP degree, the GPU in the title)
+    whose cells are formatted by the unit in the column's name: seconds as ms, not raw floats."""
+    opts = fleet.tensor_parallel_options(L70, "h100-sxm", tpot_slo_seconds=0.04)
+    assert isinstance(opts, Table) and all(isinstance(o, fleet.TPOption) for o in opts)
+    assert [o.tp for o in opts] == [2, 4, 8]
+    assert opts.columns == [f.name for f in dataclasses.fields(fleet.TPOption) if f.name != "gpu"]
+    assert "H100" in opts.title
+    frame = opts.to_pandas()
+    assert list(frame["tp"]) == [2, 4, 8]
+    assert list(frame["itl_seconds"]) == [o.itl_seconds for o in opts]
+    text = str(opts).splitlines()
+    first = dict(zip(opts.columns, opts.text_rows()[0], strict=True))
+    assert first["tpot_seconds"] == units.fmt_seconds(opts[0].tpot_seconds)
+    assert first["tpot_seconds"].endswith(" ms") and first["batch_limit"] == "TPOT SLO"
+    assert first["kv_room_batch"] == "66"
+    assert len(text) == 2 + len(opts)  # title, header, one line per option
 
 
 def test_a_tpot_slo_caps_the_batch_at_the_largest_that_meets_it():
