@@ -282,19 +282,30 @@ class Table(list):
             seen.update(dict.fromkeys(_row_columns(row)))
         return list(seen)
 
-    def cell(self, column: str, value: Any) -> str:
-        """One cell as text, formatted by the unit its column's name implies."""
+    def _kinds(self) -> dict[str, str]:
+        """Column -> unit kind where it is set: the rows' own ``Report._formats``, then
+        ``formats``, which wins."""
+        inherited: dict[str, str] = {}
+        for kind in dict.fromkeys(type(row) for row in self):
+            inherited.update(getattr(kind, "_formats", {}))
+        return inherited | self.formats
+
+    def _cell(self, column: str, value: Any, kinds: Mapping[str, str]) -> str:
         if value is None:
             return self.missing.get(column, "-")
         if isinstance(value, str | bool) or not isinstance(value, int | float):
             return str(value)
-        kind = self.formats.get(column) or unit_kind(column)
-        return CELL_FORMATTERS[kind](value)
+        return CELL_FORMATTERS[kinds.get(column) or unit_kind(column)](value)
+
+    def cell(self, column: str, value: Any) -> str:
+        """One cell as text, formatted by the unit its column's name implies (or ``formats``, or
+        the rows' own ``_formats`` where they are :class:`Report` records)."""
+        return self._cell(column, value, self._kinds())
 
     def text_rows(self) -> list[list[str]]:
         """The formatted cells, one list per row, in :attr:`columns` order."""
-        cols = self.columns
-        return [[self.cell(c, _field(row, c)) for c in cols] for row in self]
+        cols, kinds = self.columns, self._kinds()
+        return [[self._cell(c, _field(row, c), kinds) for c in cols] for row in self]
 
     def where(self, **conditions: Any) -> Table:
         """The rows whose fields equal the given values: ``table.where(gpus=8)``."""

@@ -71,6 +71,22 @@ def test_table_reads_dataclass_records_and_filters_them():
     assert str(table).endswith("medians")
 
 
+def test_a_table_of_report_records_formats_their_cells_as_the_records_do():
+    """A record that prints itself with ``_formats`` prints its row the same way in a Table;
+    the Table's own ``formats`` still win."""
+
+    @dataclass(frozen=True)
+    class Share(report.Report):
+        _formats = {"accepted": "percent"}
+        accepted: float
+        tokens: float
+
+    row = Share(0.7, 2.0)
+    assert ("accepted", "70.0 %") in [(label.split()[0], text) for label, text in row.rows()]
+    assert Table([row]).text_rows() == [["70.0 %", "2"]]
+    assert Table([row], formats={"accepted": "number"}).text_rows() == [["0.7", "2"]]
+
+
 def test_table_to_pandas_holds_the_unformatted_numbers():
     pytest.importorskip("pandas")
     frame = Table([{"gpus": 8, "step_seconds": 0.5}]).to_pandas()
