@@ -99,6 +99,7 @@ FORMATTERS: Mapping[str, Callable[[Any], str]] = {
     "hertz": _fmt_hertz,
     "ratio": _fmt_ratio,
     "number": _fmt_number,
+    "general": lambda v: f"{v:.4g}" if isinstance(v, int | float) else str(v),  # 3.403e+38
     "text": str,
 }
 

@@ -35,10 +35,12 @@ import logging
 import math
 import warnings
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import torch
 
 from course.facts import validate
+from course.facts.report import Report, Table
 from course.measure import timing
 
 BITS = (8, 4)
@@ -123,8 +125,13 @@ def unpack_int4(packed: torch.Tensor) -> torch.Tensor:
 
 
 @dataclass(frozen=True)
-class QuantError:
+class QuantError(Report):
     """How far ``w_hat`` is from ``w``."""
+
+    _title = "Quantisation error"
+    _formats = MappingProxyType(
+        {"max_abs": "general", "rms": "general", "relative_rms": "percent", "sqnr_db": "number"}
+    )
 
     max_abs: float  # largest |w - w_hat|
     rms: float  # root-mean-square error
@@ -156,6 +163,27 @@ def quantization_error(w: torch.Tensor, qw: QuantizedWeight) -> QuantError:
         sqnr_db=10 * math.log10(signal / noise) if noise else math.inf,
         max_steps=float((err.abs() / qw.step()).max()),
     )
+
+
+#: (bits, group size) of the schemes lesson 03 compares: int8 and int4 with one scale per output
+#: channel, int4 with one per 128 weights.
+SCHEMES = ((8, None), (4, None), (4, 128))
+
+
+def scheme_errors(
+    weights: dict[str, torch.Tensor], schemes: tuple[tuple[int, int | None], ...] = SCHEMES
+) -> Table:
+    """:func:`quantization_error` of each weight (by name) under each (bits, group size) scheme."""
+    rows = [
+        {
+            "weights": name,
+            "scheme": f"int{bits} " + ("per channel" if group is None else f"group {group}"),
+            **vars(quantization_error(w, quantize(w, bits, group_size=group))),
+        }
+        for name, w in weights.items()
+        for bits, group in schemes
+    ]
+    return Table(rows, title="Quantisation error by scheme", formats=QuantError._formats)
 
 
 # --- modules
@@ -382,6 +410,7 @@ __all__ = [
     "Int8WeightOnlyLinear",
     "QuantError",
     "QuantizedWeight",
+    "SCHEMES",
     "VariantRecord",
     "benchmark_variants",
     "pack_int4",
@@ -389,6 +418,7 @@ __all__ = [
     "quantization_error",
     "quantize",
     "quantize_linears",
+    "scheme_errors",
     "serialized_bytes",
     "torchao_available",
     "torchao_int8_weight_only",

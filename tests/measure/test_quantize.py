@@ -185,3 +185,18 @@ def test_course_int4_linear_multiplies_by_its_dequantised_weight():
     w_hat = quantize(linear.weight, 4, group_size=16).dequantize()
     assert torch.allclose(q(x), x @ w_hat.T + linear.bias, atol=1e-5)
     assert q.weight_int4.numel() == 64 * 48 // 2  # two weights per byte
+
+
+def test_scheme_errors_is_a_table_of_quantization_error_per_weight_and_scheme():
+    torch.manual_seed(0)
+    w = torch.randn(64, 256) * 0.02
+    table = Q.scheme_errors({"gaussian": w})
+    assert [(r["weights"], r["scheme"]) for r in table] == [
+        ("gaussian", "int8 per channel"),
+        ("gaussian", "int4 per channel"),
+        ("gaussian", "int4 group 128"),
+    ]
+    direct = Q.quantization_error(w, Q.quantize(w, 4, group_size=128))
+    assert table[2]["relative_rms"] == direct.relative_rms
+    assert table.cell("relative_rms", 0.0059) == "0.59 %"  # the record's own formats
+    assert table.cell("sqnr_db", 42.07) == "42.07"
