@@ -337,7 +337,6 @@ def tensor_parallel_options(
         out,
         title=f"{c.name} on {out[0].gpu}: a replica per TP degree (estimate)",
         columns=[f.name for f in fields(TPOption) if f.name != "gpu"],
-        formats=TPOption._formats,
     )
 
 
