@@ -293,15 +293,19 @@ def test_most_known_wrong_answers_keep_their_hint_in_graded_mode(graded):
     assert kept >= total * 0.6, (kept, total)
 
 
+def _graded_learner(name: str, graded: dict, tmp_path, monkeypatch) -> tuple[Grader, dict]:
+    """A learner's grader reading the graded release's checks of set ``name``, and the set's
+    solution namespace."""
+    monkeypatch.delenv("COURSE_GRADING", raising=False)
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(graded[name]))
+    return Grader(name, path), solution_namespace(name)
+
+
 def test_the_graded_learner_says_what_is_in_range_and_names_a_known_mistake(
     graded, tmp_path, monkeypatch
 ):
-    monkeypatch.delenv("COURSE_GRADING", raising=False)
-    name = "00_units_and_memory"
-    path = tmp_path / f"{name}.json"
-    path.write_text(json.dumps(graded[name]))
-    grader = Grader(name, path)
-    ns = solution_namespace(name)
+    grader, ns = _graded_learner("00_units_and_memory", graded, tmp_path, monkeypatch)
     report = grader.check_all(ns)
     assert bool(report), repr(report)
     assert "in range" in repr(report) and "right." not in repr(report)
@@ -340,12 +344,7 @@ def test_the_graded_checks_accept_every_sets_solution_without_a_wrong_hint(
 def test_a_function_answer_is_checked_for_the_form_and_range_of_its_outputs(
     graded, tmp_path, monkeypatch
 ):
-    monkeypatch.delenv("COURSE_GRADING", raising=False)
-    name = "03_data_types"
-    path = tmp_path / f"{name}.json"
-    path.write_text(json.dumps(graded[name]))
-    grader = Grader(name, path)
-    ns = solution_namespace(name)
+    grader, ns = _graded_learner("03_data_types", graded, tmp_path, monkeypatch)
     report = repr(grader.check("q5", ns))
     assert "in range" in report and "quantise_int8" in report, report
     torch = ns["torch"]
