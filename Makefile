@@ -49,9 +49,11 @@ check: install
 ## The whole suite, as CI runs it (see README "Tests").
 test: install-instructors lint serial all-in-one
 
+# Everything written in Python, the lessons, solutions and exercise sets among it, is the formatter's.
+FORMATTED := course instructors/teaching tests requirements notebooks solutions exercises
 lint: install-instructors
-	$(BIN)/ruff check course instructors/teaching tests requirements
-	$(BIN)/ruff format --check course instructors/teaching tests requirements
+	$(BIN)/ruff check $(FORMATTED)
+	$(BIN)/ruff format --check $(FORMATTED)
 	$(BIN)/lint-imports --no-cache
 
 # Tests run on both cores (pytest-xdist workers); `make test PYTEST_WORKERS=0` runs them in one

@@ -82,10 +82,11 @@ def install_cell(repository: str, version: str) -> str:
         f"{version}) beside the\n"
         "# platform's own torch, triton, numpy and ipywidgets. On your own install this "
         "does nothing.\n"
-        "import importlib.util, os, subprocess, sys  # noqa: E401\n\n"
+        "import importlib.util\nimport os\nimport subprocess\nimport sys\n\n"
         f"hosted = {{{variables}}} & set(os.environ)\n"
         'if hosted and not importlib.util.find_spec("course"):\n'
-        f'    source = os.environ.get("COURSE_SOURCE", "{archive_url(repository, version)}")\n'
+        f'    archive = "{archive_url(repository, version)}"\n'
+        '    source = os.environ.get("COURSE_SOURCE", archive)\n'
         '    pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", source]\n'
         "    subprocess.run(pip, check=True)\n"
         '    subprocess.run([sys.executable, "-m", "course.selfcheck.hosted"], check=True)'

@@ -10,8 +10,8 @@ release tag ``v<version>``), it writes:
   nothing;
 - a column of the same links in the README's lesson tables (the site's home page is the README).
 
-Lessons are edited in place (first cells only); exercise sets are regenerated from ``solutions/``
-by the generator (:func:`teaching.grading.authoring.student_notebook`), which adds the same cells.
+Lessons are edited in place (first cells only); exercise sets get the same cells from their
+generator (:func:`teaching.grading.authoring.student_notebook`) when ``assign`` builds them.
 Idempotent: run it again after a merge, a new lesson or a new version.
 
 Links: Colab opens a notebook from GitHub at ``colab.research.google.com/github/OWNER/REPO/blob/
@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 import tomllib
 from pathlib import Path
+from urllib.parse import quote, urlencode
 
 import nbformat
 
@@ -61,8 +62,6 @@ def nbgitpuller_url(hub: str, repository: str, branch: str, path: str) -> str:
     """A JupyterHub link that clones (or updates) ``repository``'s ``branch`` into the learner's
     home and opens ``path`` in JupyterLab (nbgitpuller's link format, nbgitpuller.readthedocs.io,
     "link.html": ``hub/user-redirect/git-pull?repo=...&branch=...&urlpath=...``)."""
-    from urllib.parse import quote, urlencode
-
     folder = repository.rstrip("/").rsplit("/", 1)[-1]
     query = urlencode(
         {"repo": repository, "branch": branch, "urlpath": f"lab/tree/{folder}/{path}"},
@@ -151,10 +150,8 @@ def readme_with_links(readme: str, repository: str, version: str, root: Path = R
 
 
 def apply(root: Path = ROOT) -> list[Path]:
-    """Write the links and install cells into the lessons, exercise sets and README; the paths
-    that changed."""
-    from teaching.grading import authoring, spec
-
+    """Write the links and install cells into the lessons and the README; the paths that changed.
+    Exercise sets get the same cells when ``assign`` regenerates them from ``solutions/``."""
     repository, version = project(root)
     changed = []
     for path in sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb")):
@@ -165,13 +162,6 @@ def apply(root: Path = ROOT) -> list[Path]:
         if after != before:
             path.write_text(after, encoding="utf-8")
             changed.append(path)
-    for solution in authoring.solution_notebooks(root / "solutions"):
-        target = root / "exercises" / solution.name
-        before = target.read_text(encoding="utf-8") if target.exists() else ""
-        after = nbformat.writes(authoring.student_notebook(spec.read(solution))) + "\n"
-        if after != before:
-            target.write_text(after, encoding="utf-8")
-            changed.append(target)
     readme = root / "README.md"
     before = readme.read_text(encoding="utf-8")
     after = readme_with_links(before, repository, version, root)

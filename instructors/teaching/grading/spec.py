@@ -230,7 +230,8 @@ def _blank(line: str) -> str:
 
 def _strip_solution(source: str) -> str:
     """The learner's version of a solution code cell. A ``# SOLUTION`` statement that spans lines
-    (each marked) becomes one blank; its continuation lines disappear."""
+    (marked on its first line, or on its last where the formatter leaves a trailing comment)
+    becomes one blank; its other lines disappear."""
     out: list[str] = []
     skipping = prompt = False
     depth = 0  # brackets left open by the last ``# SOLUTION`` line
@@ -258,13 +259,20 @@ def _strip_solution(source: str) -> str:
             prompt = True
             continue
         if stripped.endswith("# SOLUTION"):
+            opened = _bracket_depth(line)
+            while (
+                opened < 0 and out
+            ):  # the last line of a statement the formatter split: blank it all
+                line = out.pop()
+                opened += _bracket_depth(line)
             out.append(_blank(line))
-            depth = max(0, _bracket_depth(line))
+            depth = max(0, opened)
             continue
         out.append(line)
     if skipping or prompt:
         raise FormatError("a BEGIN SOLUTION / BEGIN PROMPT inside a cell is never closed")
-    return "\n".join(out).strip("\n")
+    # a removed block leaves the blank lines around it: at most two in a row, as the formatter keeps
+    return re.sub(r"\n{4,}", "\n\n\n", "\n".join(out)).strip("\n")
 
 
 def read(path: str | Path) -> Assignment:
