@@ -9,7 +9,7 @@ import io
 import types
 
 from teaching.grading import roster
-from teaching.grading.gradebook import Grade
+from teaching.grading.grades import Grade
 
 SET, OTHER = "04_model_memory", "05_flops_time_cost"
 POINTS = {SET: {"q1": 2.0, "q2": 1.0}, OTHER: {"q1": 3.0}}
@@ -49,7 +49,7 @@ def graded_class(tmp_path) -> types.SimpleNamespace:
         grade(f"{SET}-99.ipynb", SET, {"q1": 2, "q2": 1}),
     ]
     pattern = roster.compile_pattern(r"(?P<set>\d\d)_[a-z_]+-0?(?P<student>\d+)\.ipynb")
-    j = roster.join(
+    j = roster.join_files(
         [(g.submission, g.assignment) for g in grades],
         roster.read_roster(path),
         pattern,

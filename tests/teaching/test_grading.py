@@ -21,7 +21,7 @@ from grading_cases import (
     question,
     row,
 )
-from teaching.grading import gradebook, sandbox, spec
+from teaching.grading import authoring, gradebook, sandbox, spec
 
 pytestmark = [pytest.mark.slow, pytest.mark.sandbox]
 
@@ -38,10 +38,7 @@ def test_grade_folder_returns_zero_and_writes_one_csv_per_set(result):
     assert (other["assignment"], float(other["total"]), float(other["possible"])) == (
         OTHER_SET,
         0,
-        sum(
-            q.points
-            for q in spec.read(gradebook.authoring.SOLUTIONS_DIR / f"{OTHER_SET}.ipynb").questions
-        ),
+        sum(q.points for q in spec.read(authoring.SOLUTIONS_DIR / f"{OTHER_SET}.ipynb").questions),
     )
     files = [p.name for p in result["subs"].iterdir()]
     assert sorted(result["rows"]) == sorted(f for f in files if not f.endswith(".csv"))
@@ -53,7 +50,7 @@ def test_an_output_csv_in_the_submissions_folder_is_never_graded(result):
 
 
 def test_header_carries_each_questions_points_and_rows_a_percentage(result):
-    questions = spec.read(gradebook.authoring.SOLUTIONS_DIR / f"{SET}.ipynb").questions
+    questions = spec.read(authoring.SOLUTIONS_DIR / f"{SET}.ipynb").questions
     header = result["headers"][f"grades-{SET}.csv"]
     assert header == [
         "submission",

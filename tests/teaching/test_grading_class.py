@@ -10,7 +10,7 @@ import csv
 import nbformat
 import pytest
 from teaching.__main__ import main
-from teaching.grading import authoring, gradebook, sandbox, spec
+from teaching.grading import authoring, files, gradebook, grades, sandbox, spec
 
 SET = "00_units_and_memory"
 QUESTIONS = {
@@ -24,13 +24,13 @@ def fake_grading(monkeypatch):
     calls = []
 
     def graded(planned, assignments, known, **_):
-        calls.append([gradebook.display_name(p) for p, *_ in planned])
+        calls.append([files.display_name(p) for p, *_ in planned])
         out = []
         for p, _nb, _problem, name, _note in planned:
             full = "zero" not in p.name
             out.append(
-                gradebook.Grade(
-                    gradebook.display_name(p),
+                grades.Grade(
+                    files.display_name(p),
                     name or "",
                     {q: (pts if full else 0.0) for q, pts in QUESTIONS.items()} if name else {},
                     dict(QUESTIONS) if name else {},

@@ -11,7 +11,7 @@ from export_cases import SET
 
 @pytest.mark.parametrize("tool", ["gradescope", "prairielearn"])
 def test_an_autograder_run_without_a_notebook_still_writes_a_result(tmp_path, tool):
-    from teaching.grading.exports import autograder
+    from teaching.grading import autograder
 
     (tmp_path / "submission").mkdir()
     (tmp_path / "submission" / "answers.pdf").write_bytes(b"%PDF-1.4")

@@ -26,9 +26,9 @@ def test_moodle_has_an_identity_a_grade_and_a_feedback_column(klass):
 def test_moodle_falls_back_to_id_number_and_refuses_a_roster_without_identity(tmp_path):
     path = tmp_path / "r.csv"
     path.write_text("student_id,ID number\n1,A-1\n2,A-2\n")
-    j = roster.join([], roster.read_roster(path), roster.compile_pattern("default"), [SET])
+    j = roster.join_files([], roster.read_roster(path), roster.compile_pattern("default"), [SET])
     assert moodle.identity(j) == ("idnumber", "ID number")
     path.write_text("student_id,email\n1,a@x.org\n2,\n")
-    j = roster.join([], roster.read_roster(path), roster.compile_pattern("default"), [SET])
+    j = roster.join_files([], roster.read_roster(path), roster.compile_pattern("default"), [SET])
     with pytest.raises(ValueError, match="--export moodle"):
         moodle.identity(j)

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import json
 
-from teaching.grading import sandbox
+from teaching.grading import gradebook, grades, sandbox, submission
 
 
 def test_a_grader_failure_on_one_file_is_a_row_not_the_end_of_the_run(monkeypatch, tmp_path):
-    from teaching.grading import gradebook
-
     subs = tmp_path / "subs"
     subs.mkdir()
     for name in ("00_units_and_memory-a.ipynb", "00_units_and_memory-b.ipynb"):
@@ -20,16 +18,16 @@ def test_a_grader_failure_on_one_file_is_a_row_not_the_end_of_the_run(monkeypatc
     monkeypatch.setattr(
         gradebook,
         "prepare_set",
-        lambda a, **k: gradebook.SetGrader(a, {"probes": {}, "answers": {}, "extras": {}}),
+        lambda a, **k: submission.SetGrader(a, {"probes": {}, "answers": {}, "extras": {}}),
     )
     monkeypatch.setattr(sandbox, "start_factory", lambda *a, **k: None)
 
     def full_disk(path, *a, **k):
         if path.name.endswith("-a.ipynb"):
             raise OSError(28, "No space left on device")
-        return gradebook.Grade(path.name, "00_units_and_memory", status="ok")
+        return grades.Grade(path.name, "00_units_and_memory", status="ok")
 
-    monkeypatch.setattr(gradebook, "grade_one", full_disk)
+    monkeypatch.setattr(submission, "grade_one", full_disk)
     out = tmp_path / "out" / "grades.csv"
     assert gradebook.grade_folder(subs, out, assignment="00_units_and_memory") == 0
     rows = out.read_text().splitlines()

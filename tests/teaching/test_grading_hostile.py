@@ -31,7 +31,7 @@ from grading_cases import (
     with_answer,
     with_cell,
 )
-from teaching.grading import authoring, gradebook, sandbox, sandbox_init, spec
+from teaching.grading import authoring, files, gradebook, grades, sandbox, sandbox_init, spec
 
 pytestmark = [
     pytest.mark.slow,
@@ -430,7 +430,7 @@ def test_every_file_gets_a_row_and_the_run_succeeds(run):
     print(f"hostile run: {run['seconds']:.0f} s for {len(run['rows'])} files")
     print(sorted((float(r["seconds"]), name) for name, r in run["rows"].items())[-8:])
     assert run["status"] == 0
-    names = {gradebook.spreadsheet_safe(gradebook.display_name(p)) for p in run["subs"].iterdir()}
+    names = {files.spreadsheet_safe(files.display_name(p)) for p in run["subs"].iterdir()}
     assert set(run["rows"]) == names
 
 
@@ -660,7 +660,7 @@ def test_a_planted_link_at_the_output_is_replaced_not_written_through(tmp_path):
     target = tmp_path / "precious.txt"
     target.write_text("keep me")
     (tmp_path / "grades.csv").symlink_to(target)
-    gradebook.write_csv(tmp_path / "grades.csv", [gradebook.Grade("a.ipynb")], {})
+    grades.write_csv(tmp_path / "grades.csv", [grades.Grade("a.ipynb")], {})
     assert target.read_text() == "keep me"
     assert not (tmp_path / "grades.csv").is_symlink()
 

@@ -16,7 +16,16 @@ import subprocess
 
 import nbformat
 import pytest
-from teaching.grading import authoring, gradebook, keycheck, sandbox, spec
+from teaching.grading import (
+    authoring,
+    files,
+    gradebook,
+    grades,
+    keycheck,
+    sandbox,
+    spec,
+    submission,
+)
 
 SET = "00_units_and_memory"
 ASSIGNMENT = spec.read(authoring.SOLUTIONS_DIR / f"{SET}.ipynb")
@@ -78,23 +87,23 @@ def graded_with(monkeypatch, tmp_path):
     """grade_folder with the key given (prepare_set) and every file losing Q1 (grade_one); the
     order of warnings and gradings is recorded."""
     events: list[str] = []
-    loud = gradebook._loud
-    monkeypatch.setattr(gradebook, "_loud", lambda t: (events.append("warning"), loud(t)))
+    loud = submission.loud
+    monkeypatch.setattr(submission, "loud", lambda t: (events.append("warning"), loud(t)))
     monkeypatch.setattr(sandbox, "start_factory", lambda *a, **k: None)
 
     def run(weights_bytes: int, source: str) -> list[list[str]]:
         monkeypatch.setattr(
-            gradebook, "prepare_set", lambda a, **k: gradebook.SetGrader(a, key(weights_bytes))
+            gradebook, "prepare_set", lambda a, **k: submission.SetGrader(a, key(weights_bytes))
         )
 
         def lose_q1(path, nb, setg, **_):
             events.append("graded")
-            g = gradebook.Grade(path.name, SET, points=setg.points)
+            g = grades.Grade(path.name, SET, points=setg.points)
             g.scores = {q: (0.0 if q == "q1" else p) for q, p in setg.points.items()}
             g.reason = "q1: not right"
             return g
 
-        monkeypatch.setattr(gradebook, "grade_one", lose_q1)
+        monkeypatch.setattr(submission, "grade_one", lose_q1)
         subs = tmp_path / "subs"
         subs.mkdir(exist_ok=True)
         nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
@@ -115,7 +124,7 @@ def test_a_key_that_differs_from_the_release_is_said_before_grading_and_in_the_r
     err = capsys.readouterr().err
     assert "!!! WARNING: [00_units_and_memory] q1: the key fails the released check" in err
     reason = rows[1][rows[0].index("reason")]
-    assert gradebook.KEY_MARK in reason and gradebook.VERSION_MARK not in reason
+    assert submission.KEY_MARK in reason and submission.VERSION_MARK not in reason
 
 
 def test_a_notebook_that_never_names_an_answer_says_so_in_its_row(graded_with, capsys):
@@ -123,8 +132,8 @@ def test_a_notebook_that_never_names_an_answer_says_so_in_its_row(graded_with, c
     rows = run(WEIGHTS_BYTES, "bytes_fp16 = 1")  # the answer under another name
     assert "warning" not in events[: events.index("graded")]  # the key agrees with the release
     reason = rows[1][rows[0].index("reason")]
-    assert gradebook.VERSION_MARK in reason and "never names weights_bytes" in reason
-    assert gradebook.KEY_MARK not in reason
+    assert submission.VERSION_MARK in reason and "never names weights_bytes" in reason
+    assert submission.KEY_MARK not in reason
     assert "OLDER VERSION OF THE SET?" in capsys.readouterr().err  # counted at the end
 
 
@@ -135,20 +144,20 @@ def given(monkeypatch, tmp_path):
     calls: list[str] = []
     monkeypatch.setattr(sandbox, "start_factory", lambda *a, **k: None)
     monkeypatch.setattr(
-        gradebook, "prepare_set", lambda a, **k: gradebook.SetGrader(a, key(WEIGHTS_BYTES))
+        gradebook, "prepare_set", lambda a, **k: submission.SetGrader(a, key(WEIGHTS_BYTES))
     )
 
     def run(files: dict, capsys, reason: str = "", out=None, **kw):
         def graded(path, nb, setg, *, log_dir, **_):
             calls.append(path.name)
-            log = log_dir / gradebook._log_name(path)
-            gradebook.make_dir(log)
-            gradebook.write_new(log / "output.txt", "")
-            return gradebook.Grade(
-                gradebook.display_name(path), setg.assignment.name, reason=reason, log=log.name
+            log = log_dir / files.log_name(path)
+            files.make_dir(log)
+            files.write_new(log / "output.txt", "")
+            return grades.Grade(
+                files.display_name(path), setg.assignment.name, reason=reason, log=log.name
             )
 
-        monkeypatch.setattr(gradebook, "grade_one", graded)
+        monkeypatch.setattr(submission, "grade_one", graded)
         subs = tmp_path / "subs"
         if subs.exists():
             for old in subs.iterdir():
@@ -211,7 +220,7 @@ def test_no_two_file_names_share_a_log_folder():
         "a\\b.ipynb",
         "a_b.ipynb",
     ]
-    logs = [gradebook._log_name(gradebook.Path(n)) for n in names]
+    logs = [files.log_name(files.Path(n)) for n in names]
     assert len(set(logs)) == len(names), logs
     for log in logs:
         assert log.isprintable() and "/" not in log and "\\" not in log and log[0] != "."
@@ -233,5 +242,5 @@ def test_a_notebooks_metadata_makes_no_huge_reason_cell(given, tmp_path, capsys)
     status, rows, _, _ = given({f"{SET}-ada.ipynb": nb}, capsys, reason="z" * 10_000_000)
     reason = rows[1][rows[0].index("reason")]
     assert status == 0 and "the notebook's metadata says" in reason
-    assert len(reason) <= gradebook.MAX_REASON_CHARS + 40
-    assert (tmp_path / "out" / "grades.csv").stat().st_size < 3 * gradebook.MAX_REASON_CHARS
+    assert len(reason) <= grades.MAX_REASON_CHARS + 40
+    assert (tmp_path / "out" / "grades.csv").stat().st_size < 3 * grades.MAX_REASON_CHARS

@@ -8,8 +8,8 @@ from __future__ import annotations
 import os
 
 import pytest
-from teaching.grading import gradebook, roster
-from teaching.grading.gradebook import display_name
+from teaching.grading import files, roster
+from teaching.grading.files import display_name
 
 SET = "04_model_memory"
 OTHER = "05_flops_time_cost"
@@ -64,7 +64,7 @@ def test_canvas_download_names_join_with_accents_spaces_late_and_two_submissions
         "notes.ipynb",  # not from Canvas at all
     ]
     assert files[1].startswith("doejane_late_1002_5552_")
-    j = roster.join([(f, SET) for f in files], r, roster.compile_pattern("canvas"), [SET])
+    j = roster.join_files([(f, SET) for f in files], r, roster.compile_pattern("canvas"), [SET])
     assert j.only_file(r.find("1001"), SET) == files[0]
     assert j.only_file(r.find("1002"), SET) == files[1] and files[1] in j.late
     assert j.only_file(r.find("1003"), SET) is None  # never merged, never one picked
@@ -86,7 +86,7 @@ def test_moodle_worksheet_is_a_roster_and_its_download_names_join(tmp_path):
     r = roster.read_roster(write(tmp_path, worksheet))
     assert r.find("48213").email == "zoe@uni.example"
     files = [f"Zoë Ångström_48213_assignsubmission_file_{SET}.ipynb"]
-    j = roster.join([(f, SET) for f in files], r, roster.compile_pattern("moodle"), [SET])
+    j = roster.join_files([(f, SET) for f in files], r, roster.compile_pattern("moodle"), [SET])
     assert j.only_file(r.find("48213"), SET) == files[0]
     assert j.missing == [("48214", SET)] and not j.unmatched
 
@@ -153,18 +153,18 @@ def test_file_names_with_odd_bytes_are_reported_not_a_crash(tmp_path):
     r = roster.read_roster(write(tmp_path, "student_id,name\nada,Ada\n"))
     odd = tmp_path / os.fsdecode(b"04_model_memory-\xff\xfe.ipynb")
     names = [display_name(odd), "04_model_memory-ada\x1b[2J.ipynb", f"{SET}-ada.ipynb"]
-    j = roster.join([(n, SET) for n in names], r, roster.compile_pattern("default"), [SET])
+    j = roster.join_files([(n, SET) for n in names], r, roster.compile_pattern("default"), [SET])
     assert j.only_file(r.find("ada"), SET) == f"{SET}-ada.ipynb"
     assert [f for f, _ in j.unmatched] == names[:2]
 
 
 def test_a_file_whose_set_is_unknown_is_reported(tmp_path):
     r = roster.read_roster(write(tmp_path, "student_id\nada\n"))
-    j = roster.join(
+    j = roster.join_files(
         [("anything-ada.ipynb", "")], r, roster.compile_pattern(r".*-(?P<student>\w+)\..*"), [SET]
     )
     assert j.unmatched == [("anything-ada.ipynb", "no exercise set recognised")]
 
 
 def test_names_with_terminal_escapes_are_printed_inert():
-    assert gradebook.printable("a\x1b[2Jb\x07 José") == "a\\x1b[2Jb\\x07 José"
+    assert files.printable("a\x1b[2Jb\x07 José") == "a\\x1b[2Jb\\x07 José"

@@ -1,24 +1,35 @@
 """One submission graded for an external autograder: what Gradescope's ``run_autograder`` and a
 PrairieLearn entrypoint run.
 
-``python -m teaching.grading.exports.autograder gradescope|prairielearn SUBMISSION_DIR
-RESULTS_JSON --assignment SET``: the first ``.ipynb`` in the submission folder is graded by
-:func:`~teaching.grading.gradebook.grade_folder` (sandbox, fresh secret probes, the key
-from the solution), and the tool's ``results.json`` is written whole. A folder with no notebook
-still gets a result that says so (Gradescope: 0 points; PrairieLearn: not gradable).
+``python -m teaching.grading.autograder gradescope|prairielearn SUBMISSION_DIR RESULTS_JSON
+--assignment SET``: the first ``.ipynb`` in the submission folder is graded as the class command
+grades each file (:func:`~teaching.grading.submission.grade_file`: its own sandbox, a key from the
+solution run with this run's secret probes, checked against the release), and the tool's
+``results.json`` (:mod:`.exports.gradescope`, :mod:`.exports.prairielearn`) is written whole. A
+folder with no notebook still gets a result that says so (Gradescope: 0 points; PrairieLearn: not
+gradable).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import shutil
+import os
 import sys
 import tempfile
 from pathlib import Path
 
-from teaching.grading import authoring
-from teaching.grading.gradebook import display_name, grade_folder, write_new
+from teaching.grading import authoring, sandbox, spec
+from teaching.grading.exports import gradescope, prairielearn
+from teaching.grading.files import display_name, write_new
+from teaching.grading.grades import Grade
+from teaching.grading.submission import (
+    check_key,
+    grade_file,
+    identify,
+    prepare_set,
+    read_submission,
+)
 
 
 def _no_notebook(tool: str, folder: Path) -> dict:
@@ -26,6 +37,47 @@ def _no_notebook(tool: str, folder: Path) -> dict:
     if tool == "prairielearn":
         return {"gradable": False, "format_errors": [why]}
     return {"score": 0.0, "output": why, "tests": []}
+
+
+def grade_notebook(
+    path: Path,
+    setup: spec.Assignment,
+    *,
+    exercises_dir: Path,
+    timeout_seconds: float,
+    cell_timeout_seconds: float,
+    log_dir: Path,
+) -> Grade:
+    """One notebook's row, graded with the whole machine (one sandbox, every core)."""
+    print(sandbox.describe(), file=sys.stderr)
+    nb, problem = read_submission(path)
+    _, note = identify(path, nb, [setup.name], setup.name)
+    threads = os.cpu_count() or 1
+    zygote = sandbox.start_factory([setup], threads)
+    try:
+        setg = prepare_set(
+            setup,
+            timeout_seconds=timeout_seconds,
+            cell_timeout_seconds=cell_timeout_seconds,
+            zygote=zygote,
+        )
+        check_key(setup.name, setg, exercises_dir)
+        return grade_file(
+            path,
+            nb,
+            problem,
+            setg,
+            note,
+            known=[setup.name],
+            timeout_seconds=timeout_seconds,
+            cell_timeout_seconds=cell_timeout_seconds,
+            threads=threads,
+            log_dir=log_dir,
+            zygote=zygote,
+        )
+    finally:
+        if zygote is not None:
+            zygote.close()
 
 
 def run(
@@ -47,26 +99,27 @@ def run(
     if not notebooks:
         write_new(results_json, json.dumps(_no_notebook(tool, submission_dir), indent=1))
         return 0
-    with tempfile.TemporaryDirectory(prefix="autograder-") as tmp:
-        subs, out = Path(tmp) / "submissions", Path(tmp) / "out" / "grades.csv"
-        subs.mkdir()
-        shutil.copyfile(notebooks[0], subs / notebooks[0].name)
-        status = grade_folder(
-            subs,
-            out,
-            assignment=assignment,
-            solutions_dir=solutions_dir,
+    solutions = {p.stem: p for p in authoring.solution_notebooks(solutions_dir)}
+    if assignment not in solutions:
+        print(
+            f"--assignment must be one of {', '.join(solutions)}; got {assignment!r}",
+            file=sys.stderr,
+        )
+        return 2
+    setup = spec.read(solutions[assignment])
+    with tempfile.TemporaryDirectory(prefix="autograder-") as logs:
+        grade = grade_notebook(
+            notebooks[0],
+            setup,
+            exercises_dir=Path(solutions_dir).resolve().parent / "exercises",
             timeout_seconds=timeout_seconds,
             cell_timeout_seconds=cell_timeout_seconds,
-            exports=[tool],
-            visibility=visibility,
-            history=False,
+            log_dir=Path(logs),
         )
-        found = sorted((out.parent / f"grades-{tool}").glob("*/results.json"))
-        if not found:
-            print(f"the grader wrote no result (status {status})", file=sys.stderr)
-            return 1
-        data = json.loads(found[0].read_text())
+    if tool == "prairielearn":
+        data = prairielearn.results(grade)
+    else:
+        data = gradescope.results(grade, setup, visibility)
     if len(notebooks) > 1:
         note = (
             f"graded {display_name(notebooks[0])}; {len(notebooks) - 1} other notebook(s) ignored"

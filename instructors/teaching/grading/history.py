@@ -16,7 +16,7 @@ import re
 import time
 from pathlib import Path
 
-from teaching.grading.gradebook import make_dir, spreadsheet_safe, write_new
+from teaching.grading.files import make_dir, spreadsheet_safe, write_new
 
 QUESTION = re.compile(r"(?P<q>.+) \[(?P<p>[^\]]+) pts\]")
 DIFF_HEADER = ["submission", "student", "question", "before", "after"]

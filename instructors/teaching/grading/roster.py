@@ -235,7 +235,7 @@ class Join:
         return [*self.roster.notes, *lines]
 
 
-def join(
+def join_files(
     graded: list[tuple[str, str]], roster: Roster, pattern: re.Pattern, sets: list[str]
 ) -> Join:
     """Pair each graded file (name, set) with a roster row through ``pattern``."""

@@ -11,29 +11,16 @@ One module per format, each citing the tool's own documentation and tested again
 
 The first three need ``--roster`` (they are keyed by student); the last two are keyed by file.
 Every file is written whole or not at all (a temporary file or folder, then renamed), every text
-cell of a CSV through :func:`~teaching.grading.gradebook.spreadsheet_safe`.
+cell of a CSV through :func:`~teaching.grading.files.spreadsheet_safe` (:mod:`.common`).
 """
 
 from __future__ import annotations
 
-import contextlib
-import csv
-import io
-import json
-import os
-import shutil
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
-from teaching.grading.gradebook import (
-    Grade,
-    _log_name,
-    make_dir,
-    safe_text,
-    spreadsheet_safe,
-    write_new,
-)
+from teaching.grading.exports import canvas, gradescope, moodle, nbgrader, prairielearn
+from teaching.grading.grades import Grade
+from teaching.grading.roster import Join
 
 BY_STUDENT = ("canvas", "moodle", "nbgrader")
 BY_FILE = ("prairielearn", "gradescope")
@@ -52,102 +39,21 @@ def parse_formats(text: str | None, *, has_roster: bool) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def check(formats: list[str], class_roster, visibility: str) -> None:
+def check_before_grading(formats: list[str], class_roster, visibility: str) -> None:
     """Before anyone is graded: the roster has what each export needs, and Gradescope's visibility
     is one it knows (ValueError naming the option if not)."""
-    from teaching.grading.exports.gradescope import VISIBILITY
-
-    if visibility not in VISIBILITY:
-        raise ValueError(f"--visibility must be one of {', '.join(VISIBILITY)}; got {visibility!r}")
-    if "moodle" in formats and class_roster is not None:
-        from teaching.grading.exports import moodle
-        from teaching.grading.roster import Join
-
-        moodle.identity(Join(class_roster, []))
-
-
-def number(x: float) -> str:
-    return f"{x:g}"
-
-
-def csv_text(rows: list[list], *, delimiter: str = ",") -> str:
-    """Rows as CSV; every text cell made safe (no formula, any bytes), numbers as they are."""
-    buf = io.StringIO()
-    writer = csv.writer(buf, delimiter=delimiter, lineterminator="\r\n")
-    for row in rows:
-        writer.writerow(
-            [c if isinstance(c, int | float) else spreadsheet_safe(safe_text(c)) for c in row]
+    if visibility not in gradescope.VISIBILITY:
+        raise ValueError(
+            f"--visibility must be one of {', '.join(gradescope.VISIBILITY)}; got {visibility!r}"
         )
-    return buf.getvalue()
-
-
-def feedback(grade: Grade) -> list[tuple[str, float, float, str]]:
-    """(question, score, points, why it lost points) per question, in the set's order."""
-    return [
-        (q, grade.scores.get(q, 0.0), p, grade.feedback.get(q, "")) for q, p in grade.points.items()
-    ]
-
-
-def feedback_text(grade: Grade) -> str:
-    """One line per question (``q2 0/2: wrong value (hint: ...)``), then the run's notes."""
-    lines = [
-        f"{q} {number(s)}/{number(p)}" + (f": {why}" if why else "")
-        for q, s, p, why in feedback(grade)
-    ]
-    if grade.status != "ok":
-        lines.append(f"status: {grade.status}")
-    return "\n".join(lines)
-
-
-def write_folder(target: Path, fill: Callable[[Path], None]) -> None:
-    """Fill a fresh folder beside ``target`` and rename it into place: an interrupted run leaves
-    the previous folder (or none), never half of a new one."""
-    make_dir(target.parent)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
-    old = None
-    try:
-        fill(tmp)
-        if target.exists() or target.is_symlink():
-            old = Path(
-                tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".old", dir=target.parent)
-            )
-            os.replace(target, old / "previous")
-        os.replace(tmp, target)
-    except BaseException:
-        if old is not None and not target.exists():
-            with contextlib.suppress(OSError):
-                os.replace(old / "previous", target)
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    finally:
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-
-
-def write_per_file(target: Path, grades: list[Grade], render: Callable[[Grade], dict]) -> None:
-    """``target/<submission>/results.json`` for every graded file, written as one folder."""
-
-    def fill(folder: Path) -> None:
-        used: set[str] = set()
-        for g in grades:
-            base = name = _log_name(Path(g.submission))
-            n = 1
-            while name in used:  # two names that print alike keep a folder each
-                n += 1
-                name = f"{base}-{n}"
-            used.add(name)
-            (folder / name).mkdir()
-            write_new(folder / name / "results.json", json.dumps(render(g), indent=1))
-
-    write_folder(target, fill)
+    if "moodle" in formats and class_roster is not None:
+        moodle.identity(Join(class_roster, []))
 
 
 def write_all(
     formats: list[str], out: Path, grades: list[Grade], assignments: dict, join, *, visibility: str
 ) -> list[Path]:
     """Write each named format beside ``out``; the paths written."""
-    from teaching.grading.exports import canvas, gradescope, moodle, nbgrader, prairielearn
-
     by_file = {g.submission: g for g in grades}
     possible = {s: sum(q.points for q in a.questions) for s, a in sorted(assignments.items())}
     written: list[Path] = []

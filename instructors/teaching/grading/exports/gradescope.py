@@ -28,8 +28,10 @@ import zipfile
 from pathlib import Path
 
 from teaching.grading import spec
-from teaching.grading.exports import feedback, write_per_file
-from teaching.grading.gradebook import Grade, write_new
+from teaching.grading.authoring import REPO
+from teaching.grading.exports.common import feedback, write_per_file
+from teaching.grading.files import write_new
+from teaching.grading.grades import Grade
 
 VISIBILITY = ("hidden", "after_due_date", "after_published", "visible")
 MAX_OUTPUT = 8_000  # characters of one test's output
@@ -113,7 +115,7 @@ ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
 PY="${{AUTOGRADER_PYTHON:-$ROOT/venv/bin/python}}"
 export PYTHONPATH="$ROOT/source:$ROOT/source/instructors${{PYTHONPATH:+:$PYTHONPATH}}"
 mkdir -p "$ROOT/results"
-exec "$PY" -m teaching.grading.exports.autograder gradescope \\
+exec "$PY" -m teaching.grading.autograder gradescope \\
     "$ROOT/submission" "$ROOT/results/results.json" --assignment {assignment} \\
     --solutions "$ROOT/source/solutions" --timeout {timeout:g} --cell-timeout {cell_timeout:g} \\
     --visibility {visibility}
@@ -200,8 +202,6 @@ def build_archive(
     visibility: str = "after_due_date",
 ) -> int:
     """``python -m teaching autograder gradescope SET OUT.zip``: 0 when written, 2 on bad input."""
-    from teaching.grading.authoring import REPO
-
     try:
         path = archive(
             assignment,

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from teaching.grading.exports import csv_text, feedback_text, number
-from teaching.grading.gradebook import Grade, write_new
+from teaching.grading.exports.common import csv_text, feedback_text
+from teaching.grading.files import write_new
+from teaching.grading.grades import Grade, number
 from teaching.grading.roster import Join
 
 IDENTITIES = (("email", "Email address"), ("idnumber", "ID number"), ("username", "Username"))

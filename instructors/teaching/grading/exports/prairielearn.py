@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from teaching.grading.exports import feedback, number, write_per_file
-from teaching.grading.gradebook import Grade
+from teaching.grading.exports.common import feedback, write_per_file
+from teaching.grading.grades import Grade, number
 
 NOT_GRADABLE = ("not-a-notebook", "unknown-assignment")
 MAX_BYTES = 1_000_000  # PrairieLearn's limit on the file
