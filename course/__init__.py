@@ -2,7 +2,8 @@
 
 Layers are folders, imports only point down (``pyproject.toml``'s import-linter contracts check it;
 CONTRIBUTING.md has the table):
-  ``publishing/``    check, site, slides, answer keys, grading (``python -m course ...``)
+  ``__main__``       the learner's commands (``python -m course check``, ``measure``)
+  ``selfcheck/``     the environment check and the exercise sets' self-checks (standard library)
   ``presentation/``  widgets, quizzes, plots, diagrams, findings
   ``distributed/``   the local launcher and the multi-process demos (torch)
   ``measure/``       bounded measurements of this machine, torch models from configs (torch)
@@ -10,7 +11,9 @@ CONTRIBUTING.md has the table):
   ``calculators/``   pure functions: memory, FLOPs and time, parallelism, energy, cost, ...
   ``facts/``         units, validation, hardware registry, model configs, sourced data
 
-Importing ``course`` imports nothing heavy; import the module you need.
+The instructors' tools (grading, site, slides, answer keys) are a package of their own,
+``teaching``, in ``instructors/``. Importing ``course`` imports nothing heavy; import the module
+you need.
 """
 
 __version__ = "0.1.0"

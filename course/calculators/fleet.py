@@ -110,7 +110,7 @@ def kv_room_sequences(
     copies :data:`KV_SHARDING` keeps), 0 when the weights alone do not fit."""
     c, card = checked_config(config), hardware.gpu(gpu)
     t = _tp(c, tp)
-    ctx = validate.positive_int("context_tokens", context_tokens, maximum=inference.MAX_TOKENS)
+    ctx = validate.positive_int("context_tokens", context_tokens, maximum=validate.MAX_TOKENS)
     usable = validate.number("usable_fraction", usable_fraction, minimum=0.01, maximum=1)
     width = BYTES_PER_VALUE[validate.choice("dtype", dtype, inference.DTYPES)]
     room = t * usable * card.memory_bytes - memory.weights_bytes(c.params, dtype)

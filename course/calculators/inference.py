@@ -29,7 +29,6 @@ from course.facts.dtypes import BYTES_PER_VALUE
 from course.facts.models import TransformerConfig, checked_config
 from course.facts.report import Report
 
-MAX_TOKENS = 10**8
 #: Longest time to a million output tokens :func:`serving_footprint` accepts (the 1e12 s limit
 #: of :func:`course.calculators.energy.energy_joules`, about 31,700 years).
 MAX_SERVING_SECONDS = 1e12
@@ -82,7 +81,7 @@ def prefill(
     floor; the H100 reference run reached 0.56-0.60 of the dense bf16 peak.
     """
     c, card = checked_config(config), hardware.gpu(gpu)
-    s = validate.positive_int("prompt_tokens", prompt_tokens, maximum=MAX_TOKENS)
+    s = validate.positive_int("prompt_tokens", prompt_tokens, maximum=validate.MAX_TOKENS)
     b = validate.positive_int("batch", batch, maximum=10**6)
     d, eff = _dtype(dtype), _efficiency(efficiency)
     flops = compute.forward_flops(c, s, batch=b, causal=True)
@@ -146,7 +145,7 @@ def decode(
     """
     c, card = checked_config(config), hardware.gpu(gpu)
     b = validate.positive_int("batch", batch, maximum=10**6)
-    ctx = validate.positive_int("context_tokens", context_tokens, maximum=MAX_TOKENS)
+    ctx = validate.positive_int("context_tokens", context_tokens, maximum=validate.MAX_TOKENS)
     d, eff = _dtype(dtype), _efficiency(efficiency)
     step = compute.decode_step(c.params, d, card, b)
     kv = kv_cache_bytes(
@@ -180,8 +179,8 @@ def request_tokens(
 ) -> tuple[int, int]:
     """A request's prompt and answer lengths, checked to fit the model's context window."""
     config = checked_config(config)
-    p = validate.positive_int("prompt_tokens", prompt_tokens, maximum=MAX_TOKENS)
-    out = validate.positive_int("output_tokens", output_tokens, maximum=MAX_TOKENS)
+    p = validate.positive_int("prompt_tokens", prompt_tokens, maximum=validate.MAX_TOKENS)
+    out = validate.positive_int("output_tokens", output_tokens, maximum=validate.MAX_TOKENS)
     if p + out > config.max_positions:
         raise ValueError(
             f"prompt tokens + output tokens must be <= {config.max_positions:,} for "

@@ -35,8 +35,6 @@ from types import MappingProxyType
 from course.facts import validate
 from course.facts.report import Report
 
-#: Longest prompt or answer accepted, in tokens.
-MAX_TOKENS = 10**7
 #: Most requests a simulation accepts.
 MAX_REQUESTS = 200_000
 
@@ -50,8 +48,10 @@ class Request:
     arrival_seconds: float = 0.0
 
     def __post_init__(self) -> None:
-        validate.positive_int("prompt_tokens", self.prompt_tokens, minimum=0, maximum=MAX_TOKENS)
-        validate.positive_int("output_tokens", self.output_tokens, maximum=MAX_TOKENS)
+        validate.positive_int(
+            "prompt_tokens", self.prompt_tokens, minimum=0, maximum=validate.MAX_TOKENS
+        )
+        validate.positive_int("output_tokens", self.output_tokens, maximum=validate.MAX_TOKENS)
         validate.number("arrival_seconds", self.arrival_seconds, minimum=0, maximum=1e9)
 
     @property
@@ -90,9 +90,13 @@ def request_mix(
     that rate; with 0 they all arrive at time 0.
     """
     count = validate.positive_int("n", n, maximum=MAX_REQUESTS)
-    mp = validate.number("mean_prompt_tokens", mean_prompt_tokens, minimum=1, maximum=MAX_TOKENS)
-    mo = validate.number("mean_output_tokens", mean_output_tokens, minimum=1, maximum=MAX_TOKENS)
-    cap = validate.positive_int("max_seq_len", max_seq_len, minimum=2, maximum=MAX_TOKENS)
+    mp = validate.number(
+        "mean_prompt_tokens", mean_prompt_tokens, minimum=1, maximum=validate.MAX_TOKENS
+    )
+    mo = validate.number(
+        "mean_output_tokens", mean_output_tokens, minimum=1, maximum=validate.MAX_TOKENS
+    )
+    cap = validate.positive_int("max_seq_len", max_seq_len, minimum=2, maximum=validate.MAX_TOKENS)
     rate = validate.number("arrivals_per_second", arrivals_per_second, minimum=0, maximum=1e9)
     validate.positive_int("seed", seed, minimum=0)
     rng = random.Random(seed)
@@ -152,8 +156,8 @@ def kv_allocation(
     reqs = _requests(requests)
     per_token = validate.number("kv_bytes_per_token", kv_bytes_per_token, minimum=1, maximum=1e12)
     mode = validate.choice("policy", policy, ALLOCATIONS)
-    cap = validate.positive_int("max_seq_len", max_seq_len, maximum=MAX_TOKENS)
-    block = validate.positive_int("block_tokens", block_tokens, maximum=MAX_TOKENS)
+    cap = validate.positive_int("max_seq_len", max_seq_len, maximum=validate.MAX_TOKENS)
+    block = validate.positive_int("block_tokens", block_tokens, maximum=validate.MAX_TOKENS)
     budget = 0.0
     if memory_bytes is not None:
         budget = validate.number("memory_bytes", memory_bytes, minimum=0, maximum=1e18)

@@ -20,6 +20,8 @@ MAX_PUE = 10.0
 MAX_WATTS = 1e10
 #: Largest electricity price accepted, USD per kWh (retail prices are 0.05-0.50).
 MAX_USD_PER_KWH = 1e3
+#: Longest prompt, answer or context accepted, tokens (the longest served contexts hold about 10^7).
+MAX_TOKENS = 10**8
 
 
 def _is_real(value: object) -> bool:
