@@ -13,6 +13,7 @@ import dataclasses
 import json
 import os
 import subprocess
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -139,7 +140,7 @@ def test_a_notebook_that_never_names_an_answer_says_so_in_its_row(graded_with, c
 
 @pytest.fixture
 def given(monkeypatch, tmp_path):
-    """grade_folder over ``files`` with the key given and every notebook graded as a row with
+    """grade_folder over ``notebooks`` with the key given and every notebook graded as a row with
     ``reason`` and a log folder; returns (exit status, the CSV's rows, the console, calls)."""
     calls: list[str] = []
     monkeypatch.setattr(sandbox, "start_factory", lambda *a, **k: None)
@@ -147,7 +148,7 @@ def given(monkeypatch, tmp_path):
         gradebook, "prepare_set", lambda a, **k: submission.SetGrader(a, key(WEIGHTS_BYTES))
     )
 
-    def run(files: dict, capsys, reason: str = "", out=None, **kw):
+    def run(notebooks: dict, capsys, reason: str = "", out=None, **kw):
         def graded(path, nb, setg, *, log_dir, **_):
             calls.append(path.name)
             log = log_dir / files.log_name(path)
@@ -163,7 +164,7 @@ def given(monkeypatch, tmp_path):
             for old in subs.iterdir():
                 old.unlink()
         subs.mkdir(exist_ok=True)
-        for name, nb in files.items():
+        for name, nb in notebooks.items():
             path = subs / (os.fsdecode(name) if isinstance(name, bytes) else name)
             nbformat.write(nb or nbformat.v4.new_notebook(), path)
         out = out or tmp_path / "out" / "grades.csv"
@@ -220,7 +221,7 @@ def test_no_two_file_names_share_a_log_folder():
         "a\\b.ipynb",
         "a_b.ipynb",
     ]
-    logs = [files.log_name(files.Path(n)) for n in names]
+    logs = [files.log_name(Path(n)) for n in names]
     assert len(set(logs)) == len(names), logs
     for log in logs:
         assert log.isprintable() and "/" not in log and "\\" not in log and log[0] != "."

@@ -52,6 +52,7 @@ from teaching.grading.files import (
     write_new,
 )
 from teaching.grading.grades import Grade, number, summary, summary_text, write_csv
+from teaching.grading.history import record
 from teaching.grading.roster import compile_pattern, join_files, read_roster, set_from_name
 from teaching.grading.submission import (
     KEY_MARK,
@@ -236,7 +237,7 @@ def grade_folder(
         written.append(target)
         if history:
             try:
-                print(history.record(target, before, owners), file=sys.stderr)
+                print(record(target, before, owners), file=sys.stderr)
             except (OSError, UnicodeDecodeError) as e:
                 print(f"history of {target} not kept: {e}", file=sys.stderr)
         summaries[s or "unknown"] = summary(rows, points)
