@@ -182,3 +182,62 @@ def test_the_mirror_rule_reads_layers_and_sub_packages():
     assert _mirror(ROOT / "instructors/teaching/grading/spec.py") == (
         ROOT / "tests/teaching/test_grading_spec.py"
     )
+
+
+_SPLIT = "a second file of one module's tests (to merge into its mirror: it predates the rule)"
+_ACROSS = "tests that cross modules: what the whole layer promises, not one module"
+_SETS = "one exercise set graded end to end (its solution, its wrong answers, its checks)"
+_SANDBOX = "the grading sandbox attacked or exercised as a whole (every module of grading/ at once)"
+
+#: test file -> why it mirrors no module; tests/project/ holds the repository's tests and needs none
+TEST_FILES_WITHOUT_MODULE: dict[str, str] = {
+    "tests/calculators/test_calculator_properties.py": _ACROSS + ": property tests of physics",
+    "tests/calculators/test_compute_narayanan.py": _SPLIT,
+    "tests/calculators/test_cost.py": "lesson 05's time, cost and energy against published runs",
+    "tests/calculators/test_memory_extra.py": _SPLIT,
+    "tests/calculators/test_memory_fp32.py": _SPLIT,
+    "tests/calculators/test_parallel_links.py": _SPLIT,
+    "tests/distributed/test_distributed_demos.py": _ONE_LAUNCH,
+    "tests/distributed/test_distributed_scale.py": "lesson 12's demos, sharing their launches",
+    "tests/distributed/test_launch_gpus.py": "the launcher on GPUs (CUDA only)",
+    "tests/distributed/test_scheduling_fallback.py": "the recorded Slurm run where Slurm is absent",
+    "tests/facts/test_models_moe.py": _SPLIT,
+    "tests/measure/test_measure_memory_device.py": _SPLIT,
+    "tests/measure/test_measure_numpy_threads.py": _ACROSS + ": numpy's and torch's thread pools",
+    "tests/measure/test_memory_cuda.py": _SPLIT + " (CUDA only)",
+    "tests/measure/test_scratch_dir.py": _ACROSS + ": where measurements write",
+    "tests/presentation/test_layout_korthikanti.py": "the layout model against a published table",
+    "tests/presentation/test_widget_calculators.py": _ACROSS + ": every widget's inputs",
+    "tests/selfcheck/test_coarse_no_oracle.py": "a release's coarse checks searched as an oracle",
+    **{f"tests/teaching/test_exercises_{n:02d}.py": _SETS for n in (2, 5, 11, 12, 13, 14)},
+    "tests/teaching/test_grading_anywhere.py": _SANDBOX + ", from any clone path",
+    "tests/teaching/test_grading_attacks.py": _SANDBOX,
+    "tests/teaching/test_grading_class.py": "the `grade` command over a class (the CLI)",
+    "tests/teaching/test_grading_hostile.py": _SANDBOX,
+    "tests/teaching/test_grading_imports.py": "what grading may import",
+    "tests/teaching/test_grading_instructor_side.py": "what a grading run tells the instructor",
+    "tests/teaching/test_grading_lms.py": "the exports run as each LMS or autograder runs them",
+    "tests/teaching/test_grading_units.py": "units and plain values (grading and selfcheck)",
+    "tests/teaching/test_measured_answers.py": "measured answers graded across sets",
+}
+
+
+def _test_files_without_module() -> list[str]:
+    mirrors = set()
+    for module in _modules():
+        path = _mirror(module)
+        mirrors |= {path, path.with_name(f"test_{path.parent.name}_{path.name[5:]}")}
+    return [
+        p.relative_to(ROOT).as_posix()
+        for p in sorted(ROOT.glob("tests/**/test_*.py"))
+        if p not in mirrors and p.parent.name != "project"
+    ]
+
+
+def test_every_test_file_mirrors_a_module_or_gives_its_reason():
+    unlisted = [t for t in _test_files_without_module() if t not in TEST_FILES_WITHOUT_MODULE]
+    assert not unlisted, (
+        f"test files named after no module (rename to tests/<layer>/test_<module>.py): {unlisted}"
+    )
+    stale = sorted(set(TEST_FILES_WITHOUT_MODULE) - set(_test_files_without_module()))
+    assert not stale, f"these mirror a module now (or are gone): drop them from the list: {stale}"
