@@ -53,6 +53,12 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument(
         "--no-history", action="store_true", help="do not keep this run in <out>_history/"
     )
+    grade.add_argument(
+        "--replace",
+        action="store_true",
+        help="start the gradebook afresh from this run's files (default: merge into it, keeping "
+        "every row this run does not regrade)",
+    )
     autograder = sub.add_parser("autograder", help="build an external autograder for a set")
     autograder.add_argument("tool", choices=["gradescope"], help="the autograder's platform")
     autograder.add_argument("assignment", help="the exercise set, e.g. 04_model_memory")
@@ -141,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         pattern=args.pattern,
         exports=args.export,
         history=not args.no_history,
+        replace=args.replace,
     )
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from export_cases import SET, grade
 from teaching.grading import exports
-from teaching.grading.exports import prairielearn
+from teaching.grading.exports import common, prairielearn
 
 
 def test_export_names_are_checked_and_keyed_exports_need_a_roster():
@@ -26,19 +26,19 @@ def test_export_names_are_checked_and_keyed_exports_need_a_roster():
 
 def test_an_interrupted_folder_export_leaves_the_previous_one_whole(tmp_path):
     target = tmp_path / "grades-gradescope"
-    exports.write_per_file(target, [grade("a.ipynb", SET, {"q1": 2, "q2": 1})], lambda g: {})
+    common.write_per_file(target, [grade("a.ipynb", SET, {"q1": 2, "q2": 1})], lambda g: {})
 
     def interrupted(folder: Path) -> None:
         (folder / "half").write_text("x")
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        exports.write_folder(target, interrupted)
+        common.write_folder(target, interrupted)
     assert sorted(p.name for p in target.iterdir()) == ["a.ipynb"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["grades-gradescope"]  # no temporary
 
 
 def test_two_submissions_named_alike_keep_a_result_each(tmp_path):
     twins = [grade("a/b.ipynb", SET, {"q1": 1, "q2": 1}), grade("a\\b.ipynb", SET, {"q1": 2})]
-    exports.write_per_file(tmp_path / "out", twins, prairielearn.results)
+    common.write_per_file(tmp_path / "out", twins, prairielearn.results)
     assert len(list((tmp_path / "out").glob("*/results.json"))) == 2

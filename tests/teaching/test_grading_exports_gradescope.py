@@ -48,6 +48,16 @@ def test_gradescope_results_hide_key_checked_scores_until_the_due_date(klass):
         gradescope.results(g, fake_set("q2"), "tomorrow")
 
 
+def test_gradescope_gets_no_result_for_a_row_the_grader_could_not_grade(klass, tmp_path):
+    kim = klass.grades[f"{SET}-15.ipynb"]  # the solution failed on the grading machine
+    assert gradescope.results(kim, fake_set("q2")) is None  # never 0 with tests marked "right"
+    gradescope.write(tmp_path / "grades.csv", klass.list, {})
+    folders = {p.name: p for p in (tmp_path / "grades-gradescope").iterdir()}
+    assert len(folders) == len(klass.list)
+    assert not list(folders[f"{SET}-15.ipynb"].iterdir())
+    assert (folders[f"{SET}-11.ipynb"] / "results.json").is_file()
+
+
 def test_gradescope_archive_has_its_scripts_at_the_root(tmp_path):
     from teaching.grading.authoring import REPO
 

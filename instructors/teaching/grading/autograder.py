@@ -8,11 +8,18 @@ solution run with this run's secret probes, checked against the release), and th
 ``results.json`` (:mod:`.exports.gradescope`, :mod:`.exports.prairielearn`) is written whole. A
 folder with no notebook still gets a result that says so (Gradescope: 0 points; PrairieLearn: not
 gradable).
+
+When the grader's side fails (the solution cannot run here, the sandbox cannot start, the grader
+fails on the file), the learner's work was not looked at and nothing may be recorded as a score:
+PrairieLearn gets ``gradable: false`` with the reason (no points, no attempt used); for Gradescope
+no ``results.json`` is written and the command exits 3 with the reason on stderr, so Gradescope
+shows staff a failed autograder run instead of recording 0.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -22,7 +29,7 @@ from pathlib import Path
 from teaching.grading import authoring, sandbox, spec
 from teaching.grading.exports import gradescope, prairielearn
 from teaching.grading.files import display_name, write_new
-from teaching.grading.grades import Grade
+from teaching.grading.grades import NOT_GRADED_EXIT, Grade
 from teaching.grading.submission import (
     check_key,
     grade_file,
@@ -120,6 +127,11 @@ def run(
         data = prairielearn.results(grade)
     else:
         data = gradescope.results(grade, setup, visibility)
+    if data is None:  # the grader's side failed: Gradescope shows a failed run, never a score
+        with contextlib.suppress(FileNotFoundError):
+            results_json.unlink()
+        print(f"no results.json written: {grade.reason}", file=sys.stderr)
+        return NOT_GRADED_EXIT
     if len(notebooks) > 1:
         note = (
             f"graded {display_name(notebooks[0])}; {len(notebooks) - 1} other notebook(s) ignored"

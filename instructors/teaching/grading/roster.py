@@ -22,8 +22,9 @@ present. A file name is matched with ``--pattern``, a regular expression with a 
 - ``default``: ``NN_slug-<student id>.ipynb``, the name instructors/grading.md asks learners for.
 
 Nothing is dropped or merged silently: :class:`Join` lists files that match no pattern or no roster
-row, roster rows with no file for a set, and students with two files for one set (their grade is
-left blank in every export until one file is removed).
+row, roster rows with no file for a set, and students with two files for one set (each file
+named; no export carries a grade for them until one file is kept and graded again: an empty cell
+would clear the LMS's grade, so they have no row).
 """
 
 from __future__ import annotations
@@ -224,7 +225,8 @@ class Join:
             lines.append(
                 f"{len(names)} files for {who.student_id} ({who.display}) in {s}: "
                 + ", ".join(names)
-                + "; grade left blank in the exports: remove all but one file and grade again"
+                + "; no grade exported for this set (no row: the LMS keeps its grade): keep the "
+                "file that is theirs, move the others out, and grade again"
             )
         for k, s in self.missing:
             who = self.roster.students[k]

@@ -270,6 +270,9 @@ class Outcome:
     timed_out: bool
     seconds: float
     protections_off: tuple[str, ...] = field(default_factory=tuple)
+    # why the sandbox never ran the command, or lost it (the grader's side, not the submission's):
+    # its result is no grade at all ('' when it ran)
+    failed_to_start: str = ""
 
 
 class _CappedReader(threading.Thread):
@@ -590,6 +593,9 @@ def read_capped(path: Path) -> str:
     return head.decode(errors="replace") + middle + tail.decode(errors="replace")
 
 
+START_SECONDS = 60  # a sandbox the factory has not started by then never will
+
+
 class Zygote:
     """A warm sandbox factory (:mod:`teaching.grading.zygote`): imports once, forks one
     sandbox a run.
@@ -717,12 +723,20 @@ class Zygote:
         with self._lock:
             self.proc.stdin.write(json.dumps(request) + "\n")
             self.proc.stdin.flush()
-        slot["started"].wait(60)
-        timed_out = not slot["done"].wait(timeout_seconds)
+        failed = ""
+        if not slot["started"].wait(START_SECONDS):
+            failed = f"the sandbox did not start within {START_SECONDS} s"
+        elif "pid" not in slot:  # an answer without a process, or the factory ended
+            failed = "the sandbox factory could not start a sandbox for it"
+        timed_out = False
+        if not failed:
+            timed_out = not slot["done"].wait(timeout_seconds)
         if timed_out and "pid" in slot:
             with contextlib.suppress(OSError):
                 os.kill(slot["pid"], signal.SIGKILL)  # the holder: its PID namespace dies with it
             slot["done"].wait(10)
+        if not failed and not timed_out and "status" not in slot:
+            failed = "the sandbox factory ended while the submission ran"
         self._waiting.pop(ident, None)
         return Outcome(
             returncode=slot.get("status"),
@@ -730,6 +744,7 @@ class Zygote:
             timed_out=timed_out,
             seconds=time.monotonic() - start,
             protections_off=protections_off(),
+            failed_to_start=failed,
         )
 
     def close(self) -> None:

@@ -71,8 +71,11 @@ def write_folder(target: Path, fill: Callable[[Path], None]) -> None:
             shutil.rmtree(old, ignore_errors=True)
 
 
-def write_per_file(target: Path, grades: list[Grade], render: Callable[[Grade], dict]) -> None:
-    """``target/<submission>/results.json`` for every graded file, written as one folder."""
+def write_per_file(
+    target: Path, grades: list[Grade], render: Callable[[Grade], dict | None]
+) -> None:
+    """``target/<submission>/results.json`` for every graded file, written as one folder; a file
+    ``render`` gives None for has an empty folder (no result)."""
 
     def fill(folder: Path) -> None:
         used: set[str] = set()
@@ -84,6 +87,8 @@ def write_per_file(target: Path, grades: list[Grade], render: Callable[[Grade], 
                 name = f"{base}-{n}"
             used.add(name)
             (folder / name).mkdir()
-            write_new(folder / name / "results.json", json.dumps(render(g), indent=1))
+            data = render(g)
+            if data is not None:
+                write_new(folder / name / "results.json", json.dumps(data, indent=1))
 
     write_folder(target, fill)

@@ -31,7 +31,7 @@ from teaching.grading import spec
 from teaching.grading.authoring import REPO
 from teaching.grading.exports.common import feedback, write_per_file
 from teaching.grading.files import write_new
-from teaching.grading.grades import Grade
+from teaching.grading.grades import NOT_GRADED, Grade
 
 VISIBILITY = ("hidden", "after_due_date", "after_published", "visible")
 MAX_OUTPUT = 8_000  # characters of one test's output
@@ -46,10 +46,13 @@ def key_dependent(assignment: spec.Assignment | None) -> set[str]:
 
 def results(
     grade: Grade, assignment: spec.Assignment | None, visibility: str = "after_due_date"
-) -> dict:
-    """The ``results.json`` object for one graded file."""
+) -> dict | None:
+    """The ``results.json`` object for one graded file; None for a ``not-graded`` row (the
+    grader's side failed): Gradescope must see a failed autograder run, never a score."""
     if visibility not in VISIBILITY:
         raise ValueError(f"visibility must be one of {', '.join(VISIBILITY)}; got {visibility!r}")
+    if grade.status == NOT_GRADED:
+        return None
     hidden = key_dependent(assignment)
     tests = [
         {
@@ -84,7 +87,8 @@ def write(
     *,
     visibility: str = "after_due_date",
 ) -> list[Path]:
-    """``<out>-gradescope/<submission>/results.json``, all or none."""
+    """``<out>-gradescope/<submission>/results.json``, all or none; a ``not-graded`` row has
+    none (Gradescope would show the autograder's failure)."""
     target = out.with_name(f"{out.stem}-gradescope")
     write_per_file(target, grades, lambda g: results(g, assignments.get(g.assignment), visibility))
     return [target]

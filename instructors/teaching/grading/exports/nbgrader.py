@@ -4,8 +4,10 @@ The columns and their rules are those of nbgrader's ``CsvExportPlugin``
 (https://nbgrader.readthedocs.io/en/stable/command_line_tools/nbgrader-export.html;
 ``nbgrader/plugins/export.py`` in jupyter/nbgrader): ``assignment, duedate, timestamp, student_id,
 last_name, first_name, email, raw_score, late_submission_penalty, score, max_score``; a student
-with no submission gets an empty timestamp and scores of 0, as nbgrader writes them. A student
-with two files for a set is not merged: the scores are left empty (the report names the files).
+with no submission gets an empty timestamp and scores of 0, as nbgrader writes them. nbgrader never
+writes an empty number, so a student with two files for a set (never merged) and one whose file
+the grader could not grade (``not-graded``) have no row for that set: the roster report and the
+gradebook name them.
 This grader applies no late penalty (0); Canvas's LATE marker is reported, not priced.
 """
 
@@ -54,8 +56,8 @@ def rows(join: Join, grades: dict[str, Grade], possible: dict[str, float]) -> li
             g = grades.get(files[0]) if len(files) == 1 else None
             if not files:
                 out.append([*ident, number(0.0), number(0.0), number(0.0), number(p)])
-            elif g is None or not g.points:
-                out.append([*ident, "", "", "", number(p)])
+            elif g is None or not g.earned:
+                continue  # no grade to give: never an empty number, never a 0 not earned
             else:
                 out.append([*ident, number(g.total), number(0.0), number(g.total), number(p)])
     return out
