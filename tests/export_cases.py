@@ -27,7 +27,9 @@ ROSTER = (
 
 
 def grade(name: str, set_name: str, scores: dict, feedback=None, status="ok") -> Grade:
+    """A row as the gradebook makes it (handed in at a fixed time)."""
     return Grade(
+        submitted="2026-11-28 10:00:00.250000",
         submission=name,
         assignment=set_name,
         scores=dict(scores),

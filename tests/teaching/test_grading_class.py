@@ -140,7 +140,7 @@ def test_a_partial_regrade_updates_its_rows_and_keeps_the_class(tmp_path, fake_g
     moodle = (tmp_path / f"grades-moodle-{SET}.csv").read_text(encoding="utf-8-sig")
     assert all(f"{w}@x.org,13," in moodle for w in ("ada", "bo", "cy"))
     nbg = list(csv.DictReader((tmp_path / "grades-nbgrader.csv").open(encoding="utf-8-sig")))
-    assert {r["student_id"]: r["score"] for r in nbg} == {"ada": "13", "bo": "13", "cy": "13"}
+    assert {r["student_id"]: r["score"] for r in nbg} == {"ada": "13.0", "bo": "13.0", "cy": "13.0"}
     for tool in ("prairielearn", "gradescope"):
         assert len(list((tmp_path / f"grades-{tool}").glob("*/results.json"))) == 3
     logs = tmp_path / "grades_logs"

@@ -42,3 +42,9 @@ def test_two_submissions_named_alike_keep_a_result_each(tmp_path):
     twins = [grade("a/b.ipynb", SET, {"q1": 1, "q2": 1}), grade("a\\b.ipynb", SET, {"q1": 2})]
     common.write_per_file(tmp_path / "out", twins, prairielearn.results)
     assert len(list((tmp_path / "out").glob("*/results.json"))) == 2
+
+
+def test_export_cells_carry_no_control_character_but_their_own_line_breaks():
+    text = common.csv_text([["Zoë\x1b[2J", "q1 0/2: wrong\x07\nq2 2/2"]])
+    assert "\x1b" not in text and "\x07" not in text
+    assert "Zoë\\x1b[2J" in text and "q1 0/2: wrong\\x07\nq2 2/2" in text  # escaped, lines kept

@@ -61,6 +61,8 @@ def test_a_canvas_import_never_clears_a_grade_nobody_earned_here(klass, tmp_path
     held = {(i, s): 1.5 for i in ids for s in klass.possible}
     files = sorted(p for p in tmp_path.glob("grades-canvas*.csv") if "feedback" not in p.name)
     assert files
+    for path in tmp_path.glob("grades-canvas*.csv"):  # Excel reads UTF-8 only after a BOM
+        assert path.read_bytes().startswith(b"\xef\xbb\xbf"), path.name
     for path in files:
         held = canvas_import_into(parse(path.read_text(encoding="utf-8-sig")), held)
     assert held == {

@@ -31,6 +31,7 @@ def test_a_moodle_import_never_clears_a_grade_nobody_earned_here(klass, tmp_path
     held, files = {}, sorted(tmp_path.glob("grades-moodle-*.csv"))
     assert len(files) == len(klass.possible)
     for path in files:
+        assert path.read_bytes().startswith(b"\xef\xbb\xbf")  # Excel reads UTF-8 after a BOM
         rows = parse(path.read_text(encoding="utf-8-sig"))
         start = {(e, rows[0][1]): 1.5 for e in emails}
         held |= moodle_import_into(rows, start)

@@ -37,8 +37,14 @@ def test_nbgrader_rows_follow_its_csv_exporter(klass):
             score = max(0.0, float(r["raw_score"]) - float(r["late_submission_penalty"]))
             assert float(r["score"]) == score
             assert float(r["max_score"]) == klass.possible[r["assignment"]]
-    ned = [r for r in body if r["student_id"] == "14"]
-    assert {(r["timestamp"], r["raw_score"], r["score"]) for r in ned} == {("", "0", "0")}
+    ned = [r for r in body if r["student_id"] == "14"]  # no submission: as nbgrader writes it
+    assert {(r["timestamp"], r["raw_score"], r["score"]) for r in ned} == {("", "0.0", "0.0")}
+    eve = next(r for r in body if r["student_id"] == "12" and r["assignment"] == SET)
+    assert (eve["timestamp"], eve["raw_score"], eve["max_score"]) == (
+        "2026-11-28 10:00:00.250000",  # handed in: nbgrader's str(datetime), never empty
+        "1.0",
+        "3.0",
+    )
     for r in body:
         assert r["raw_score"] != "" and r["score"] != ""  # nbgrader never writes an empty number
     ada = next(r for r in body if r["student_id"] == "11" and r["assignment"] == SET)

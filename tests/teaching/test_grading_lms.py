@@ -90,6 +90,7 @@ def test_ctrl_c_while_grading_ends_every_sandbox_and_writes_nothing(tmp_path):
     log = (tmp_path / "stderr.txt").open("w")
     cmd = [sys.executable, "-m", "teaching", "grade", str(subs), "--out", str(out / "grades.csv")]
     cmd += ["--export", "gradescope,prairielearn", "--timeout", "200", "--cell-timeout", "150"]
+    cmd += ["--replace"]  # the earlier gradebook has no class record to merge into
     proc = subprocess.Popen(
         cmd, stderr=log, cwd=REPO, start_new_session=True, preexec_fn=default_sigint
     )

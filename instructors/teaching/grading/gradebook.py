@@ -34,6 +34,7 @@ existing gradebook) and returns 1.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import json
 import os
 import shutil
@@ -274,6 +275,9 @@ def grade_folder(
             return 130
     for g, (p, *_) in zip(grades, planned, strict=True):
         g.name_hex = os.fsencode(p.name).hex()
+        with contextlib.suppress(OSError):  # nbgrader's timestamp: naive UTC, str(datetime)
+            stamp = datetime.datetime.fromtimestamp(p.lstat().st_mtime, datetime.UTC)
+            g.submitted = str(stamp.replace(tzinfo=None))
     if class_roster is not None:
         now = join_files(
             [(g.submission, g.assignment) for g in grades], class_roster, name_pattern, []

@@ -48,6 +48,7 @@ class Grade:
     log: str = ""  # the log folder this run wrote for it ('' when none)
     name_hex: str = ""  # the file name's bytes (hex): two names that print alike stay two rows
     student: str = ""  # the roster's id key of its owner ('' without a roster, or unmatched)
+    submitted: str = ""  # when the file was handed in (its time stamp, UTC, as nbgrader writes one)
 
     @property
     def earned(self) -> bool:

@@ -18,14 +18,16 @@ earned: one file per set (``<out>-canvas-<set>.csv``, its one assignment column 
 set), holding only the students with exactly one file of that set that was graded. A student with
 no file, with two files, or whose file the grader could not grade (``not-graded``) has no row
 (``<out>-roster.txt`` and the console say who and why). The per-question detail goes to a
-separate feedback CSV (``<out>-canvas-feedback.csv``), which Canvas does not import.
+separate feedback CSV (``<out>-canvas-feedback.csv``), which Canvas does not import. Both are
+UTF-8 with a byte-order mark, so Excel opens them as UTF-8 (Canvas's header test,
+``include?("Student")``, reads them the same).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from teaching.grading.exports.common import csv_text, feedback
+from teaching.grading.exports.common import BOM, csv_text, feedback
 from teaching.grading.files import write_new
 from teaching.grading.grades import Grade, number
 from teaching.grading.roster import Join, Student
@@ -76,8 +78,8 @@ def write(
     written = []
     for s, p in possible.items():
         book = out.with_name(f"{out.stem}-canvas-{s}.csv")
-        write_new(book, csv_text(gradebook_rows(join, grades, s, p)))
+        write_new(book, BOM + csv_text(gradebook_rows(join, grades, s, p)))
         written.append(book)
     detail = out.with_name(f"{out.stem}-canvas-feedback.csv")
-    write_new(detail, csv_text(feedback_rows(join, grades, possible)))
+    write_new(detail, BOM + csv_text(feedback_rows(join, grades, possible)))
     return [*written, detail]

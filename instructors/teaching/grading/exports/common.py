@@ -13,17 +13,30 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from teaching.grading.files import log_name, make_dir, safe_text, spreadsheet_safe, write_new
+from teaching.grading.files import (
+    log_name,
+    make_dir,
+    printable_lines,
+    safe_text,
+    spreadsheet_safe,
+    write_new,
+)
 from teaching.grading.grades import Grade, number
+
+BOM = "\ufeff"  # UTF-8's byte-order mark: Excel opens the file as UTF-8 (else "Zoë" as "ZoÃ«")
 
 
 def csv_text(rows: list[list], *, delimiter: str = ",") -> str:
-    """Rows as CSV; every text cell made safe (no formula, any bytes), numbers as they are."""
+    """Rows as CSV; every text cell made safe (no formula, any bytes, no control character but a
+    cell's own line breaks), numbers as they are."""
     buf = io.StringIO()
     writer = csv.writer(buf, delimiter=delimiter, lineterminator="\r\n")
     for row in rows:
         writer.writerow(
-            [c if isinstance(c, int | float) else spreadsheet_safe(safe_text(c)) for c in row]
+            [
+                c if isinstance(c, int | float) else spreadsheet_safe(printable_lines(safe_text(c)))
+                for c in row
+            ]
         )
     return buf.getvalue()
 

@@ -14,14 +14,15 @@ feedback column: MoodleDocs warns that importing feedback alone overwrites the g
 the grade already there (and the empty feedback overwrites its feedback). So only students with
 exactly one file of the set that was graded have a row; a student with no file, two files or a
 ``not-graded`` file is left out (Moodle leaves a user absent from the file as it is; the roster
-report says who and why).
+report says who and why). UTF-8 with a byte-order mark (Moodle's CSV reader removes it; Excel
+needs it to read UTF-8).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from teaching.grading.exports.common import csv_text, feedback_text
+from teaching.grading.exports.common import BOM, csv_text, feedback_text
 from teaching.grading.files import write_new
 from teaching.grading.grades import Grade, number
 from teaching.grading.roster import Join
@@ -59,6 +60,6 @@ def write(
     written = []
     for s, p in possible.items():
         path = out.with_name(f"{out.stem}-moodle-{s}.csv")
-        write_new(path, csv_text(rows(join, grades, s, p)))
+        write_new(path, BOM + csv_text(rows(join, grades, s, p)))
         written.append(path)
     return written

@@ -9,6 +9,11 @@ writes an empty number, so a student with two files for a set (never merged) and
 the grader could not grade (``not-graded``) have no row for that set: the roster report and the
 gradebook name them.
 This grader applies no late penalty (0); Canvas's LATE marker is reported, not priced.
+
+Values are written as nbgrader writes them (``str()`` of its columns): scores as floats
+(``13.0``), the timestamp of a submitted file as its time stamp in UTC (``2026-11-28
+10:00:00.123456``, nbgrader's naive UTC ``datetime``), empty only where there is no submission;
+so "no submission" (empty timestamp, 0.0) and "handed in blank" (a timestamp, 0.0) differ.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from pathlib import Path
 
 from teaching.grading.exports.common import csv_text
 from teaching.grading.files import write_new
-from teaching.grading.grades import Grade, number
+from teaching.grading.grades import Grade
 from teaching.grading.roster import Join, key
 
 HEADER = [
@@ -46,20 +51,26 @@ def split_name(last: str, first: str, name: str) -> tuple[str, str]:
     return last, first
 
 
+def value(x: float) -> str:
+    """A number as nbgrader's CSV has it: ``str`` of a float."""
+    return str(float(x))
+
+
 def rows(join: Join, grades: dict[str, Grade], possible: dict[str, float]) -> list[list]:
     out: list[list] = [HEADER]
     for s, p in possible.items():
         for st in sorted(join.roster.students.values(), key=lambda s: s.student_id):
             last, first = split_name(st.last_name, st.first_name, st.name)
-            ident = [s, "", "", st.student_id, last, first, st.email]
+            ident = [st.student_id, last, first, st.email]
             files = join.files.get((key(st.student_id), s), [])
             g = grades.get(files[0]) if len(files) == 1 else None
             if not files:
-                out.append([*ident, number(0.0), number(0.0), number(0.0), number(p)])
+                out.append([s, "", "", *ident, value(0), value(0), value(0), value(p)])
             elif g is None or not g.earned:
                 continue  # no grade to give: never an empty number, never a 0 not earned
             else:
-                out.append([*ident, number(g.total), number(0.0), number(g.total), number(p)])
+                total = value(g.total)
+                out.append([s, "", g.submitted, *ident, total, value(0), total, value(p)])
     return out
 
 
