@@ -66,6 +66,12 @@ def main(argv: list[str] | None = None) -> int:
     autograder.add_argument("--timeout", type=float, default=300.0, help="seconds per run")
     autograder.add_argument("--cell-timeout", type=float, default=60.0, help="seconds per cell")
     autograder.add_argument(
+        "--allow-unprotected",
+        action="store_true",
+        help="grade even where the container refuses the sandbox's hidden-files, PID-namespace "
+        "and unprivileged-user protections (default: refuse, so staff see a failed run)",
+    )
+    autograder.add_argument(
         "--visibility",
         default="after_due_date",
         help="when learners see key-checked scores: after_due_date (default), after_published, "
@@ -133,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
             timeout_seconds=args.timeout,
             cell_timeout_seconds=args.cell_timeout,
             visibility=args.visibility,
+            allow_unprotected=args.allow_unprotected,
         )
     from teaching.grading.gradebook import grade_folder
 

@@ -130,3 +130,15 @@ def test_a_factory_that_never_starts_a_sandbox_is_the_graders_failure(monkeypatc
     (tmp_path / "w").mkdir()
     outcome = z.run(tmp_path / "w", env={}, timeout_seconds=30)
     assert not outcome.timed_out and "did not start" in outcome.failed_to_start
+
+
+def test_the_class_command_gives_the_sandbox_factory_its_jobs(monkeypatch, tmp_path):
+    """Each slot's memory limit is divided by --jobs (sandbox.slot_memory_bytes): the factory
+    must be told how many slots run at once."""
+    subs = class_folder(tmp_path)
+    seen = {}
+    monkeypatch.setattr(sandbox, "start_factory", lambda *a, **k: seen.update(k))
+    why = "the solution failed on this machine"
+    monkeypatch.setattr(gradebook, "prepare_set", lambda a, **k: submission.SetGrader(a, None, why))
+    gradebook.grade_folder(subs, tmp_path / "out" / "g.csv", assignment=SET, jobs=2)
+    assert seen["jobs"] == 2

@@ -87,6 +87,9 @@ def grade_notebook(
             zygote.close()
 
 
+REQUIRED = ("hidden-files", "pid-namespace", "unprivileged-user")  # Gradescope's: see run()
+
+
 def run(
     tool: str,
     submission_dir: Path,
@@ -97,7 +100,27 @@ def run(
     timeout_seconds: float,
     cell_timeout_seconds: float,
     visibility: str = "after_due_date",
+    allow_unprotected: bool = False,
 ) -> int:
+    """Grade the submission folder's notebook into ``results_json``. For Gradescope, whose
+    container may refuse namespaces: without the hidden-files, PID-namespace and unprivileged-user
+    protections (:data:`REQUIRED`) a submission could read the solution in the archive, or
+    rewrite the grader or its result, so nothing is graded (exit 2, no ``results.json``: staff
+    see a failed run) unless the instructor built the archive with ``--allow-unprotected``;
+    every ``results.json`` states the protections that were off (``extra_data``)."""
+    off = sandbox.protections_off()
+    missing = [p for p in REQUIRED if p in off]
+    if tool == "gradescope" and missing and not allow_unprotected:
+        with contextlib.suppress(FileNotFoundError):
+            results_json.unlink()
+        print(
+            f"refusing to grade: this container does not allow the sandbox's {', '.join(missing)} "
+            "protection(s), without which a submission can read the solution or rewrite its own "
+            "result; give the autograder a container that allows them, or rebuild the archive "
+            "with --allow-unprotected to grade without them (each result then says so)",
+            file=sys.stderr,
+        )
+        return 2
     notebooks = sorted(
         p for p in submission_dir.rglob("*.ipynb") if p.is_file() and not p.is_symlink()
     )
@@ -132,6 +155,12 @@ def run(
             results_json.unlink()
         print(f"no results.json written: {grade.reason}", file=sys.stderr)
         return NOT_GRADED_EXIT
+    if tool == "gradescope":
+        data["extra_data"] = {"protections_off": list(off)}
+        if off:
+            data["output"] = "; ".join(
+                t for t in (f"sandbox protections off: {', '.join(off)}", data.get("output")) if t
+            )
     if len(notebooks) > 1:
         note = (
             f"graded {display_name(notebooks[0])}; {len(notebooks) - 1} other notebook(s) ignored"
@@ -152,6 +181,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=300.0)
     parser.add_argument("--cell-timeout", type=float, default=60.0)
     parser.add_argument("--visibility", default="after_due_date")
+    parser.add_argument(
+        "--allow-unprotected",
+        action="store_true",
+        help="grade even where the container refuses the sandbox's protections",
+    )
     args = parser.parse_args(argv)
     return run(
         args.tool,
@@ -162,6 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         timeout_seconds=args.timeout,
         cell_timeout_seconds=args.cell_timeout,
         visibility=args.visibility,
+        allow_unprotected=args.allow_unprotected,
     )
 
 

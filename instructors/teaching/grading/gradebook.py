@@ -249,7 +249,11 @@ def grade_folder(
     regraded = [log_dir / log_name(p) for p in [*files, *links]]
     staged = _stage_logs(regraded, history_dir) if history else None
     with contextlib.ExitStack() as stack:
-        zygote = sandbox.start_factory(list(assignments.values()), threads) if assignments else None
+        zygote = (
+            sandbox.start_factory(list(assignments.values()), threads, jobs=jobs)
+            if assignments
+            else None
+        )
         if zygote is not None:
             stack.callback(zygote.close)
         try:
