@@ -83,7 +83,8 @@ def test_a_class_run_writes_every_export_and_reports_who_did_not_pair_up(
     assert "'zed' is not on the roster" in report and "no file from ned (Ned)" in report
     book = list(csv.reader((out.parent / f"grades-canvas-{SET}.csv").open()))
     assert book[0][-1] == SET  # the pattern's '00' named the set
-    assert {r[1]: r[-1] for r in book[2:]} == {"ada": "13", "bo_zero": "0"}  # ned: no row
+    # not Canvas's roster: its ids go to SIS User ID, never to Canvas's user id column (ID)
+    assert {(r[1], r[2]): r[-1] for r in book[2:]} == {("", "ada"): "13", ("", "bo_zero"): "0"}
     assert (out.parent / f"grades-moodle-{SET}.csv").is_file()
     assert (out.parent / "grades-nbgrader.csv").is_file()
     for tool in ("prairielearn", "gradescope"):
@@ -136,7 +137,7 @@ def test_a_partial_regrade_updates_its_rows_and_keeps_the_class(tmp_path, fake_g
     book = {r["submission"]: r["total"] for r in csv.DictReader(out.open())}
     assert book == {f"{SET}-ada.ipynb": "13", f"{SET}-bo.ipynb": "13", f"{SET}-cy.ipynb": "13"}
     canvas = list(csv.reader((tmp_path / f"grades-canvas-{SET}.csv").open(encoding="utf-8-sig")))
-    assert {r[1]: r[-1] for r in canvas[2:]} == {"ada": "13", "bo": "13", "cy": "13"}
+    assert {r[2]: r[-1] for r in canvas[2:]} == {"ada": "13", "bo": "13", "cy": "13"}
     moodle = (tmp_path / f"grades-moodle-{SET}.csv").read_text(encoding="utf-8-sig")
     assert all(f"{w}@x.org,13," in moodle for w in ("ada", "bo", "cy"))
     nbg = list(csv.DictReader((tmp_path / "grades-nbgrader.csv").open(encoding="utf-8-sig")))
@@ -154,7 +155,7 @@ def test_a_partial_regrade_updates_its_rows_and_keeps_the_class(tmp_path, fake_g
         assert (run / "exports" / f"grades-canvas-{SET}.csv").is_file()
         assert (run / "exports" / "grades-gradescope").is_dir()
     before = list(csv.reader((first / "exports" / f"grades-canvas-{SET}.csv").open()))
-    assert {r[1]: r[-1] for r in before[2:]} == {"ada": "13", "bo": "0", "cy": "13"}
+    assert {r[2]: r[-1] for r in before[2:]} == {"ada": "13", "bo": "0", "cy": "13"}
     assert [SET, "bo", f"{SET}-bo.ipynb", "total", "0", "13"] in diff_rows(second)
     changed = diff_rows(second)[1:]
     assert len(changed) == len(QUESTIONS) + 1 and {r[1] for r in changed} == {"bo"}  # Bo's only

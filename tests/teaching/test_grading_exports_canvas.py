@@ -81,3 +81,27 @@ def test_canvas_per_question_detail_is_in_its_own_feedback_file(klass):
     assert [(r[4], r[5], r[6]) for r in eve] == [("q1", "0", "2"), ("q2", "1", "1")]
     assert "hint: GiB" in eve[0][7]
     assert_spreadsheet_safe(parse(common.csv_text(rows)))
+
+
+def test_canvas_ids_go_to_id_only_from_canvas_and_its_own_column_is_reused(tmp_path):
+    """Canvas reads ``ID`` as its user id (``to_i``): a university number there would find
+    another user or none. With Canvas's export as the roster its own ``Title (id)`` column is
+    filled (the importer matches it by id) instead of a new assignment being created."""
+    from teaching.grading import roster
+    from teaching.grading.grades import Grade
+
+    pattern = roster.compile_pattern("default")
+    graded = {f"{SET}-7.ipynb": Grade(f"{SET}-7.ipynb", SET, {"q1": 2.0}, {"q1": 2.0})}
+    path = tmp_path / "r.csv"
+    path.write_text("student_id,name\n7,Ada\n")
+    plain = roster.join_files([(f, SET) for f in graded], roster.read_roster(path), pattern, [SET])
+    rows = canvas.gradebook_rows(plain, graded, SET, 2.0)
+    assert rows[0][-1] == SET and rows[2][:3] == ["Ada", "", "7"]  # SIS User ID, not ID
+    path.write_text(
+        "Student,ID,SIS User ID,SIS Login ID,Section,Exercise 4 (311),Exercise 5 (312)\n"
+        '"Lovelace, Ada",7,S7,ada,A,,\n'
+    )
+    own = roster.join_files([(f, SET) for f in graded], roster.read_roster(path), pattern, [SET])
+    rows = canvas.gradebook_rows(own, graded, SET, 2.0)
+    assert rows[0][-1] == "Exercise 4 (311)" and rows[2][:3] == ["Lovelace, Ada", "7", "S7"]
+    assert canvas.gradebook_rows(own, graded, OTHER, 3.0)[0][-1] == "Exercise 5 (312)"

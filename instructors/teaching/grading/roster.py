@@ -98,6 +98,9 @@ class Student:
 class Roster:
     students: dict[str, Student]  # by normalised id
     notes: list[str] = field(default_factory=list)  # rows skipped, and why
+    # Canvas's own gradebook export (a 'Student' and an 'ID' column): its ids are Canvas user ids
+    canvas: bool = False
+    columns: list[str] = field(default_factory=list)  # the header as read
 
     def find(self, student_id: str) -> Student | None:
         return self.students.get(key(student_id))
@@ -210,7 +213,8 @@ def read_roster(path: str | Path) -> Roster:
             + "; ".join(shared[:5])
             + "): an import would give both grades to one account, or stop; fix the roster"
         )
-    return Roster(students, notes)
+    norm = [_norm(h) for h in header]
+    return Roster(students, notes, canvas="student" in norm and "id" in norm, columns=header)
 
 
 def compile_pattern(pattern: str) -> re.Pattern:

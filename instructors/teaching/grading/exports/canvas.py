@@ -18,13 +18,20 @@ earned: one file per set (``<out>-canvas-<set>.csv``, its one assignment column 
 set), holding only the students with exactly one file of that set that was graded. A student with
 no file, with two files, or whose file the grader could not grade (``not-graded``) has no row
 (``<out>-roster.txt`` and the console say who and why). The per-question detail goes to a
-separate feedback CSV (``<out>-canvas-feedback.csv``), which Canvas does not import. Both are
+separate feedback CSV (``<out>-canvas-feedback.csv``), which Canvas does not import.
+
+``ID`` is Canvas's user id: it is filled only from Canvas's own gradebook export as the roster;
+with any other roster the id goes to ``SIS User ID`` (the importer's next match) and ``ID`` stays
+empty. With Canvas's export as the roster, a set's column reuses the roster's own assignment
+column (``Exercise 4 (311)``) when exactly one names the set or its number, so the import fills
+that assignment instead of creating a second one. Both files are
 UTF-8 with a byte-order mark, so Excel opens them as UTF-8 (Canvas's header test,
 ``include?("Student")``, reads them the same).
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from teaching.grading.exports.common import BOM, csv_text, feedback
@@ -42,17 +49,44 @@ def earned(join: Join, grades: dict[str, Grade], student: Student, set_name: str
     return g if g is not None and g.earned else None
 
 
+TITLE_ID = re.compile(r"(?P<title>.+) \((?P<id>\d+)\)")
+
+
+def column(join: Join, set_name: str) -> str:
+    """The set's column header: the Canvas roster's own assignment column (``Title (id)``, which
+    the importer matches by id) when exactly one names the set or its number, else the set's
+    name (a new assignment, or one of that title)."""
+    number_ = int(set_name.split("_", 1)[0]) if set_name[:2].isdigit() else None
+    found = []
+    for h in join.roster.columns if join.roster.canvas else []:
+        m = TITLE_ID.fullmatch(h.strip())
+        if m is None:
+            continue
+        title = m.group("title").casefold()
+        numbers = {int(n) for n in re.findall(r"\d+", title)}
+        if set_name.casefold() in title or (number_ is not None and numbers == {number_}):
+            found.append(h.strip())
+    return found[0] if len(found) == 1 else set_name
+
+
+def identity(st: Student, canvas_roster: bool) -> list[str]:
+    """The identity cells: ``ID`` is Canvas's user id, so it holds the roster's id only when the
+    roster is Canvas's own export; any other id goes to ``SIS User ID`` (Canvas's second match)."""
+    if canvas_roster:
+        return [st.display, st.student_id, st.sis_user_id, st.sis_login_id, st.section]
+    return [st.display, "", st.sis_user_id or st.student_id, st.sis_login_id, st.section]
+
+
 def gradebook_rows(
     join: Join, grades: dict[str, Grade], set_name: str, points: float
 ) -> list[list]:
     """The import file of one set: only rows with a grade (a blank cell would clear Canvas's)."""
-    rows: list[list] = [[*IDENTITY, set_name]]
+    rows: list[list] = [[*IDENTITY, column(join, set_name)]]
     rows.append(["Points Possible", "", "", "", "", number(points)])
     for st in sorted(join.roster.students.values(), key=lambda s: (s.display, s.student_id)):
         g = earned(join, grades, st, set_name)
         if g is not None:
-            row = [st.display, st.student_id, st.sis_user_id, st.sis_login_id, st.section]
-            rows.append([*row, number(g.total)])
+            rows.append([*identity(st, join.roster.canvas), number(g.total)])
     return rows
 
 
