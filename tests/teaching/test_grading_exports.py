@@ -48,3 +48,24 @@ def test_export_cells_carry_no_control_character_but_their_own_line_breaks():
     text = common.csv_text([["Zoë\x1b[2J", "q1 0/2: wrong\x07\nq2 2/2"]])
     assert "\x1b" not in text and "\x07" not in text
     assert "Zoë\\x1b[2J" in text and "q1 0/2: wrong\\x07\nq2 2/2" in text  # escaped, lines kept
+
+
+def test_an_identity_the_lms_matches_is_written_as_it_is_a_name_is_guarded(tmp_path):
+    """A SIS id ``-0042`` or an email ``+ada@x.org`` with a ``'`` before it matches no one in the
+    LMS; a name (which a learner may edit) keeps the spreadsheet guard."""
+    from teaching.grading import roster
+    from teaching.grading.exports import canvas, moodle, nbgrader
+
+    path = tmp_path / "r.csv"
+    path.write_text("student_id,name,email,SIS User ID\n7,=cmd(),+ada@x.org,-0042\n")
+    g = grade(f"{SET}-7.ipynb", SET, {"q1": 2, "q2": 1})
+    j = roster.join_files(
+        [(g.submission, SET)], roster.read_roster(path), roster.compile_pattern("default"), [SET]
+    )
+    out = tmp_path / "grades.csv"
+    for module in (canvas, moodle, nbgrader):
+        module.write(out, j, {g.submission: g}, {SET: 3.0})
+    book = (tmp_path / f"grades-canvas-{SET}.csv").read_text(encoding="utf-8-sig")
+    assert "'=cmd(),,-0042," in book  # the name guarded, the SIS id as the LMS has it
+    assert "\n+ada@x.org,3," in (tmp_path / f"grades-moodle-{SET}.csv").read_text("utf-8-sig")
+    assert ",7,'=cmd(),,+ada@x.org," in (tmp_path / "grades-nbgrader.csv").read_text()

@@ -40,6 +40,7 @@ from teaching.grading.grades import Grade, number
 from teaching.grading.roster import Join, Student
 
 IDENTITY = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+IDS = (1, 2, 3)  # ID, SIS User ID, SIS Login ID: matched exactly by the importer
 FEEDBACK_HEADER = ["Student", "ID", "set", "submission", "question", "score", "points", "feedback"]
 
 
@@ -112,7 +113,7 @@ def write(
     written = []
     for s, p in possible.items():
         book = out.with_name(f"{out.stem}-canvas-{s}.csv")
-        write_new(book, BOM + csv_text(gradebook_rows(join, grades, s, p)))
+        write_new(book, BOM + csv_text(gradebook_rows(join, grades, s, p), verbatim=IDS))
         written.append(book)
     detail = out.with_name(f"{out.stem}-canvas-feedback.csv")
     write_new(detail, BOM + csv_text(feedback_rows(join, grades, possible)))

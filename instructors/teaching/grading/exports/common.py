@@ -26,18 +26,22 @@ from teaching.grading.grades import Grade, number
 BOM = "\ufeff"  # UTF-8's byte-order mark: Excel opens the file as UTF-8 (else "Zoë" as "ZoÃ«")
 
 
-def csv_text(rows: list[list], *, delimiter: str = ",") -> str:
+def csv_text(rows: list[list], *, delimiter: str = ",", verbatim: tuple[int, ...] = ()) -> str:
     """Rows as CSV; every text cell made safe (no formula, any bytes, no control character but a
-    cell's own line breaks), numbers as they are."""
+    cell's own line breaks), numbers as they are. The ``verbatim`` columns (an identity the LMS
+    matches exactly: an email, a SIS id, from the roster, not the learner) get no formula guard:
+    a ``'`` before ``+44...`` or ``-0042`` would match no one."""
     buf = io.StringIO()
     writer = csv.writer(buf, delimiter=delimiter, lineterminator="\r\n")
     for row in rows:
-        writer.writerow(
-            [
-                c if isinstance(c, int | float) else spreadsheet_safe(printable_lines(safe_text(c)))
-                for c in row
-            ]
-        )
+        cells = []
+        for i, c in enumerate(row):
+            if isinstance(c, int | float):
+                cells.append(c)
+                continue
+            text = printable_lines(safe_text(c))
+            cells.append(text if i in verbatim else spreadsheet_safe(text))
+        writer.writerow(cells)
     return buf.getvalue()
 
 

@@ -60,6 +60,6 @@ def write(
     written = []
     for s, p in possible.items():
         path = out.with_name(f"{out.stem}-moodle-{s}.csv")
-        write_new(path, BOM + csv_text(rows(join, grades, s, p)))
+        write_new(path, BOM + csv_text(rows(join, grades, s, p), verbatim=(0,)))
         written.append(path)
     return written

@@ -79,5 +79,5 @@ def write(
 ) -> list[Path]:
     """``<out>-nbgrader.csv``."""
     path = out.with_name(f"{out.stem}-nbgrader.csv")
-    write_new(path, csv_text(rows(join, grades, possible)))
+    write_new(path, csv_text(rows(join, grades, possible), verbatim=(3, 6)))
     return [path]
