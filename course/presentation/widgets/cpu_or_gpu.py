@@ -107,7 +107,7 @@ def _html(r: overhead.TwoDevices, _v: dict[str, Any]) -> str:
     else:
         cross = f"the second device wins from about <b>n = {r.crossover_size:,}</b>"
     return (
-        f"<p>An {r.size:,} x {r.size:,} matmul: <b>{units.fmt_seconds(r.seconds_a)}</b> on {a} "
+        f"<p>One {r.size:,} x {r.size:,} matmul: <b>{units.fmt_seconds(r.seconds_a)}</b> on {a} "
         f"({r.bound_a}-bound), <b>{units.fmt_seconds(r.seconds_b)}</b> on {b} "
         f"({r.bound_b}-bound): faster on <b>{html.escape(r.faster)}</b>; {cross}.</p>"
         + r._repr_html_()
