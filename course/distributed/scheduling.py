@@ -174,7 +174,7 @@ def run_mix(
     cluster: slurm.Cluster,
     train: bool = True,
     poll_seconds: float = 0.2,
-    limit_seconds: float = 180.0,
+    limit_seconds: float = 420.0,
     jobs: tuple[JobSpec, ...] = MIX,
     show_progress: bool | None = None,
 ) -> SchedulingRun:
