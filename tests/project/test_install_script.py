@@ -181,9 +181,10 @@ def bare_python(tmp_path_factory) -> str:
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
         capture_output=True, text=True, check=True,
     ).stdout.strip()  # fmt: skip
-    import pip
+    import importlib.util
 
-    Path(site, "pip").symlink_to(Path(pip.__file__).parent, target_is_directory=True)
+    pip = importlib.util.find_spec("pip").submodule_search_locations[0]  # this venv's pip
+    Path(site, "pip").symlink_to(pip, target_is_directory=True)
     return str(python)
 
 
