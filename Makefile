@@ -31,7 +31,7 @@ $(INSTRUCTORS): $(LEARNERS) requirements/instructors.txt instructors/pyproject.t
 	$(BIN)/python -m pip install --quiet --no-deps -e instructors
 	touch $@
 
-# JupyterHub's proxy for the hub test (tests/teaching/test_hub_class.py), from npm's registry at the
+# JupyterHub's proxy for the hub test (tests/project/test_hub_class.py), from npm's registry at the
 # version requirements/package-lock.json pins, into requirements/node_modules/. Without npm the
 # hub test is skipped (and fails in CI, whose .ci/run installs Node.js and npm).
 $(HUB_PROXY): requirements/package.json requirements/package-lock.json

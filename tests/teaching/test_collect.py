@@ -1,6 +1,6 @@
 """``teaching collect``: each hub user's copy of a set, from their home, into the layout
 ``grade --roster --pattern default`` reads; every learner without one is named. (The whole class,
-hub, browser and ``grade`` included, is tests/teaching/test_hub_class.py.)"""
+hub, browser and ``grade`` included, is tests/project/test_hub_class.py.)"""
 
 from __future__ import annotations
 
