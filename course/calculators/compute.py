@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from course.calculators.memory import MAX_COUNT, params_of
 from course.facts import hardware, validate
-from course.facts.dtypes import BYTES_PER_VALUE
+from course.facts.dtypes import BYTES_PER_VALUE, float_format
 from course.facts.models import (
     TransformerConfig,
     active_matmul_params,
@@ -466,14 +466,108 @@ def hfu(
     )
 
 
+# ---------------------------------------------------------------------------------------------
+# Tensor Cores against CUDA cores (practice question 2)
+# ---------------------------------------------------------------------------------------------
+
+#: The precisions a matmul can be asked in, and the registry's peak key on each path: the Tensor
+#: Core path (``None``: there is none; an FP32 matmul runs on CUDA cores unless TF32 is allowed)
+#: and the CUDA-core path (FP64 units for fp64, the FP32 lanes for everything else: a 16- or
+#: 8-bit product without Tensor Cores is widened and computed in FP32).
+PRECISION_PATHS = {
+    "fp64": ("fp64_tc", "fp64"),
+    "fp32": (None, "fp32"),
+    "tf32": ("tf32", "fp32"),
+    "fp16": ("fp16", "fp32"),
+    "bf16": ("bf16", "fp32"),
+    "fp8": ("fp8", "fp32"),
+}
+
+
+def precisions_on(gpu: hardware.GPU | str) -> tuple[str, ...]:
+    """The precisions of :data:`PRECISION_PATHS` that ``gpu`` has at least one path for."""
+    card = hardware.gpu(gpu)
+    return tuple(
+        p
+        for p, (tensor, cuda) in PRECISION_PATHS.items()
+        if (tensor in card.dense_flop_per_s)
+        or (p in ("fp64", "fp32") and cuda in card.dense_flop_per_s)
+    )
+
+
+@dataclass(frozen=True)
+class CorePaths(Report):
+    """One precision on one GPU: Tensor Core peaks against CUDA cores, and a matmul on each."""
+
+    _title = "Tensor Cores against CUDA cores"
+
+    gpu: str
+    precision: str
+    tensor_core_dense_flop_per_s: float | None  # None: no Tensor Core path for this precision
+    tensor_core_sparse_flop_per_s: float | None  # 2:4 structured sparsity; None where not quoted
+    cuda_core_flop_per_s: float
+    tensor_over_cuda: float | None  # dense Tensor Core peak / CUDA-core peak
+    matmul_flops: float
+    matmul_bytes: float  # A and B read once, C written once, in this precision
+    tensor_core_seconds: float | None  # roofline floor of the matmul on the Tensor Cores
+    tensor_core_bound: str | None
+    cuda_core_seconds: float
+    cuda_core_bound: str
+
+
+def core_paths(
+    gpu: hardware.GPU | str, precision: str, m: int = 4096, n: int = 4096, k: int = 4096
+) -> CorePaths:
+    """Practice question 2 of *AI Infrastructure* ("how do Tensor Cores differ from CUDA cores?"),
+    with numbers: dense and sparse Tensor Core peaks of ``precision`` on ``gpu`` against its
+    CUDA-core peak (datasheet figures from ``course.facts.hardware``), and the roofline floor
+    (:func:`roofline_seconds`) of an (m x k) @ (k x n) product on each path.
+
+    H100 SXM, fp16: 989.4 TFLOP/s dense and 1,978.9 sparse on Tensor Cores against 67 TFLOP/s of
+    FP32 on CUDA cores: 14.8x (NVIDIA H100 datasheet). The CUDA-core path computes a 16- or 8-bit
+    product in FP32 (the FP32 lanes' peak), the fp64 path on the FP64 units; the bytes moved are
+    the same on both paths (the operands stay in ``precision``; tf32 is stored as fp32).
+    """
+    card = hardware.gpu(gpu)
+    p = validate.choice("precision", precision, precisions_on(card))
+    tensor_key, cuda_key = PRECISION_PATHS[p]
+    flops = matmul_flops(m, n, k)
+    # fp64 is not a weight dtype of the course (BYTES_PER_VALUE); its size comes from its format
+    bpe = float_format("fp64").bytes_stored if p == "fp64" else BYTES_PER_VALUE[p]
+    moved = matmul_bytes(m, n, k, bytes_per_element=bpe)
+    bw = card.memory_bandwidth_bytes_per_s
+    cuda_peak = card.dense_flop_per_s.get(cuda_key, card.dense_flop_per_s["fp32"])
+    cuda = roofline_seconds(flops, moved, cuda_peak, bw)
+    dense = card.dense_flop_per_s.get(tensor_key) if tensor_key else None
+    sparse = card.sparse_flop_per_s.get(tensor_key) if tensor_key else None
+    tensor = roofline_seconds(flops, moved, dense, bw) if dense else None
+    return CorePaths(
+        gpu=card.name,
+        precision=p,
+        tensor_core_dense_flop_per_s=dense,
+        tensor_core_sparse_flop_per_s=sparse,
+        cuda_core_flop_per_s=cuda_peak,
+        tensor_over_cuda=dense / cuda_peak if dense else None,
+        matmul_flops=flops,
+        matmul_bytes=moved,
+        tensor_core_seconds=tensor.seconds if tensor else None,
+        tensor_core_bound=tensor.bound if tensor else None,
+        cuda_core_seconds=cuda.seconds,
+        cuda_core_bound=cuda.bound,
+    )
+
+
 __all__ = [
+    "CorePaths",
     "DecodeStep",
+    "PRECISION_PATHS",
     "Roofline",
     "arithmetic_intensity",
     "attainable_flop_per_s",
     "attention_flops_per_token",
     "attention_share",
     "chinchilla_optimal",
+    "core_paths",
     "critical_intensity",
     "decode_step",
     "forward_flops",
@@ -483,6 +577,7 @@ __all__ = [
     "matmul_bytes",
     "matmul_flops",
     "mfu",
+    "precisions_on",
     "roofline_seconds",
     "training_flops",
     "training_flops_with_attention",

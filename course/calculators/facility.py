@@ -50,13 +50,15 @@ def pod_annual_energy(
     systems: int | None = None,
     utilisation: float = 1.0,
     pue: float = 1.0,
+    power_watts: float | None = None,
 ) -> PodEnergy:
     """Practice question 10 of *AI Infrastructure*: the annual power cost of a "32-GPU DGX POD".
 
     The question is ambiguous: 32 GPUs are 4 DGX H100 systems (``gpus=32``), while an NVIDIA DGX POD
     is 32 *systems* (``systems=32``, 256 GPUs). Give exactly one of ``gpus`` and ``systems``. At
     10.2 kW each and $0.10/kWh: 4 systems $35,741/year, 32 systems $285,926/year (*AI
-    Infrastructure* rounds this to $288,000), before PUE.
+    Infrastructure* rounds this to $288,000), before PUE. ``power_watts`` is one system's draw
+    at full load (None: the system's maximum from its datasheet, 10,200 W for a DGX H100).
     """
     sys_ = hardware.system(system)
     if (gpus is None) == (systems is None):
@@ -68,7 +70,10 @@ def pod_annual_energy(
         n_systems = math.ceil(n_gpus / sys_.gpus)
     else:
         n_systems = validate.positive_int("systems", systems, maximum=MAX_SYSTEMS)
-    it_power = n_systems * sys_.max_power_watts
+    per_system = (
+        sys_.max_power_watts if power_watts is None else validate.watts("power_watts", power_watts)
+    )
+    it_power = n_systems * per_system
     util = validate.fraction("utilisation", utilisation, allow_zero=True)
     facility = it_power * util * validate.pue(pue)
     return PodEnergy(
@@ -79,7 +84,7 @@ def pod_annual_energy(
         facility_power_watts=facility,
         energy_per_year_joules=facility * YEAR,
         cost_per_year_usd=energy.annual_electricity_usd(
-            sys_.max_power_watts, usd_per_kwh, systems=n_systems, utilisation=util, pue=pue
+            per_system, usd_per_kwh, systems=n_systems, utilisation=util, pue=pue
         ),
     )
 

@@ -69,10 +69,12 @@ def occupancy(
 
     ``threads_per_block`` (1-1024), ``registers_per_thread`` (1-255, as ``nvcc --resource-usage``
     or ``ncu`` report them), ``shared_memory_per_block_bytes`` (static + dynamic, up to the
-    opt-in maximum). A configuration that cannot launch (a block needs more registers than an SM
-    has) raises ``ValueError``. ``limited_by`` names the binding resource; ties name the first in
-    :data:`RESOURCES`. Source: CUDA Occupancy Calculator rules, limits from
-    ``course.facts.cuda_limits``.
+    opt-in maximum). A configuration that cannot launch raises ``ValueError``: a block needs more
+    registers than a block may have, or no SM can hold a single block (544 threads x 120 registers
+    on compute capability 9.0: 17 warps of 3,840 registers fit in 65,536, but registers go to
+    warps in groups of 4, so an SM holds 16 of them: zero blocks, and CUDA refuses the launch).
+    ``limited_by`` names the binding resource; ties name the first in :data:`RESOURCES`. Source:
+    CUDA Occupancy Calculator rules, limits from ``course.facts.cuda_limits``.
     """
     lim = cuda_limits.limits(compute_capability)
     threads = validate.positive_int(
@@ -107,6 +109,15 @@ def occupancy(
     by_smem = lim.shared_memory_per_sm_bytes // smem_alloc if smem_alloc else by_blocks
     limits = (by_blocks, by_warps, by_regs, by_smem)
     blocks = min(limits)
+    if blocks == 0:  # no SM can hold one block: CUDA refuses the launch
+        raise ValueError(
+            f"{regs} registers per thread x {threads} threads per block: not one block fits on "
+            f"an SM of compute capability {lim.label} ({RESOURCES[limits.index(0)]}: the "
+            f"register file holds {warps_by_regs} warps in groups of "
+            f"{lim.warp_allocation_granularity}, a block needs {warps_per_block}); the kernel "
+            "cannot launch (CUDA returns cudaErrorLaunchOutOfResources, 'too many resources "
+            "requested for launch')"
+        )
     return Occupancy(
         compute_capability=lim.label,
         threads_per_block=threads,

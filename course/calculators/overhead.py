@@ -106,10 +106,118 @@ def offload_crossover(cpu: FixedCostFit, max_size: int = 1 << 16, **gpu: float) 
     return None
 
 
+# ---------------------------------------------------------------------------------------------
+# One matmul on two devices (practice question 1)
+# ---------------------------------------------------------------------------------------------
+
+#: Largest matrix side :func:`two_devices` times or searches for a crossover.
+MAX_SIZE = 1 << 20
+
+
+@dataclass(frozen=True)
+class Device:
+    """A device as the fixed-cost-plus-roofline model sees it: a call costs ``fixed_seconds`` plus
+    the larger of FLOPs / ``flop_per_s`` and bytes / ``bandwidth_bytes_per_s`` (None: a measured
+    rate that already includes memory traffic), plus the operands' copy over
+    ``link_bandwidth_bytes_per_s`` when they start elsewhere (None: they are already there)."""
+
+    label: str
+    fixed_seconds: float
+    flop_per_s: float
+    bandwidth_bytes_per_s: float | None = None
+    link_bandwidth_bytes_per_s: float | None = None
+
+    @classmethod
+    def from_fit(cls, fit: FixedCostFit) -> Device:
+        """A device measured by its matmuls (:func:`fit_fixed_cost`): its fixed cost and rate."""
+        if not isinstance(fit, FixedCostFit):
+            raise ValueError(f"fit must be a FixedCostFit, got {fit!r}")
+        return cls(fit.label, fit.fixed_seconds, fit.flop_per_s)
+
+    def parts(self, size: int, bytes_per_element: float) -> dict[str, float]:
+        """Seconds of each part of an n x n matmul: overhead, compute, memory, transfer."""
+        n = validate.positive_int("size", size, maximum=MAX_SIZE)
+        bpe = validate.number("bytes_per_element", bytes_per_element, minimum=0.125, maximum=8)
+        moved = 3.0 * n * n * bpe  # A and B read, C written (and copied, when they travel)
+        return {
+            "overhead": validate.number("fixed_seconds", self.fixed_seconds, minimum=0, maximum=1),
+            "compute": 2.0 * n**3 / validate.positive("flop_per_s", self.flop_per_s),
+            "memory": 0.0
+            if self.bandwidth_bytes_per_s is None
+            else moved / validate.positive("bandwidth_bytes_per_s", self.bandwidth_bytes_per_s),
+            "transfer": 0.0
+            if self.link_bandwidth_bytes_per_s is None
+            else moved
+            / validate.positive("link_bandwidth_bytes_per_s", self.link_bandwidth_bytes_per_s),
+        }
+
+    def seconds(self, size: int, bytes_per_element: float) -> float:
+        """overhead + max(compute, memory) + transfer (the roofline's max: reads overlap work)."""
+        p = self.parts(size, bytes_per_element)
+        return p["overhead"] + max(p["compute"], p["memory"]) + p["transfer"]
+
+
+@dataclass(frozen=True)
+class TwoDevices(Report):
+    """One n x n matmul on two devices: time on each, what bounds it, and where ``b`` wins."""
+
+    _title = "One matmul on two devices"
+
+    size: int
+    device_a: str
+    device_b: str
+    seconds_a: float
+    seconds_b: float
+    bound_a: str  # the largest part: overhead, compute, memory or transfer
+    bound_b: str
+    faster: str
+    crossover_size: int | None  # smallest power of two from which b beats a (None: never)
+
+
+def _bound(parts: dict[str, float]) -> str:
+    return max(parts, key=parts.get)
+
+
+def two_devices(a: Device, b: Device, size: int, *, bytes_per_element: float = 4) -> TwoDevices:
+    """Practice question 1 of *AI Infrastructure* ("CPUs and GPUs for AI") with numbers: an n x n
+    matmul (2n^3 FLOPs, 3n^2 values moved) on ``a`` (say a CPU) and ``b`` (say a GPU), each
+    :meth:`Device.seconds`, and the smallest power of two n from which ``b`` is faster (the
+    crossover, :func:`offload_crossover`'s rule; :func:`crossover_size` solves the same for two
+    fitted rates). A GPU starts behind by its launch (and, for operands in CPU memory, the copy
+    over its host link) and wins once the n^3 work outgrows that.
+    """
+    for name, device in (("a", a), ("b", b)):
+        if not isinstance(device, Device):
+            raise ValueError(f"{name} must be an overhead.Device, got {device!r}")
+    parts_a, parts_b = a.parts(size, bytes_per_element), b.parts(size, bytes_per_element)
+    t_a, t_b = a.seconds(size, bytes_per_element), b.seconds(size, bytes_per_element)
+    n, crossover = 1, None
+    while n <= MAX_SIZE:
+        if b.seconds(n, bytes_per_element) < a.seconds(n, bytes_per_element):
+            crossover = n
+            break
+        n *= 2
+    return TwoDevices(
+        size=int(size),
+        device_a=a.label,
+        device_b=b.label,
+        seconds_a=t_a,
+        seconds_b=t_b,
+        bound_a=_bound(parts_a),
+        bound_b=_bound(parts_b),
+        faster=a.label if t_a <= t_b else b.label,
+        crossover_size=crossover,
+    )
+
+
 __all__ = [
+    "MAX_SIZE",
+    "Device",
     "FixedCostFit",
+    "TwoDevices",
     "crossover_size",
     "fit_fixed_cost",
     "offload_crossover",
     "offload_seconds",
+    "two_devices",
 ]

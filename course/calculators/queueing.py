@@ -5,7 +5,15 @@ and each holds one of ``c`` identical servers for a service time of mean ``S`` s
 *utilisation* is ``rho = lambda S / c``.
 
 - :func:`latency_summary`: p50/p90/p99 of a sample, linear interpolation between order statistics
-  (numpy's default ``percentile`` method, the one vLLM's ``benchmark_serving`` reports).
+  (numpy's default ``percentile`` method, the one vLLM's ``benchmark_serving`` reports), each with
+  its confidence interval.
+- :func:`percentile_interval`: a distribution-free confidence interval for a percentile: two
+  order statistics of the sample chosen from the binomial distribution of how many values fall
+  below the true percentile (Conover, *Practical Nonparametric Statistics*, 3rd ed., sec. 3.2;
+  Hahn and Meeker, *Statistical Intervals*, ch. 5). Nothing is assumed about the latencies'
+  distribution; the price is that a high percentile of a small sample has no upper bound at all:
+  :func:`samples_for_bound` (for the p99 at 95 %: 368 values for a two-sided interval, 299 for a
+  one-sided upper bound, the order-statistic form of Wilks' 1941 tolerance limit).
 - :func:`littles_law`: ``L = lambda W`` (Little 1961, "A proof for the queuing formula L = lambda
   W", Operations Research 9(3)): the mean number in a stable system equals the arrival rate times
   the mean time each spends in it, whatever the distributions.
@@ -25,12 +33,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from course.calculators.serving import _percentile
 from course.facts import validate
 from course.facts.report import Report
+from course.facts.units import fmt_seconds as _fmt_seconds
 
 #: Most servers an M/M/c model accepts (a fleet of 100,000 GPU slots).
 MAX_SERVERS = 100_000
@@ -54,31 +63,161 @@ def percentile(values_seconds: Sequence[float], q: float) -> float:
     return _percentile(xs, validate.number("q", q, minimum=0, maximum=100))
 
 
+def _binomial_cdf(n: int, p: float) -> list[float]:
+    """``[P(B <= k) for k in 0..n]`` for ``B ~ Binomial(n, p)``, 0 < p < 1 (terms in logs, so a
+    large ``n`` does not underflow)."""
+    log_p, log_q = math.log(p), math.log1p(-p)
+    lg_n = math.lgamma(n + 1)
+    total, out = 0.0, []
+    for k in range(n + 1):
+        total += math.exp(
+            lg_n - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * log_p + (n - k) * log_q
+        )
+        out.append(min(total, 1.0))
+    return out
+
+
+@dataclass(frozen=True)
+class PercentileInterval(Report):
+    """A percentile of a sample and its distribution-free confidence interval: the order
+    statistics ``low_rank`` and ``high_rank`` (1-based, of the sorted sample) hold the true
+    percentile with probability at least ``confidence`` (``coverage`` exactly, from the binomial).
+    A bound is None where the sample is too small to give one (``note`` says how many it needs)."""
+
+    _title = "A percentile with its confidence interval"
+    _formats = MappingProxyType(
+        {"percentile": "number", "count": "number", "confidence": "percent", "coverage": "percent"}
+    )
+
+    percentile: float
+    count: int
+    value_seconds: float
+    low_seconds: float | None
+    high_seconds: float | None
+    confidence: float
+    coverage: float | None
+    low_rank: int | None
+    high_rank: int | None
+    note: str
+
+    @property
+    def bounded(self) -> bool:
+        """True when both ends of the interval exist."""
+        return self.low_seconds is not None and self.high_seconds is not None
+
+    def text(self) -> str:
+        """``"12.3 ms [11.0 ms, 14.2 ms]"``, or the value and "n too small" for a missing end."""
+        fmt = _fmt_seconds
+        if self.bounded:
+            return f"{fmt(self.value_seconds)} [{fmt(self.low_seconds)}, {fmt(self.high_seconds)}]"
+        return f"{fmt(self.value_seconds)} (n too small: {self.note})"
+
+
+def _open(name: str, value: object, low: float, high: float) -> float:
+    """A number strictly between ``low`` and ``high``."""
+    x = validate.number(name, value, minimum=low, maximum=high, strict_min=True)
+    if x >= high:
+        raise ValueError(f"{name} must be > {low:g} and < {high:g}, got {value!r}")
+    return x
+
+
+def samples_for_bound(q: float, confidence: float = 0.95, *, sided: str = "two") -> int:
+    """The fewest values for which the ``q``-th percentile has an upper confidence bound (the
+    sample's maximum being the last candidate): ``(q/100)**n <= alpha`` for a one-sided bound
+    (``sided="upper"``), ``<= alpha / 2`` for a two-sided interval's upper end. For q = 99 at
+    95 %: 299 (Wilks 1941's 95 %/99 % tolerance limit) and 368; for q = 95 one-sided: 59, the
+    "59 runs" of nuclear safety analyses (Wilks' formula)."""
+    p = _open("q", q, 0, 100) / 100
+    conf = _open("confidence", confidence, 0, 1)
+    tail = {"two": (1 - conf) / 2, "upper": 1 - conf}.get(sided)
+    if tail is None:
+        raise ValueError(f"sided must be 'two' or 'upper', got {sided!r}")
+    n = max(1, math.ceil(math.log(tail) / math.log(p)))
+    while n > 1 and p ** (n - 1) <= tail:  # the float log can round one too high or too low
+        n -= 1
+    while p**n > tail:
+        n += 1
+    return n
+
+
+def percentile_interval(
+    values_seconds: Sequence[float], q: float, confidence: float = 0.95
+) -> PercentileInterval:
+    """The ``q``-th percentile (0 < q < 100) of a sample with its equal-tailed, distribution-free
+    ``confidence`` interval ``[x_(l), x_(u)]``: with ``B ~ Binomial(n, q/100)`` (how many of n
+    values fall below the true percentile), ``l`` is the largest rank with ``P(B <= l-1) <=
+    alpha/2`` and ``u`` the smallest with ``P(B >= u) <= alpha/2`` (Conover 1999, sec. 3.2,
+    method A). Each tail holds at most ``alpha/2``, so the coverage is at least ``confidence``.
+    Where no rank qualifies the end is None and the note says how many values it needs."""
+    xs = sorted(_sample("values_seconds", values_seconds))
+    pct = _open("q", q, 0, 100)
+    conf = _open("confidence", confidence, 0.5, 1)
+    n, p, tail = len(xs), pct / 100, (1 - conf) / 2
+    cdf = _binomial_cdf(n, p)
+    lows = [rank for rank in range(1, n + 1) if cdf[rank - 1] <= tail]
+    highs = [rank for rank in range(1, n + 1) if cdf[rank - 1] >= 1 - tail]
+    low, high = (lows[-1] if lows else None), (highs[0] if highs else None)
+    notes = []
+    if high is None:
+        notes.append(f"an upper bound needs n >= {samples_for_bound(pct, conf)}")
+    if low is None:
+        lower_n = samples_for_bound(100 - pct, conf)  # the mirror image
+        notes.append(f"a lower bound needs n >= {lower_n}")
+    return PercentileInterval(
+        percentile=pct,
+        count=n,
+        value_seconds=_percentile(xs, pct),
+        low_seconds=xs[low - 1] if low else None,
+        high_seconds=xs[high - 1] if high else None,
+        confidence=conf,
+        coverage=cdf[high - 1] - cdf[low - 1] if low and high else None,
+        low_rank=low,
+        high_rank=high,
+        note="; ".join(notes),
+    )
+
+
 @dataclass(frozen=True)
 class LatencySummary(Report):
-    """Count, mean and percentiles of a latency sample."""
+    """Count, mean and percentiles of a latency sample, each percentile with its 95 % interval
+    (:func:`percentile_interval`; "n too small" where the sample cannot bound it)."""
 
-    _title = "Latency percentiles"
-    _formats = MappingProxyType({"count": "number"})
+    _title = "Latency percentiles (95 % distribution-free intervals)"
+    _formats = MappingProxyType({"count": "number", "p50": "text", "p90": "text", "p99": "text"})
 
     count: int
     mean_seconds: float
-    p50_seconds: float
-    p90_seconds: float
-    p99_seconds: float
+    p50: str
+    p90: str
+    p99: str
     max_seconds: float
+    intervals: tuple[PercentileInterval, ...] = field(repr=False, default=())
+
+    @property
+    def p50_seconds(self) -> float:
+        return self.intervals[0].value_seconds
+
+    @property
+    def p90_seconds(self) -> float:
+        return self.intervals[1].value_seconds
+
+    @property
+    def p99_seconds(self) -> float:
+        return self.intervals[2].value_seconds
 
 
 def latency_summary(values_seconds: Sequence[float]) -> LatencySummary:
-    """Mean, p50, p90, p99 and max of a latency sample (seconds)."""
+    """Mean, p50, p90, p99 (each with its 95 % interval) and max of a latency sample (seconds)."""
     xs = _sample("values_seconds", values_seconds)
+    intervals = tuple(percentile_interval(xs, q) for q in (50, 90, 99))
     return LatencySummary(
         count=len(xs),
         mean_seconds=sum(xs) / len(xs),
-        p50_seconds=_percentile(xs, 50),
-        p90_seconds=_percentile(xs, 90),
-        p99_seconds=_percentile(xs, 99),
+        p50=intervals[0].text(),
+        p90=intervals[1].text(),
+        p99=intervals[2].text(),
         max_seconds=max(xs),
+        intervals=intervals,
     )
 
 
@@ -360,6 +499,7 @@ def route(
 
 __all__ = [
     "LatencySummary",
+    "PercentileInterval",
     "ROUTING",
     "Routing",
     "route",
@@ -370,6 +510,8 @@ __all__ = [
     "littles_law",
     "mmc",
     "percentile",
+    "percentile_interval",
+    "samples_for_bound",
     "servers_for_wait",
     "ttft_quantile_seconds",
 ]

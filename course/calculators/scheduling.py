@@ -257,6 +257,20 @@ def job_mix(
     return tuple(out)
 
 
+def offered_load(jobs: Sequence[SimJob], gpus: int) -> float:
+    """The load a job mix offers a pool of ``gpus``: GPU-seconds of work over GPU-seconds of
+    capacity while the jobs arrive (first to last submission). Above 1 the queue only grows
+    (every policy drains a backlog and its mean wait grows with the length of the trace); a
+    policy comparison means most below 1."""
+    n = validate.positive_int("gpus", gpus, maximum=MAX_GPUS)
+    if not jobs:
+        raise ValueError("jobs must hold at least one job, got none")
+    span = max(j.submit_seconds for j in jobs) - min(j.submit_seconds for j in jobs)
+    if span <= 0:
+        raise ValueError("jobs must arrive over some time (first to last submission), got 0 s")
+    return sum(j.gpus * j.run_seconds for j in jobs) / (n * span)
+
+
 def spare_nodes(
     nodes: int, failures_per_node_day: float, repair_days: float, quantile: float = 0.99
 ) -> tuple[float, int]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from course.calculators import energy
 from course.calculators.compute import decode_step, training_flops
 from course.calculators.memory import (
     gpus_needed,
@@ -19,7 +20,10 @@ from course.calculators.memory import (
 from course.facts import hardware, validate
 from course.facts.models import TransformerConfig
 from course.facts.report import Report
+from course.facts.units import YEAR
 
+#: Longest job :func:`gpu_job` times (about 31,700 years: energy.energy_joules' limit).
+MAX_JOB_SECONDS = 1e12
 MAX_SUS = 256  # 65,536 GPUs: the most a three-tier fat tree of 64-port switches connects
 
 
@@ -397,7 +401,12 @@ def choose_gpu(
     s = validate.positive_int("seq_len", seq_len, maximum=2**20)
     util = validate.fraction("mfu", mfu)
     budget = validate.number("budget_usd", budget_usd, minimum=0, maximum=1e12)
-    dtypes = tuple(dtype if dtype in c.dense_flop_per_s else "bf16" for c in cards)
+    dtypes = tuple(
+        dtype
+        if dtype in c.dense_flop_per_s
+        else ("bf16" if "bf16" in c.dense_flop_per_s else "fp16")
+        for c in cards
+    )  # a V100 has neither fp8 nor bf16: fp16
     peaks = tuple(c.dense_flop_per_s[d] for c, d in zip(cards, dtypes, strict=True))
     params = float(model.params)
     if kind == "training":
@@ -454,9 +463,111 @@ def choose_gpu(
     )
 
 
+@dataclass(frozen=True)
+class GpuJob(Report):
+    """One job (a training run or a serving load) on two GPUs: time, cost, energy, and the price
+    ratio at which each wins."""
+
+    _title = "One job on two GPUs"
+
+    workload: str
+    model: str
+    tokens: float
+    gpu_a: str
+    gpu_b: str
+    gpus_a: int  # as many as asked, or as many as hold the model
+    gpus_b: int
+    seconds_a: float
+    seconds_b: float
+    cost_a_usd: float
+    cost_b_usd: float
+    energy_a_joules: float  # GPUs at their TDP for the job's time, x PUE
+    energy_b_joules: float
+    speedup: float  # b over a, per GPU (the roofline ratio of choose_gpu)
+    price_ratio: float  # price per GPU-hour of b / a
+    breakeven_price_ratio: float  # b is cheaper per token while price_ratio is below this
+    pick: str
+
+
+def gpu_job(
+    model: TransformerConfig,
+    *,
+    tokens: float,
+    gpus: int = 8,
+    workload: str = "training",
+    dtype: str = "bf16",
+    gpu_a: str | hardware.GPU = "a100-80gb-sxm",
+    gpu_b: str | hardware.GPU = "h100-sxm",
+    usd_per_gpu_hour_a: float,
+    usd_per_gpu_hour_b: float,
+    batch: int = 1,
+    seq_len: int = 2048,
+    mfu: float = 0.4,
+    pue: float = 1.0,
+) -> GpuJob:
+    """Practice question 4 ("A100 or H100?") as a job: ``tokens`` trained or generated on ``gpus``
+    of each kind (more where the model needs more to fit), from :func:`choose_gpu`'s tokens per
+    second per GPU (same MFU on both; ideal scaling across GPUs).
+
+    time = tokens / (tokens/s per GPU x GPUs); cost = GPUs x hours x price per GPU-hour; energy =
+    GPUs x TDP x time x PUE (:func:`course.calculators.energy.energy_joules`). Per token, b costs
+    ``price_b / speedup`` against ``price_a``: b wins while ``price_b / price_a`` is below the
+    speed-up (the break-even price ratio), a wins above it. Estimates, not measurements.
+    """
+    c = choose_gpu(
+        model,
+        workload=workload,
+        dtype=dtype,
+        gpu_a=gpu_a,
+        gpu_b=gpu_b,
+        usd_per_gpu_hour_a=usd_per_gpu_hour_a,
+        usd_per_gpu_hour_b=usd_per_gpu_hour_b,
+        batch=batch,
+        seq_len=seq_len,
+        mfu=mfu,
+    )
+    n_tokens = validate.number("tokens", tokens, minimum=1, maximum=1e18)
+    asked = validate.positive_int("gpus", gpus, maximum=validate.MAX_GPUS)
+    counts = (max(asked, c.gpus_needed_a), max(asked, c.gpus_needed_b))
+    rates = (c.tokens_per_s_per_gpu_a, c.tokens_per_s_per_gpu_b)
+    prices = (float(usd_per_gpu_hour_a), float(usd_per_gpu_hour_b))
+    cards = (hardware.gpu(gpu_a), hardware.gpu(gpu_b))
+    seconds = tuple(n_tokens / (r * g) for r, g in zip(rates, counts, strict=True))
+    if max(seconds) > MAX_JOB_SECONDS:
+        raise ValueError(
+            f"tokens is too many for these GPUs: the job would take over "
+            f"{MAX_JOB_SECONDS / YEAR:,.0f} years; ask for fewer tokens or more GPUs"
+        )
+    cost = tuple(g * t / 3600 * p for g, t, p in zip(counts, seconds, prices, strict=True))
+    joules = tuple(
+        energy.energy_joules(card.tdp_watts * g, t, pue=pue)
+        for card, g, t in zip(cards, counts, seconds, strict=True)
+    )
+    return GpuJob(
+        workload=c.workload,
+        model=c.model,
+        tokens=n_tokens,
+        gpu_a=c.gpu_a,
+        gpu_b=c.gpu_b,
+        gpus_a=counts[0],
+        gpus_b=counts[1],
+        seconds_a=seconds[0],
+        seconds_b=seconds[1],
+        cost_a_usd=cost[0],
+        cost_b_usd=cost[1],
+        energy_a_joules=joules[0],
+        energy_b_joules=joules[1],
+        speedup=c.speedup,
+        price_ratio=prices[1] / prices[0],
+        breakeven_price_ratio=c.speedup,
+        pick=c.pick,
+    )
+
+
 __all__ = [
     "DgxSummary",
     "GpuChoice",
+    "GpuJob",
     "MAX_SUS",
     "MigLayout",
     "MigServingFit",
@@ -464,6 +575,7 @@ __all__ = [
     "WORKLOADS",
     "choose_gpu",
     "dgx_from_parts",
+    "gpu_job",
     "mig_layout",
     "mig_serving_fit",
     "superpod",

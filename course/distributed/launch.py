@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import datetime
+import gc
 import multiprocessing as mp
 import os
 import pickle
@@ -212,9 +213,13 @@ def process_group(backend_name: str | None = None):
         dist.init_process_group(group_backend(name), timeout=timeout)
     try:
         yield
+        # Free what the worker left in reference cycles (DDP reducers, hooks, futures holding
+        # the group and tensors) while the interpreter is whole, then wait for every rank.
+        gc.collect()
         dist.barrier()  # only on success: a rank that raised must not wait for the others
     finally:
         dist.destroy_process_group()
+        gc.collect()
 
 
 #: What torchrun's agent sets in each worker: 0 on the first attempt, 1 after the first restart...

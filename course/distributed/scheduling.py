@@ -2,7 +2,10 @@
 
 :func:`run_mix` submits :data:`MIX` to a running :class:`~course.distributed.slurm.Cluster` (four
 GPUs) in one burst and watches it with ``scontrol -d show job`` every ``poll_seconds`` until the
-queue is empty. Slurm decides everything: which job starts, on which GPU indices, which waits and
+queue is empty, then reads each job's end state from Slurm's job-completion log with ``sacct
+--completion`` (this cluster keeps no accounting database; ``JobCompType=jobcomp/filetxt``):
+``COMPLETED``, or ``FAILED`` with the exit code, ``TIMEOUT``, ``CANCELLED``... Slurm decides
+everything: which job starts, on which GPU indices, which waits and
 why (``Reason=Resources``: not enough free GPUs; ``Reason=Priority``: a job ahead of it waits), the
 order of the waiting jobs (``--nice`` lowers a job's priority), and which small job the backfill
 scheduler starts early because it ends before the waiting big job could start. The first job,
@@ -76,6 +79,15 @@ def parse_job_line(line: str) -> dict[str, str]:
     return dict(_FIELD.findall(line))
 
 
+def parse_sacct(text: str) -> list[dict[str, str]]:
+    """``sacct --parsable2`` output (a header line, then ``|``-separated rows) as dicts."""
+    lines = [line for line in text.strip().splitlines() if line]
+    if not lines:
+        return []
+    head = lines[0].split("|")
+    return [dict(zip(head, line.split("|"), strict=False)) for line in lines[1:]]
+
+
 def _epoch(stamp: str) -> float | None:
     if not stamp or stamp in ("Unknown", "None", "N/A"):
         return None
@@ -99,10 +111,12 @@ class SchedulingRun:
     """What Slurm did with the mix. ``jobs``: one dict per job (``name``, ``account``, ``gpus``,
     ``nice``, ``priority``, ``submit_seconds``/``start_seconds``/``end_seconds`` after the first
     submit,
-    ``gpu_indices``, ``scheduler`` (Main or Backfill), ``state``, ``reasons`` it waited for).
+    ``gpu_indices``, ``scheduler`` (Main or Backfill), ``state`` and ``exit_code`` as ``sacct``
+    reported them, ``reasons`` it waited for).
     ``timeline``: the queue whenever it changed (``t_seconds``, then name -> ``STATE`` or
     ``PENDING (Reason)``). ``environment``: the ``train`` job's ``CUDA_VISIBLE_DEVICES`` and
-    ``SLURM_*`` lines; ``output``: its output. ``live``: run here now, or the recording."""
+    ``SLURM_*`` lines; ``output``: its output; ``sacct``: ``sacct --completion``'s own text
+    for the jobs. ``live``: run here now, or the recording."""
 
     live: bool
     source: str
@@ -112,6 +126,7 @@ class SchedulingRun:
     timeline: tuple[dict, ...]
     environment: dict
     output: str
+    sacct: str = ""
 
     def job(self, name: str) -> dict:
         """The job called ``name``."""
@@ -119,6 +134,18 @@ class SchedulingRun:
             if job["name"] == name:
                 return job
         raise ValueError(f"name must be one of {[j['name'] for j in self.jobs]}, got {name!r}")
+
+    def result(self) -> str:
+        """What the ``train`` job printed as its result (from ``== `` on); where it printed none
+        (it failed), its state and its last lines, without the traceback's long paths."""
+        if "== " in self.output:
+            return self.output[self.output.find("== ") :]
+        train = self.job("train")
+        tail = [line.rsplit("/", 1)[-1] for line in self.output.strip().splitlines()[-6:]]
+        return (
+            f"train ended {train['state']} (exit code {train.get('exit_code', '?')}); "
+            "its last lines:\n" + "\n".join(tail)
+        )
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=1)
@@ -147,7 +174,7 @@ def run_mix(
     cluster: slurm.Cluster,
     train: bool = True,
     poll_seconds: float = 0.2,
-    limit_seconds: float = 180.0,
+    limit_seconds: float = 420.0,
     jobs: tuple[JobSpec, ...] = MIX,
     show_progress: bool | None = None,
 ) -> SchedulingRun:
@@ -182,6 +209,15 @@ def run_mix(
             bar.close()
             raise RuntimeError(f"the job mix did not finish in {limit_seconds} s: {now}")
         time.sleep(poll_seconds)
+    sacct = cluster.run(
+        "sacct",
+        "--completion",
+        "--parsable2",
+        "--jobs",
+        ",".join(map(str, ids)),
+        "--format=JobID,JobName,Account,AllocTRES,State,ExitCode,Elapsed",
+    )
+    ended_as = {int(row["JobID"]): row for row in parse_sacct(sacct)}
     train_id = next(i for i, s in ids.items() if s.name == "train")
     output = (cluster.folder / "out" / f"train-{train_id}.out").read_text()
     first = min(_epoch(seen[i]["SubmitTime"]) for i in ids)
@@ -198,7 +234,8 @@ def run_mix(
                 "end_seconds": _epoch(f["EndTime"]) - first,
                 "gpu_indices": f["idx"],
                 "scheduler": f.get("Scheduler", "?"),
-                "state": f["JobState"],
+                "state": ended_as.get(i, {}).get("State", f["JobState"]),
+                "exit_code": ended_as.get(i, {}).get("ExitCode", f.get("ExitCode", "?")),
                 "reasons": [r for r in reasons[i] if r != "None"],
             }
         )
@@ -219,6 +256,7 @@ def run_mix(
         timeline=tuple(timeline),
         environment=env,
         output=output,
+        sacct=sacct,
     )
 
 
@@ -227,6 +265,7 @@ def recorded() -> SchedulingRun:
     data = reference.load(RECORDED, "scheduling")
     data["jobs"], data["timeline"] = tuple(data["jobs"]), tuple(data["timeline"])
     data["live"] = False
+    data.setdefault("sacct", "")
     return SchedulingRun(**data)
 
 

@@ -66,7 +66,7 @@ TaskPlugin=task/none
 MpiDefault=none
 MailProg=/bin/true
 SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
+SelectTypeParameters=CR_Core_Memory
 GresTypes=gpu
 SchedulerType={scheduler}
 SchedulerParameters=bf_interval=1,batch_sched_delay=0,sched_min_interval=0

@@ -22,7 +22,7 @@ from pathlib import Path
 import psutil
 import torch
 
-from course.facts import gpu_support
+from course.facts import gpu_support, report
 from course.facts.units import fmt_bytes
 
 
@@ -313,6 +313,35 @@ class CudaStack:
     os_name: str = "linux"  # "linux" or "windows": the driver minimums differ
     torch_version: str | None = None  # e.g. "2.13.0": the release a command should reinstall
 
+    def table(self) -> report.Table:
+        """The stack as a newcomer reads it: one row per layer, its version, and what it is (a
+        cuDNN version number such as 92000 written as 9.20.0; a missing layer says why)."""
+        rows = [
+            ("NVIDIA driver", self.driver or "none found", "the kernel module nvidia-smi reports"),
+            (
+                "newest CUDA the driver runs",
+                self.driver_max_cuda or "-",
+                "nvidia-smi's 'CUDA Version': a ceiling, not what is installed",
+            ),
+            ("torch", self.torch_version or "-", "the PyTorch release"),
+            (
+                "CUDA runtime torch was built with",
+                self.torch_cuda or "none (a CPU-only or MPS build)",
+                "torch.version.cuda",
+            ),
+            ("cuDNN", cudnn_version(self.cudnn), "torch.backends.cudnn.version()"),
+            (
+                "GPU architectures torch has kernels for",
+                ", ".join(self.arch_list) or "none",
+                "torch.cuda.get_arch_list()",
+            ),
+            ("operating system", self.os_name, "the driver minimums differ by OS"),
+        ]
+        return report.Table(
+            [dict(layer=layer, version=version, what_it_is=what) for layer, version, what in rows],
+            title="The CUDA stack on this machine",
+        )
+
     def problems(self, devices: tuple[CudaDevice, ...] = ()) -> list[str]:
         """What would stop CUDA from working, in plain words (empty when all is consistent)."""
         found = []
@@ -382,6 +411,16 @@ class CudaStack:
             "or install the CPU build: "
             f"{install_command(gpu_support.CPU_INDEX_URL, self.torch_version)}"
         )
+
+
+def cudnn_version(number: int | None) -> str:
+    """cuDNN's version number as a version: 92000 -> '9.20.0' (cuDNN 9 and later encode
+    major x 10,000 + minor x 100 + patch), 8902 -> '8.9.2' (cuDNN 8: major x 1,000 + minor x 100 +
+    patch; cudnn.h's CUDNN_VERSION); None -> 'none (no cuDNN in this build)'."""
+    if number is None:
+        return "none (no cuDNN in this build)"
+    major, rest = divmod(int(number), 10_000 if number >= 10_000 else 1_000)
+    return f"{major}.{rest // 100}.{rest % 100}"
 
 
 def _minimum_text(cuda_major: int, os_name: str) -> str:

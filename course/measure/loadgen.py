@@ -33,6 +33,7 @@ from course.calculators import queueing, serving
 from course.calculators.queueing import percentile
 from course.facts import validate
 from course.facts.report import Table
+from course.facts.units import fmt_seconds
 from course.measure import llm_server
 from course.measure.llm_server import POLICIES, Engine, running_server
 from course.measure.serving import serve_model
@@ -220,6 +221,14 @@ class LoadPoint:
     measured: int = 0  # completed requests the percentiles are taken over (warm-up excluded)
     ttft_p90_seconds: float = math.nan
     itl_samples: int = 0  # gaps the ITL percentiles pool
+    # 95 % distribution-free intervals of the percentiles above ("n too small" where none exists)
+    ttft_p50_ci: str = ""
+    ttft_p90_ci: str = ""
+    ttft_p99_ci: str = ""
+    itl_p50_ci: str = ""
+    itl_p99_ci: str = ""
+    e2e_p50_ci: str = ""
+    e2e_p99_ci: str = ""
 
 
 def samples_for(q: float) -> int:
@@ -234,6 +243,19 @@ def percentile_of(xs: Sequence[float], q: float) -> float:
     (:func:`samples_for`)."""
     xs = [x for x in xs if math.isfinite(x)]
     return percentile(xs, q) if len(xs) >= samples_for(q) else math.nan
+
+
+def interval_of(xs: Sequence[float], q: float, confidence: float = 0.95) -> str:
+    """The ``confidence`` interval of the ``q``-th percentile of the finite values
+    (``queueing.percentile_interval``: distribution-free, from order statistics) as text,
+    ``"[8.0 ms, 9.1 ms]"``, or ``"n too small (n = 40; ...)"`` where the sample has no bound."""
+    xs = [x for x in xs if math.isfinite(x)]
+    if not xs:
+        return "no samples"
+    r = queueing.percentile_interval(xs, q, confidence)
+    if r.bounded:
+        return f"[{fmt_seconds(r.low_seconds)}, {fmt_seconds(r.high_seconds)}]"
+    return f"n too small (n = {r.count:,}; {r.note})"
 
 
 def summarise(
@@ -291,6 +313,13 @@ def summarise(
         measured=len(steady),
         ttft_p90_seconds=percentile_of([r.ttft_seconds for r in steady], 90),
         itl_samples=len(gaps),
+        ttft_p50_ci=interval_of([r.ttft_seconds for r in steady], 50),
+        ttft_p90_ci=interval_of([r.ttft_seconds for r in steady], 90),
+        ttft_p99_ci=interval_of([r.ttft_seconds for r in steady], 99),
+        itl_p50_ci=interval_of(gaps, 50),
+        itl_p99_ci=interval_of(gaps, 99),
+        e2e_p50_ci=interval_of([r.e2e_seconds for r in steady], 50),
+        e2e_p99_ci=interval_of([r.e2e_seconds for r in steady], 99),
     )
 
 
@@ -578,8 +607,10 @@ def prefill_interference(
     with fresh seeds. Chat-like requests (exponential lengths: ``mean_prompt_tokens``,
     ``mean_output_tokens``) with, every ``long_every``-th, a document of ``long_prompt_tokens``
     instead of the prompt (the mixed workloads Sarathi-Serve measured). Returns a table of one
-    :class:`LoadPoint` per run (``policy`` is the schedule); ITL percentiles pool every gap
-    (vLLM's ITL), and a p99 is reported only where 100 gaps carry it."""
+    :class:`LoadPoint` per run (``policy`` is the schedule): throughput (output tokens per second
+    over the run) and end-to-end latency beside ITL and TTFT, since chunking can smooth the gaps
+    and still finish later; ITL percentiles pool every gap (vLLM's ITL), and a p99 is reported
+    only where 100 gaps carry it. Each percentile comes with its 95 % interval."""
     n = validate.positive_int("requests", requests, maximum=10_000)
     reps = validate.positive_int("repeats", repeats, maximum=100)
     rate = validate.number("rate_per_s", rate_per_s, minimum=0, maximum=1e6)
@@ -621,12 +652,19 @@ def prefill_interference(
         columns=(
             "policy",
             "repeat",
+            "output_tokens_per_s",
             "itl_samples",
-            "itl_p50_seconds",
             "itl_p99_seconds",
+            "itl_p99_ci",
             "ttft_p50_seconds",
-            "mean_batch",
+            "ttft_p50_ci",
+            "e2e_p50_seconds",
+            "e2e_p50_ci",
         ),
+        formats={
+            "output_tokens_per_s": "number",
+            **dict.fromkeys(("itl_p99_ci", "ttft_p50_ci", "e2e_p50_ci"), "text"),
+        },
     )
 
 
@@ -668,6 +706,7 @@ def routing_replay(
 __all__ = [
     "LoadPoint",
     "PREFILLS",
+    "interval_of",
     "RequestRecord",
     "ServingRun",
     "routing_replay",

@@ -32,12 +32,13 @@ import os
 import platform
 import sys
 import textwrap
+import time
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from course.facts import validate
+from course.facts import report, validate
 from course.measure import gpu_guards, triton_guard
 from course.measure.triton_guard import OutOfBounds, kernel_result
 
@@ -191,23 +192,30 @@ def _build_kernels() -> None:
         v_ptr,
         o_ptr,
         lse_ptr,
+        visits_ptr,
         N,
         scale,
         D: tl.constexpr,
         BM: tl.constexpr,
         BN: tl.constexpr,
         CAUSAL: tl.constexpr,
+        SKIP: tl.constexpr,
         KV_TILES: tl.constexpr,
     ):
-        pid = tl.program_id(0)  # a block of BM queries
-        base = tl.program_id(1) * N * D  # one (batch, head)
+        pid = tl.program_id(0)  # a block of BM queries: the outer loop is over queries (FA-2)
+        head = tl.program_id(1)  # one (batch, head)
+        base = head * N * D
         rm = pid * BM + tl.arange(0, BM)
         rd = tl.arange(0, D)
         q = tl.load(q_ptr + base + rm[:, None] * D + rd[None, :], mask=rm[:, None] < N, other=0.0)
         m = tl.full((BM,), float("-inf"), tl.float32)  # running max of each query's scores
         denom = tl.zeros((BM,), tl.float32)  # running sum of exp(score - m)
         acc = tl.zeros((BM, D), tl.float32)  # running sum of exp(score - m) x value
-        for t in range(KV_TILES):  # walk the keys one block at a time: no N x N matrix
+        hi = KV_TILES
+        if CAUSAL and SKIP:  # key blocks wholly after this block's last query add nothing
+            hi = tl.minimum(KV_TILES, ((pid + 1) * BM + BN - 1) // BN)
+        visited = 0
+        for t in range(0, hi):  # walk the keys one block at a time: no N x N matrix
             rn = t * BN + tl.arange(0, BN)
             kv = rn[:, None] * D + rd[None, :]
             k = tl.load(k_ptr + base + kv, mask=rn[:, None] < N, other=0.0)
@@ -219,14 +227,18 @@ def _build_kernels() -> None:
             s = tl.where(keep, s, float("-inf"))
             m_new = tl.maximum(m, tl.max(s, 1))
             rescale = tl.exp(m - m_new)  # the old sums were taken against a smaller max
-            p = tl.exp(s - m_new[:, None])
+            p = tl.exp(s - m_new[:, None])  # every exponent <= 0: no overflow
             denom = denom * rescale + tl.sum(p, 1)
             acc = acc * rescale[:, None] + tl.dot(p, v)
             m = m_new
+            visited += 1
         tl.store(
             o_ptr + base + rm[:, None] * D + rd[None, :], acc / denom[:, None], mask=rm[:, None] < N
-        )
-        tl.store(lse_ptr + tl.program_id(1) * N + rm, m + tl.log(denom), mask=rm < N)
+        )  # divide once at the end, not at every block (FA-2)
+        tl.store(lse_ptr + head * N + rm, m + tl.log(denom), mask=rm < N)
+        tl.store(
+            visits_ptr + head * tl.num_programs(0) + pid, visited
+        )  # key blocks this program read
 
     _STATE.update(
         add=add_kernel,
@@ -323,14 +335,26 @@ def attention(
     *,
     causal: bool = False,
     block: int = 16,
+    skip: bool = True,
     kernel: Any = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Softmax attention of (batch, heads, tokens, head_dim) float32 tensors in one pass over the
-    keys, FlashAttention-style (Dao et al. 2022, alg. 1; Milakov and Gimelshein 2018's online
-    softmax): each program keeps, for its ``block`` queries, a running max, a running sum of
-    exponentials and a running weighted sum of values, rescaling the sums whenever the max grows.
-    Returns the output and each query's log-sum-exp of scores (what lesson 12's ring attention
-    merges partial results with). ``kernel``: one with the signature of ``attention`` instead."""
+    keys, FlashAttention-style. The tiling and the online softmax are FlashAttention's (Dao et al.
+    2022, alg. 1; the online softmax is Milakov and Gimelshein 2018's): for its ``block`` queries
+    each program keeps a running max, a running sum of exponentials and a running weighted sum of
+    values, rescaling the sums whenever the max grows, so that every exponent is <= 0 and nothing
+    overflows however large the scores. The loop order is FlashAttention-2's (Dao 2023, alg. 1):
+    one program per block of queries (the outer loop, run in parallel) walks the key blocks (the
+    inner loop), and divides by the sum once at the end. With ``causal`` and ``skip`` a program
+    stops at the last key block its queries can see (FlashAttention-2, section 3.1.1): about half
+    the blocks are never read. Returns the output and each query's log-sum-exp of scores (what
+    lesson 12's ring attention merges partial results with). ``kernel``: one with the signature of
+    ``attention`` instead."""
+    out, lse, _ = _attention(q, k, v, causal=causal, block=block, skip=skip, kernel=kernel)
+    return out, lse
+
+
+def _attention(q, k, v, *, causal, block, skip, kernel):
     _need()
     validate.positive_int("block", block, minimum=16, maximum=256)
     b, h, n, d = q.shape
@@ -340,21 +364,94 @@ def attention(
     out = torch.empty_like(q)
     lse = torch.empty(b, h, n, dtype=torch.float32, device=q.device)
     grid = (-(-n // block), b * h)
+    visits = torch.zeros(grid[1], grid[0], dtype=torch.int32, device=q.device)
     (kernel or _STATE["attention"])[grid](
         q,
         k,
         v,
         out,
         lse,
+        visits,
         n,
         d**-0.5,
         D=d,
         BM=block,
         BN=block,
         CAUSAL=bool(causal),
+        SKIP=bool(skip),
         KV_TILES=-(-n // block),
     )
-    return out, lse
+    return out, lse, visits
+
+
+@dataclass(frozen=True)
+class AttentionWork(report.Report):
+    """One launch of the attention kernel, counted: the programs its grid launched (from the
+    launch log), the key blocks they read (each program counts its own loop's turns), the key
+    blocks a grid without skipping reads (programs x key blocks), and the wall time."""
+
+    skip: bool
+    programs: int
+    key_blocks_visited: int
+    key_blocks_without_skipping: int
+    max_abs_error: float
+    seconds: float
+
+    @property
+    def fraction_visited(self) -> float:
+        return self.key_blocks_visited / self.key_blocks_without_skipping
+
+
+def causal_work(
+    tokens: int = 256, block: int = 16, heads: int = 2, head_dim: int = 16, seed: int = 0
+) -> report.Table:
+    """Causal attention of ``tokens`` queries with and without skipping the key blocks above the
+    diagonal: for each, the programs launched, the key blocks visited (counted by the kernel), the
+    largest difference from ``scaled_dot_product_attention`` and the seconds it took (on the
+    interpreter, one program after another, so the time follows the blocks visited)."""
+    _need()
+    validate.positive_int("tokens", tokens, maximum=4096)
+    g = torch.Generator().manual_seed(seed)
+    dev = device()
+    q, k, v = (torch.randn(1, heads, tokens, head_dim, generator=g).to(dev) for _ in range(3))
+    ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+    rows = []
+    for skip in (False, True):
+        t0 = _synced()
+        with triton_guard.record() as log:
+            out, _, visits = _attention(q, k, v, causal=True, block=block, skip=skip, kernel=None)
+        seconds = _synced() - t0
+        programs = sum(launch.programs for launch in log)
+        rows.append(
+            AttentionWork(
+                skip,
+                programs,
+                int(visits.sum()),
+                programs * -(-tokens // block),
+                (out - ref).abs().max().item(),
+                seconds,
+            )
+        )
+    return report.Table(
+        rows,
+        title=f"Causal attention, {tokens} tokens in blocks of {block}, {heads} heads: the work",
+        columns=(
+            "skip",
+            "programs",
+            "key_blocks_visited",
+            "key_blocks_without_skipping",
+            "fraction_visited",
+            "max_abs_error",
+            "seconds",
+        ),
+        formats={"fraction_visited": "percent", "max_abs_error": "general"},
+    )
+
+
+def _synced() -> float:
+    if device() == "cuda":
+        torch.cuda.synchronize()
+    return time.perf_counter()
 
 
 def kernel_source(name: str) -> str:
@@ -421,10 +518,12 @@ def matmul_tolerance() -> float:
 
 
 __all__ = [
+    "AttentionWork",
     "KernelCheck",
     "OutOfBounds",
     "attention",
     "available",
+    "causal_work",
     "check",
     "matmul_tolerance",
     "check_all",

@@ -56,12 +56,24 @@ def main(argv: list[str] | None = None) -> int:
     grade.add_argument(
         "--no-history", action="store_true", help="do not keep this run in <out>_history/"
     )
+    grade.add_argument(
+        "--replace",
+        action="store_true",
+        help="start the gradebook afresh from this run's files (default: merge into it, keeping "
+        "every row this run does not regrade)",
+    )
     autograder = sub.add_parser("autograder", help="build an external autograder for a set")
     autograder.add_argument("tool", choices=["gradescope"], help="the autograder's platform")
     autograder.add_argument("assignment", help="the exercise set, e.g. 04_model_memory")
     autograder.add_argument("out", help="the archive to write, e.g. build/04-gradescope.zip")
     autograder.add_argument("--timeout", type=float, default=300.0, help="seconds per run")
     autograder.add_argument("--cell-timeout", type=float, default=60.0, help="seconds per cell")
+    autograder.add_argument(
+        "--allow-unprotected",
+        action="store_true",
+        help="grade even where the container refuses the sandbox's hidden-files, PID-namespace "
+        "and unprivileged-user protections (default: refuse, so staff see a failed run)",
+    )
     autograder.add_argument(
         "--visibility",
         default="after_due_date",
@@ -148,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
             timeout_seconds=args.timeout,
             cell_timeout_seconds=args.cell_timeout,
             visibility=args.visibility,
+            allow_unprotected=args.allow_unprotected,
         )
     from teaching.grading.gradebook import grade_folder
 
@@ -162,6 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         pattern=args.pattern,
         exports=args.export,
         history=not args.no_history,
+        replace=args.replace,
     )
 
 

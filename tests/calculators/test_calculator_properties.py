@@ -525,6 +525,11 @@ VALID: dict[str, tuple] = {
         compute.weights_read_seconds,
         {"params": 13e9, "dtype": "fp16", "bandwidth_bytes_per_s": 9e11},
     ),
+    "compute.core_paths": (
+        compute.core_paths,
+        {"gpu": "h100-sxm", "precision": "fp8", "m": 4096, "n": 1, "k": 4096},
+    ),
+    "compute.precisions_on": (compute.precisions_on, {"gpu": "a100-80gb-sxm"}),
     "compute.decode_step": (
         compute.decode_step,
         {"params": 7e9, "dtype": "bf16", "gpu": "h100-sxm", "batch": 8, "compute_dtype": "fp8"},
@@ -816,7 +821,14 @@ VALID: dict[str, tuple] = {
     ),
     "facility.pod_annual_energy": (
         facility.pod_annual_energy,
-        {"system": "dgx-h100", "usd_per_kwh": 0.1, "gpus": 32, "utilisation": 1.0, "pue": 1.0},
+        {
+            "system": "dgx-h100",
+            "usd_per_kwh": 0.1,
+            "gpus": 32,
+            "utilisation": 1.0,
+            "pue": 1.0,
+            "power_watts": 6500,
+        },
     ),
     "facility.rack_check": (
         facility.rack_check,
@@ -878,6 +890,24 @@ VALID: dict[str, tuple] = {
             "systems_per_rack": 4,
             "other_watts_per_rack": 3000,
             "pue": 1.5,
+        },
+    ),
+    "systems.gpu_job": (
+        systems.gpu_job,
+        {
+            "model": CFG,
+            "tokens": 1e10,
+            "gpus": 8,
+            "workload": "training",
+            "dtype": "bf16",
+            "gpu_a": "v100-sxm2-32gb",
+            "gpu_b": "h100-sxm",
+            "usd_per_gpu_hour_a": 2.0,
+            "usd_per_gpu_hour_b": 4.0,
+            "batch": 4,
+            "seq_len": 1024,
+            "mfu": 0.4,
+            "pue": 1.2,
         },
     ),
     "systems.choose_gpu": (

@@ -233,3 +233,40 @@ def test_decode_step_compute_bound_batch_is_the_ridge_in_tokens():
 def test_decode_step_int4_weights_compute_in_fp16():
     step = compute.decode_step(7e9, "int4", "a100-80gb-sxm")
     assert step.compute_dtype == "fp16" and step.weights_bytes == 3.5e9
+
+
+def test_tensor_cores_against_cuda_cores_on_an_h100_match_the_datasheet():
+    """NVIDIA H100 datasheet (SXM): FP16 Tensor Core 989.4 TFLOP/s dense, 1,978.9 with sparsity;
+    FP32 67 TFLOP/s, which is 16,896 FP32 cores x 2 FLOPs x 1.98 GHz (whitepaper): 14.8x."""
+    r = compute.core_paths("h100-sxm", "fp16", 4096, 4096, 4096)
+    assert r.tensor_core_dense_flop_per_s == pytest.approx(989.4e12)
+    assert r.tensor_core_sparse_flop_per_s == pytest.approx(1978.9e12)
+    assert r.cuda_core_flop_per_s == pytest.approx(16_896 * 2 * 1.98e9, rel=0.01)
+    assert r.tensor_over_cuda == pytest.approx(989.4 / 67, rel=1e-3)
+    # 4096^3: 137.4 GFLOP; compute-bound on both paths (intensity 1,365 FLOP/byte)
+    assert r.matmul_flops == pytest.approx(137.4e9, rel=1e-3)
+    assert r.tensor_core_seconds == pytest.approx(137.4e9 / 989.4e12, rel=1e-3)
+    assert r.cuda_core_seconds == pytest.approx(137.4e9 / 67e12, rel=1e-3)
+    assert r.tensor_core_bound == r.cuda_core_bound == "compute"
+
+
+def test_fp64_uses_the_fp64_units_and_fp32_has_no_tensor_core_path():
+    """A100 datasheet: FP64 9.7 TFLOP/s, FP64 Tensor Core 19.5; FP32 19.5 (CUDA cores only: an
+    FP32 matmul reaches Tensor Cores only as TF32, 156 dense)."""
+    fp64 = compute.core_paths("a100-80gb-sxm", "fp64")
+    assert (fp64.tensor_core_dense_flop_per_s, fp64.cuda_core_flop_per_s) == (19.5e12, 9.7e12)
+    fp32 = compute.core_paths("a100-80gb-sxm", "fp32")
+    assert fp32.tensor_core_seconds is None and fp32.tensor_over_cuda is None
+    assert compute.core_paths("a100-80gb-sxm", "tf32").tensor_over_cuda == pytest.approx(8.0)
+    assert "fp8" not in compute.precisions_on("a100-80gb-sxm")  # no FP8 Tensor Cores
+    assert "fp64" not in compute.precisions_on("l40s")  # no FP64 peak in its datasheet
+    with pytest.raises(ValueError, match="precision"):
+        compute.core_paths("a100-80gb-sxm", "fp8")
+
+
+def test_a_skinny_matmul_is_memory_bound_on_tensor_cores_but_not_on_cuda_cores():
+    """A matrix-vector product (n = 1) has an intensity of about 1 FLOP/byte in bf16: under both
+    ridges, so both paths wait for HBM and take the same time."""
+    r = compute.core_paths("h100-sxm", "bf16", 8192, 1, 8192)
+    assert r.tensor_core_bound == r.cuda_core_bound == "memory"
+    assert r.tensor_core_seconds == r.cuda_core_seconds == pytest.approx(r.matmul_bytes / 3.35e12)

@@ -81,3 +81,15 @@ def test_more_systems_never_draw_less_power(n, more, pue):
     a = facility.power_levels("dgx-h100", n, pue=pue)
     b = facility.power_levels("dgx-h100", n + more, pue=pue)
     assert a.it_watts < b.it_watts and a.facility_watts < b.facility_watts
+
+
+def test_question_10_with_a_power_per_system_of_your_own():
+    """DGX A100 datasheet: 6.5 kW maximum; a DGX H100 typed at that power costs what 4 DGX A100
+    cost: 4 x 6.5 kW x 8,760 h x $0.10 = $22,776 a year."""
+    typed = pod_annual_energy("dgx-h100", usd_per_kwh=0.10, gpus=32, power_watts=6_500)
+    a100 = pod_annual_energy("dgx-a100-640gb", usd_per_kwh=0.10, gpus=32)
+    assert typed.cost_per_year_usd == pytest.approx(4 * 6.5 * 8_760 * 0.10)
+    assert typed.cost_per_year_usd == pytest.approx(a100.cost_per_year_usd)
+    assert typed.it_power_watts == 4 * 6_500 and typed.system == "NVIDIA DGX H100"
+    with pytest.raises(ValueError, match="power_watts"):
+        pod_annual_energy("dgx-h100", usd_per_kwh=0.10, gpus=32, power_watts=-1)

@@ -62,6 +62,17 @@ def test_a_block_that_cannot_launch_is_refused():
     assert len(occupancy.occupancy_sweep([1024], [32, 255])) == 1
 
 
+def test_zero_resident_blocks_is_a_launch_failure_not_an_occupancy():
+    """544 threads x 120 registers on 9.0: 17 warps x 3,840 registers = 65,280 <= 65,536 per
+    block, but the register file gives warps in groups of 4 (16 of 3,840), so no SM holds one
+    block: the CUDA Occupancy Calculator shows 0 blocks and the launch fails with
+    cudaErrorLaunchOutOfResources."""
+    with pytest.raises(ValueError, match="cannot launch.*cudaErrorLaunchOutOfResources"):
+        occupancy.occupancy(544, 120, compute_capability="9.0")
+    assert occupancy.occupancy(512, 120, compute_capability="9.0").resident_blocks == 1
+    assert occupancy.occupancy_sweep([544], [120]) == []
+
+
 @pytest.mark.parametrize(
     "args, label",
     [
@@ -87,11 +98,16 @@ def test_bad_input_names_the_label(args, label):
     st.integers(0, 48 * 1024),
 )
 def test_more_registers_or_shared_memory_never_raise_occupancy(cc, threads, regs, smem):
-    assume(-(-threads // 32) * -(-(regs + 8) * 32 // 256) * 256 <= 65536)  # all three launch
+    def blocks(t, r, m):  # 0 where the launch fails
+        try:
+            return occupancy.occupancy(t, r, m, compute_capability=cc).resident_blocks
+        except ValueError as err:
+            assert "cannot launch" in str(err)
+            return 0
+
+    assume(blocks(threads, regs, smem) > 0)
     base = occupancy.occupancy(threads, regs, smem, compute_capability=cc)
-    assert 0 <= base.occupancy_fraction <= 1
+    assert 0 < base.occupancy_fraction <= 1
     assert base.resident_warps <= base.max_warps
-    more_regs = occupancy.occupancy(threads, regs + 8, smem, compute_capability=cc)
-    more_smem = occupancy.occupancy(threads, regs, smem + 4096, compute_capability=cc)
-    assert more_regs.resident_blocks <= base.resident_blocks
-    assert more_smem.resident_blocks <= base.resident_blocks
+    assert blocks(threads, regs + 8, smem) <= base.resident_blocks
+    assert blocks(threads, regs, smem + 4096) <= base.resident_blocks

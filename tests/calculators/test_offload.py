@@ -76,3 +76,18 @@ def test_c2c_streams_offloaded_memory_7x_faster_than_pcie5():
     assert c2c.host_memory_bytes == 480e9 and pcie.host_memory_bytes is None
     fits = offload.offload_decode_step(PRESETS["llama-2-7b"], gpu="h100-sxm")
     assert fits.offloaded_bytes == 0 and fits.link_seconds == 0
+
+
+def test_llama_2_70b_decodes_about_10x_faster_on_gh200_than_over_pcie():
+    """Llama-2-70B in bf16 at 4,096 tokens (137.9 GB of weights + 1.3 GB of KV cache; Touvron et
+    al. 2023: 8 KV heads): what exceeds 90 % of HBM streams over the host link every step.
+    PCIe 5.0 x16: 63 GB/s a direction; NVLink-C2C: 450 GB/s a direction (GH200 datasheet: 900 GB/s
+    in total)."""
+    model = PRESETS["llama-2-70b"]
+    pcie = offload.offload_decode_step(model, gpu="h100-sxm", seq_len=4096)
+    c2c = offload.offload_decode_step(model, gpu="gh200-96gb", seq_len=4096)
+    assert pcie.link_seconds == pytest.approx(pcie.offloaded_bytes / 63e9, rel=0.01)
+    assert c2c.link_seconds == pytest.approx(c2c.offloaded_bytes / 450e9, rel=0.01)
+    assert pcie.step_seconds / c2c.step_seconds > 9
+    big = offload.offload_decode_step(model, gpu="gh200-144gb", seq_len=4096)
+    assert big.offloaded_bytes < 1e9 and big.tokens_per_s > c2c.tokens_per_s

@@ -65,3 +65,21 @@ def test_offload_estimate_adds_launch_transfer_and_compute():
     assert overhead.offload_seconds(n // 2, **gpu) >= cpu.seconds(2 * (n // 2) ** 3)
     slow_gpu = dict(gpu, peak_flop_per_s=1e9)  # slower than the CPU: never worth it
     assert overhead.offload_crossover(cpu, **slow_gpu) is None
+
+
+def test_two_devices_find_the_crossover_of_a_launch_against_a_slower_rate():
+    """A CPU at 1 TFLOP/s with no fixed cost against a GPU at 1 PFLOP/s behind a 10 us launch:
+    2n^3 (1/1e12 - 1/1e15) = 1e-5 s at n = 171, so the GPU wins from the next power of two, 256."""
+    from course.calculators.overhead import Device, two_devices
+
+    cpu = Device("cpu", 0.0, 1e12)
+    gpu = Device("gpu", 10e-6, 1e15)
+    r = two_devices(cpu, gpu, 128)
+    assert r.faster == "cpu" and r.bound_b == "overhead" and r.crossover_size == 256
+    exact = (10e-6 / (1 / 1e12 - 1 / 1e15) / 2) ** (1 / 3)
+    assert 128 < exact < 256
+    big = two_devices(cpu, gpu, 4096)
+    assert big.faster == "gpu" and big.bound_a == "compute"
+    assert big.seconds_b == pytest.approx(10e-6 + 2 * 4096**3 / 1e15)
+    with pytest.raises(ValueError, match="a must be an overhead.Device"):
+        two_devices("cpu", gpu, 8)

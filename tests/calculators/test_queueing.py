@@ -161,3 +161,66 @@ def test_a_load_a_rounding_error_below_capacity_waits_forever_instead_of_dividin
     q = queueing.mmc(capacity, slots / capacity, slots)
     assert q.utilisation < 1
     assert q.p99_wait_seconds == math.inf and q.wait_quantile_seconds(0.5) == math.inf
+
+
+def test_percentile_interval_reproduces_the_textbook_median_interval():
+    """Conover, Practical Nonparametric Statistics (3rd ed., sec. 3.2): for n = 10 the 95 %
+    interval of the median is [x_(2), x_(9)], of exact confidence 1 - 2 x 11/1024 = 97.85 %."""
+    r = queueing.percentile_interval([float(x) for x in range(1, 11)], 50)
+    assert (r.low_rank, r.high_rank) == (2, 9) and (r.low_seconds, r.high_seconds) == (2.0, 9.0)
+    assert r.coverage == pytest.approx(1 - 2 * 11 / 1024, abs=1e-12) and r.bounded
+
+
+def test_samples_for_a_bound_follow_wilks():
+    """Wilks' (1941) formula n >= ln(1 - confidence) / ln(q): the "59 runs" of a 95 %/95 % upper
+    tolerance limit, 299 for the 99th percentile; a two-sided 95 % interval's upper end needs
+    (q/100)**n <= 2.5 %: 368 values for the p99 (n = 367 gives none)."""
+    assert queueing.samples_for_bound(95, 0.95, sided="upper") == 59
+    assert queueing.samples_for_bound(99, 0.95, sided="upper") == 299
+    assert queueing.samples_for_bound(99, 0.95) == 368
+    assert queueing.samples_for_bound(90) == 36 and queueing.samples_for_bound(50) == 6
+    xs = [float(i) for i in range(400)]
+    assert queueing.percentile_interval(xs[:367], 99).high_seconds is None
+    assert queueing.percentile_interval(xs[:368], 99).high_rank == 368
+    with pytest.raises(ValueError, match="sided"):
+        queueing.samples_for_bound(99, sided="lower")
+
+
+def _exact_tail(n: int, p: float, below: int) -> float:
+    """P(B <= below) for B ~ Binomial(n, p), by math.comb (independent of the calculator's logs)."""
+    return sum(math.comb(n, k) * p**k * (1 - p) ** (n - k) for k in range(below + 1))
+
+
+@pytest.mark.parametrize(("n", "q"), [(20, 50), (50, 90), (120, 99), (400, 99), (1000, 90)])
+def test_interval_ranks_are_the_extreme_ones_with_each_tail_within_alpha_over_2(n, q):
+    xs = [float(i) for i in range(n)]
+    r = queueing.percentile_interval(xs, q)
+    p = q / 100
+    if r.low_rank is not None:
+        assert _exact_tail(n, p, r.low_rank - 1) <= 0.025
+        assert r.low_rank == n or _exact_tail(n, p, r.low_rank) > 0.025  # the largest such rank
+    if r.high_rank is not None:
+        assert 1 - _exact_tail(n, p, r.high_rank - 1) <= 0.025
+        assert r.high_rank == 1 or 1 - _exact_tail(n, p, r.high_rank - 2) > 0.025
+        assert r.coverage >= 0.95
+    assert (r.high_rank is None) == (n < queueing.samples_for_bound(q))
+
+
+def test_interval_covers_the_true_percentile_at_least_95_percent_of_the_time():
+    """Exponential latencies (true p90 = ln 10 / rate): 2,000 samples of 60, the interval holds the
+    true value in >= 95 % of them (binomial noise of 2,000 draws: +- 1 %)."""
+    rng = random.Random(7)
+    truth = math.log(10)
+    hits = 0
+    for _ in range(2000):
+        r = queueing.percentile_interval([rng.expovariate(1.0) for _ in range(60)], 90)
+        hits += r.low_seconds <= truth <= r.high_seconds
+    assert hits / 2000 >= 0.94
+
+
+def test_latency_summary_marks_what_a_small_sample_cannot_bound():
+    s = queueing.latency_summary([0.12, 0.15, 0.11, 0.14, 0.13, 0.95, 0.12, 0.16, 0.13, 0.14])
+    assert "[" in s.p50 and "n too small" in s.p90 and "n >= 368" in s.p99
+    assert s.intervals[2].value_seconds == s.p99_seconds and not s.intervals[2].bounded
+    with pytest.raises(ValueError, match="q must be > 0 and < 100"):
+        queueing.percentile_interval([1.0], 100)

@@ -128,3 +128,16 @@ def test_the_backfill_model_starts_the_jobs_in_the_order_the_real_slurm_did():
     # without backfill the model holds the small job back, as Slurm's sched/builtin does
     fifo = dict(sch.simulate(_slurm_jobs(), 4, "fifo").starts)
     assert fifo["small"] >= fifo["big"]
+
+
+def test_offered_load_of_the_lessons_mix_is_overload():
+    # The reviewers' check of lesson 14 (job_mix(300, gpus=64, seed=14)): the 300 jobs arrive in
+    # 2.13 days and carry 5.6 days of 64-GPU work (load 2.6); 51 of them need the whole pool; with
+    # mean_gap_seconds=1725 the same seed offers about 0.92
+    mix = sch.job_mix(300, gpus=64, seed=14)
+    assert sch.offered_load(mix, 64) == pytest.approx(2.6, abs=0.1)
+    assert sum(j.gpus == 64 for j in mix) == 51
+    light = sch.job_mix(300, gpus=64, seed=14, mean_gap_seconds=1725)
+    assert sch.offered_load(light, 64) == pytest.approx(0.92, abs=0.03)
+    with pytest.raises(ValueError, match="gpus"):
+        sch.offered_load(mix, 0)

@@ -233,3 +233,58 @@ def test_any_accepted_mix_fits_the_slices_and_never_idles_negative_sms(names):
         return
     assert 0 <= layout.sms_idle < 132 and layout.compute_slices_used <= 7
     assert layout.memory_slices_used <= 8
+
+
+def test_a_100_gpu_job_reproduces_llama_2_7bs_gpu_hours_on_a100s():
+    """Touvron et al. 2023 (Llama 2), Table 2: 7B on 2T tokens took 184,320 A100-80GB GPU-hours.
+    6 x 6.74e9 x 2e12 FLOPs at 40 % of 312 TFLOP/s: about 180,000 (2 % under)."""
+    job = systems.gpu_job(
+        PRESETS["llama-2-7b"],
+        tokens=2e12,
+        gpus=64,
+        usd_per_gpu_hour_a=1.0,
+        usd_per_gpu_hour_b=2.0,
+    )
+    gpu_hours = job.gpus_a * job.seconds_a / 3600
+    assert gpu_hours == pytest.approx(184_320, rel=0.05)
+    assert job.cost_a_usd == pytest.approx(gpu_hours * 1.0)
+    # energy: 64 x 400 W (A100 SXM TDP) for the run's time
+    assert job.energy_a_joules == pytest.approx(64 * 400 * job.seconds_a)
+    assert job.speedup == pytest.approx(989.4 / 312, rel=1e-3)  # dense bf16 peaks
+    assert job.seconds_a / job.seconds_b == pytest.approx(job.speedup)
+
+
+def test_each_gpu_wins_on_its_side_of_the_break_even_price_ratio():
+    """Per token, b costs price_b / speed-up: at a price ratio equal to the speed-up both cost the
+    same; below it b wins, above it a wins."""
+    base = dict(tokens=1e11, gpus=8, usd_per_gpu_hour_a=2.0)
+    even = systems.gpu_job(PRESETS["llama-2-7b"], usd_per_gpu_hour_b=2.0, **base)
+    ratio = even.breakeven_price_ratio
+    at = systems.gpu_job(PRESETS["llama-2-7b"], usd_per_gpu_hour_b=2.0 * ratio, **base)
+    assert at.cost_a_usd == pytest.approx(at.cost_b_usd)
+    below = systems.gpu_job(PRESETS["llama-2-7b"], usd_per_gpu_hour_b=1.9 * ratio, **base)
+    above = systems.gpu_job(PRESETS["llama-2-7b"], usd_per_gpu_hour_b=2.1 * ratio, **base)
+    assert below.pick == below.gpu_b and below.cost_b_usd < below.cost_a_usd
+    assert above.pick == above.gpu_a and above.cost_a_usd < above.cost_b_usd
+
+
+def test_a_gpu_job_uses_as_many_gpus_as_hold_the_model_and_a_v100_computes_in_fp16():
+    job = systems.gpu_job(
+        PRESETS["llama-2-70b"],
+        tokens=1e9,
+        gpus=1,
+        gpu_a="v100-sxm2-32gb",
+        usd_per_gpu_hour_a=1.0,
+        usd_per_gpu_hour_b=3.0,
+    )
+    assert job.gpus_a > job.gpus_b > 1  # 70B training states do not fit one GPU
+    # V100 datasheet: 125 TFLOP/s fp16 Tensor Core (no bf16)
+    assert job.speedup == pytest.approx(989.4 / 125, rel=1e-3)
+    with pytest.raises(ValueError, match="tokens is too many"):
+        systems.gpu_job(
+            PRESETS["llama-2-70b"],
+            tokens=1e18,
+            gpus=1,
+            usd_per_gpu_hour_a=1.0,
+            usd_per_gpu_hour_b=3.0,
+        )

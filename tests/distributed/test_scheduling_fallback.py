@@ -45,3 +45,38 @@ def test_the_configuration_declares_the_gpus_as_devices(tmp_path):
     ]
     with pytest.raises(ValueError, match="scheduler"):
         slurm.config_text(tmp_path, 3, 8, (1, 2), scheduler="sched/wiki")
+
+
+def _sbatch_options(text: str) -> dict[str, str]:
+    """The ``#SBATCH --key=value`` lines of a batch script (flags map to "")."""
+    out = {}
+    for line in text.splitlines():
+        if line.startswith("#SBATCH --"):
+            key, _, value = line.removeprefix("#SBATCH --").partition("=")
+            out[key.strip()] = value.strip()
+    return out
+
+
+@pytest.mark.parametrize("name", ["ddp", "elastic"])
+def test_the_batch_scripts_are_right_for_a_real_gpu_node(name):
+    # SchedMD sbatch(1): from 22.05 srun does not inherit --cpus-per-task (SRUN_CPUS_PER_TASK);
+    # srun(1) --kill-on-bad-exit; the anchors: torchtitan multinode_trainer.slurm, ml-engineering
+    # torchrun-launcher.slurm
+    text = scheduling.job_script(name)
+    options = _sbatch_options(text)
+    assert options["ntasks-per-node"] == "1" and options["gres"].startswith("gpu:")
+    assert int(options["cpus-per-task"]) >= 2 * int(options["gres"].split(":")[-1])
+    assert "mem-per-gpu" in options or "mem" in options
+    assert "export SRUN_CPUS_PER_TASK=$SLURM_CPUS_PER_TASK" in text
+    assert "srun --kill-on-bad-exit=1 torchrun" in text
+    assert "--exclusive" in text  # explained as the option for whole nodes
+
+
+def test_the_elastic_script_requeues_itself_before_its_time_limit():
+    text = scheduling.job_script("elastic")
+    options = _sbatch_options(text)
+    assert options["signal"].startswith("B:USR1@") and "requeue" in options
+    trap = next(line for line in text.splitlines() if line.startswith("trap "))
+    assert 'scontrol requeue "$SLURM_JOB_ID"' in trap and trap.endswith(" USR1")
+    # a trap runs only between commands: srun in the background, then wait
+    assert "--fail-step 5 &\nwait" in text

@@ -147,3 +147,24 @@ def test_without_nvml_the_driver_is_unknown_not_an_error(monkeypatch):
 
     monkeypatch.setattr(devices.ctypes, "CDLL", no_library)
     assert devices.nvml_driver_version() is None
+
+
+def test_the_cuda_stack_prints_as_a_table_a_newcomer_can_read():
+    """Issue 45: lesson 00 printed ``CudaStack(... cudnn=92000, driver=None ...)``. cudnn.h
+    defines CUDNN_VERSION as major x 10,000 + minor x 100 + patch from cuDNN 9 (x 1,000 before):
+    the H100 reference run's 91900 is 9.19.0, cuDNN 8.9.2 is 8902."""
+    from course.measure.devices import cudnn_version
+
+    assert (cudnn_version(91900), cudnn_version(92000), cudnn_version(8902)) == (
+        "9.19.0",
+        "9.20.0",
+        "8.9.2",
+    )
+    table = CudaStack("13.0", 92000, None, None, ("sm_80", "sm_90"), torch_version="2.13.0").table()
+    versions = {row["layer"]: row["version"] for row in table}
+    assert versions["cuDNN"] == "9.20.0" and versions["NVIDIA driver"] == "none found"
+    assert versions["GPU architectures torch has kernels for"] == "sm_80, sm_90"
+    text = str(table)
+    assert "92000" not in text and "driver=None" not in text and "CUDA runtime" in text
+    cpu = CudaStack(None, None, None, None, ()).table()
+    assert "none (a CPU-only or MPS build)" in str(cpu) and "no cuDNN" in str(cpu)

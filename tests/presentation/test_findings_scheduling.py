@@ -62,3 +62,17 @@ def test_model_against_slurm_both_ways():
     assert "in the order Slurm did" in found.model_against_slurm(run, same)
     fifo = [("train", 0.0), ("big", 9.0), ("small", 9.0)]
     assert "differs from Slurm's" in found.model_against_slurm(run, fifo)
+
+
+def test_end_states_both_ways_and_a_failed_holder_is_named_as_failed():
+    run = _run(train=(0, 9), big=(9, 10))
+    for job in run.jobs:
+        job |= {"state": "COMPLETED", "exit_code": "0:0"}
+    assert found.end_states(run).startswith("All 2 jobs ended `COMPLETED`")
+    assert "ended at 9 s" in found.waiting_job(run)
+    run.jobs[0] |= {"state": "FAILED", "exit_code": "1:0"}
+    said = found.end_states(run)
+    assert "`train` ended `FAILED` (exit code `1:0`" in said and "non-zero code" in said
+    assert "charged all the same" in said
+    assert "ended **FAILED** (exit code 1:0) at 9 s" in found.waiting_job(run)
+    assert "FAILED" in found.accounting(run)

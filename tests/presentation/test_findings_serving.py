@@ -99,6 +99,9 @@ def test_load_sweep_reports_requests_spread_and_realised_rate():
     assert "at least 170 requests" in text and "2 repeats" in text
     assert "up to 3.0×" in text and "95% of requests completed" in text
     assert "10% off their nominal rate" in text
+    assert "only from 368 requests on" in text and "(n too small: 170 < 368" in text
+    big = [{**p, "measured": 400} for p in pts]
+    assert "n too small" not in f.load_sweep(big) and "95 % interval" in f.load_sweep(big)
     rows = f.by_load(pts)
     assert [r["offered_per_s"] for r in rows] == [5, 9]
     assert rows[0]["ttft_p99_seconds"] == pytest.approx(0.4)  # median of the two repeats
@@ -161,6 +164,31 @@ def _chunk(rep, whole, chunked, gaps=1200):
         {**row, "policy": "whole prompts", "itl_p99_seconds": whole},
         {**row, "policy": "chunked", "itl_p99_seconds": chunked, "ttft_p50_seconds": 0.03},
     ]
+
+
+def _e2e(rep, tput_ratio, e2e_ratio):
+    row = {"repeat": rep, "itl_samples": 1200, "ttft_p50_seconds": 0.01, "itl_p99_seconds": 0.02}
+    return [
+        {**row, "policy": "whole prompts", "output_tokens_per_s": 100.0, "e2e_p50_seconds": 0.5},
+        {
+            **row,
+            "policy": "chunked",
+            "output_tokens_per_s": 100.0 * tput_ratio,
+            "e2e_p50_seconds": 0.5 * e2e_ratio,
+        },
+    ]
+
+
+def test_chunked_prefill_reports_throughput_and_end_to_end_either_way():
+    slower = [p for r in range(4) for p in _e2e(r, 0.8, 1.3)]
+    text = f.chunked_prefill(slower, chunk_tokens=64)
+    assert "slower end to end in 4 of 4 repeats" in text and "1.3×, 1.3×, 1.3×, 1.3×" in text
+    assert "throughput 0.8×, 0.8×" in text
+    faster = [p for r in range(2) for p in _e2e(r, 1.2, 0.7)]
+    assert "faster end to end in 2 of 2" in f.prefill_end_to_end(faster)
+    assert "the same within 10 %" in f.prefill_end_to_end(_e2e(0, 1.0, 1.02))
+    assert "rerun" in f.prefill_end_to_end(_e2e(0, 1.0, 1.3) + _e2e(1, 1.0, 0.7))
+    assert "not recorded" in f.prefill_end_to_end(_chunk(0, 0.02, 0.02))
 
 
 def test_chunked_prefill_says_whether_chunking_removed_the_long_gaps():

@@ -29,7 +29,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from course.calculators import cloud
+from course.calculators import cloud, compute
 from course.facts import hardware, units
 from course.facts.models import PRESETS
 from course.presentation import widgets
@@ -287,7 +287,72 @@ def _occupancy(calc: Calculator, where: str) -> None:
     assert r.occupancy_fraction == r.resident_warps / r.max_warps, where
 
 
+def _pod_power(calc: Calculator, where: str) -> None:
+    """Both readings: the size as GPUs (rounded up to whole systems) and as systems; cost from
+    the facility's average draw over a year."""
+    r = calc.result
+    per_system = hardware.SYSTEMS[calc.values()["system"]].gpus
+    assert r.as_systems.systems == r.pod_size, where
+    assert r.as_gpus.gpus >= r.pod_size > r.as_gpus.gpus - per_system, where
+    for e in (r.as_gpus, r.as_systems):
+        _finite_fields(e, where)
+        assert e.facility_power_watts >= 0 and e.cost_per_year_usd >= 0, where
+        assert e.energy_per_year_joules == e.facility_power_watts * units.YEAR, where
+
+
+def _cores(calc: Calculator, where: str) -> None:
+    """Tensor Cores never slower than CUDA cores; both floors at least FLOPs / peak."""
+    r = calc.result
+    assert r.precision in compute.precisions_on(calc.values()["gpu"]), where
+    assert r.cuda_core_seconds >= r.matmul_flops / r.cuda_core_flop_per_s * (1 - 1e-12), where
+    if r.tensor_core_seconds is not None:
+        assert r.tensor_core_seconds <= r.cuda_core_seconds * (1 + 1e-12), where
+        assert r.tensor_over_cuda >= 1, where
+
+
+def _gpu_choice(calc: Calculator, where: str) -> None:
+    """Each side's cost is its GPU-hours at its price; the cheaper one is the pick."""
+    r = calc.result
+    _finite_fields(r, where)
+    assert r.gpus_a >= 1 and r.gpus_b >= 1, where
+    assert r.seconds_a > 0 and r.seconds_b > 0, where
+    cheaper = r.gpu_a if r.cost_a_usd <= r.cost_b_usd else r.gpu_b
+    if not math.isclose(r.cost_a_usd, r.cost_b_usd, rel_tol=1e-9):
+        assert r.pick == cheaper, where
+    assert (r.price_ratio < r.breakeven_price_ratio) == (r.cost_b_usd < r.cost_a_usd) or (
+        math.isclose(r.price_ratio, r.breakeven_price_ratio, rel_tol=1e-9)
+    ), where
+
+
+def _grace_hopper(calc: Calculator, where: str) -> None:
+    """Every byte is in HBM or streamed; a step is no faster than either read."""
+    for s in calc.result.steps:
+        _finite_fields(s, where)
+        assert s.offloaded_bytes >= 0, where
+        assert s.needed_bytes - s.offloaded_bytes <= s.gpu_usable_bytes * (1 + 1e-9), where
+        assert s.step_seconds >= max(s.gpu_read_seconds, s.link_seconds), where
+    config = PRESETS[calc.values()["model"]]
+    seq_len = int(float(str(calc.values()["seq_len"]).replace(",", "")))
+    assert seq_len <= config.max_positions, f"{where}: beyond the context window"
+
+
+def _cpu_or_gpu(calc: Calculator, where: str) -> None:
+    """Times positive; the faster is the quicker; the crossover, if any, a power of two where the
+    second device is quicker."""
+    r = calc.result
+    _finite_fields(r, where)
+    assert r.seconds_a > 0 and r.seconds_b > 0, where
+    assert r.faster == (r.device_a if r.seconds_a <= r.seconds_b else r.device_b), where
+    if r.crossover_size is not None:
+        assert r.crossover_size & (r.crossover_size - 1) == 0, where
+
+
 CONSTRAINTS: dict[str, Callable[[Calculator, str], None]] = {
+    "cpu_or_gpu": _cpu_or_gpu,
+    "pod_power_calculator": _pod_power,
+    "tensor_vs_cuda_cores": _cores,
+    "a100_or_h100": _gpu_choice,
+    "grace_hopper_calculator": _grace_hopper,
     "roofline_explorer": _roofline,
     "decode_speed_calculator": _decode,
     "will_it_fit": _fit,

@@ -90,3 +90,42 @@ def test_bad_values_show_a_red_message_with_the_label_on_screen(control, value, 
     calc.controls[control].value = value
     assert calc.error is not None and message in calc.error
     assert "Traceback" not in calc.output.value
+
+
+def _lesson_10_cells(*needles: str) -> list[str]:
+    """The sources of lesson 10's code cells that contain each of ``needles``, in that order."""
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "notebooks" / "10_practice_questions.ipynb"
+    cells = [
+        "".join(c["source"])
+        for c in json.loads(path.read_text(encoding="utf-8"))["cells"]
+        if c["cell_type"] == "code"
+    ]
+    return [next(s for s in cells if needle in s) for needle in needles]
+
+
+def test_lesson_10s_widget_gives_the_verdict_of_the_table_above_it_at_every_utilisation():
+    """Issue 45: question 9's widget was opened without the reserved and spot prices, so it said
+    "cheapest: buy" under a table that finds spot cheapest at 50 % busy. The lesson's own cells are
+    run here: the table's inputs, then the widget as the lesson opens it, at each busy fraction."""
+    setup, table, widget = _lesson_10_cells(
+        "plots.use_style()", "cloud.own_vs_rent(**startup", "widgets.buy_vs_rent_calculator("
+    )
+    namespace: dict = {}
+    exec(setup, namespace)
+    exec(table, namespace)
+    calc = eval(widget.strip(), namespace)
+    assert calc.error is None, calc.error
+    verdicts = set()
+    for busy in (1.0, 0.9, 0.5):
+        expected = cloud.own_vs_rent(**namespace["startup"], utilisation=busy)
+        calc.controls["utilisation"].value = f"{100 * busy:g}"
+        shown = calc.result.tco
+        assert shown.cheapest == expected.cheapest, busy
+        for against in ("on_demand", "reserved", "spot"):
+            name = f"breakeven_months_{against}"
+            assert getattr(shown, name) == pytest.approx(getattr(expected, name)), (busy, name)
+        verdicts.add(shown.cheapest)
+    assert verdicts == {"buy", "spot"}  # the table's answer changes with utilisation; so must this

@@ -224,3 +224,100 @@ def test_lesson_00_quiz_in_jupyterlab(chromium: str, lab: Lab, tmp_path: Path) -
         finally:
             browser.close()
     assert (NOTEBOOKS / NOTEBOOK).read_bytes() == committed, "the committed notebook was modified"
+
+
+#: Every calculator widget, each in a cell of its own (the builders' defaults).
+CALCULATORS = "calculators.ipynb"
+#: Waits for the calculators' notebook (a kernel start and 15 widgets on a loaded 2-core machine).
+LOADED_MS = 180_000
+#: Lesson 10's calculators of issue 45.
+NEW_CALCULATORS = {
+    "pod_power_calculator",
+    "tensor_vs_cuda_cores",
+    "a100_or_h100",
+    "grace_hopper_calculator",
+}
+
+
+def _calculator_notebook(path: Path, builders: list[str]) -> None:
+    cells = [
+        {"cell_type": "code", "metadata": {}, "source": "from course.presentation import widgets"}
+    ]
+    cells += [{"cell_type": "code", "metadata": {}, "source": f"widgets.{b}()"} for b in builders]
+    for i, cell in enumerate(cells):
+        cell.update(id=f"calc{i}", outputs=[], execution_count=None)
+    nb = {
+        "cells": cells,
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    path.write_text(json.dumps(nb, indent=1), encoding="utf-8")
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(900)
+def test_every_calculator_shows_a_typed_mistake_in_red_in_jupyterlab(
+    chromium: str, lab: Lab, tmp_path: Path
+) -> None:
+    """Issue 45: each calculator (the new ones of lesson 10 among them) drawn by JupyterLab's
+    widget manager: a word typed into its first box gives the red message naming that box's label
+    (never a traceback), and the default typed back gives a result again."""
+    from playwright.sync_api import expect, sync_playwright
+
+    from course.presentation import widgets
+    from course.presentation.widgets.base import Calculator
+
+    builders = [
+        name
+        for name in widgets.__all__
+        if callable(getattr(widgets, name))
+        and getattr(getattr(widgets, name), "__annotations__", {}).get("return")
+        in (Calculator, "Calculator")
+    ]
+    assert set(builders) >= NEW_CALCULATORS
+    _calculator_notebook(tmp_path / "notebooks" / CALCULATORS, builders)  # the lab's root
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.set_default_timeout(LOADED_MS)  # a loaded 2-core machine: navigation is slow
+        try:
+            page.goto(f"{lab.url}/lab/tree/{CALCULATORS}?token={lab.token}", wait_until="commit")
+            notebook = page.locator(".jp-NotebookPanel")
+            idle = page.locator("#jp-main-statusbar").get_by_text(re.compile(r"\|\s*Idle\b"))
+            expect(idle).to_be_visible(timeout=LOADED_MS)
+            page.locator("#jp-MainMenu").get_by_text("Run", exact=True).click()
+            page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+            cells = notebook.locator(".jp-CodeCell")
+            expect(cells.last.locator(".jp-InputPrompt")).to_have_text(
+                re.compile(r"\[\d+\]"), timeout=LOADED_MS
+            )
+            expect(idle).to_be_visible(timeout=LOADED_MS)
+            typed = 0
+            for i, name in enumerate(builders, start=1):
+                cell = cells.nth(i)
+                expect(cell.locator(".widget-html").first).to_be_visible(timeout=FEEDBACK_MS)
+                boxes = cell.locator(".widget-text").filter(has=page.locator("input:enabled"))
+                if boxes.count() == 0:
+                    continue  # a calculator of menus only
+                label = boxes.first.locator("label").inner_text().strip()
+                field = boxes.first.locator("input")
+                default = field.input_value()
+                field.fill("not a number")
+                error = cell.locator(".calc-error")
+                expect(error).to_be_visible(timeout=FEEDBACK_MS)
+                if name in NEW_CALCULATORS:  # their first box is parsed under its own label
+                    expect(error).to_contain_text(label)
+                assert "Traceback" not in cell.inner_text(), name
+                field.fill(default)
+                expect(error).to_have_count(0, timeout=FEEDBACK_MS)
+                typed += 1
+            assert typed >= len(NEW_CALCULATORS), typed
+            page.screenshot(path=str(tmp_path / "calculators.png"), full_page=False)
+        except Exception:
+            shot = tmp_path / "failure.png"
+            page.screenshot(path=str(shot), full_page=True)
+            print(f"screenshot: {shot}\nserver log: {lab.log}")
+            raise
+        finally:
+            browser.close()

@@ -30,10 +30,6 @@ ALLOWED: dict[str, tuple[str | None, str]] = {
         "tests/teaching/test_grading_class.py",
         "the CLI, driven verb by verb by the tests of each verb",
     ),
-    "course/distributed/_script.py": (
-        None,
-        "each demo's __main__ (run_script): test_each_demo_runs_as_a_torchrun_script runs them all",
-    ),
     "course/distributed/collectives.py": (_DEMOS, _ONE_LAUNCH),
     "course/distributed/common.py": (_DEMOS, _ONE_LAUNCH),
     "course/distributed/ddp.py": (_DEMOS, _ONE_LAUNCH),

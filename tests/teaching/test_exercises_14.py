@@ -21,7 +21,7 @@ def namespace() -> dict:
     ("question", "name", "value", "hint"),
     [
         ("q1", "gpus_total", 4, "on each node"),
-        ("q4", "jobs_fit", 6, "pools the GPUs"),
+        ("q4", "jobs_that_fit", 6, "pools the GPUs"),
         ("q7", "total_gpus", 4, "per pod"),
         ("q8", "gpu_hours", {"alice": 12.0, "bob": 26.0}, "multiply the hours"),
     ],

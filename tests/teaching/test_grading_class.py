@@ -23,11 +23,14 @@ def fake_grading(monkeypatch):
     """Grading replaced by a record per planned file: full marks, or none for a name with 'zero'."""
     calls = []
 
-    def graded(planned, assignments, known, **_):
+    def graded(planned, assignments, known, log_dir, **_):
         calls.append([files.display_name(p) for p, *_ in planned])
         out = []
-        for p, _nb, _problem, name, _note in planned:
-            full = "zero" not in p.name
+        for p, nb, _problem, name, _note in planned:
+            full = "zero" not in p.name and (nb is None or nb.metadata.get("fake") != "zero")
+            log = log_dir / files.log_name(p)  # a log per file, as grade_one keeps one
+            log.mkdir(parents=True, exist_ok=True)
+            (log / "answers.json").write_text(f"run {len(calls)}, {'full' if full else 'zero'}")
             out.append(
                 grades.Grade(
                     files.display_name(p),
@@ -37,6 +40,7 @@ def fake_grading(monkeypatch):
                     "ok" if name else "unknown-assignment",
                     "" if full else "q1: wrong value",
                     feedback={} if full else {"q1": "wrong value"},
+                    log=log.name,
                 )
             )
         return out
@@ -46,11 +50,15 @@ def fake_grading(monkeypatch):
     return calls
 
 
-def folder(tmp_path, names):
-    subs = tmp_path / "subs"
+def folder(tmp_path, names, *, name="subs", zero=()):
+    """Notebooks named ``names`` in ``tmp_path/name``; those in ``zero`` score 0."""
+    subs = tmp_path / name
     subs.mkdir()
     for n in names:
-        nbformat.write(nbformat.v4.new_notebook(), subs / n)
+        nb = nbformat.v4.new_notebook()
+        if n in zero:
+            nb.metadata["fake"] = "zero"
+        nbformat.write(nb, subs / n)
     return subs
 
 
@@ -73,16 +81,26 @@ def test_a_class_run_writes_every_export_and_reports_who_did_not_pair_up(
     assert "\\x1b[2J.ipynb" in err and "\x1b" not in err  # a terminal escape, printed inert
     report = (out.parent / "grades-roster.txt").read_text()
     assert "'zed' is not on the roster" in report and "no file from ned (Ned)" in report
-    book = list(csv.reader((out.parent / "grades-canvas.csv").open()))
+    book = list(csv.reader((out.parent / f"grades-canvas-{SET}.csv").open()))
     assert book[0][-1] == SET  # the pattern's '00' named the set
-    assert {r[1]: r[-1] for r in book[2:]} == {"ada": "13", "bo_zero": "0", "ned": ""}
+    # not Canvas's roster: its ids go to SIS User ID, never to Canvas's user id column (ID)
+    assert {(r[1], r[2]): r[-1] for r in book[2:]} == {("", "ada"): "13", ("", "bo_zero"): "0"}
     assert (out.parent / f"grades-moodle-{SET}.csv").is_file()
     assert (out.parent / "grades-nbgrader.csv").is_file()
     for tool in ("prairielearn", "gradescope"):
         results = sorted(p.parent.name for p in (out.parent / f"grades-{tool}").glob("*/*.json"))
         assert results == ["%1B[2J.ipynb", "hw00_ada.ipynb", "hw00_bo_zero.ipynb", "hw00_zed.ipynb"]
-    # the unnamed file makes a second gradebook (grades-unknown.csv): each keeps its own history
-    assert len(list((out.parent / f"grades-{SET}_history").glob("*.csv"))) == 1
+    # the unnamed file makes a second gradebook (grades-unknown.csv); the run keeps both
+    (run,) = (out.parent / "grades_history").iterdir()
+    assert {p.name for p in run.glob("*.csv")} == {f"grades-{SET}.csv", "grades-unknown.csv"}
+
+
+def runs(tmp_path) -> list:
+    return sorted(p for p in (tmp_path / "grades_history").iterdir() if not p.name.startswith("."))
+
+
+def diff_rows(run) -> list[list[str]]:
+    return list(csv.reader((run / "diff.csv").open(encoding="utf-8-sig", newline="")))
 
 
 def test_a_regrade_keeps_the_earlier_run_and_writes_what_changed(tmp_path, fake_grading):
@@ -90,13 +108,96 @@ def test_a_regrade_keeps_the_earlier_run_and_writes_what_changed(tmp_path, fake_
     out = tmp_path / "grades.csv"
     assert gradebook.grade_folder(subs, out) == 0
     (subs / f"{SET}-bo_zero.ipynb").rename(subs / f"{SET}-bo.ipynb")  # fixed and resubmitted
-    assert gradebook.grade_folder(subs, out) == 0
-    runs = sorted((tmp_path / "grades_history").glob("*.csv"))
-    diffs = [p for p in runs if p.name.endswith("-diff.csv")]
-    assert len(runs) == 3 and len(diffs) == 1
-    rows = list(csv.reader(diffs[0].open()))
-    assert [f"{SET}-bo.ipynb", "", "(submission)", "", "13"] in rows
-    assert [f"{SET}-bo_zero.ipynb", "", "(submission)", "0", ""] in rows
+    assert gradebook.grade_folder(subs, out, replace=True) == 0  # the old file's row goes
+    first, second = runs(tmp_path)
+    assert (first / "grades.csv").is_file() and not (first / "diff.csv").exists()
+    rows = diff_rows(second)
+    assert [SET, "", f"{SET}-bo.ipynb", "(submission)", "", "13"] in rows
+    assert [SET, "", f"{SET}-bo_zero.ipynb", "(submission)", "0", ""] in rows
+    assert len(list(csv.reader(out.open()))) == 3  # header, ada, bo: bo_zero replaced
+
+
+ROSTER3 = "student_id,name,email\nada,Ada,ada@x.org\nbo,Bo,bo@x.org\ncy,Cy,cy@x.org\n"
+EXPORTS = "canvas,moodle,nbgrader,prairielearn,gradescope"
+
+
+def test_a_partial_regrade_updates_its_rows_and_keeps_the_class(tmp_path, fake_grading):
+    """grading.md section 5 as written: Bo's corrected notebook, alone in a new folder, graded
+    with the same --out, --roster and --export. Bo's row changes; Ada's and Cy's rows, logs and
+    exports stay; the earlier log of Bo's file and every run's exports are in the history."""
+    (tmp_path / "roster.csv").write_text(ROSTER3)
+    names = [f"{SET}-{who}.ipynb" for who in ("ada", "bo", "cy")]
+    subs = folder(tmp_path, names, zero={f"{SET}-bo.ipynb"})
+    out = tmp_path / "grades.csv"
+    argv = ["--out", str(out), "--roster", str(tmp_path / "roster.csv"), "--export", EXPORTS]
+    assert main(["grade", str(subs), *argv]) == 0
+    fix = folder(tmp_path, [f"{SET}-bo.ipynb"], name="fix")  # the corrected notebook
+    assert main(["grade", str(fix), *argv]) == 0
+    assert fake_grading[-1] == [f"{SET}-bo.ipynb"]  # only Bo was graded again
+    book = {r["submission"]: r["total"] for r in csv.DictReader(out.open())}
+    assert book == {f"{SET}-ada.ipynb": "13", f"{SET}-bo.ipynb": "13", f"{SET}-cy.ipynb": "13"}
+    canvas = list(csv.reader((tmp_path / f"grades-canvas-{SET}.csv").open(encoding="utf-8-sig")))
+    assert {r[2]: r[-1] for r in canvas[2:]} == {"ada": "13", "bo": "13", "cy": "13"}
+    moodle = (tmp_path / f"grades-moodle-{SET}.csv").read_text(encoding="utf-8-sig")
+    assert all(f"{w}@x.org,13," in moodle for w in ("ada", "bo", "cy"))
+    nbg = list(csv.DictReader((tmp_path / "grades-nbgrader.csv").open(encoding="utf-8-sig")))
+    assert {r["student_id"]: r["score"] for r in nbg} == {"ada": "13.0", "bo": "13.0", "cy": "13.0"}
+    for tool in ("prairielearn", "gradescope"):
+        assert len(list((tmp_path / f"grades-{tool}").glob("*/results.json"))) == 3
+    logs = tmp_path / "grades_logs"
+    assert (logs / f"{SET}-ada.ipynb" / "answers.json").read_text() == "run 1, full"
+    assert (logs / f"{SET}-cy.ipynb" / "answers.json").read_text() == "run 1, full"
+    assert (logs / f"{SET}-bo.ipynb" / "answers.json").read_text() == "run 2, full"
+    first, second = runs(tmp_path)
+    kept = second / "replaced-logs" / f"{SET}-bo.ipynb" / "answers.json"
+    assert kept.read_text() == "run 1, zero"  # the evidence behind the replaced grade
+    for run in (first, second):  # every run's exports, as they were written
+        assert (run / "exports" / f"grades-canvas-{SET}.csv").is_file()
+        assert (run / "exports" / "grades-gradescope").is_dir()
+    before = list(csv.reader((first / "exports" / f"grades-canvas-{SET}.csv").open()))
+    assert {r[2]: r[-1] for r in before[2:]} == {"ada": "13", "bo": "0", "cy": "13"}
+    assert [SET, "bo", f"{SET}-bo.ipynb", "total", "0", "13"] in diff_rows(second)
+    changed = diff_rows(second)[1:]
+    assert len(changed) == len(QUESTIONS) + 1 and {r[1] for r in changed} == {"bo"}  # Bo's only
+
+
+def test_a_run_that_would_drop_an_older_gradebooks_rows_is_refused(tmp_path, fake_grading, capsys):
+    """A gradebook with rows but no class record (written by an older version, or by hand):
+    merging is impossible, replacing would drop its rows: refused before anyone is graded."""
+    out = tmp_path / "grades.csv"
+    out.write_text(f"submission,assignment,total\n{SET}-ada.ipynb,{SET},13\n")
+    subs = folder(tmp_path, [f"{SET}-bo.ipynb"])
+    assert gradebook.grade_folder(subs, out) == 2
+    assert "--replace" in capsys.readouterr().err and fake_grading == []
+    assert gradebook.grade_folder(subs, out, replace=True) == 0
+    assert [r["submission"] for r in csv.DictReader(out.open())] == [f"{SET}-bo.ipynb"]
+    (run,) = runs(tmp_path)  # the gradebook it started afresh from is kept, byte for byte
+    assert f"{SET}-ada.ipynb,{SET},13" in (run / "replaced" / "grades.csv").read_text()
+
+
+def test_the_history_never_misses_a_lowered_grade(tmp_path, fake_grading):
+    """Three ways the CSV-based history missed one: the folder goes from one set to mixed sets
+    (another gradebook file), the CSV was re-saved by a spreadsheet, and a resubmission under a
+    new file name (with a roster: the same student's grade, lowered)."""
+    (tmp_path / "roster.csv").write_text(ROSTER3)
+    pattern = r"(?P<set>\d\d)_[a-z_]+-(?P<student>[a-z]+)(?:-v\d)?\.ipynb"
+    out = tmp_path / "grades.csv"
+    kw = dict(roster=tmp_path / "roster.csv", pattern=pattern)
+    one = folder(tmp_path, [f"{SET}-ada.ipynb", f"{SET}-bo.ipynb"], name="one")
+    assert gradebook.grade_folder(one, out, **kw) == 0
+    out.write_text(out.read_text().replace(",", ";").replace("\n", "\r\n"))  # a spreadsheet
+    other = "03_data_types"
+    two = folder(
+        tmp_path,
+        [f"{SET}-ada-v2.ipynb", f"{other}-bo.ipynb"],
+        name="two",
+        zero={f"{SET}-ada-v2.ipynb"},
+    )
+    assert gradebook.grade_folder(two, out, **kw) == 0
+    rows = diff_rows(runs(tmp_path)[-1])
+    assert [SET, "ada", f"{SET}-ada-v2.ipynb", "total", "13", "0"] in rows  # lowered: found
+    assert [other, "bo", f"{other}-bo.ipynb", "(submission)", "", "13"] in rows
+    assert not [r for r in rows if r[1] == "bo" and r[0] == SET]  # Bo's set 00 row unchanged
 
 
 @pytest.mark.parametrize(
@@ -171,5 +272,5 @@ def test_a_history_that_cannot_be_kept_costs_the_history_not_the_gradebook(
     subs = folder(tmp_path, [f"{SET}-ada.ipynb"])
     (tmp_path / "grades_history").write_text("a file where the history folder would go")
     assert gradebook.grade_folder(subs, tmp_path / "grades.csv") == 0
-    assert "history of" in capsys.readouterr().err
+    assert "history not kept" in capsys.readouterr().err
     assert (tmp_path / "grades.csv").read_text().count("\n") == 2  # header and Ada's row

@@ -5,6 +5,7 @@ executable ``run_autograder`` at the archive's root; tests with ``score``, ``max
 
 from __future__ import annotations
 
+import json
 import stat
 import types
 import zipfile
@@ -48,6 +49,16 @@ def test_gradescope_results_hide_key_checked_scores_until_the_due_date(klass):
         gradescope.results(g, fake_set("q2"), "tomorrow")
 
 
+def test_gradescope_gets_no_result_for_a_row_the_grader_could_not_grade(klass, tmp_path):
+    kim = klass.grades[f"{SET}-15.ipynb"]  # the solution failed on the grading machine
+    assert gradescope.results(kim, fake_set("q2")) is None  # never 0 with tests marked "right"
+    gradescope.write(tmp_path / "grades.csv", klass.list, {})
+    folders = {p.name: p for p in (tmp_path / "grades-gradescope").iterdir()}
+    assert len(folders) == len(klass.list)
+    assert not list(folders[f"{SET}-15.ipynb"].iterdir())
+    assert (folders[f"{SET}-11.ipynb"] / "results.json").is_file()
+
+
 def test_gradescope_archive_has_its_scripts_at_the_root(tmp_path):
     from teaching.grading.authoring import REPO
 
@@ -69,3 +80,59 @@ def test_gradescope_archive_has_its_scripts_at_the_root(tmp_path):
         assert f"--assignment {SET}" in z.read("run_autograder").decode()
     with pytest.raises(ValueError, match="no solution"):
         gradescope.archive("99_nothing", tmp_path / "b.zip", repo=REPO)
+
+
+def unpacked(tmp_path, **kw):
+    """The archive as Gradescope lays it out: /autograder/source and /autograder/submission."""
+    import os
+
+    from teaching.grading.authoring import REPO
+
+    root = tmp_path / "autograder"
+    (root / "submission").mkdir(parents=True)
+    with zipfile.ZipFile(gradescope.archive(SET, tmp_path / "ag.zip", repo=REPO, **kw)) as z:
+        z.extractall(root / "source")
+        for info in z.infolist():
+            os.chmod(root / "source" / info.filename, (info.external_attr >> 16) & 0o777)
+    (root / "submission" / "mine.ipynb").write_text(
+        '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
+    )
+    return root
+
+
+@pytest.mark.slow  # a Python that imports the grader in a subprocess: about a minute here
+def test_the_archive_grades_nothing_without_its_protections(tmp_path):
+    """Run as Gradescope runs it where namespaces are refused (``COURSE_SANDBOX=off``): no
+    results.json (staff see a failed run), the reason names the protections missing."""
+    import os
+    import subprocess
+    import sys
+
+    root = unpacked(tmp_path)
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": sys.executable}
+    env["COURSE_SANDBOX"] = "off"
+    done = subprocess.run(
+        [str(root / "source" / "run_autograder")], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert not (root / "results" / "results.json").exists()
+    assert "refusing to grade" in done.stderr and "hidden-files" in done.stderr
+    readme = (root / "source" / "README.md").read_text()
+    assert "--allow-unprotected" in readme and "grades nothing there" in readme
+
+
+def test_an_archive_built_to_allow_it_grades_and_says_protections_were_off(tmp_path, monkeypatch):
+    from teaching.grading import autograder, grades, sandbox
+
+    root = unpacked(tmp_path, allow_unprotected=True)
+    assert "--allow-unprotected" in (root / "source" / "run_autograder").read_text()
+    monkeypatch.setattr(sandbox, "protections_off", lambda: ("hidden-files", "pid-namespace"))
+    row = grades.Grade("mine.ipynb", SET, {"q1": 2.0}, {"q1": 2.0})
+    monkeypatch.setattr(autograder, "grade_notebook", lambda *a, **k: row)
+    results = root / "results" / "results.json"
+    argv = ["gradescope", str(root / "submission"), str(results), "--assignment", SET]
+    assert autograder.main(argv) == 2 and not results.exists()  # refused without the option
+    assert autograder.main([*argv, "--allow-unprotected"]) == 0
+    data = json.loads(results.read_text())
+    assert data["extra_data"]["protections_off"] == ["hidden-files", "pid-namespace"]
+    assert "protections off: hidden-files, pid-namespace" in data["output"]

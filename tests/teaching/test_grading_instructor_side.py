@@ -140,7 +140,7 @@ def test_a_notebook_that_never_names_an_answer_says_so_in_its_row(graded_with, c
 
 @pytest.fixture
 def given(monkeypatch, tmp_path):
-    """grade_folder over ``notebooks`` with the key given and every notebook graded as a row with
+    """grade_folder over ``named`` files with the key given and every notebook graded as a row with
     ``reason`` and a log folder; returns (exit status, the CSV's rows, the console, calls)."""
     calls: list[str] = []
     monkeypatch.setattr(sandbox, "start_factory", lambda *a, **k: None)
@@ -148,7 +148,7 @@ def given(monkeypatch, tmp_path):
         gradebook, "prepare_set", lambda a, **k: submission.SetGrader(a, key(WEIGHTS_BYTES))
     )
 
-    def run(notebooks: dict, capsys, reason: str = "", out=None, **kw):
+    def run(named: dict, capsys, reason: str = "", out=None, **kw):
         def graded(path, nb, setg, *, log_dir, **_):
             calls.append(path.name)
             log = log_dir / files.log_name(path)
@@ -164,7 +164,7 @@ def given(monkeypatch, tmp_path):
             for old in subs.iterdir():
                 old.unlink()
         subs.mkdir(exist_ok=True)
-        for name, nb in notebooks.items():
+        for name, nb in named.items():
             path = subs / (os.fsdecode(name) if isinstance(name, bytes) else name)
             nbformat.write(nb or nbformat.v4.new_notebook(), path)
         out = out or tmp_path / "out" / "grades.csv"
@@ -192,18 +192,24 @@ def test_an_out_that_cannot_be_written_is_refused_before_anyone_is_graded(
     assert "refusing to grade" in err and ("is a folder" in err or "symbolic link" in err)
 
 
-def test_a_rerun_leaves_no_stale_gradebook_or_log(given, tmp_path, capsys):
+def test_a_rerun_keeps_the_class_and_a_replace_leaves_nothing_stale(given, tmp_path, capsys):
     other = "01_hardware"
     status, *_ = given({f"{SET}-ada.ipynb": None, f"{other}-bo.ipynb": None}, capsys)
     out = tmp_path / "out"
     assert status == 0 and (out / f"grades-{other}.csv").is_file()
     assert (out / "grades_logs" / f"{other}-bo.ipynb" / "output.txt").is_file()
-    status, rows, *_ = given({f"{SET}-ada.ipynb": None}, capsys)  # bo's file withdrawn
+    status, rows, *_ = given({f"{SET}-ada.ipynb": None}, capsys)  # ada regraded: bo's row stays
+    assert status == 0 and (out / f"grades-{other}.csv").is_file()
+    assert (out / "grades_logs" / f"{other}-bo.ipynb" / "output.txt").is_file()
+    status, rows, *_ = given({f"{SET}-ada.ipynb": None}, capsys, replace=True)  # bo withdrawn
     assert status == 0 and [r[0] for r in rows[1:]] == [f"{SET}-ada.ipynb"]
     assert sorted(p.name for p in out.glob("*.csv")) == ["grades.csv"]
-    assert len(list((out / f"grades-{other}_history").glob("*-stale.csv"))) == 1  # kept there
+    run = sorted((out / "grades_history").iterdir())[-1]
+    assert (run / "stale" / f"grades-{other}.csv").is_file()  # kept there, as are the logs
+    assert (run / "replaced-logs" / f"{other}-bo.ipynb" / "output.txt").is_file()
     assert sorted(p.name for p in (out / "grades_logs").iterdir()) == [
         f"{SET}-ada.ipynb",
+        "gradebook.json",
         "summary.json",
     ]
 

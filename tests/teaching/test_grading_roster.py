@@ -168,3 +168,44 @@ def test_a_file_whose_set_is_unknown_is_reported(tmp_path):
 
 def test_names_with_terminal_escapes_are_printed_inert():
     assert files.printable("a\x1b[2Jb\x07 José") == "a\\x1b[2Jb\\x07 José"
+
+
+def test_a_moodle_file_name_cannot_move_a_grade_to_another_student(tmp_path):
+    """Mallory names her file so that its tail holds Vic's id part: the id comes from the part
+    Moodle writes right after her full name, never from the tail she chose."""
+    worksheet = (
+        "Identifier,Full name,Email address\n"
+        "Participant 111,Vic Tim,vic@x.org\n"
+        "Participant 222,Mallory Evil,mal@x.org\n"
+    )
+    r = roster.read_roster(write(tmp_path, worksheet))
+    vic = f"Vic Tim_111_assignsubmission_file_{SET}.ipynb"
+    mal = f"Mallory Evil_222_assignsubmission_file_x_111_assignsubmission_file_{SET}.ipynb"
+    j = roster.join_files([(vic, SET), (mal, SET)], r, roster.compile_pattern("moodle"), [SET])
+    assert j.only_file(r.find("111"), SET) == vic  # Vic keeps his one file (and his grade)
+    assert j.only_file(r.find("222"), SET) == mal  # Mallory's file is hers
+    assert not j.unmatched and not j.duplicates
+
+
+def test_a_canvas_name_a_learner_edited_to_hold_an_id_is_reported_not_guessed(tmp_path):
+    r = roster.read_roster(write(tmp_path, 'Student,ID\n"Tim, Vic",111\n"Evil, Mallory",222\n'))
+    vic = canvas_name("Tim, Vic", 111, 5001, f"{SET}.ipynb")
+    tail = canvas_name("Evil, Mallory", 222, 5002, f"x_late_111_5003_{SET}.ipynb")
+    edited = canvas_name("x_111_1", 222, 5004, f"{SET}.ipynb")  # her name, edited in Canvas
+    files = [vic, tail, edited]
+    j = roster.join_files([(f, SET) for f in files], r, roster.compile_pattern("canvas"), [SET])
+    assert j.only_file(r.find("111"), SET) == vic and vic not in j.late
+    assert j.files[("222", SET)] == [tail]  # the tail's id part is not Canvas's
+    [(name, why)] = j.unmatched
+    assert name == edited and why.startswith("ambiguous")
+    assert "111 (Tim, Vic" in why and "222 (Evil, Mallory" in why  # who each could be
+
+
+@pytest.mark.parametrize(
+    ("column", "label"),
+    [("email", "email"), ("username", "username"), ("ID number", "ID number")],
+)
+def test_two_students_with_one_lms_identity_are_refused(tmp_path, column, label):
+    text = f"student_id,{column}\ns1,Ada@X.org\ns2,\ns3,ada@x.org\n"
+    with pytest.raises(ValueError, match=f"share an identity.*{label} 'ada@x.org' on rows 2 and 4"):
+        roster.read_roster(write(tmp_path, text))

@@ -129,3 +129,16 @@ def test_what_a_killed_grader_left_is_removed_as_the_next_one_starts():
     finally:
         if zygote is not None:
             zygote.close()
+
+
+def test_the_slots_memory_is_divided_between_the_jobs(monkeypatch):
+    """All slots together hold at most a third of the machine, whatever --jobs is; the factory
+    that sets each slot's limit is given --jobs."""
+    total = 24 * 2**30
+    assert sandbox.slot_memory_bytes(total, 1) == 8 * 2**30
+    assert sandbox.slot_memory_bytes(total, 4) == 2 * 2**30
+    assert 8 * sandbox.slot_memory_bytes(total, 8) <= total // 3
+    seen = {}
+    monkeypatch.setattr(sandbox, "mode", lambda: {"mounts": True})
+    monkeypatch.setattr(sandbox, "Zygote", lambda preload, **kw: seen.update(kw) or "zygote")
+    assert sandbox.start_factory([], threads=1, jobs=4) == "zygote" and seen["jobs"] == 4

@@ -3,7 +3,9 @@
 
 Each function takes the run (an object with ``jobs``, a list of job dicts with ``name``,
 ``account``, ``gpus``, ``nice``, ``priority``, ``start_seconds``, ``end_seconds``, ``gpu_indices``,
-``scheduler``, ``reasons``) and says what happened, whichever way it went.
+``scheduler``, ``reasons``, ``state`` and ``exit_code`` as ``sacct`` reported them) and says what
+happened, whichever way it went: a job that did not end ``COMPLETED`` is named as such wherever its
+times are quoted.
 """
 
 from __future__ import annotations
@@ -18,6 +20,49 @@ def _job(run: Any, name: str) -> dict | None:
     return next((j for j in run.jobs if j["name"] == name), None)
 
 
+def _ended(job: dict) -> str:
+    """ "ended" for a job ``sacct`` reported COMPLETED, else "ended FAILED (exit code 1:0)"."""
+    state = job.get("state", "?")
+    if state == "COMPLETED":
+        return "ended"
+    return f"ended **{state}** (exit code {job.get('exit_code', '?')})"
+
+
+#: What ``sacct``'s end states mean (Slurm, sacct(1), "JOB STATE CODES").
+STATE_MEANINGS = {
+    "COMPLETED": "every process of the job exited with code 0",
+    "FAILED": "the batch script exited with a non-zero code (or a step it waited for failed)",
+    "TIMEOUT": "the job reached its time limit and was killed",
+    "CANCELLED": "scancel, or an administrator, ended it",
+    "OUT_OF_MEMORY": "a process exceeded the job's memory",
+    "NODE_FAIL": "its node failed",
+    "PREEMPTED": "a higher-priority job took its resources",
+}
+
+
+def end_states(run: Any) -> str:
+    """How each job ended, as ``sacct`` read it from Slurm's job-completion log; what a state
+    other than COMPLETED means, where there is one."""
+    states = {j["name"]: j.get("state", "?") for j in run.jobs}
+    bad = [j for j in run.jobs if j.get("state") != "COMPLETED"]
+    if not bad:
+        return (
+            f"All {len(states)} jobs ended `COMPLETED` (exit code 0:0), as `sacct` reports: "
+            f"{STATE_MEANINGS['COMPLETED']}."
+        )
+    lines = [
+        f"`{j['name']}` ended `{j.get('state')}` (exit code `{j.get('exit_code', '?')}`: the "
+        "script's code, then the signal that killed it): "
+        f"{STATE_MEANINGS.get(j.get('state'), 'see sacct(1), JOB STATE CODES')}."
+        for j in bad
+    ]
+    return (
+        " ".join(lines)
+        + " Its GPUs were charged all the same: Slurm bills the allocation, not the result. "
+        "Read its output file (`%x-%j.out`) for the cause, then resubmit."
+    )
+
+
 def waiting_job(run: Any, name: str = "big", holder: str = "train") -> str:
     """Whether the ``name`` job waited for GPUs that ``holder`` held, and why Slurm said so."""
     job, held = _job(run, name), _job(run, holder)
@@ -29,7 +74,8 @@ def waiting_job(run: Any, name: str = "big", holder: str = "train") -> str:
         waited = job["start_seconds"] - job.get("submit_seconds", 0)
         return (
             f"{asks} waited {waited:.0f} s (reason {why}) while `{holder}` held "
-            f"{held['gpus']} of the node's GPUs: `{holder}` ended at {held['end_seconds']:.0f} s "
+            f"{held['gpus']} of the node's GPUs: `{holder}` {_ended(held)} at "
+            f"{held['end_seconds']:.0f} s "
             f"and `{name}` started at {job['start_seconds']:.0f} s, on GPUs {job['gpu_indices']}."
         )
     return (
@@ -74,12 +120,14 @@ def priority_order(run: Any, names: tuple[str, ...] = ("low", "high", "mid")) ->
 
 
 def accounting(run: Any) -> str:
-    """GPU-seconds (and GPU-hours) per account, summed from the jobs' allocations."""
+    """GPU-seconds (and GPU-hours) per account, summed from the jobs' allocations, with the end
+    states of the jobs charged (a failed job is charged too)."""
     hours = scheduling.gpu_hours_by_account(run.jobs)
-    rows = [
-        f"| {account} | {h * 3600:,.0f} | {h:.4f} |" for account, h in hours.items()
-    ]  # one table row per account
-    head = "| account | GPU-seconds | GPU-hours |\n|---|---:|---:|\n"
+    rows = []
+    for account, h in hours.items():  # one table row per account
+        states = sorted({j.get("state", "?") for j in run.jobs if j["account"] == account})
+        rows.append(f"| {account} | {h * 3600:,.0f} | {h:.4f} | {', '.join(states)} |")
+    head = "| account | GPU-seconds | GPU-hours | jobs ended |\n|---|---:|---:|---|\n"
     return head + "\n".join(rows)
 
 

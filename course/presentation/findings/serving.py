@@ -149,6 +149,7 @@ def load_sweep(points: Sequence[Any]) -> str:
             if math.isfinite(r["p99_range"][0])
             else "not carried (under 100 requests)"
         )
+        + _p99_bound(r)
         + f"; {r['completed_share']:.0%} of requests completed"
         for r in rows
     ]
@@ -163,6 +164,15 @@ def load_sweep(points: Sequence[Any]) -> str:
         f"{reps} repeat{'s' if reps > 1 else ''} per load; the arrivals really came up to "
         f"{drift:.0%} off their nominal rate, so the points are placed at the realised rate."
     )
+    need = queueing.samples_for_bound(99)
+    if fewest < need:
+        head += (
+            f" A p99 has a distribution-free 95 % upper bound only from {need} requests on "
+            f"(queueing.samples_for_bound): below that, marked 'n too small', a p99 is one of the "
+            "few largest values, with no bound on how far the true p99 lies above it."
+        )
+    else:
+        head += " Each p99 carries its distribution-free 95 % interval (from order statistics)."
     if spreads:
         head += (
             f" Between repeats of one load p99 TTFT varied by up to {times(max(spreads))}: "
@@ -171,6 +181,14 @@ def load_sweep(points: Sequence[Any]) -> str:
     else:
         head += " One repeat per load: no spread to give; the recorded sweep has it."
     return head + "\n" + "\n".join(lines)
+
+
+def _p99_bound(row: dict) -> str:
+    """' (n too small: 270 < 368 for a 95 % bound)' where a load point's p99 has no upper bound."""
+    need = queueing.samples_for_bound(99)
+    if not math.isfinite(row["p99_range"][0]) or row["measured"] >= need:
+        return ""
+    return f" (n too small: {row['measured']} < {need} for a 95 % bound)"
 
 
 def _pairs(
@@ -304,6 +322,10 @@ def chunked_prefill(points: Sequence[Any], *, chunk_tokens: int) -> str:
     """Whole-prompt prefill against chunked prefill (``loadgen.prefill_interference`` records,
     policies ``"whole prompts"`` and ``"chunked"``), repeat by repeat: the pooled ITL p99 each
     gave, how many gaps carry it, and what chunking cost in TTFT."""
+    return _chunked_itl(points, chunk_tokens) + prefill_end_to_end(points)
+
+
+def _chunked_itl(points: Sequence[Any], chunk_tokens: int) -> str:
     pairs = [
         (w, c)
         for w, c in _pairs(points, "whole prompts", "chunked")
@@ -352,6 +374,49 @@ def chunked_prefill(points: Sequence[Any], *, chunk_tokens: int) -> str:
         f"{head}. Chunking did not lower the ITL p99 here: the long prompts' prefill was not "
         "what made the longest gaps (a batch too small to be stalled, or other jobs on the "
         "core)."
+    )
+
+
+def prefill_end_to_end(points: Sequence[Any]) -> str:
+    """Throughput (output tokens per second) and end-to-end p50, whole prompts against chunked,
+    repeat by repeat: chunking smooths the gaps, and can finish later (each chunk reads the KV
+    cache of the chunks before it, and a long prompt waits several iterations to be whole)."""
+    pairs = [
+        (w, c)
+        for w, c in _pairs(points, "whole prompts", "chunked")
+        if all(
+            math.isfinite(get(p, k, math.nan))
+            for p in (w, c)
+            for k in ("output_tokens_per_s", "e2e_p50_seconds")
+        )
+    ]
+    if not pairs:
+        return " Throughput and end-to-end latency were not recorded for both schedules."
+    n = len(pairs)
+    tput = [get(c, "output_tokens_per_s") / get(w, "output_tokens_per_s") for w, c in pairs]
+    e2e = [get(c, "e2e_p50_seconds") / get(w, "e2e_p50_seconds") for w, c in pairs]
+    slower = sum(r > 1 + SAME for r in e2e)
+    faster = sum(r < 1 - SAME for r in e2e)
+    head = (
+        f" End to end: chunked over whole prompts, throughput {', '.join(times(r) for r in tput)}"
+        f" and end-to-end p50 {', '.join(times(r) for r in e2e)} (repeat by repeat)"
+    )
+    if slower == n:
+        return (
+            f"{head}: chunked was slower end to end in {n} of {n} repeats. Smoother gaps are "
+            "paid for in total time here: each chunk re-reads the KV cache of the chunks before "
+            "it, and a long prompt needs several iterations before it decodes."
+        )
+    if faster == n:
+        return (
+            f"{head}: chunked was faster end to end in {n} of {n} repeats as well: the decodes "
+            "no longer waited behind whole prompts."
+        )
+    if slower == faster == 0:
+        return f"{head}: end to end the same within {100 * SAME:.0f} % in every repeat."
+    return (
+        f"{head}: slower in {slower}, faster in {faster} of {n} repeats: not above this "
+        "machine's noise; rerun the cell."
     )
 
 
@@ -454,10 +519,12 @@ __all__ = [
     "KNEE_FACTOR",
     "batching",
     "by_load",
+    "chunked_prefill",
     "knee",
     "knee_rate",
     "load_sweep",
     "paging",
+    "prefill_end_to_end",
     "queue_model",
     "routing",
     "tools_disagree",

@@ -17,8 +17,9 @@ QUESTIONS = (
             "its GPUs are free.",
             "Right: `Resources` means the job is next in line but what it asks for (3 GPUs on one "
             "node) is not free; it starts when running jobs release enough.",
-            "A used-up share lowers a job's priority (fair share) or hits a QOS limit, with a "
-            "reason such as `AssocGrpGRESMinutes`, not `Resources`.",
+            "A used-up share lowers a job's priority (fair share), or the job hits a limit: of "
+            "its association (reasons `AssocGrp*`, such as `AssocGrpGRESMinutes`) or of its QOS "
+            "(`QOSGrp*`), not `Resources` (Slurm, Job Reason Codes).",
         ),
     ),
     MultipleChoice(
@@ -30,8 +31,10 @@ QUESTIONS = (
         ),
         answer=0,
         why=(
-            "Right (or it uses only GPUs the big job will not need): backfill never delays the "
-            "reservation of the first waiting job, and it trusts the time limits users ask for.",
+            "Right (or it runs on nodes the big job's reservation does not hold): Slurm's backfill "
+            "never delays the expected start of any higher-priority job it planned, it reserves "
+            "whole nodes, and it trusts the time limits users ask for (Slurm, Scheduling "
+            "Configuration Guide).",
             "Fair share sets priorities; backfill looks at what fits in the gaps, whoever owns it.",
             "Fewer resources is not enough: a small job that runs past the big job's start would "
             "delay it, so backfill needs its time limit too.",
@@ -58,8 +61,10 @@ QUESTIONS = (
         why=(
             "Time-slicing shares everything in turns: no memory limit, no fault isolation, and "
             "each switch costs a context switch.",
-            "MPS runs the clients' kernels concurrently and can cap their SMs, but memory is "
-            "shared and a fatal fault in one client can take the others down.",
+            "MPS runs the clients' kernels concurrently and can cap their SMs; since Volta each "
+            "client has its own address space and an enforced memory limit, but bandwidth, L2 and "
+            "faults are shared: a fatal fault in one client can take the others down (NVIDIA "
+            "MPS documentation, 'Volta MPS').",
             "Right: MIG instances have their own SMs, L2 slices and memory; one instance's "
             "error or memory pressure does not reach the others.",
         ),

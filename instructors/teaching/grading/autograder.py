@@ -8,11 +8,18 @@ solution run with this run's secret probes, checked against the release), and th
 ``results.json`` (:mod:`.exports.gradescope`, :mod:`.exports.prairielearn`) is written whole. A
 folder with no notebook still gets a result that says so (Gradescope: 0 points; PrairieLearn: not
 gradable).
+
+When the grader's side fails (the solution cannot run here, the sandbox cannot start, the grader
+fails on the file), the learner's work was not looked at and nothing may be recorded as a score:
+PrairieLearn gets ``gradable: false`` with the reason (no points, no attempt used); for Gradescope
+no ``results.json`` is written and the command exits 3 with the reason on stderr, so Gradescope
+shows staff a failed autograder run instead of recording 0.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -22,7 +29,7 @@ from pathlib import Path
 from teaching.grading import authoring, sandbox, spec
 from teaching.grading.exports import gradescope, prairielearn
 from teaching.grading.files import display_name, write_new
-from teaching.grading.grades import Grade
+from teaching.grading.grades import NOT_GRADED_EXIT, Grade
 from teaching.grading.submission import (
     check_key,
     grade_file,
@@ -80,6 +87,9 @@ def grade_notebook(
             zygote.close()
 
 
+REQUIRED = ("hidden-files", "pid-namespace", "unprivileged-user")  # Gradescope's: see run()
+
+
 def run(
     tool: str,
     submission_dir: Path,
@@ -90,7 +100,27 @@ def run(
     timeout_seconds: float,
     cell_timeout_seconds: float,
     visibility: str = "after_due_date",
+    allow_unprotected: bool = False,
 ) -> int:
+    """Grade the submission folder's notebook into ``results_json``. For Gradescope, whose
+    container may refuse namespaces: without the hidden-files, PID-namespace and unprivileged-user
+    protections (:data:`REQUIRED`) a submission could read the solution in the archive, or
+    rewrite the grader or its result, so nothing is graded (exit 2, no ``results.json``: staff
+    see a failed run) unless the instructor built the archive with ``--allow-unprotected``;
+    every ``results.json`` states the protections that were off (``extra_data``)."""
+    off = sandbox.protections_off()
+    missing = [p for p in REQUIRED if p in off]
+    if tool == "gradescope" and missing and not allow_unprotected:
+        with contextlib.suppress(FileNotFoundError):
+            results_json.unlink()
+        print(
+            f"refusing to grade: this container does not allow the sandbox's {', '.join(missing)} "
+            "protection(s), without which a submission can read the solution or rewrite its own "
+            "result; give the autograder a container that allows them, or rebuild the archive "
+            "with --allow-unprotected to grade without them (each result then says so)",
+            file=sys.stderr,
+        )
+        return 2
     notebooks = sorted(
         p for p in submission_dir.rglob("*.ipynb") if p.is_file() and not p.is_symlink()
     )
@@ -120,6 +150,17 @@ def run(
         data = prairielearn.results(grade)
     else:
         data = gradescope.results(grade, setup, visibility)
+    if data is None:  # the grader's side failed: Gradescope shows a failed run, never a score
+        with contextlib.suppress(FileNotFoundError):
+            results_json.unlink()
+        print(f"no results.json written: {grade.reason}", file=sys.stderr)
+        return NOT_GRADED_EXIT
+    if tool == "gradescope":
+        data["extra_data"] = {"protections_off": list(off)}
+        if off:
+            data["output"] = "; ".join(
+                t for t in (f"sandbox protections off: {', '.join(off)}", data.get("output")) if t
+            )
     if len(notebooks) > 1:
         note = (
             f"graded {display_name(notebooks[0])}; {len(notebooks) - 1} other notebook(s) ignored"
@@ -140,6 +181,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=300.0)
     parser.add_argument("--cell-timeout", type=float, default=60.0)
     parser.add_argument("--visibility", default="after_due_date")
+    parser.add_argument(
+        "--allow-unprotected",
+        action="store_true",
+        help="grade even where the container refuses the sandbox's protections",
+    )
     args = parser.parse_args(argv)
     return run(
         args.tool,
@@ -150,6 +196,7 @@ def main(argv: list[str] | None = None) -> int:
         timeout_seconds=args.timeout,
         cell_timeout_seconds=args.cell_timeout,
         visibility=args.visibility,
+        allow_unprotected=args.allow_unprotected,
     )
 
 

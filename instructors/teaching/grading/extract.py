@@ -42,6 +42,7 @@ class Extraction:
     extras: dict = field(default_factory=dict)
     done: bool = False  # every cell ran and the final extraction finished
     problem: str = ""  # why the run is incomplete or its results were rejected
+    grader_problem: str = ""  # the grader's side failed (no sandbox): no grade, whatever it holds
     output: str = ""  # the run's own stdout/stderr, capped
     seconds: float = 0.0
     timed_out: bool = False
@@ -183,6 +184,7 @@ def run_cells(
                         work, argv, env=env, timeout_seconds=timeout_seconds, uid=uid
                     )
             output, timed_out, off = outcome.output, outcome.timed_out, outcome.protections_off
+            grader_problem = outcome.failed_to_start
         else:
             try:
                 proc = subprocess.run(
@@ -191,7 +193,7 @@ def run_cells(
                 output, timed_out = (proc.stdout + proc.stderr)[-40_000:], False
             except subprocess.TimeoutExpired as e:
                 output, timed_out = str(e.output or "")[-40_000:], True
-            off = ()
+            off, grader_problem = (), ""
         seconds = time.monotonic() - start
         full = (work / sandbox.sandbox_init.FULL).exists()
         problem = ""
@@ -201,6 +203,7 @@ def run_cells(
         except (OSError, ValueError, RecursionError) as e:
             ext, problem = Extraction(), f"no usable results ({type(e).__name__}: {str(e)[:120]})"
     ext.output, ext.seconds, ext.timed_out, ext.protections_off = output, seconds, timed_out, off
+    ext.grader_problem = grader_problem
     if timed_out:
         ran = len(ext.cells)
         problem = (

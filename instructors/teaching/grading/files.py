@@ -31,6 +31,11 @@ def printable(text: str) -> str:
     return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in str(text))
 
 
+def printable_lines(text: str) -> str:
+    """:func:`printable`, line by line: the line breaks of a multi-line cell (feedback) stay."""
+    return "\n".join(printable(line) for line in str(text).split("\n"))
+
+
 def log_name(path: Path) -> str:
     """The log folder's name for a submission: printable, no separator, not hidden, and one per
     file name (``%XX`` for each byte of a character that is not printable, a separator, ``%``, a

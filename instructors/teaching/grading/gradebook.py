@@ -17,22 +17,29 @@ protections_off, seconds``; ``reason`` names each failing check per question. Th
 the expected value, the submission's and the tolerance, and the output; ``<out>_logs/summary.json``
 the class's mean per question and who timed out.
 
-Every file gets a row whatever it holds (a failure of the grader on one file is an ``error`` row);
+Every file gets a row whatever it holds (a failure of the grader on one file, a key that cannot be
+made on this machine or a sandbox that cannot start is a ``not-graded`` row with no score, which no
+export carries, and the command returns 3);
 every writer takes any text and any file name; nothing is written through a link (a fresh file,
 renamed). Grading refuses to start when ``--out`` or its logs are inside the submissions folder,
 name a folder or go through a link, or when anything to keep from submissions would be visible in
 the sandbox. Console lines and CSV cells carry no control character (``\\x1b``); a reason is
-capped. A rerun leaves nothing stale: a set's gradebook it did not write moves into that set's
-history, the log folders of files no longer there are removed. An empty folder writes the header
-only and returns 1.
+capped. A run merges into the class's record (``<logs>/gradebook.json``): the rows of the files it
+grades are replaced, every other row is kept with its log folder and exported again
+(:func:`grade_folder`); what no row of the class refers to any more (a gradebook, a log folder)
+moves into the run's history folder. An empty folder writes the header only (never over an
+existing gradebook) and returns 1.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime
 import json
 import os
+import shutil
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -45,14 +52,34 @@ from teaching.grading.exports import check_before_grading, parse_formats, write_
 from teaching.grading.files import (
     display_name,
     first_link,
+    log_name,
     loud,
     make_dir,
     printable,
     safe_text,
     write_new,
 )
-from teaching.grading.grades import Grade, number, summary, summary_text, write_csv
-from teaching.grading.history import record
+from teaching.grading.grades import (
+    NOT_GRADED,
+    NOT_GRADED_EXIT,
+    RECORD,
+    Grade,
+    merge,
+    not_graded,
+    number,
+    read_record,
+    record_rows,
+    summary,
+    summary_text,
+    write_csv,
+)
+from teaching.grading.history import (
+    keep_copy,
+    keep_exports,
+    keep_logs,
+    keep_run,
+    new_run_folder,
+)
 from teaching.grading.roster import compile_pattern, join_files, read_roster, set_from_name
 from teaching.grading.submission import (
     KEY_MARK,
@@ -82,13 +109,25 @@ def grade_folder(
     exports: list[str] | str | None = None,
     visibility: str = "after_due_date",
     history: bool = True,
+    replace: bool = False,
 ) -> int:
     """Grade every file in a folder (see the module docstring). Returns 0 when each got a row.
 
     ``roster`` and ``pattern`` pair files with students (:mod:`~teaching.grading.roster`),
     ``exports`` names the formats to write beside ``out_csv``
     (:mod:`~teaching.grading.exports`), ``history`` keeps each run and a regrade's diff
-    (:mod:`~teaching.grading.history`). All three are checked before anyone is graded."""
+    (:mod:`~teaching.grading.history`). All three are checked before anyone is graded.
+
+    The run's rows merge into the class's record (``<logs>/gradebook.json``,
+    :func:`~teaching.grading.grades.merge`): a regrade of some files updates their rows (and those
+    of the same students and sets) and keeps everyone else's, in the gradebook, the logs and every
+    export. ``replace`` starts the gradebook afresh from this run's rows (the earlier one stays in
+    the history); without it, a run is refused when ``--out`` holds graded rows but no record to
+    merge them into (a gradebook of an older version): it would drop them.
+
+    Returns :data:`NOT_GRADED_EXIT` (3) when a row has no score because the grader's side failed
+    (a key that could not be made here, a sandbox that could not start, the grader failing on a
+    file): those rows are marked ``not-graded`` and no export carries a score for them."""
     jobs = validate.positive_int("jobs", jobs, maximum=64)
     folder, out_csv = Path(submissions_dir), Path(out_csv)
     if not folder.is_dir():
@@ -154,6 +193,28 @@ def grade_folder(
                 file=sys.stderr,
             )
             return 2
+    record_path = log_dir / RECORD
+    history_dir = out_csv.with_name(out_csv.stem + "_history")
+    try:
+        earlier = read_record(record_path)
+    except ValueError as e:
+        earlier = None
+        if not replace:
+            print(f"refusing to grade: {e}; --replace starts a new gradebook", file=sys.stderr)
+            return 2
+    if replace:
+        earlier_rows, earlier = earlier, None
+    else:
+        earlier_rows = earlier
+        if earlier is None and (held := _graded_rows(out_csv, sorted(solutions))):
+            print(
+                f"refusing to grade: {held} holds graded rows of an earlier run and there is no "
+                f"class record ({record_path}) to merge this run into, so they would be dropped: "
+                "grade the whole class into a new --out, or pass --replace to start the gradebook "
+                "afresh (the earlier one is kept in its history)",
+                file=sys.stderr,
+            )
+            return 2
     files, links = [], []
     for p in sorted(folder.iterdir(), key=lambda p: os.fsencode(p.name)):
         if p.is_symlink():
@@ -163,6 +224,9 @@ def grade_folder(
         else:
             files.append(p)
     if not files and not links:
+        if earlier_rows or out_csv.exists():  # never an empty gradebook over a class's grades
+            print(f"no submissions in {folder}: nothing graded, nothing changed", file=sys.stderr)
+            return 1
         message = f"no submissions in {folder}: wrote {out_csv} with its header only"
         points = {}
         if assignment:
@@ -182,8 +246,14 @@ def grade_folder(
         planned.append((p, None, "a symbolic link: not followed, not graded", name, ""))
     threads = max(1, (os.cpu_count() or 1) // jobs)
     assignments = {n: spec.read(solutions[n]) for n in sorted({n for *_, n, _ in planned if n})}
+    regraded = [log_dir / log_name(p) for p in [*files, *links]]
+    staged = _stage_logs(regraded, history_dir) if history else None
     with contextlib.ExitStack() as stack:
-        zygote = sandbox.start_factory(list(assignments.values()), threads) if assignments else None
+        zygote = (
+            sandbox.start_factory(list(assignments.values()), threads, jobs=jobs)
+            if assignments
+            else None
+        )
         if zygote is not None:
             stack.callback(zygote.close)
         try:
@@ -200,14 +270,39 @@ def grade_folder(
                 exercises_dir=Path(solutions_dir).resolve().parent / "exercises",
             )
         except KeyboardInterrupt:
+            _restore_logs(staged)
             print(
                 "\ninterrupted: no gradebook, export or history written; the files of earlier "
                 "runs are as they were",
                 file=sys.stderr,
             )
             return 130
+    for g, (p, *_) in zip(grades, planned, strict=True):
+        g.name_hex = os.fsencode(p.name).hex()
+        with contextlib.suppress(OSError):  # nbgrader's timestamp: naive UTC, str(datetime)
+            stamp = datetime.datetime.fromtimestamp(p.lstat().st_mtime, datetime.UTC)
+            g.submitted = str(stamp.replace(tzinfo=None))
+    if class_roster is not None:
+        now = join_files(
+            [(g.submission, g.assignment) for g in grades], class_roster, name_pattern, []
+        )
+        for g in grades:
+            g.student = now.owner.get(g.submission, "")
+    if earlier is None:
+        rows_all, replaced = sorted(grades, key=lambda g: (g.assignment, g.file)), []
+    else:
+        rows_all, replaced = merge(earlier, grades)
+        kept = len(rows_all) - len(grades)
+        if kept:
+            print(
+                f"kept {kept} row(s) of earlier runs that this run did not regrade "
+                f"(their grades, logs and exports stand; --replace drops them)",
+                file=sys.stderr,
+            )
+    all_sets = {g.assignment for g in rows_all if g.assignment in solutions}
+    assignments |= {n: spec.read(solutions[n]) for n in sorted(all_sets - set(assignments))}
     by_set: dict[str, list[Grade]] = {}
-    for g in grades:
+    for g in rows_all:
         by_set.setdefault(g.assignment, []).append(g)
     status = 0
     summaries = {}
@@ -215,19 +310,27 @@ def grade_folder(
     join = None
     if class_roster is not None:
         join = join_files(
-            [(g.submission, g.assignment) for g in grades],
+            [(g.submission, g.assignment) for g in rows_all],
             class_roster,
             name_pattern,
-            sorted(assignments),
+            sorted(by_set.keys() & assignments.keys()),
         )
         _report_roster(join, out_csv)
-    owners = {f: join.roster.students[k].student_id for f, k in join.owner.items()} if join else {}
-    for s, rows in by_set.items():
+    run_folder = None
+    if history:
+        try:
+            run_folder = new_run_folder(history_dir)
+            if replace:  # what this run starts afresh from stays readable
+                for book in _books(out_csv, sorted(solutions)) + [record_path]:
+                    keep_copy(book, run_folder / "replaced" / book.name)
+        except OSError as e:
+            print(f"history not kept: {e}", file=sys.stderr)
+            run_folder = None
+    for s, rows in sorted(by_set.items()):
         target = out_csv
         if len(by_set) > 1:
             target = out_csv.with_name(f"{out_csv.stem}-{s or 'unknown'}.csv")
         points = {q.name: q.points for q in assignments[s].questions} if s in assignments else {}
-        before = _previous_run(target) if history else None
         try:
             write_csv(target, rows, points)
         except OSError as e:
@@ -235,42 +338,129 @@ def grade_folder(
             status = 1
             continue
         written.append(target)
-        if history:
-            try:
-                print(record(target, before, owners), file=sys.stderr)
-            except (OSError, UnicodeDecodeError) as e:
-                print(f"history of {target} not kept: {e}", file=sys.stderr)
         summaries[s or "unknown"] = summary(rows, points)
         print(f"{len(rows)} submission(s) of {s or 'no known set'} -> {target}")
         print(summary_text(summaries[s or "unknown"]), file=sys.stderr)
-    _clear_stale(out_csv, log_dir, written, {g.log for g in grades if g.log}, sorted(solutions))
     try:
         make_dir(log_dir)
+        write_new(record_path, record_rows(rows_all))
         write_new(log_dir / "summary.json", json.dumps(summaries, indent=1))
     except OSError as e:
-        print(f"class summary not written: {e}", file=sys.stderr)
+        print(f"class record not written: {e}", file=sys.stderr)
+        status = 1
+    if run_folder is not None:
+        names = (
+            {k: st.student_id for k, st in class_roster.students.items()} if class_roster else {}
+        )
+        try:
+            print(
+                keep_run(
+                    run_folder, books=written, rows=rows_all, before=earlier_rows, names=names
+                ),
+                file=sys.stderr,
+            )
+        except OSError as e:
+            print(f"history not kept: {e}", file=sys.stderr)
+    current = {g.log for g in rows_all if g.log}
+    _keep_replaced_logs(staged, run_folder, log_dir, replaced, current)
+    _clear_stale(out_csv, log_dir, written, current, sorted(solutions), run_folder)
+    void = [g for g in rows_all if g.status == NOT_GRADED]
+    if void:
+        loud(
+            f"{len(void)} submission(s) NOT GRADED: the grader failed, not the learner; no "
+            "export carries a score for them (Canvas, Moodle and nbgrader leave them out, "
+            "PrairieLearn says not gradable, Gradescope has no result). "
+            + "; ".join(f"{g.submission}: {g.reason}" for g in void[:5])
+        )
+        status = NOT_GRADED_EXIT
     for mark in (KEY_MARK, VERSION_MARK):
         hit = [g.submission for g in grades if mark in g.reason]
         if hit:
             loud(f"{len(hit)} row(s) lost points marked {mark!r}: read their reason")
     if formats:
         try:
-            for path in write_all(
-                formats, out_csv, grades, assignments, join, visibility=visibility
-            ):
+            exported = write_all(
+                formats, out_csv, rows_all, assignments, join, visibility=visibility
+            )
+            for path in exported:
                 print(f"export -> {path}")
+            if run_folder is not None:
+                keep_exports(run_folder, exported)
         except (OSError, ValueError) as e:
             print(f"exports not written: {e}", file=sys.stderr)
             status = 1
     return status
 
 
-def _previous_run(target: Path) -> str | None:
-    """The gradebook an earlier run left at ``target`` (None: none, or not readable as one)."""
-    try:
-        return target.read_text(encoding="utf-8") if target.is_file() else None
-    except (OSError, UnicodeDecodeError):
+def _books(out_csv: Path, sets: list[str]) -> list[Path]:
+    """The gradebooks at ``--out``: itself and each set's ``<out>-<set>.csv`` (those that exist)."""
+    names = [out_csv, *(out_csv.with_name(f"{out_csv.stem}-{s}.csv") for s in [*sets, "unknown"])]
+    return [p for p in names if p.is_file() and not p.is_symlink()]
+
+
+def _graded_rows(out_csv: Path, sets: list[str]) -> Path | None:
+    """The first gradebook at ``--out`` (or a set's ``<out>-<set>.csv``) that holds a row."""
+    for book in _books(out_csv, sets):
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            if book.is_file() and len(book.read_text(encoding="utf-8").strip().splitlines()) > 1:
+                return book
+    return None
+
+
+def _stage_logs(logs: list[Path], history_dir: Path) -> Path | None:
+    """Copy the log folders this run will overwrite (of the files it regrades) aside, so the
+    evidence behind the earlier grades reaches the history (or is put back on Ctrl-C)."""
+    present = [p for p in logs if p.is_dir() and not p.is_symlink()]
+    if not present:
         return None
+    try:
+        make_dir(history_dir)
+        staged = Path(tempfile.mkdtemp(prefix=".staged-logs-", dir=history_dir))
+        (staged / ".from").write_text(str(present[0].parent))
+        for p in present:
+            shutil.copytree(p, staged / p.name, symlinks=True)
+        return staged
+    except OSError as e:
+        print(f"earlier logs of the regraded files not kept: {e}", file=sys.stderr)
+        return None
+
+
+def _restore_logs(staged: Path | None) -> None:
+    """Ctrl-C: the staged log folders go back where they were."""
+    if staged is None:
+        return
+    log_dir = None
+    with contextlib.suppress(OSError):
+        info = staged / ".from"
+        log_dir = Path(info.read_text()) if info.is_file() else None
+    for p in staged.iterdir() if log_dir is not None else ():
+        if p.name == ".from":
+            continue
+        with contextlib.suppress(OSError):
+            shutil.rmtree(log_dir / p.name, ignore_errors=True)
+            os.replace(p, log_dir / p.name)
+    shutil.rmtree(staged, ignore_errors=True)
+
+
+def _keep_replaced_logs(
+    staged: Path | None, run_folder: Path | None, log_dir: Path, replaced, current: set[str]
+) -> None:
+    """The logs of the rows this run replaced go into the run's history folder: those it
+    overwrote (staged before grading) and those of replaced files it did not grade again."""
+    logs = [log_dir / g.log for g in replaced if g.log and g.log not in current]
+    if run_folder is None:
+        if staged is not None:
+            shutil.rmtree(staged, ignore_errors=True)
+        return
+    try:
+        if staged is not None:
+            keep_logs(run_folder, [p for p in staged.iterdir() if p.name != ".from"])
+        keep_logs(run_folder, logs)
+    except OSError as e:
+        print(f"logs of replaced rows not kept in the history: {e}", file=sys.stderr)
+    finally:
+        if staged is not None:
+            shutil.rmtree(staged, ignore_errors=True)
 
 
 def _report_roster(join, out_csv: Path) -> None:
@@ -306,27 +496,36 @@ def _unwritable(out_csv: Path, log_dir: Path) -> str:
 
 
 def _clear_stale(
-    out_csv: Path, log_dir: Path, written: list[Path], logs: set[str], sets: list[str]
+    out_csv: Path,
+    log_dir: Path,
+    written: list[Path],
+    logs: set[str],
+    sets: list[str],
+    run_folder: Path | None,
 ) -> None:
-    """What an earlier run left that this one did not write: a set's gradebook moves into its
-    history folder (nothing is lost), a submission's log folder is removed (only the files the
-    grader writes there; anything else stays)."""
+    """What an earlier run left that no row of the class now has: a set's gradebook and a log
+    folder move into this run's history folder (removed only with ``--no-history``; of a log
+    folder, only the files the grader writes there)."""
     if not written:  # nothing written this run: the earlier files are the only ones
         return
     books = [out_csv, *(out_csv.with_name(f"{out_csv.stem}-{s}.csv") for s in [*sets, "unknown"])]
     for old in books:
         if old in written or old.is_symlink() or not old.is_file():
             continue
-        keep = old.with_name(f"{old.stem}_history")
         with contextlib.suppress(OSError):
-            make_dir(keep)
-            os.replace(old, keep / f"{time.strftime('%Y%m%dT%H%M%SZ', time.gmtime())}-stale.csv")
-            print(f"moved a gradebook this run did not write into {keep}", file=sys.stderr)
+            keep = run_folder if run_folder is not None else old.with_name(f"{old.stem}_history")
+            make_dir(keep / "stale")
+            os.replace(old, keep / "stale" / old.name)
+            print(f"moved a gradebook no row of the class is in into {keep}", file=sys.stderr)
     if not log_dir.is_dir() or log_dir.is_symlink():
         return
     for folder in log_dir.iterdir():
         if folder.name in logs or folder.is_symlink() or not folder.is_dir():
             continue
+        if run_folder is not None:
+            with contextlib.suppress(OSError):
+                keep_logs(run_folder, [folder])
+                continue
         for name in LOG_FILES:
             with contextlib.suppress(OSError):
                 (folder / name).unlink()
@@ -400,12 +599,8 @@ def _grade_all(
         except Exception as e:  # noqa: BLE001 - a grader bug or a full disk costs one row, not the run
             p, _, _, name, _ = item
             points = sets[name].points if name in sets else {}
-            return Grade(
-                display_name(p),
-                name or "",
-                {q: 0.0 for q in points},
-                points,
-                "error",
+            return not_graded(
+                Grade(display_name(p), name or "", points=points),
                 f"the grader failed on this file ({type(e).__name__}: {str(e)[:200]})",
             )
 

@@ -1,11 +1,20 @@
-"""The grade row and what is written from the rows: the gradebook CSV (one row per file) and the
-class's summary (mean per question, who timed out)."""
+"""The grade row and what is written from the rows: the gradebook CSV (one row per file), the
+class's record that regrades merge into (``gradebook.json``), and the class's summary (mean per
+question, who timed out).
+
+The record is nbgrader's model: one row per graded file, each row kept until a later run grades
+the same file or the same student's file of the same set (:func:`merge`). A regrade of some files
+updates their rows and keeps everyone else's. The CSV is what people read; the record (every
+field of every row, the file name's bytes, the student) is what the next run merges into and what
+the history compares, so a spreadsheet that re-saves the CSV changes neither.
+"""
 
 from __future__ import annotations
 
 import csv
 import io
-from dataclasses import dataclass, field
+import json
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from teaching.grading.files import (
@@ -17,6 +26,10 @@ from teaching.grading.files import (
     write_new,
 )
 
+NOT_GRADED = "not-graded"  # the grader's side failed: no score, whatever the learner did
+NOT_GRADED_MARK = "NOT GRADED (the grader failed, not the submission):"
+NOT_GRADED_EXIT = 3  # the commands' exit status when a row has no score because the grader failed
+
 
 @dataclass
 class Grade:
@@ -26,12 +39,34 @@ class Grade:
     assignment: str = ""
     scores: dict[str, float] = field(default_factory=dict)
     points: dict[str, float] = field(default_factory=dict)
-    status: str = "ok"  # ok | timeout | crashed | error | not-a-notebook | unknown-assignment
+    # ok | timeout | crashed | error | not-a-notebook | unknown-assignment | not-graded
+    status: str = "ok"
     reason: str = ""
     seconds: float = 0.0
     protections_off: tuple[str, ...] = ()
     feedback: dict[str, str] = field(default_factory=dict)  # question -> why it lost points
     log: str = ""  # the log folder this run wrote for it ('' when none)
+    name_hex: str = ""  # the file name's bytes (hex): two names that print alike stay two rows
+    student: str = ""  # the roster's id key of its owner ('' without a roster, or unmatched)
+    submitted: str = ""  # when the file was handed in (its time stamp, UTC, as nbgrader writes one)
+
+    @property
+    def earned(self) -> bool:
+        """Whether the row holds a grade the learner earned: graded against a key (not an unknown
+        set) and not failed on the grader's side (:data:`NOT_GRADED`: the key could not be made,
+        the sandbox could not start, the grader failed on the file). A row without one is never
+        exported as a score: not as 0, not as a blank that clears the LMS's grade."""
+        return bool(self.points) and self.status != NOT_GRADED
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """What a later run's row replaces: (set, student) when the file is a roster student's,
+        else (set, the file name's bytes)."""
+        return (self.assignment, "student:" + self.student if self.student else "file:" + self.file)
+
+    @property
+    def file(self) -> str:
+        return self.name_hex or self.submission.encode("utf-8", "surrogateescape").hex()
 
     @property
     def total(self) -> float:
@@ -40,6 +75,13 @@ class Grade:
     @property
     def possible(self) -> float:
         return sum(self.points.values())
+
+
+def not_graded(grade: Grade, why: str) -> Grade:
+    """``grade`` marked as having no score: the grader's side failed (``why``)."""
+    grade.status, grade.scores, grade.feedback = NOT_GRADED, {}, {}
+    grade.reason = f"{NOT_GRADED_MARK} {why}"
+    return grade
 
 
 def number(x: float) -> str:
@@ -65,13 +107,14 @@ def write_csv(out_csv: Path, grades: list[Grade], points: dict[str, float]) -> N
     for g in grades:
         percent = 100 * g.total / g.possible if g.possible else 0.0
         text = [spreadsheet_safe(printable(safe_text(t))) for t in (g.submission, g.assignment)]
+        void = g.status == NOT_GRADED  # no score: empty cells, never a 0 nobody earned
         writer.writerow(
             [
                 *text,
-                *(number(g.scores.get(q, 0)) for q in points),
-                number(g.total),
+                *("" if void else number(g.scores.get(q, 0)) for q in points),
+                "" if void else number(g.total),
                 number(g.possible),
-                f"{percent:.1f}",
+                "" if void else f"{percent:.1f}",
                 spreadsheet_safe(printable(safe_text(g.status))),
                 spreadsheet_safe(printable(safe_text(capped(g.reason, MAX_REASON_CHARS)))),
                 " ".join(g.protections_off),
@@ -84,7 +127,7 @@ def write_csv(out_csv: Path, grades: list[Grade], points: dict[str, float]) -> N
 
 def summary(grades: list[Grade], points: dict[str, float]) -> dict:
     """The class at a glance: mean score per question, and who timed out, crashed or erred."""
-    rows = [g for g in grades if g.points]
+    rows = [g for g in grades if g.earned]
     return {
         "submissions": len(grades),
         "mean_per_question": {
@@ -98,6 +141,7 @@ def summary(grades: list[Grade], points: dict[str, float]) -> dict:
             g.submission for g in grades if g.status == "timeout" or "timed out" in g.reason
         ],
         "not_ok": {g.submission: g.status for g in grades if g.status != "ok"},
+        "not_graded": [g.submission for g in grades if g.status == NOT_GRADED],
     }
 
 
@@ -112,3 +156,44 @@ def summary_text(s: dict) -> str:
             "  timed out (whole or a cell): " + printable(safe_text(", ".join(s["timed_out"])))
         )
     return "\n".join(lines)
+
+
+RECORD = "gradebook.json"
+RECORD_VERSION = 1
+
+
+def record_rows(grades: list[Grade]) -> str:
+    """The class's record as JSON text (every field of every row)."""
+    return json.dumps({"version": RECORD_VERSION, "rows": [asdict(g) for g in grades]}, indent=1)
+
+
+def read_record(path: Path) -> list[Grade] | None:
+    """The rows of a record an earlier run wrote (None when there is none); ValueError when it
+    cannot be read as one (the run must not go on as if the class had no grades)."""
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("version") != RECORD_VERSION:
+            raise ValueError(f"version {data.get('version')!r}")
+        names = {f.name for f in fields(Grade)}
+        rows = []
+        for r in data["rows"]:
+            row = Grade(**{k: v for k, v in r.items() if k in names})
+            row.protections_off = tuple(row.protections_off)
+            rows.append(row)
+        return rows
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        raise ValueError(f"the class record {path} cannot be read ({e})") from None
+
+
+def merge(earlier: list[Grade], now: list[Grade]) -> tuple[list[Grade], list[Grade]]:
+    """(the class's rows after this run, the earlier rows it replaced). A row of this run replaces
+    every earlier row of the same file (whatever its set) and of the same student and set; every
+    other earlier row is kept as it was. Ordered by set, then file name bytes."""
+    files = {g.file for g in now}
+    keys = {g.key for g in now if g.student}
+    replaced = [g for g in earlier if g.file in files or g.key in keys]
+    kept = [g for g in earlier if not (g.file in files or g.key in keys)]
+    rows = sorted([*kept, *now], key=lambda g: (g.assignment, bytes.fromhex(g.file)))
+    return rows, replaced

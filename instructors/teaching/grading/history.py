@@ -1,85 +1,143 @@
-"""Regrades keep their history: every run's gradebook is kept beside the others, and a regrade
-writes what changed, per submission and question.
+"""Regrades keep their history: every run leaves a folder of its own beside the gradebook, and a
+regrade writes what changed, per student (or file), set and question.
 
-``grades.csv`` is always the latest run; ``grades_history/<UTC time>.csv`` keeps each run's copy,
-and when ``grades.csv`` held an earlier run, ``grades_history/<UTC time>-diff.csv`` lists every
-score that changed (``submission, student, question, before, after``; a submission that appeared or
-disappeared has one row with ``question`` = ``(submission)``). Every file is written whole (a
-temporary file, then renamed), so an interrupted run leaves the previous files as they were.
+``grades_history/<UTC time>/`` holds that run's gradebook CSVs (byte copies), the class's record
+(``gradebook.json``), a copy of every export it wrote (``exports/``), the grading logs of the rows
+it replaced (``replaced-logs/<log folder>/``: the evidence behind the earlier grades) and, when an
+earlier run left a record, ``diff.csv``: every value that changed (``set, student, submission,
+question, before, after``; a row that appeared or disappeared has one ``(submission)`` row).
+
+The diff compares the two runs' records, not their CSVs: rows are matched by (student, set) when
+the file is a roster student's (a resubmission under a new file name is a change of that
+student's grade, not one file gone and one new), else by the file name's bytes and set (two names
+that print alike are two rows). A CSV re-saved by a spreadsheet, a folder that mixes sets in one
+run and not in the next, and a name the console prints as another's change nothing in it.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import re
+import os
+import shutil
 import time
+from collections import Counter
 from pathlib import Path
 
-from teaching.grading.files import make_dir, spreadsheet_safe, write_new
+from teaching.grading.files import make_dir, printable, safe_text, spreadsheet_safe, write_new
+from teaching.grading.grades import RECORD, Grade, number, record_rows
 
-QUESTION = re.compile(r"(?P<q>.+) \[(?P<p>[^\]]+) pts\]")
-DIFF_HEADER = ["submission", "student", "question", "before", "after"]
-
-
-def scores(text: str) -> dict[str, dict[str, str]]:
-    """A native gradebook CSV as {submission: {question or 'total' or 'status': cell}}."""
-    rows = list(csv.reader(io.StringIO(text, newline="")))
-    if not rows:
-        return {}
-    header = rows[0]
-    wanted = {
-        i: (m.group("q") if (m := QUESTION.fullmatch(h)) else h)
-        for i, h in enumerate(header)
-        if QUESTION.fullmatch(h) or h in ("total", "status")
-    }
-    return {
-        row[0]: {name: row[i] for i, name in wanted.items() if i < len(row)}
-        for row in rows[1:]
-        if row
-    }
+DIFF_HEADER = ["set", "student", "submission", "question", "before", "after"]
+APPEARED = "(submission)"
 
 
-def diff(before: str, after: str, owners: dict[str, str] | None = None) -> list[list[str]]:
-    """Rows of what changed between two runs' CSVs (header first)."""
-    old, new = scores(before), scores(after)
-    owners = owners or {}
+def values(g: Grade) -> dict[str, str]:
+    """A row's values as the diff compares them: each question, the total and the status."""
+    void = not g.earned
+    out = {q: "" if void else number(g.scores.get(q, 0.0)) for q in g.points}
+    out["total"] = "" if void else number(g.total)
+    out["status"] = g.status
+    return out
+
+
+def _matched(before: list[Grade], after: list[Grade]) -> dict[tuple, list]:
+    """key -> [row before or None, row after or None]: by (set, student) or (set, file), and by
+    file too where one side holds two rows of a key (a student's two files)."""
+    count_before = Counter(g.key for g in before)
+    count_after = Counter(g.key for g in after)
+    pairs: dict[tuple, list] = {}
+    for side, rows in ((0, before), (1, after)):
+        for g in rows:
+            unique = count_before[g.key] <= 1 and count_after[g.key] <= 1
+            k = g.key if unique else (*g.key, g.file)
+            pairs.setdefault(k, [None, None])[side] = g
+    return pairs
+
+
+def diff(before: list[Grade], after: list[Grade], names: dict[str, str] | None = None) -> list:
+    """Rows of what changed between two runs' records (header first); ``names`` maps a roster id
+    key to the id shown."""
+    names = names or {}
     rows = [DIFF_HEADER]
-    for sub in sorted(old.keys() | new.keys()):
-        who = owners.get(sub.removeprefix("'"), "")
-        if sub not in new or sub not in old:
-            total = (old.get(sub) or new.get(sub) or {}).get("total", "")
+    for _, (old, new) in sorted(_matched(before, after).items()):
+        g = new or old
+        who = names.get(g.student, g.student)
+        shown = printable(safe_text(g.submission))
+        if old is None or new is None:
+            total = values(g)["total"]
             rows.append(
-                [sub, who, "(submission)", total if sub in old else "", total if sub in new else ""]
+                [g.assignment, who, shown, APPEARED, "" if new else total, total if new else ""]
             )
             continue
-        for q in dict.fromkeys([*old[sub], *new[sub]]):
-            a, b = old[sub].get(q, ""), new[sub].get(q, "")
-            if a != b:
-                rows.append([sub, who, q, a, b])
+        if old.file != new.file:
+            rows.append([g.assignment, who, shown, "(file)", printable(old.submission), shown])
+        a, b = values(old), values(new)
+        for q in dict.fromkeys([*a, *b]):
+            if a.get(q, "") != b.get(q, ""):
+                rows.append([g.assignment, who, shown, q, a.get(q, ""), b.get(q, "")])
     return rows
 
 
-def record(target: Path, before: str | None, owners: dict[str, str] | None = None) -> str:
-    """Keep ``target``'s new contents in its history folder and, when it held an earlier run,
-    the diff; returns a one-line summary."""
-    folder = target.with_name(f"{target.stem}_history")
-    make_dir(folder)
+def keep_copy(source: Path, target: Path) -> None:
+    """A byte copy of a file or a folder (links are not followed, nor copied)."""
+    if source.is_symlink():
+        return
+    if source.is_dir():
+        shutil.copytree(source, target, symlinks=True)
+    elif source.is_file():
+        make_dir(target.parent)
+        write_new(target, source.read_bytes())
+
+
+def new_run_folder(history_dir: Path) -> Path:
+    """``history_dir/<UTC time>`` (``-2``, ``-3`` ... when two runs share a second)."""
+    make_dir(history_dir)
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     n, name = 1, stamp
-    while (folder / f"{name}.csv").exists():
+    while (history_dir / name).exists():
         n += 1
         name = f"{stamp}-{n}"
-    after = target.read_text(encoding="utf-8")
-    write_new(folder / f"{name}.csv", after)
+    folder = history_dir / name
+    folder.mkdir()
+    return folder
+
+
+def keep_run(
+    folder: Path,
+    *,
+    books: list[Path],
+    rows: list[Grade],
+    before: list[Grade] | None,
+    names: dict[str, str],
+) -> str:
+    """Keep this run's gradebooks and record in ``folder`` and, after an earlier run, the diff;
+    returns a one-line summary."""
+    for book in books:
+        keep_copy(book, folder / book.name)
+    write_new(folder / RECORD, record_rows(rows))
     if before is None:
-        return f"first run kept as {folder / (name + '.csv')}"
-    rows = diff(before, after, owners)
+        return f"first run kept in {folder}"
+    changes = diff(before, rows, names)
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\r\n")
-    for row in rows:
+    for row in changes:
         writer.writerow([spreadsheet_safe(c) for c in row])
-    path = folder / f"{name}-diff.csv"
-    write_new(path, buf.getvalue())
-    changed = {r[0] for r in rows[1:]}
-    return f"regrade: {len(rows) - 1} change(s) in {len(changed)} submission(s) -> {path}"
+    write_new(folder / "diff.csv", "\ufeff" + buf.getvalue())
+    changed = {tuple(r[:3]) for r in changes[1:]}
+    return (
+        f"regrade: {len(changes) - 1} change(s) in {len(changed)} row(s) -> {folder / 'diff.csv'}"
+    )
+
+
+def keep_exports(folder: Path, paths: list[Path]) -> None:
+    """A copy of each export file or folder in ``folder/exports``."""
+    for p in paths:
+        keep_copy(p, folder / "exports" / p.name)
+
+
+def keep_logs(folder: Path, logs: list[Path]) -> None:
+    """Move log folders (of rows a regrade replaced) into ``folder/replaced-logs``."""
+    for log in logs:
+        if log.is_dir() and not log.is_symlink():
+            make_dir(folder / "replaced-logs")
+            os.replace(log, folder / "replaced-logs" / log.name)

@@ -22,8 +22,9 @@ present. A file name is matched with ``--pattern``, a regular expression with a 
 - ``default``: ``NN_slug-<student id>.ipynb``, the name instructors/grading.md asks learners for.
 
 Nothing is dropped or merged silently: :class:`Join` lists files that match no pattern or no roster
-row, roster rows with no file for a set, and students with two files for one set (their grade is
-left blank in every export until one file is removed).
+row, roster rows with no file for a set, and students with two files for one set (each file
+named; no export carries a grade for them until one file is kept and graded again: an empty cell
+would clear the LMS's grade, so they have no row).
 """
 
 from __future__ import annotations
@@ -39,6 +40,22 @@ PRESETS = {
     "canvas": r"(?P<name>.*?)(?:_(?P<late>late))?_(?P<student>\d+)_(?P<file_id>\d+)_(?P<file>.+)",
     "moodle": r"(?P<name>.+)_(?P<student>\d+)_assignsubmission_file_(?P<file>.+)",
     "default": r"(?P<set>\d\d_[A-Za-z0-9_]+?)-(?P<student>[^/]+?)\.ipynb",
+}
+
+# The part of a download name the LMS writes between the learner's name and the learner's own file
+# name: the only place the id may come from. Found anywhere in the name (a learner chooses the file
+# name, and where the LMS lets them, their name too): a name in which it occurs twice is
+# ambiguous unless the roster's name of exactly one candidate stands before it.
+LMS_PARTS = {
+    "canvas": re.compile(r"(?:_(?P<late>late))?_(?P<student>\d+)_(?P<file_id>\d+)_", re.IGNORECASE),
+    "moodle": re.compile(r"_(?P<student>\d+)_assignsubmission_file_", re.IGNORECASE),
+}
+UNIQUE = {  # roster fields an LMS matches students by: two rows with one value are refused
+    "email": "email",
+    "username": "username",
+    "idnumber": "ID number",
+    "sis_user_id": "SIS User ID",
+    "sis_login_id": "SIS Login ID",
 }
 
 # Header spellings (case, spaces and underscores ignored) -> the field they fill.
@@ -81,6 +98,9 @@ class Student:
 class Roster:
     students: dict[str, Student]  # by normalised id
     notes: list[str] = field(default_factory=list)  # rows skipped, and why
+    # Canvas's own gradebook export (a 'Student' and an 'ID' column): its ids are Canvas user ids
+    canvas: bool = False
+    columns: list[str] = field(default_factory=list)  # the header as read
 
     def find(self, student_id: str) -> Student | None:
         return self.students.get(key(student_id))
@@ -173,7 +193,28 @@ def read_roster(path: str | Path) -> Roster:
         )
     if not students:
         raise ValueError(f"--roster: {path.name} has a header but no students")
-    return Roster(students, notes)
+    shared = []
+    for f, label in UNIQUE.items():
+        seen: dict[str, str] = {}
+        for k, st in students.items():
+            value = getattr(st, f).strip().casefold()
+            if not value:
+                continue
+            if value in seen:
+                shared.append(
+                    f"{label} {getattr(st, f)!r} on rows {where[seen[value]]} and {where[k]} "
+                    f"({students[seen[value]].student_id}, {st.student_id})"
+                )
+            else:
+                seen[value] = k
+    if shared:
+        raise ValueError(
+            "--roster: two students share an identity an LMS matches by ("
+            + "; ".join(shared[:5])
+            + "): an import would give both grades to one account, or stop; fix the roster"
+        )
+    norm = [_norm(h) for h in header]
+    return Roster(students, notes, canvas="student" in norm and "id" in norm, columns=header)
 
 
 def compile_pattern(pattern: str) -> re.Pattern:
@@ -224,7 +265,8 @@ class Join:
             lines.append(
                 f"{len(names)} files for {who.student_id} ({who.display}) in {s}: "
                 + ", ".join(names)
-                + "; grade left blank in the exports: remove all but one file and grade again"
+                + "; no grade exported for this set (no row: the LMS keeps its grade): keep the "
+                "file that is theirs, move the others out, and grade again"
             )
         for k, s in self.missing:
             who = self.roster.students[k]
@@ -240,24 +282,87 @@ def join_files(
 ) -> Join:
     """Pair each graded file (name, set) with a roster row through ``pattern``."""
     result = Join(roster, sets)
+    preset = next((k for k in LMS_PARTS if pattern.pattern == PRESETS[k]), None)
     for name, set_name in graded:
-        m = pattern.fullmatch(name)
-        if m is None:
-            result.unmatched.append((name, "its name does not match --pattern"))
-            continue
-        sid = m.group("student") or ""
-        if roster.find(sid) is None:
-            result.unmatched.append((name, f"student id {sid!r} is not on the roster"))
-            continue
+        late = False
+        if preset is not None:
+            sid, late, why = lms_owner(name, preset, roster)
+            if sid is None:
+                result.unmatched.append((name, why))
+                continue
+        else:
+            m = pattern.fullmatch(name)
+            if m is None:
+                result.unmatched.append((name, "its name does not match --pattern"))
+                continue
+            sid = m.group("student") or ""
+            late = "late" in pattern.groupindex and bool(m.group("late"))
+            if roster.find(sid) is None:
+                result.unmatched.append((name, f"student id {sid!r} is not on the roster"))
+                continue
         if not set_name:
             result.unmatched.append((name, "no exercise set recognised"))
             continue
         k = key(sid)
         result.files.setdefault((k, set_name), []).append(name)
         result.owner[name] = k
-        if "late" in pattern.groupindex and m.group("late"):
+        if late:
             result.late.add(name)
     return result
+
+
+def _squeezed(text: str, preset: str) -> str:
+    """A name as the LMS writes it into a download name, for comparison: Canvas removes every
+    non-word character and lower-cases; Moodle writes the full name (compared case-folded)."""
+    text = unicodedata.normalize("NFC", text).casefold()
+    return re.sub(r"[^\w]", "", text) if preset == "canvas" else " ".join(text.split())
+
+
+def lms_owner(name: str, preset: str, roster: Roster) -> tuple[str | None, bool, str]:
+    """(student id, marked late, why not) for a file an LMS named: the id only from the part the
+    LMS writes (:data:`LMS_PARTS`). Where that part occurs more than once (a learner's file name
+    or edited name holding one), the candidate whose roster name stands before it is the owner;
+    none or several such: not paired, and the reason names every candidate."""
+    part = LMS_PARTS[preset]
+    found: dict[str, tuple[str, bool]] = {}
+    for i in range(len(name)):
+        m = part.match(name, i)
+        if m is None or not name[m.end() :]:
+            continue
+        if preset == "moodle" and i == 0:
+            continue  # Moodle writes a full name first
+        sid = m.group("student")
+        found.setdefault(sid, (name[:i], bool(m.groupdict().get("late"))))
+    if not found:
+        return None, False, "its name does not match --pattern"
+    on_roster = {sid: v for sid, v in found.items() if roster.find(sid) is not None}
+    if not on_roster:
+        return None, False, f"student id {next(iter(found))!r} is not on the roster"
+    if len(on_roster) == 1:  # one candidate on the roster: no other student can be meant
+        sid, (_, late) = next(iter(on_roster.items()))
+        return sid, late, ""
+    named = {
+        sid: v
+        for sid, v in on_roster.items()
+        if (st := roster.find(sid)).display
+        and _squeezed(v[0], preset) == _squeezed(st.display, preset)
+    }
+    if len(named) == 1:
+        sid, (_, late) = next(iter(named.items()))
+        return sid, late, ""
+    who = ", ".join(
+        f"{sid} ({roster.find(sid).display or 'no name'}: if the LMS wrote {v[0]!r} before it)"
+        if sid in on_roster
+        else f"{sid} (not on the roster)"
+        for sid, v in found.items()
+    )
+    return (
+        None,
+        False,
+        f"ambiguous: the LMS's id part occurs {len(found)} times in its name, so it could be "
+        f"{who}; not guessed: find whose file it is in the LMS, then rename it to the name the "
+        "LMS gives that student's file (or grade it with --pattern default)",
+    )
 
 
 def set_from_name(name: str, pattern: re.Pattern, known: list[str]) -> str | None:

@@ -270,6 +270,9 @@ class Outcome:
     timed_out: bool
     seconds: float
     protections_off: tuple[str, ...] = field(default_factory=tuple)
+    # why the sandbox never ran the command, or lost it (the grader's side, not the submission's):
+    # its result is no grade at all ('' when it ran)
+    failed_to_start: str = ""
 
 
 class _CappedReader(threading.Thread):
@@ -590,6 +593,16 @@ def read_capped(path: Path) -> str:
     return head.decode(errors="replace") + middle + tail.decode(errors="replace")
 
 
+START_SECONDS = 60  # a sandbox the factory has not started by then never will
+
+
+def slot_memory_bytes(total_bytes: int, jobs: int) -> int:
+    """The memory cgroup limit of one sandbox slot: a third of the machine's memory shared by the
+    ``jobs`` slots that run at once (so all of them together never hold more than that third),
+    at most :attr:`Limits.memory_bytes`."""
+    return min(Limits().memory_bytes, total_bytes // 3 // max(1, jobs))
+
+
 class Zygote:
     """A warm sandbox factory (:mod:`teaching.grading.zygote`): imports once, forks one
     sandbox a run.
@@ -599,7 +612,7 @@ class Zygote:
     is imported). Use as a context manager; :meth:`run` is safe from several threads.
     """
 
-    def __init__(self, preload: list[str], *, threads: int = 1):
+    def __init__(self, preload: list[str], *, threads: int = 1, jobs: int = 1):
         m = mode()
         if not m["mounts"]:
             raise RuntimeError("the sandbox factory needs mount namespaces")
@@ -607,7 +620,7 @@ class Zygote:
         clear_leftovers()
         self.root = Path(tempfile.mkdtemp(prefix=f"{LEFTOVER_PREFIX}{os.getpid()}-"))
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-        self.cgroups = _Cgroups(min(Limits().memory_bytes, total // 3), enabled=self.drop)
+        self.cgroups = _Cgroups(slot_memory_bytes(total, jobs), enabled=self.drop)
         config = _config(str(self.root), [], {}, Limits(), mounts=True, drop=False)
         config.update(
             binds={
@@ -717,12 +730,20 @@ class Zygote:
         with self._lock:
             self.proc.stdin.write(json.dumps(request) + "\n")
             self.proc.stdin.flush()
-        slot["started"].wait(60)
-        timed_out = not slot["done"].wait(timeout_seconds)
+        failed = ""
+        if not slot["started"].wait(START_SECONDS):
+            failed = f"the sandbox did not start within {START_SECONDS} s"
+        elif "pid" not in slot:  # an answer without a process, or the factory ended
+            failed = "the sandbox factory could not start a sandbox for it"
+        timed_out = False
+        if not failed:
+            timed_out = not slot["done"].wait(timeout_seconds)
         if timed_out and "pid" in slot:
             with contextlib.suppress(OSError):
                 os.kill(slot["pid"], signal.SIGKILL)  # the holder: its PID namespace dies with it
             slot["done"].wait(10)
+        if not failed and not timed_out and "status" not in slot:
+            failed = "the sandbox factory ended while the submission ran"
         self._waiting.pop(ident, None)
         return Outcome(
             returncode=slot.get("status"),
@@ -730,6 +751,7 @@ class Zygote:
             timed_out=timed_out,
             seconds=time.monotonic() - start,
             protections_off=protections_off(),
+            failed_to_start=failed,
         )
 
     def close(self) -> None:
@@ -760,7 +782,7 @@ class Zygote:
         self.close()
 
 
-def start_factory(assignments, threads: int = 1) -> Zygote | None:
+def start_factory(assignments, threads: int = 1, jobs: int = 1) -> Zygote | None:
     """A warm sandbox factory preloading what these sets import, or None where there is none
     (then each run starts a sandbox of its own, as :func:`run`: slower, same protections)."""
     from teaching.grading.spec import imported_modules
@@ -771,7 +793,7 @@ def start_factory(assignments, threads: int = 1) -> Zygote | None:
     for a in assignments:
         preload += imported_modules(a.run_cells)
     try:
-        return Zygote(list(dict.fromkeys(preload)), threads=threads)
+        return Zygote(list(dict.fromkeys(preload)), threads=threads, jobs=jobs)
     except RuntimeError as e:
         print(f"WARNING: {e}; starting a fresh sandbox per run instead", file=sys.stderr)
         return None

@@ -15,7 +15,6 @@ import os
 import re
 import secrets
 import stat
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,7 +30,7 @@ from teaching.grading.files import (
     safe_text,
     write_new,
 )
-from teaching.grading.grades import Grade
+from teaching.grading.grades import NOT_GRADED, Grade, not_graded
 
 MAX_NOTEBOOK_BYTES = 256 * 2**20  # read at most this much of a file
 MAX_CONTAINERS = 500_000  # JSON objects and lists outside strings: a bomb is refused before parsing
@@ -247,9 +246,8 @@ def grade_one(
     grade = Grade(submission=display_name(path), assignment=setg.assignment.name)
     grade.points = setg.points
     grade.scores = {q: 0.0 for q in grade.points}
-    if setg.key is None:
-        grade.status, grade.reason = "error", setg.problem
-        return grade
+    if setg.key is None:  # no key: nothing to grade against, so no score (never 0)
+        return not_graded(grade, setg.problem)
     log = log_dir / log_name(path)
     ext = extract.run_cells(
         extract.notebook_cells(nb),
@@ -262,6 +260,8 @@ def grade_one(
     )
     grade.seconds = ext.seconds
     grade.protections_off = ext.protections_off
+    if ext.grader_problem:  # the sandbox never ran it: the learner's work was not looked at
+        return not_graded(grade, ext.grader_problem)
     results = check.check_all(setg.assignment, ext.answers, setg.key["answers"], setg.key["extras"])
     reasons = []
     for r in results:
@@ -304,7 +304,10 @@ def check_key(name: str, setg: SetGrader, exercises_dir: Path) -> None:
     differs from the checks learners received (each such question is remembered in
     ``setg.key_problems``, so that rows losing points there are marked)."""
     if setg.problem:
-        print(f"[{name}] {setg.problem}", file=sys.stderr)
+        loud(
+            f"[{name}] {setg.problem}: no submission of this set gets a score (each row says "
+            "NOT GRADED, no export carries one); fix the grading machine and grade again"
+        )
     elif setg.key is not None:
         released, where = keycheck.released_checks(name, exercises_dir, exercises_dir.parent)
         if released is None:
@@ -363,6 +366,8 @@ def grade_file(
         )
     if note:
         g.reason = note + ("; " + g.reason if g.reason else "")
+    if g.status == NOT_GRADED:
+        return g
     lost = [q for q in setg.points if g.scores.get(q, 0) < setg.points[q]]
     flagged = [f"{KEY_MARK} {q}: {setg.key_problems[q]}" for q in lost if q in setg.key_problems]
     if nb is not None:

@@ -13,18 +13,35 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from teaching.grading.files import log_name, make_dir, safe_text, spreadsheet_safe, write_new
+from teaching.grading.files import (
+    log_name,
+    make_dir,
+    printable_lines,
+    safe_text,
+    spreadsheet_safe,
+    write_new,
+)
 from teaching.grading.grades import Grade, number
 
+BOM = "\ufeff"  # UTF-8's byte-order mark: Excel opens the file as UTF-8 (else "Zoë" as "ZoÃ«")
 
-def csv_text(rows: list[list], *, delimiter: str = ",") -> str:
-    """Rows as CSV; every text cell made safe (no formula, any bytes), numbers as they are."""
+
+def csv_text(rows: list[list], *, delimiter: str = ",", verbatim: tuple[int, ...] = ()) -> str:
+    """Rows as CSV; every text cell made safe (no formula, any bytes, no control character but a
+    cell's own line breaks), numbers as they are. The ``verbatim`` columns (an identity the LMS
+    matches exactly: an email, a SIS id, from the roster, not the learner) get no formula guard:
+    a ``'`` before ``+44...`` or ``-0042`` would match no one."""
     buf = io.StringIO()
     writer = csv.writer(buf, delimiter=delimiter, lineterminator="\r\n")
     for row in rows:
-        writer.writerow(
-            [c if isinstance(c, int | float) else spreadsheet_safe(safe_text(c)) for c in row]
-        )
+        cells = []
+        for i, c in enumerate(row):
+            if isinstance(c, int | float):
+                cells.append(c)
+                continue
+            text = printable_lines(safe_text(c))
+            cells.append(text if i in verbatim else spreadsheet_safe(text))
+        writer.writerow(cells)
     return buf.getvalue()
 
 
@@ -71,8 +88,11 @@ def write_folder(target: Path, fill: Callable[[Path], None]) -> None:
             shutil.rmtree(old, ignore_errors=True)
 
 
-def write_per_file(target: Path, grades: list[Grade], render: Callable[[Grade], dict]) -> None:
-    """``target/<submission>/results.json`` for every graded file, written as one folder."""
+def write_per_file(
+    target: Path, grades: list[Grade], render: Callable[[Grade], dict | None]
+) -> None:
+    """``target/<submission>/results.json`` for every graded file, written as one folder; a file
+    ``render`` gives None for has an empty folder (no result)."""
 
     def fill(folder: Path) -> None:
         used: set[str] = set()
@@ -84,6 +104,8 @@ def write_per_file(target: Path, grades: list[Grade], render: Callable[[Grade], 
                 name = f"{base}-{n}"
             used.add(name)
             (folder / name).mkdir()
-            write_new(folder / name / "results.json", json.dumps(render(g), indent=1))
+            data = render(g)
+            if data is not None:
+                write_new(folder / name / "results.json", json.dumps(data, indent=1))
 
     write_folder(target, fill)

@@ -31,7 +31,7 @@ from teaching.grading import spec
 from teaching.grading.authoring import REPO
 from teaching.grading.exports.common import feedback, write_per_file
 from teaching.grading.files import write_new
-from teaching.grading.grades import Grade
+from teaching.grading.grades import NOT_GRADED, Grade
 
 VISIBILITY = ("hidden", "after_due_date", "after_published", "visible")
 MAX_OUTPUT = 8_000  # characters of one test's output
@@ -46,10 +46,13 @@ def key_dependent(assignment: spec.Assignment | None) -> set[str]:
 
 def results(
     grade: Grade, assignment: spec.Assignment | None, visibility: str = "after_due_date"
-) -> dict:
-    """The ``results.json`` object for one graded file."""
+) -> dict | None:
+    """The ``results.json`` object for one graded file; None for a ``not-graded`` row (the
+    grader's side failed): Gradescope must see a failed autograder run, never a score."""
     if visibility not in VISIBILITY:
         raise ValueError(f"visibility must be one of {', '.join(VISIBILITY)}; got {visibility!r}")
+    if grade.status == NOT_GRADED:
+        return None
     hidden = key_dependent(assignment)
     tests = [
         {
@@ -84,7 +87,8 @@ def write(
     *,
     visibility: str = "after_due_date",
 ) -> list[Path]:
-    """``<out>-gradescope/<submission>/results.json``, all or none."""
+    """``<out>-gradescope/<submission>/results.json``, all or none; a ``not-graded`` row has
+    none (Gradescope would show the autograder's failure)."""
     target = out.with_name(f"{out.stem}-gradescope")
     write_per_file(target, grades, lambda g: results(g, assignments.get(g.assignment), visibility))
     return [target]
@@ -118,7 +122,7 @@ mkdir -p "$ROOT/results"
 exec "$PY" -m teaching.grading.autograder gradescope \\
     "$ROOT/submission" "$ROOT/results/results.json" --assignment {assignment} \\
     --solutions "$ROOT/source/solutions" --timeout {timeout:g} --cell-timeout {cell_timeout:g} \\
-    --visibility {visibility}
+    --visibility {visibility}{unprotected}
 """
 
 README = """# Gradescope autograder for {assignment}
@@ -142,8 +146,18 @@ In the assignment's *Configure Autograder* page:
 Each question is one test. The score of a question checked against the key, and the whole result,
 are shown `{visibility}`: a score shown at once would let a learner resubmit until it turns.
 Form-only questions are visible at once. Gradescope's containers may refuse the sandbox's
-namespaces: the result's output then names the protections that were off, as the native CSV does.
+namespaces. {protections}
+Every `results.json` lists the protections that were off in `extra_data.protections_off`
+(and, when any was, says so in its output).
 """
+
+REFUSES = """Without the hidden-files, PID-namespace and unprivileged-user protections a
+submission could read this archive's solution or rewrite the grader and its result, so this
+archive grades nothing there: `run_autograder` exits 2 without `results.json` and Gradescope shows
+staff the failure. Rebuild it with `--allow-unprotected` only if you accept that risk."""
+
+ALLOWED = """This archive was built with `--allow-unprotected`: it grades even where those
+protections are off (a submission could then read the solution or rewrite its result)."""
 
 
 def archive(
@@ -154,6 +168,7 @@ def archive(
     timeout_seconds: float = 300,
     cell_timeout_seconds: float = 60,
     visibility: str = "after_due_date",
+    allow_unprotected: bool = False,
 ) -> Path:
     """The autograder zip for one set: ``setup.sh``, ``run_autograder`` and the course's source
     (the learners' and instructors' packages, the set's solution, the locks and their installer)
@@ -168,6 +183,8 @@ def archive(
         timeout=timeout_seconds,
         cell_timeout=cell_timeout_seconds,
         visibility=visibility,
+        unprotected=" \\\n    --allow-unprotected" if allow_unprotected else "",
+        protections=ALLOWED if allow_unprotected else REFUSES,
     )
     files: list[tuple[str, bytes, int]] = [
         ("setup.sh", SETUP_SH.encode(), 0o755),
@@ -200,6 +217,7 @@ def build_archive(
     timeout_seconds: float = 300,
     cell_timeout_seconds: float = 60,
     visibility: str = "after_due_date",
+    allow_unprotected: bool = False,
 ) -> int:
     """``python -m teaching autograder gradescope SET OUT.zip``: 0 when written, 2 on bad input."""
     try:
@@ -210,6 +228,7 @@ def build_archive(
             timeout_seconds=timeout_seconds,
             cell_timeout_seconds=cell_timeout_seconds,
             visibility=visibility,
+            allow_unprotected=allow_unprotected,
         )
     except (ValueError, OSError) as e:
         print(f"no archive written: {e}", file=sys.stderr)

@@ -3,9 +3,11 @@
 The rules, from PrairieLearn's "External Grading" documentation, section "Grading results"
 (https://prairielearn.readthedocs.io/en/latest/externalGrading/): ``score`` is a number in [0, 1];
 ``gradable: false`` marks a submission that could not be graded (no points given or lost, no attempt
-used), with ``format_errors`` saying why; ``tests`` lists each test's ``name``, ``description``,
-``points``, ``max_points``, ``message`` and ``output``; the file must stay under 1 MB. One test per
-question; its message is the reason and hint the learner would see.
+used), with ``format_errors`` saying why: a file that is not a notebook or of no set, and a
+``not-graded`` row (the grader's side failed: no key on this machine, no sandbox); ``tests``
+lists each test's ``name``, ``description``, ``points``, ``max_points``, ``message`` and
+``output``; the file must stay under 1 MB. One test per question; its message is the reason and
+hint the learner would see.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ MAX_MESSAGE = 4_000  # characters per message: a hundred questions stay far unde
 
 def results(grade: Grade) -> dict:
     """The ``results.json`` object for one graded file."""
-    if grade.status in NOT_GRADABLE or not grade.points:
+    if grade.status in NOT_GRADABLE or not grade.earned:  # no attempt used, no points given
         return {"gradable": False, "format_errors": [grade.reason[:MAX_MESSAGE] or grade.status]}
     tests = [
         {
