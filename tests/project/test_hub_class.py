@@ -220,10 +220,18 @@ def _spawn_env(base: Path, user: str) -> Path:
     packages = next(VENV_BIN.parent.glob("lib/python3*/site-packages"))
     (site / "course-venv.pth").write_text(f"import site; site.addsitedir({str(packages)!r})\n")
     probe = subprocess.run(
-        ["runuser", "-u", user, "--", str(env / "bin" / "python"), "-c",
-         "import course, jupyterhub, nbgitpuller, jupyterlab"],
-        capture_output=True, text=True,
-    )  # fmt: skip
+        [
+            "runuser",
+            "-u",
+            user,
+            "--",
+            str(env / "bin" / "python"),
+            "-c",
+            "import course, jupyterhub, nbgitpuller, jupyterlab",
+        ],
+        capture_output=True,
+        text=True,
+    )
     if probe.returncode != 0:
         pytest.fail(f"a learner cannot run the course's Python ({python}): {probe.stderr[-1500:]}")
     return env / "bin" / "python"
@@ -266,11 +274,21 @@ def hub(chromium: str, tmp_path: Path) -> Iterator[Hub]:
         git_log = tmp_path / "git-daemon.log"
         with git_log.open("wb") as out:
             daemon = subprocess.Popen(
-                ["git", "daemon", "--reuseaddr", "--export-all", "--informative-errors",
-                 "--listen=127.0.0.1", f"--port={git_port}", f"--base-path={base / 'repos'}",
-                 str(base / "repos")],
-                stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
-            )  # fmt: skip
+                [
+                    "git",
+                    "daemon",
+                    "--reuseaddr",
+                    "--export-all",
+                    "--informative-errors",
+                    "--listen=127.0.0.1",
+                    f"--port={git_port}",
+                    f"--base-path={base / 'repos'}",
+                    str(base / "repos"),
+                ],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         procs.append(daemon)
 
         hubdir = base / "hub"
@@ -324,17 +342,26 @@ c.Spawner.http_timeout = 180
         with log.open("wb") as out:
             proc = subprocess.Popen(
                 [str(VENV_BIN / "jupyterhub"), "-f", str(hubdir / "jupyterhub_config.py")],
-                cwd=hubdir, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+                cwd=hubdir,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
                 env={**os.environ, "CONFIGPROXY_AUTH_TOKEN": secrets.token_hex(16)},
-            )  # fmt: skip
+            )
         procs.append(proc)
         url = f"http://127.0.0.1:{port}"
         _wait_http(f"{url}/hub/login", proc, log, "JupyterHub")
         yield Hub(
-            url=url, base=base, homes=homes, repo=bare,
-            repo_url=f"git://127.0.0.1:{git_port}/{FOLDER}", work=work, users=users,
-            password=password, log=log,
-        )  # fmt: skip
+            url=url,
+            base=base,
+            homes=homes,
+            repo=bare,
+            repo_url=f"git://127.0.0.1:{git_port}/{FOLDER}",
+            work=work,
+            users=users,
+            password=password,
+            log=log,
+        )
     finally:
         for proc in reversed(procs):  # the hub stops the learners' servers and its proxy first
             _stop(proc)
@@ -405,8 +432,9 @@ def _run_all(page, notebook) -> None:
 
 @pytest.mark.skip(
     reason="not green yet (issue 46): on 2026-11-29 it logged in, pulled the release by the "
-    "nbgitpuller link, ran lesson 00 in the hub's JupyterLab (widgets rendered) and cleaned up, "
-    "but the second link (the exercise set) did not show its tab within 120 s; steps 3-7 unrun"
+    "nbgitpuller link, ran lesson 00 in the hub's JupyterLab (widgets rendered), opened the "
+    "exercise set by its link and typed Q1, then waited for Q1's self-check text (its pattern may "
+    "not match the checker's words); the second pull, isolation and collect-then-grade are unrun"
 )
 @pytest.mark.serial
 @pytest.mark.browser
@@ -442,9 +470,11 @@ def test_a_class_on_a_jupyterhub(chromium: str, hub: Hub, tmp_path: Path, capsys
             expect(quiz.get_by_role("button", name="Check").first).to_be_visible(timeout=RUN_MS)
             mib, cpu_s, n = _usage(pwd.getpwnam(a).pw_uid)
             hub.measured["lesson_00"] = {
-                "server_idle_MiB": round(idle_mib), "server_and_kernel_MiB": round(mib),
-                "cpu_s": round(cpu_s, 1), "processes": n,
-            }  # fmt: skip
+                "server_idle_MiB": round(idle_mib),
+                "server_and_kernel_MiB": round(mib),
+                "cpu_s": round(cpu_s, 1),
+                "processes": n,
+            }
             page.screenshot(path=str(shots / "a-2-lesson-00-ran.png"))
             page.keyboard.press("Control+s")  # no unsaved lesson when the next link is opened
 
@@ -496,10 +526,18 @@ def test_a_class_on_a_jupyterhub(chromium: str, hub: Hub, tmp_path: Path, capsys
                 assert _pids_of(pwd.getpwnam(user).pw_uid), f"{user}'s server is not running"
             for reader, owner in ((b, a), (a, b)):
                 probe = subprocess.run(
-                    ["runuser", "-u", reader, "--", str(VENV_BIN / "python"), "-c",
-                     f"open({str(hub.home(owner) / FOLDER / EXERCISE)!r}).read()"],
-                    capture_output=True, text=True,
-                )  # fmt: skip
+                    [
+                        "runuser",
+                        "-u",
+                        reader,
+                        "--",
+                        str(VENV_BIN / "python"),
+                        "-c",
+                        f"open({str(hub.home(owner) / FOLDER / EXERCISE)!r}).read()",
+                    ],
+                    capture_output=True,
+                    text=True,
+                )
                 assert probe.returncode != 0 and "PermissionError" in probe.stderr, probe
 
             # 6. A link to a branch that does not exist: nbgitpuller's page says so, by name.
@@ -520,21 +558,53 @@ def test_a_class_on_a_jupyterhub(chromium: str, hub: Hub, tmp_path: Path, capsys
     roster.write_text(f"student_id,name\n{a},Ada\n{b},Bo\nnever{a},Cy\n")
     subs = tmp_path / "submissions"
     collect = subprocess.run(
-        [sys.executable, "-m", "teaching", "collect", str(hub.homes), "--assignment", SET,
-         "--folder", FOLDER, "--out", str(subs), "--roster", str(roster)],
-        capture_output=True, text=True, cwd=ROOT,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "teaching",
+            "collect",
+            str(hub.homes),
+            "--assignment",
+            SET,
+            "--folder",
+            FOLDER,
+            "--out",
+            str(subs),
+            "--roster",
+            str(roster),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert collect.returncode == 0, collect.stdout + collect.stderr
     assert f"[MISSING] never{a}: on the roster, but no home" in collect.stdout
     assert sorted(p.name for p in subs.iterdir()) == [f"{SET}-{a}.ipynb", f"{SET}-{b}.ipynb"]
     grades = tmp_path / "grades.csv"
     t0 = time.monotonic()
     graded = subprocess.run(
-        [sys.executable, "-m", "teaching", "grade", str(subs), "--out", str(grades),
-         "--assignment", SET, "--roster", str(roster), "--pattern", "default", "--jobs", "2",
-         "--no-history"],
-        capture_output=True, text=True, cwd=ROOT,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "teaching",
+            "grade",
+            str(subs),
+            "--out",
+            str(grades),
+            "--assignment",
+            SET,
+            "--roster",
+            str(roster),
+            "--pattern",
+            "default",
+            "--jobs",
+            "2",
+            "--no-history",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     hub.measured["grade_2_submissions_s"] = round(time.monotonic() - t0, 1)
     assert graded.returncode == 0, graded.stdout + graded.stderr
     rows = list(csv.DictReader(grades.open()))
