@@ -10,6 +10,7 @@ BIN    := $(VENV)/bin
 PORT   ?= 8888
 LEARNERS    := $(VENV)/.learners-installed
 INSTRUCTORS := $(VENV)/.instructors-installed
+HUB_PROXY   := requirements/node_modules/.installed
 
 .PHONY: install install-instructors lab test lint serial all-in-one unit notebooks exercises-run check assign grade dist hosted-links \
 	release lock clean site answer-keys slides
@@ -23,12 +24,20 @@ $(LEARNERS): requirements/learners.txt requirements/install.py pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@
 
-install-instructors: $(INSTRUCTORS)
+install-instructors: $(INSTRUCTORS) $(HUB_PROXY)
 
 $(INSTRUCTORS): $(LEARNERS) requirements/instructors.txt instructors/pyproject.toml
 	$(BIN)/python requirements/install.py requirements/instructors.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e instructors
 	touch $@
+
+# JupyterHub's proxy for the hub test (tests/project/test_hub_class.py), from npm's registry at the
+# version requirements/package-lock.json pins, into requirements/node_modules/. Without npm the
+# hub test is skipped (and fails in CI, whose .ci/run installs Node.js and npm).
+$(HUB_PROXY): requirements/package.json requirements/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+	    cd requirements && npm ci --no-audit --no-fund --loglevel=error && touch $(CURDIR)/$@; \
+	else echo "npm not found: JupyterHub's proxy is not installed, so the hub test will not run"; fi
 
 # Learners work on copies in work/ (git ignores it): the tracked lessons stay clean, so `git pull`
 # never conflicts with a learner's edits or saved outputs. Copies are made once and never overwritten.
@@ -137,7 +146,8 @@ slides: install-instructors
 
 ## Maintainers: re-resolve both locks from requirements/*.in against the public index (PyPI), for
 ## every platform and Python the course supports (uv's universal resolution, in seconds). The
-## learners' lock is constrained by the instructors', so the versions they share are equal.
+## learners' lock is constrained by the instructors', so the versions they share are equal. The
+## hub test's proxy is locked from requirements/package.json (npm's registry).
 UV ?= $(shell command -v uv 2>/dev/null || echo $(BIN)/uv)
 LOCK := --universal --python-version 3.11 --custom-compile-command "make lock" --quiet \
 	--annotation-style line
@@ -145,6 +155,7 @@ lock:
 	$(UV) pip compile $(LOCK) requirements/instructors.in -o requirements/instructors.txt
 	$(UV) pip compile $(LOCK) requirements/learners.in -c requirements/instructors.txt \
 	    -o requirements/learners.txt
+	cd requirements && npm install --package-lock-only --no-audit --no-fund --loglevel=error
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info instructors/*.egg-info .pytest_cache  # never work/: it holds the learner's work
+	rm -rf $(VENV) build dist *.egg-info instructors/*.egg-info .pytest_cache requirements/node_modules  # never work/: it holds the learner's work

@@ -33,15 +33,42 @@ COMMON=(
 )
 case $PLATFORM_SET in
     colab)
-        PYTHON=${PYTHON:-python3.13}
+        WANT=3.13
         PLATFORM=("torch==${TORCH:-2.11.0}" "numpy==2.1.3" "ipywidgets==7.7.1" "${COMMON[@]}")
         DETECTED=(COLAB_RELEASE_TAG=hosted-like) ;;
     kaggle)
-        PYTHON=${PYTHON:-python3.12}
+        WANT=3.12
         PLATFORM=("torch==${TORCH:-2.10.0}" "numpy==2.0.2" "ipywidgets==8.1.5" "${COMMON[@]}")
         DETECTED=(KAGGLE_KERNEL_RUN_TYPE=Interactive) ;;
     *) echo "PLATFORM_SET is colab or kaggle, not $PLATFORM_SET" >&2; exit 2 ;;
 esac
+# A Python of the platform's version: $PYTHON, else python3.X on PATH, else one pyenv installed
+# (its shim answers only for the global version), else one uv finds (`uv python find`), else a
+# message naming the version and how to get it.
+find_python() {
+    local candidate pyenv_root
+    pyenv_root=$(pyenv root 2>/dev/null || echo "${PYENV_ROOT:-$HOME/.pyenv}")
+    for candidate in ${PYTHON:-} "python$WANT" "$pyenv_root"/versions/"$WANT".*/bin/"python$WANT" \
+        "$ROOT/.venv/bin/uv" uv; do
+        case $candidate in
+            */uv|uv) command -v "$candidate" >/dev/null 2>&1 \
+                && candidate=$("$candidate" python find "$WANT" 2>/dev/null) || continue ;;
+        esac
+        if command -v "$candidate" >/dev/null 2>&1 && [[ $("$candidate" -c \
+            'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) == "$WANT" ]]; then
+            echo "$candidate"; return 0
+        fi
+        if [[ -n ${PYTHON:-} && $candidate == "$PYTHON" ]]; then
+            echo "PYTHON=$PYTHON is not Python $WANT, $PLATFORM_SET's version" >&2; return 1
+        fi
+    done
+    echo "no Python $WANT ($PLATFORM_SET's version) here: install one (uv python install $WANT," \
+        "or your system's python$WANT package, e.g. apt-get install python$WANT where it is" \
+        "packaged), or name one with PYTHON=/path/to/python$WANT" >&2
+    return 1
+}
+PYTHON=$(find_python) || exit 2
+echo "== Python $WANT for $PLATFORM_SET: $PYTHON"
 VENV=${VENV:-/tmp/hosted-like-$PLATFORM_SET}
 PROTECTED='^(torch|triton|numpy|ipywidgets)=='
 start=$(date +%s)

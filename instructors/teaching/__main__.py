@@ -14,6 +14,9 @@
 - ``site OUTDIR [--answer-keys]``: the course as a static website (Sphinx + myst-nb).
 - ``slides OUTDIR [--tag]``: one Reveal.js deck per lesson (``--tag`` re-applies the slide tags
   first).
+- ``collect HOMES --assignment SET --folder RELEASE --out SUBMISSIONS [--roster roster.csv]``: each
+  hub user's copy of an exercise set, from their home, into the files ``grade --pattern default``
+  reads (the hub user is the student id); lists every learner without one.
 - ``hosted-links``: the Open in Colab / Open in Kaggle links (README, each notebook's first Markdown
   cell) and the install cell that opens every notebook, from ``[project.urls] Repository``.
 
@@ -103,6 +106,18 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="re-tag the lessons' cells for slides first (metadata only)",
     )
+    collect = sub.add_parser(
+        "collect", help="gather a JupyterHub's submissions from the learners' homes for `grade`"
+    )
+    collect.add_argument("homes", help="the hub's homes, one folder per hub user (e.g. /home)")
+    collect.add_argument("--assignment", required=True, help="the set, e.g. 04_model_memory")
+    collect.add_argument(
+        "--folder",
+        required=True,
+        help="the folder the nbgitpuller link cloned in each home (the release repository's name)",
+    )
+    collect.add_argument("--out", required=True, help="folder for the copies (e.g. subs/)")
+    collect.add_argument("--roster", help="class roster CSV: collect only its students")
     sub.add_parser("hosted-links", help="write the Colab/Kaggle links and install cells")
     args = parser.parse_args(argv)
 
@@ -110,6 +125,12 @@ def main(argv: list[str] | None = None) -> int:
         from teaching.grading.authoring import assign_all
 
         return assign_all(args.notebooks)
+    if args.command == "collect":
+        from teaching.collect import run_collect
+
+        return run_collect(
+            args.homes, args.assignment, args.out, folder=args.folder, roster=args.roster
+        )
     if args.command == "hosted-links":
         from teaching.hosted_links import run_hosted_links
 

@@ -23,6 +23,7 @@ Kaggle" badge).
 from __future__ import annotations
 
 import re
+import subprocess
 import tomllib
 from pathlib import Path
 from urllib.parse import quote, urlencode
@@ -171,7 +172,53 @@ def apply(root: Path = ROOT) -> list[Path]:
     return changed
 
 
+def _git(root: Path, *args: str) -> str:
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=30
+        )
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def _https(url: str) -> str:
+    """A git remote's address as a https URL without ``.git`` (``git@github.com:o/r.git``)."""
+    ssh = re.fullmatch(r"(?:ssh://)?git@([^:/]+)[:/](.+)", url)
+    if ssh:
+        url = f"https://{ssh.group(1)}/{ssh.group(2)}"
+    return url.rstrip("/").removesuffix(".git")
+
+
+def remote_warnings(repository: str, version: str, root: Path = ROOT) -> list[str]:
+    """Why the links ``hosted-links`` writes may lead elsewhere than this checkout: the address in
+    ``pyproject.toml`` is not its git remote ``origin`` (a fork, a copy), or tag ``v<version>``,
+    which every link and the install cell name, is not in it."""
+    said = []
+    remote = _git(root, "remote", "get-url", "origin")
+    lead = f"the links lead to {repository} at tag v{version} ([project.urls] Repository)"
+    if not remote:
+        said.append(
+            f"[WARN] {lead}, and this checkout has no git remote 'origin' to compare it with: "
+            "learners open that repository, not this copy"
+        )
+    elif _https(remote).casefold() != repository.casefold():
+        said.append(
+            f"[WARN] {lead}, but this checkout's remote 'origin' is {remote}: learners would open "
+            "that repository, not yours. A fork sets Repository in pyproject.toml to its own "
+            "address, reruns `make hosted-links`, commits, tags and pushes the tag"
+        )
+    if not _git(root, "tag", "--list", f"v{version}"):
+        said.append(
+            f"[WARN] tag v{version} is not in this checkout: the links and the install cell lead "
+            f"nowhere until it is pushed (git tag v{version} && git push origin v{version})"
+        )
+    return said
+
+
 def run_hosted_links(root: Path = ROOT) -> int:
+    for line in remote_warnings(*project(root), root):
+        print(line)
     changed = apply(root)
     for path in changed:
         print(f"[OK] {path.relative_to(root)}")

@@ -48,6 +48,8 @@ TOOLS = {
     "playwright": "tests/project/test_browser.py drives JupyterLab (imported there)",
     "rise": "its Reveal.js files are copied into the decks (instructors/teaching/offline.py)",
     "jupyter-server-mathjax": "its MathJax files are copied into the decks and the site",
+    "jupyterhub": "tests/project/test_hub_class.py runs the hub and its single-user servers",
+    "nbgitpuller": "a server extension of the hub's JupyterLab (tests/project/test_hub_class.py)",
 }
 #: Declared for work on another branch, with where its import will be.
 PLANNED: dict[str, str] = {}  # declared ahead of the code that imports them: none now

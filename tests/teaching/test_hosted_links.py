@@ -123,3 +123,36 @@ def test_an_nbgitpuller_link_pulls_the_release_branch_and_opens_lesson_00():
         + REPOSITORY.replace(":", "%3A").replace("/", "%2F")
         + f"&branch=release&urlpath=lab%2Ftree%2F{folder}%2Fnotebooks%2F00_setup.ipynb"
     )
+
+
+def _repo(tmp_path: Path, remote: str | None, tag: str | None) -> Path:
+    import subprocess
+
+    def git(*args):
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    tmp_path.mkdir(parents=True)
+    git("init", "-q")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "x")
+    if remote:
+        git("remote", "add", "origin", remote)
+    if tag:
+        git("tag", tag)
+    return tmp_path
+
+
+def test_hosted_links_warns_when_the_links_are_not_this_checkouts_remote(tmp_path):
+    """A fork that forgets pyproject.toml would send its learners to the upstream course."""
+    fork = _repo(tmp_path / "fork", "git@github.com:someone/gpu-course.git", f"v{VERSION}")
+    said = hosted_links.remote_warnings(REPOSITORY, VERSION, fork)
+    assert len(said) == 1 and "remote 'origin' is git@github.com:someone/gpu-course.git" in said[0]
+    assert REPOSITORY in said[0] and f"v{VERSION}" in said[0] and "pyproject.toml" in said[0]
+    ssh_of_own = REPOSITORY.replace("https://github.com/", "git@github.com:") + ".git"
+    own = _repo(tmp_path / "own", ssh_of_own, f"v{VERSION}")
+    assert hosted_links.remote_warnings(REPOSITORY, VERSION, own) == []
+    untagged = _repo(tmp_path / "untagged", REPOSITORY + ".git", None)
+    (said,) = hosted_links.remote_warnings(REPOSITORY, VERSION, untagged)
+    assert f"tag v{VERSION} is not in this checkout" in said
+    copy = _repo(tmp_path / "copy", None, f"v{VERSION}")
+    (said,) = hosted_links.remote_warnings(REPOSITORY, VERSION, copy)
+    assert "no git remote 'origin'" in said
