@@ -179,8 +179,10 @@ def bare_python(tmp_path_factory) -> str:
     python = where / "bin" / "python"
     site = subprocess.run(
         [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True, text=True, check=True,
-    ).stdout.strip()  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     import importlib.util
 
     pip = importlib.util.find_spec("pip").submodule_search_locations[0]  # this venv's pip

@@ -50,9 +50,19 @@ def test_with_a_roster_it_names_who_has_no_home_and_who_is_not_on_it(tmp_path, c
     _home(homes, "eve")
     roster = _roster(tmp_path / "roster.csv", "ADA", "dan")
     rc = main(
-        ["collect", str(homes), "--assignment", SET, "--folder", "course",
-         "--out", str(tmp_path / "subs"), "--roster", str(roster)]
-    )  # fmt: skip
+        [
+            "collect",
+            str(homes),
+            "--assignment",
+            SET,
+            "--folder",
+            "course",
+            "--out",
+            str(tmp_path / "subs"),
+            "--roster",
+            str(roster),
+        ]
+    )
     said = capsys.readouterr().out
     assert rc == 0
     assert [p.name for p in (tmp_path / "subs").iterdir()] == [f"{SET}-ada.ipynb"]
@@ -66,9 +76,17 @@ def test_with_a_roster_it_names_who_has_no_home_and_who_is_not_on_it(tmp_path, c
 def test_a_folder_with_no_homes_is_refused_with_the_reason(tmp_path, capsys):
     (tmp_path / "home" / "someone").mkdir(parents=True)
     rc = main(
-        ["collect", str(tmp_path / "home"), "--assignment", SET, "--folder", "course",
-         "--out", str(tmp_path / "subs")]
-    )  # fmt: skip
+        [
+            "collect",
+            str(tmp_path / "home"),
+            "--assignment",
+            SET,
+            "--folder",
+            "course",
+            "--out",
+            str(tmp_path / "subs"),
+        ]
+    )
     said = capsys.readouterr().out
     assert rc == 2
     assert f"no learner's home in {tmp_path / 'home'}" in said and "course/" in said
