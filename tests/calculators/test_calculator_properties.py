@@ -1279,6 +1279,14 @@ VALID: dict[str, tuple] = {
         {"arrivals_per_second": 6.0, "service_seconds": 1.0, "servers": 8},
     ),
     "queueing.percentile": (queueing.percentile, {"values_seconds": (0.1, 0.2, 0.4), "q": 99}),
+    "queueing.percentile_interval": (
+        queueing.percentile_interval,
+        {"values_seconds": tuple(0.01 * k for k in range(1, 101)), "q": 90, "confidence": 0.95},
+    ),
+    "queueing.samples_for_bound": (
+        queueing.samples_for_bound,
+        {"q": 99, "confidence": 0.95, "sided": "upper"},
+    ),
     "queueing.servers_for_wait": (
         queueing.servers_for_wait,
         {
