@@ -515,7 +515,6 @@ def serving_cost(
 
 # Young (1974) and Daly (2006) live in course.calculators.reliability (lesson 12); lesson 09 uses
 # them from here for spot capacity, where a preemption plays the part of a failure.
-_checkpoint_args = reliability._checkpoint_args
 young_interval_seconds = reliability.young_interval_seconds
 daly_interval_seconds = reliability.daly_interval_seconds
 expected_wall_clock_seconds = reliability.expected_wall_clock_seconds
@@ -557,7 +556,7 @@ def spot_training(
     """
     spot = _rate("spot_usd_per_hour", spot_usd_per_hour)
     on_demand = _rate("on_demand_usd_per_hour", on_demand_usd_per_hour)
-    delta, mtbf = _checkpoint_args(checkpoint_seconds, mtbf_seconds)
+    delta, mtbf = reliability.checkpoint_args(checkpoint_seconds, mtbf_seconds)
     tau = daly_interval_seconds(delta, mtbf) if interval_seconds is None else interval_seconds
     wall = expected_wall_clock_seconds(
         solve_seconds, tau, delta, mtbf, restart_seconds=restart_seconds

@@ -36,7 +36,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from course.calculators.serving import _percentile
 from course.facts import validate
 from course.facts.report import Report
 from course.facts.units import fmt_seconds as _fmt_seconds
@@ -53,6 +52,14 @@ def _sample(name: str, values: object) -> list[float]:
     if len(values) > MAX_SAMPLES:
         raise ValueError(f"{name} must hold at most {MAX_SAMPLES:,} values, got {len(values):,}")
     return [validate.number(name, v, minimum=0) for v in values]
+
+
+def _percentile(values: list[float], q: float) -> float:
+    """Linear-interpolation percentile (numpy's default), ``q`` in [0, 100]."""
+    xs = sorted(values)
+    pos = (len(xs) - 1) * q / 100
+    lo, hi = math.floor(pos), math.ceil(pos)
+    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
 
 
 def percentile(values_seconds: Sequence[float], q: float) -> float:

@@ -40,7 +40,9 @@ def _seconds(name: str, value: object, *, allow_zero: bool = False) -> float:
     return validate.number(name, value, minimum=0, maximum=MAX_SECONDS, strict_min=not allow_zero)
 
 
-def _checkpoint_args(checkpoint_seconds: object, mtbf_seconds: object) -> tuple[float, float]:
+def checkpoint_args(checkpoint_seconds: object, mtbf_seconds: object) -> tuple[float, float]:
+    """``(checkpoint_seconds, mtbf_seconds)`` checked: a checkpoint write of (0, 1e7] s and a mean
+    time between failures of [1, 1e10] s (the inputs Young's and Daly's formulas share)."""
     delta = validate.number(
         "checkpoint_seconds", checkpoint_seconds, minimum=0, maximum=1e7, strict_min=True
     )
@@ -99,7 +101,7 @@ def young_interval_seconds(checkpoint_seconds: float, mtbf_seconds: float) -> fl
     1974. A 5-minute checkpoint and a preemption every 24 h on average: sqrt(2 x 300 x 86,400) =
     7,200 s = 2 h.
     """
-    delta, mtbf = _checkpoint_args(checkpoint_seconds, mtbf_seconds)
+    delta, mtbf = checkpoint_args(checkpoint_seconds, mtbf_seconds)
     return math.sqrt(2 * delta * mtbf)
 
 
@@ -111,7 +113,7 @@ def daly_interval_seconds(checkpoint_seconds: float, mtbf_seconds: float) -> flo
     Future Generation Computer Systems 22 (2006) 303-312. Close to Young's when d << M. With
     d = 5 min: M = 24 h -> 117 min, 6 h -> 57 min, 15 min -> 9.1 min (the paper's Figs. 3-5).
     """
-    delta, mtbf = _checkpoint_args(checkpoint_seconds, mtbf_seconds)
+    delta, mtbf = checkpoint_args(checkpoint_seconds, mtbf_seconds)
     if delta >= 2 * mtbf:
         return mtbf
     x = delta / (2 * mtbf)
@@ -140,7 +142,7 @@ def expected_wall_clock_seconds(
     tau = validate.number(
         "interval_seconds", interval_seconds, minimum=0, maximum=MAX_SECONDS, strict_min=True
     )
-    delta, mtbf = _checkpoint_args(checkpoint_seconds, mtbf_seconds)
+    delta, mtbf = checkpoint_args(checkpoint_seconds, mtbf_seconds)
     restart = validate.number("restart_seconds", restart_seconds, minimum=0, maximum=1e7)
     exponent = (tau + delta + restart) / mtbf
     if exponent > 50:
@@ -207,7 +209,7 @@ def failure_plan(
     expected wall clock with ``deadline_seconds`` (an expectation: half of real runs take longer).
     """
     mtbf = job_mtbf_seconds(components, component_mtbf_seconds)
-    delta, _ = _checkpoint_args(checkpoint_seconds, mtbf)
+    delta, _ = checkpoint_args(checkpoint_seconds, mtbf)
     tau = daly_interval_seconds(delta, mtbf) if interval_seconds is None else interval_seconds
     wall = expected_wall_clock_seconds(
         work_seconds, tau, delta, mtbf, restart_seconds=restart_seconds
@@ -311,6 +313,7 @@ def write_seconds(total_bytes: float, bandwidth_bytes_per_s: float) -> float:
 
 
 __all__ = [
+    "checkpoint_args",
     "DATALOADER_POSITION_BYTES",
     "TORCH_CPU_RNG_BYTES",
     "CheckpointSize",

@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from course.calculators.queueing import percentile
 from course.facts import validate
 from course.facts.report import Report
 
@@ -216,14 +217,6 @@ class BatchingResult(Report):
     mean_batch: float  # sequences per decode step, averaged over steps
 
 
-def _percentile(values: list[float], q: float) -> float:
-    """Linear-interpolation percentile (numpy's default), ``q`` in [0, 100]."""
-    xs = sorted(values)
-    pos = (len(xs) - 1) * q / 100
-    lo, hi = math.floor(pos), math.ceil(pos)
-    return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
-
-
 def simulate_batching(
     requests: Sequence[Request],
     *,
@@ -304,8 +297,8 @@ def simulate_batching(
         requests=len(reqs),
         makespan_seconds=makespan,
         tokens_per_second=sum(r.output_tokens for r in reqs) / makespan,
-        p50_latency_seconds=_percentile(latencies, 50),
-        p99_latency_seconds=_percentile(latencies, 99),
+        p50_latency_seconds=percentile(latencies, 50),
+        p99_latency_seconds=percentile(latencies, 99),
         mean_batch=seq_steps / steps,
     )
 

@@ -136,7 +136,7 @@ def save_in_background(state: dict, path: str, *, process_group=None, storage_wr
     written on a background thread while training goes on (``future.result()`` waits for them).
     Changes made to the tensors after it returns are not in the checkpoint. ``storage_writer``
     replaces the file-system writer at ``path`` (tests record which thread writes)."""
-    with _single_process():
+    with single_process():
         return dcp.async_save(
             state,
             checkpoint_id=None if storage_writer is not None else path,
@@ -187,7 +187,7 @@ def async_overlap(
 
 
 @contextlib.contextmanager
-def _single_process():
+def single_process():
     """DCP in a process without a process group: it warns that it assumes one process, which is
     what is meant here."""
     with warnings.catch_warnings():
@@ -203,7 +203,7 @@ def load_on_one(path: str, config: TransformerConfig = TINY_CONFIG) -> dict:
     full ``{"model", "optim"}`` state."""
     model, opt = plain_model(config, seed=123)  # other weights: the load must overwrite them
     state = app_state(model, opt)
-    with _single_process():
+    with single_process():
         dcp.load(state, checkpoint_id=path)
     set_state_dict(model, opt, model_state_dict=state["model"], optim_state_dict=state["optim"])
     return app_state(model, opt)
@@ -213,7 +213,7 @@ def save_on_one(state: dict, path: str, config: TransformerConfig = TINY_CONFIG)
     """Write a full ``{"model", "optim"}`` state from one process as a DCP checkpoint."""
     model, opt = plain_model(config, seed=123)
     set_state_dict(model, opt, model_state_dict=state["model"], optim_state_dict=state["optim"])
-    with _single_process():
+    with single_process():
         dcp.save(app_state(model, opt), checkpoint_id=path)
 
 
@@ -224,16 +224,17 @@ def load_sharded(path: str, config: TransformerConfig = TINY_CONFIG) -> dict:
     state = app_state(model, opt)
     dcp.load(state, checkpoint_id=path)
     set_state_dict(model, opt, model_state_dict=state["model"], optim_state_dict=state["optim"])
-    return _to_cpu(app_state(model, opt, full=True))  # full on every rank (cpu_offload: rank 0)
+    return to_cpu(app_state(model, opt, full=True))  # full on every rank (cpu_offload: rank 0)
 
 
-def _to_cpu(x):
+def to_cpu(x):
+    """``x`` (a tensor, or dicts, lists and tuples of them) with every tensor on the CPU."""
     if isinstance(x, torch.Tensor):
         return x.cpu()
     if isinstance(x, dict):
-        return {k: _to_cpu(v) for k, v in x.items()}
+        return {k: to_cpu(v) for k, v in x.items()}
     if isinstance(x, list | tuple):
-        return type(x)(_to_cpu(v) for v in x)
+        return type(x)(to_cpu(v) for v in x)
     return x
 
 

@@ -51,7 +51,7 @@ from torch.distributed.checkpoint.state_dict import (
 )
 from torch.distributed.checkpoint.stateful import Stateful
 
-from course.distributed.checkpoint import _single_process, _to_cpu
+from course.distributed.checkpoint import single_process, to_cpu
 from course.distributed.common import TINY_CONFIG, lm_loss, seeded_model, shard_of
 from course.distributed.fsdp import shard_model
 from course.facts import validate
@@ -223,7 +223,7 @@ def load(state: TrainingState, path: str, seed: int = 0) -> TrainingState:
     loaded step and its rank)."""
     r, p = _world()
     state.rng_from = rng_source(r, saved_world_size(path), p) if "rng" in state.parts else None
-    with _single_process():
+    with single_process():
         dcp.load({"train": state}, checkpoint_id=path)
     if state.rng_from is None and "rng" in state.parts:
         seed_everything(fresh_seed(seed, state.step, r))
@@ -300,14 +300,14 @@ def interrupted_and_uninterrupted(
     seed_everything(r)
     first = new_state(total_steps=steps, parts=parts)
     losses_b = train_steps(first, stop_at, data)
-    with _single_process():
+    with single_process():
         dcp.save({"train": first}, checkpoint_id=path)
     seed_everything(12345 + r)  # a restarted process: other generator states, a fresh model
     resumed = new_state(total_steps=steps, parts=parts, seed=99)  # other weights: load them
     if "rng" in parts:
         load(resumed, path)
     else:
-        with _single_process():
+        with single_process():
             dcp.load({"train": resumed}, checkpoint_id=path)
     losses_b += train_steps(resumed, steps - resumed.step, data)
     a, b = full_params(straight.model), full_params(resumed.model)
@@ -336,7 +336,7 @@ def snapshot(state: TrainingState) -> dict:
         {
             "rank": r,
             "world": p,
-            "state": _to_cpu({"model": model_sd, "optim": optim_sd}),
+            "state": to_cpu({"model": model_sd, "optim": optim_sd}),
             "scheduler": state.scheduler.state_dict(),
             "step": state.step,
             "data": state.sampler.state_dict(),
@@ -352,7 +352,7 @@ def train_and_save(path: str, stop_at: int = 3, steps: int = 8) -> dict:
     seed_everything(_world()[0])
     state = new_state(total_steps=steps)
     train_steps(state, stop_at, corpus())
-    with _single_process():
+    with single_process():
         dcp.save({"train": state}, checkpoint_id=path)
     return snapshot(state)
 
@@ -370,7 +370,7 @@ def load_elsewhere(path: str, steps: int = 8, save_to: str | None = None, more: 
     out = {"loaded": snapshot(state), "saved_world": saved_world}
     if save_to is not None:
         train_steps(state, more, corpus())
-        with _single_process():
+        with single_process():
             dcp.save({"train": state}, checkpoint_id=save_to)
         out["saved"] = snapshot(state)
     return out

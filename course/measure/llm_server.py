@@ -45,7 +45,7 @@ from course.facts import validate
 from course.facts.models import TransformerConfig
 from course.measure.memory import DEMO_CONFIG
 from course.measure.serving import serve_model
-from course.measure.torchmodels import _rotate_half
+from course.measure.torchmodels import rotate_half
 
 POLICIES = ("continuous", "static")
 #: How the continuous scheduler admits a request against the KV pool: ``"reserve"`` only when
@@ -149,7 +149,7 @@ def _rope_at(x: torch.Tensor, positions: torch.Tensor, theta: float = 10000.0) -
     inv_freq = _inv_freq(dim, theta, x.device)
     angles = positions.to(torch.float32)[..., None] * inv_freq  # (batch, seq, dim/2)
     emb = torch.cat((angles, angles), dim=-1)[:, None]  # (batch, 1, seq, dim)
-    return x * emb.cos().to(x.dtype) + _rotate_half(x) * emb.sin().to(x.dtype)
+    return x * emb.cos().to(x.dtype) + rotate_half(x) * emb.sin().to(x.dtype)
 
 
 class PagedDecoder:

@@ -37,7 +37,7 @@ from course.facts import validate
 from course.facts.models import TransformerConfig
 from course.facts.report import Table
 from course.measure.storage import scratch_dir
-from course.measure.training import SWEEP_CONFIG, _model, _tokens
+from course.measure.training import SWEEP_CONFIG, random_tokens, seeded_model
 
 PHASES = ("data", "forward", "backward", "logging", "optimizer")
 #: The ``record_function`` label around each profiled step (the timeline shows the last one).
@@ -93,7 +93,7 @@ def _step_fn(
     def run() -> None:
         step["i"] += 1
         with record_function("data"):
-            inputs, targets = _tokens(config, batch, seq_len, seed=step["i"])
+            inputs, targets = random_tokens(config, batch, seq_len, seed=step["i"])
             inputs, targets = inputs.to(device), targets.to(device)
         with record_function("forward"):
             logits = model(inputs)
@@ -125,7 +125,7 @@ def training_step(
 ):
     """A no-argument function running one AdamW training step of ``config`` (and its model)."""
     validate.choice("logging", logging, (None, "python", "torch"))
-    model = _model(config, seed).to(device)
+    model = seeded_model(config, seed).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
     return _step_fn(model, optimizer, config, batch, seq_len, logging), model
 

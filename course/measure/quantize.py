@@ -365,7 +365,7 @@ def torchao_available() -> bool:
     return True
 
 
-class _Quiet:
+class QuietTorchao:
     """Mutes torchao's import-time noise: a logged warning for each CUDA-only extension it cannot
     load on a CPU-only build, and torch's deprecation messages about its pytree registrations."""
 
@@ -388,7 +388,7 @@ class _Quiet:
 
 
 def _import_torchao():
-    with _Quiet():
+    with QuietTorchao():
         import torchao.quantization as tq
     return tq
 
@@ -399,7 +399,7 @@ def torchao_int8_weight_only(model: torch.nn.Module) -> torch.nn.Module:
     absent."""
     tq = _import_torchao()
     model = copy.deepcopy(model)
-    with _Quiet():
+    with QuietTorchao():
         tq.quantize_(model, tq.Int8WeightOnlyConfig())
     return model
 

@@ -31,7 +31,7 @@ from course.facts import validate
 from course.facts.models import TransformerConfig
 from course.measure.memory import DEMO_CONFIG
 from course.measure.quantize import (
-    _Quiet,
+    QuietTorchao,
     quantize_linears,
     serialized_bytes,
     torchao_available,
@@ -65,7 +65,7 @@ def serve_model(config: TransformerConfig = SERVE_CONFIG, *, seed: int = 0) -> n
 
 
 def _torchao_int4(model: nn.Module) -> nn.Module:
-    with _Quiet():
+    with QuietTorchao():
         import torchao.quantization as tq
 
         model = copy.deepcopy(model)

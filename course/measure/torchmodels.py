@@ -33,7 +33,8 @@ def _norm(config: TransformerConfig) -> nn.Module:
     return nn.LayerNorm(config.hidden, eps=config.norm_eps)
 
 
-def _rotate_half(x: torch.Tensor) -> torch.Tensor:
+def rotate_half(x: torch.Tensor) -> torch.Tensor:
+    """RoPE's rotation of the last dimension's halves, ``(a, b) -> (-b, a)`` (Su et al. 2021)."""
     a, b = x.chunk(2, dim=-1)
     return torch.cat((-b, a), dim=-1)
 
@@ -45,7 +46,7 @@ def _rope(q: torch.Tensor, k: torch.Tensor, theta: float = 10000.0) -> tuple[tor
     angles = torch.outer(torch.arange(seq, device=q.device, dtype=torch.float32), inv_freq)
     emb = torch.cat((angles, angles), dim=-1)
     cos, sin = emb.cos().to(q.dtype), emb.sin().to(q.dtype)
-    return q * cos + _rotate_half(q) * sin, k * cos + _rotate_half(k) * sin
+    return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
 
 
 class Attention(nn.Module):

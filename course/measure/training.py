@@ -38,13 +38,19 @@ from course.measure.torchmodels import build_model, count_parameters
 SWEEP_CONFIG = DEMO_PRESETS["sweep-llama"]
 
 
-def _model(config: TransformerConfig, seed: int, dtype: torch.dtype = torch.float32) -> nn.Module:
+def seeded_model(
+    config: TransformerConfig, seed: int, dtype: torch.dtype = torch.float32
+) -> nn.Module:
+    """The course's transformer for ``config`` on the CPU, its weights drawn from ``seed`` (the
+    global RNG is left as it was)."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         return build_model(config, device="cpu", dtype=dtype)
 
 
-def _tokens(config: TransformerConfig, batch: int, seq_len: int, seed: int):
+def random_tokens(config: TransformerConfig, batch: int, seq_len: int, seed: int):
+    """``(inputs, targets)``: ``batch`` x ``seq_len`` random token ids from ``seed``, the targets
+    shifted by one (next-token prediction)."""
     generator = torch.Generator().manual_seed(seed)
     tokens = torch.randint(0, config.vocab, (batch, seq_len + 1), generator=generator)
     return tokens[:, :-1].contiguous(), tokens[:, 1:].contiguous()
@@ -74,8 +80,8 @@ def accumulation_matches(
     k = validate.positive_int("micro_batches", micro_batches, maximum=b)
     if b % k:
         raise ValueError(f"micro_batches must divide batch={b}, got {k}")
-    inputs, targets = _tokens(config, b, seq_len, seed)
-    model = _model(config, seed, dtype)
+    inputs, targets = random_tokens(config, b, seq_len, seed)
+    model = seeded_model(config, seed, dtype)
     _loss(model, inputs, targets).backward()
     whole = [p.grad.clone() for p in model.parameters()]
     model.zero_grad(set_to_none=True)
@@ -124,7 +130,7 @@ def accumulation_sweep(
     sweep = Sweep(
         "Gradient accumulation: micro-batch size vs memory and time per sample", budget_seconds
     )
-    model = _model(config, seed)
+    model = seeded_model(config, seed)
     cost = 0.0
     with progress(len(micro_batches), desc="accumulation", budget_seconds=budget_seconds) as bar:
         for m in micro_batches:
@@ -136,7 +142,8 @@ def accumulation_sweep(
                 start = budget.elapsed
                 step = measure_training_step(config, batch=m, seq_len=seq_len, seed=seed)
                 peak = step.total_bytes
-                t = time_call(_fwd_bwd(model, *_tokens(config, m, seq_len, seed)), min_run_time=0.1)
+                step_fn = _fwd_bwd(model, *random_tokens(config, m, seq_len, seed))
+                t = time_call(step_fn, min_run_time=0.1)
                 cost = (budget.elapsed - start) * 1.5  # the next micro-batch is larger
                 sweep.records.append(
                     AccumulationRecord(
@@ -191,7 +198,7 @@ def estimated_activations(
 
 
 def _recompute_model(config: TransformerConfig, mode: str, seed: int) -> nn.Module:
-    model = _model(config, seed)
+    model = seeded_model(config, seed)
     if mode == "full":
         model.blocks = nn.ModuleList(CheckpointedBlock(b) for b in model.blocks)
     for block in model.blocks if mode == "selective" else ():
@@ -224,7 +231,7 @@ def recompute_sweep(
             )
             model = _recompute_model(config, mode, seed)
             t = time_call(
-                _fwd_bwd(model, *_tokens(config, batch, seq_len, seed)),
+                _fwd_bwd(model, *random_tokens(config, batch, seq_len, seed)),
                 min_run_time=budget_seconds / 30,
             )
             est = estimated_activations(config, batch=batch, seq_len=seq_len, recompute=mode)
@@ -313,9 +320,9 @@ def lora_vs_full(
     state tensor (fp32). Time is one forward + backward + optimizer step, median.
     """
     records = []
-    inputs, targets_ = _tokens(config, batch, seq_len, seed)
+    inputs, targets_ = random_tokens(config, batch, seq_len, seed)
     for method in ("full", "lora"):
-        model = _model(config, seed)
+        model = seeded_model(config, seed)
         if method == "lora":
             add_lora(model, rank=rank, targets=targets)
         params = [p for p in model.parameters() if p.requires_grad]

@@ -214,7 +214,7 @@ def _run_code(request: dict) -> dict:
     ns: dict = {}
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         exec(compile(request["code"], "corpus", "exec"), ns)  # noqa: S102 - the corpus's cell
-        got = runner._extract(ns, request["extract"])
+        got = runner.extract_answers(ns, request["extract"])
         reports = {}
         for mode, data in request["checks"].items():
             with tempfile.TemporaryDirectory() as tmp:

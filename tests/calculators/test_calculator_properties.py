@@ -1279,6 +1279,10 @@ VALID: dict[str, tuple] = {
         {"arrivals_per_second": 6.0, "service_seconds": 1.0, "servers": 8},
     ),
     "queueing.percentile": (queueing.percentile, {"values_seconds": (0.1, 0.2, 0.4), "q": 99}),
+    "reliability.checkpoint_args": (
+        reliability.checkpoint_args,
+        {"checkpoint_seconds": 60.0, "mtbf_seconds": 3600.0},
+    ),
     "queueing.percentile_interval": (
         queueing.percentile_interval,
         {"values_seconds": tuple(0.01 * k for k in range(1, 101)), "q": 90, "confidence": 0.95},

@@ -190,7 +190,7 @@ def test_async_save_writes_a_staged_copy_on_a_background_thread(tmp_path):
     future.result()
     assert writers and threading.current_thread().name not in writers
     loaded = {"model": {"w": torch.zeros(64, 64)}}
-    with checkpoint._single_process():
+    with checkpoint.single_process():
         dcp.load(loaded, checkpoint_id=path)
     assert torch.equal(loaded["model"]["w"], torch.ones(64, 64))  # the staged copy
 

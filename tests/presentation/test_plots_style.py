@@ -46,20 +46,20 @@ def test_records_become_rows_and_none_is_refused():
         size: int
         seconds: float
 
-    assert style._rows([Rec(8, 0.5), {"size": 16, "seconds": 1.0}]) == [
+    assert style.record_dicts([Rec(8, 0.5), {"size": 16, "seconds": 1.0}]) == [
         {"size": 8, "seconds": 0.5},
         {"size": 16, "seconds": 1.0},
     ]
     with pytest.raises(ValueError, match="at least one measurement"):
-        style._rows([])
+        style.record_dicts([])
 
 
 def test_ticks_carry_their_units():
     """1e10 FLOP/s = 10 GFLOP/s; 2**15 bytes = 32 KiB; a time axis in ms."""
-    assert style._prefix_formatter("FLOP/s")(1e10, 0) == "10 GFLOP/s"
-    assert style._prefix_formatter("B", binary=True)(2**15, 0) == "32 KiB"
+    assert style.prefix_formatter("FLOP/s")(1e10, 0) == "10 GFLOP/s"
+    assert style.prefix_formatter("B", binary=True)(2**15, 0) == "32 KiB"
     _, ax = plt.subplots()
-    style._ms_axis(ax)
+    style.ms_time_axis(ax)
     assert ax.xaxis.get_major_formatter()(0.0015, 0) == "1.5"
     assert "ms" in ax.get_xlabel()
 
@@ -68,7 +68,7 @@ def test_a_log_axis_under_two_decades_labels_the_1_2_5_steps():
     _, ax = plt.subplots()
     x = 2.0 ** np.arange(4, 10)
     ax.plot(x, np.linspace(3, 40, len(x)))
-    style._log_log(
+    style.log_log_axes(
         ax, x_ticks=None, y_ticks=None, xlabel="size", ylabel="time (s)", title="t", x_base=2
     )
     ticks = ax.yaxis.get_major_locator().tick_values(3, 40)

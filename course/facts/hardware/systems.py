@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from course.facts.hardware.gpus import _frozen
 from course.facts.units import GBIT_PER_S
 
 
@@ -170,8 +169,8 @@ class Rack:
 RACKS: MappingProxyType = MappingProxyType({r.key: r for r in [
     Rack("gb200-nvl72", "NVIDIA GB200 NVL72", gpu_architecture="Blackwell", gpus=72, cpus=36,
          memory_bytes=13.4e12, memory_bandwidth_bytes_per_s=576e12, nvlink_bandwidth_bytes_per_s=130e12,
-         dense_flop_per_s=_frozen({"fp4": 720e15, "fp8": 360e15, "int8": 360e15, "fp16": 180e15,
-                              "bf16": 180e15, "tf32": 90e15}),
+         dense_flop_per_s=MappingProxyType({"fp4": 720e15, "fp8": 360e15, "int8": 360e15,
+                                            "fp16": 180e15, "bf16": 180e15, "tf32": 90e15}),
          average_watts=1.2e6 / 8, cooling="liquid", source=SRC_GB200_NVL72,
          notes="Dense = half of NVIDIA's sparse figures. 150 kW is the reference architecture's "
                "1.2 MW per 8-rack scalable unit divided evenly (switches and cooling included), "

@@ -41,15 +41,15 @@ from course.presentation.plots.precision import (
 from course.presentation.plots.scale import goodput_vs_interval, restart_timeline
 from course.presentation.plots.scheduling import gpu_gantt, policy_bars
 from course.presentation.plots.serving import day_fleet, load_curve
-from course.presentation.plots.style import _KIND_COLOURS, _KIND_NAMES, PALETTE, STYLE, use_style
+from course.presentation.plots.style import KIND_COLOURS, KIND_NAMES, PALETTE, STYLE, use_style
 
 __all__ = [
     "gpu_gantt",
     "policy_bars",
     "PALETTE",
     "STYLE",
-    "_KIND_COLOURS",
-    "_KIND_NAMES",
+    "KIND_COLOURS",
+    "KIND_NAMES",
     "bandwidth_vs_working_set",
     "beside_reference",
     "bit_layouts",

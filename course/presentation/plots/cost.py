@@ -10,7 +10,7 @@ from matplotlib.ticker import FuncFormatter
 from course.facts import units
 from course.presentation.plots.style import (
     PALETTE,
-    _axes,
+    new_axes,
 )
 
 
@@ -25,7 +25,7 @@ def breakeven_vs_utilisation(
 ):
     """Break-even months (y, capped at ``cap_months``; ``inf`` = never) against utilisation (x, a
     fraction shown in percent), one line per rent option; ``band`` shades a claimed range."""
-    ax = _axes(ax)
+    ax = new_axes(ax)
     xs = [100 * u for u in utilisations]
     for i, (label, months) in enumerate(series.items()):
         ys = [min(m, cap_months) if m == m else cap_months for m in months]
@@ -45,7 +45,7 @@ def breakeven_vs_utilisation(
 
 def stacked_usd(options: Mapping[str, Mapping[str, float]], *, ax=None, title: str = ""):
     """One bar per option (own, on-demand, ...), stacked by cost component, in USD."""
-    ax = _axes(ax)
+    ax = new_axes(ax)
     parts = list(dict.fromkeys(p for comp in options.values() for p in comp))
     bottoms = [0.0] * len(options)
     for i, part in enumerate(parts):
@@ -69,7 +69,7 @@ def overhead_vs_interval(
 ):
     """Expected overhead (wall clock / work - 1, in percent) against the checkpoint interval (log x,
     in hours), with vertical lines at ``marks`` (label -> interval in seconds)."""
-    ax = _axes(ax)
+    ax = new_axes(ax)
     ax.plot(
         [t / 3600 for t in intervals_seconds], [100 * o for o in overheads], color=PALETTE[0], lw=2
     )

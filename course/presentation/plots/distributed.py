@@ -12,14 +12,14 @@ from matplotlib.ticker import FuncFormatter
 
 from course.facts import units
 from course.presentation.plots.style import (
-    _KIND_COLOURS,
-    _KIND_NAMES,
+    KIND_COLOURS,
+    KIND_NAMES,
     PALETTE,
-    _axes,
-    _log_log,
-    _ms_axis,
-    _prefix_formatter,
-    _rows,
+    log_log_axes,
+    ms_time_axis,
+    new_axes,
+    prefix_formatter,
+    record_dicts,
 )
 
 
@@ -48,7 +48,7 @@ def pipeline_gantt(
                 e["end"] - e["start"],
                 left=e["start"],
                 height=0.7,
-                color=_KIND_COLOURS[e["kind"]],
+                color=KIND_COLOURS[e["kind"]],
                 edgecolor="white",
                 linewidth=0.5,
             )
@@ -67,11 +67,11 @@ def pipeline_gantt(
         ax.grid(axis="y", visible=False)
         extra = f" — {bubbles[name]}" if bubbles and name in bubbles else ""
         ax.set_title(f"{name}{extra}", fontsize=10, loc="left")
-    handles = [Patch(color=_KIND_COLOURS[k], label=_KIND_NAMES[k]) for k in "FB"]
+    handles = [Patch(color=KIND_COLOURS[k], label=KIND_NAMES[k]) for k in "FB"]
     axes[0, 0].legend(
         handles=handles, loc="lower right", bbox_to_anchor=(1.0, 1.0), fontsize=8, ncol=2
     )
-    _ms_axis(axes[-1, 0])
+    ms_time_axis(axes[-1, 0])
     fig.suptitle(title, fontsize=12, fontweight="bold")
     fig.tight_layout()
     return axes[:, 0]
@@ -85,8 +85,8 @@ def ddp_timeline(
 ):
     """A row per rank for the backward pass and a row per gradient bucket's all-reduce
     (``course.distributed.ddp.ddp_timeline`` events of all ranks)."""
-    rows = _rows(events)
-    ax = _axes(ax)
+    rows = record_dicts(events)
+    ax = new_axes(ax)
     labels: list[str] = []
     for e in sorted(rows, key=lambda e: (e["rank"], e["kind"] != "backward", e["bucket"])):
         label = (
@@ -100,15 +100,15 @@ def ddp_timeline(
             e["end"] - e["start"],
             left=e["start"],
             height=0.7,
-            color=_KIND_COLOURS[e["kind"]],
+            color=KIND_COLOURS[e["kind"]],
         )
     ax.set_yticks(range(len(labels)), labels, fontsize=8)
     ax.invert_yaxis()
     handles = [
-        Patch(color=_KIND_COLOURS[k], label=_KIND_NAMES[k]) for k in ("backward", "all-reduce")
+        Patch(color=KIND_COLOURS[k], label=KIND_NAMES[k]) for k in ("backward", "all-reduce")
     ]
     ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    _ms_axis(ax)
+    ms_time_axis(ax)
     ax.set_title(title)
     return ax
 
@@ -122,8 +122,8 @@ def collective_times(
 ):
     """Median seconds against message bytes (log-log), a line per collective; ``fits`` (name ->
     an object with ``seconds(bytes)``, e.g. a lambda of the alpha-beta model) drawn dashed."""
-    rows = _rows(records)
-    ax = _axes(ax)
+    rows = record_dicts(records)
+    ax = new_axes(ax)
     names = list(dict.fromkeys(r["collective"] for r in rows))
     for i, name in enumerate(names):
         sel = sorted((r for r in rows if r["collective"] == name), key=lambda r: r["bytes"])
@@ -143,9 +143,9 @@ def collective_times(
                 color=PALETTE[i % len(PALETTE)],
                 label=f"{name.replace('_', '-')}: α-β fit",
             )
-    _log_log(
+    log_log_axes(
         ax,
-        x_ticks=_prefix_formatter("B", binary=True),
+        x_ticks=prefix_formatter("B", binary=True),
         y_ticks=FuncFormatter(lambda v, _: units.fmt_seconds(v)),
         xlabel="message size (log scale)",
         ylabel="median seconds (log scale)",

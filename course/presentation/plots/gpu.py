@@ -12,8 +12,8 @@ from matplotlib.ticker import FuncFormatter
 from course.facts import units
 from course.presentation.plots.style import (
     PALETTE,
-    _axes,
-    _rows,
+    new_axes,
+    record_dicts,
 )
 
 
@@ -25,8 +25,8 @@ def profile_timeline(
 ):
     """A step's events (``course.measure.profiling.timeline_from_trace``): the top row the
     ``record_function`` phases (depth 0), the bottom row the operators they call (depth 1)."""
-    rows = [r for r in _rows(events) if r["depth"] <= 1]
-    ax = _axes(ax)
+    rows = [r for r in record_dicts(events) if r["depth"] <= 1]
+    ax = new_axes(ax)
     phases = list(dict.fromkeys(r["name"] for r in rows if r["depth"] == 0))
     colour = {p: PALETTE[i % len(PALETTE)] for i, p in enumerate(phases)}
     for r in rows:
@@ -56,8 +56,8 @@ def memory_timeline(
     points: Sequence[Mapping], *, ax=None, title: str = "Memory allocated during the profiled steps"
 ):
     """Total bytes allocated against time (``course.measure.profiling.memory_from_trace``)."""
-    rows = _rows(points)
-    ax = _axes(ax)
+    rows = record_dicts(points)
+    ax = new_axes(ax)
     ax.step([r["time_us"] / 1e3 for r in rows], [r["allocated_bytes"] for r in rows], where="post")
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: units.fmt_bytes(v, digits=2)))
     ax.set_xlabel("milliseconds since profiling began")
@@ -74,8 +74,8 @@ def stride_sweep(
 ):
     """Measured useful bandwidth per stride (relative to stride 1) beside the coalescing
     calculator's predicted efficiency (``course.measure.strides.StrideRecord``)."""
-    rows = sorted(_rows(records), key=lambda r: r["stride_elements"])
-    ax = _axes(ax)
+    rows = sorted(record_dicts(records), key=lambda r: r["stride_elements"])
+    ax = new_axes(ax)
     base = next((r["useful_bytes_per_s"] for r in rows if r["stride_elements"] == 1), None)
     xs = [r["stride_elements"] for r in rows]
     if base:
@@ -110,8 +110,8 @@ def occupancy_curve(
 ):
     """Occupancy (%) against ``x`` (a field of ``course.calculators.occupancy.Occupancy``), a line
     per block size, the limiting resource written at each change."""
-    rows = _rows(results)
-    ax = _axes(ax)
+    rows = record_dicts(results)
+    ax = new_axes(ax)
     for i, t in enumerate(sorted({r["threads_per_block"] for r in rows})):
         sel = sorted((r for r in rows if r["threads_per_block"] == t), key=lambda r: r[x])
         ax.plot(

@@ -12,12 +12,11 @@ from matplotlib.ticker import FuncFormatter, NullFormatter
 from course.facts import units
 from course.presentation.plots.style import (
     PALETTE,
-    _axes,
-    _log_log,
-    _new_axes,
-    _prefix_formatter,
-    _row,
-    _rows,
+    log_log_axes,
+    new_axes,
+    prefix_formatter,
+    record_dict,
+    record_dicts,
 )
 
 
@@ -37,10 +36,10 @@ def grouped_bars(
 
     The log axis lets a pure-Python loop (~1e7 FLOP/s) and BLAS (~1e11) share one chart.
     """
-    rows = _rows(records)
+    rows = record_dicts(records)
     xs = list(dict.fromkeys(r[x] for r in rows))
     hues = list(dict.fromkeys(r[hue] for r in rows))
-    ax = _axes(ax)
+    ax = new_axes(ax)
     width = 0.8 / len(hues)
     for i, h in enumerate(hues):
         values = {r[x]: r[y] for r in rows if r[hue] == h}
@@ -56,7 +55,7 @@ def grouped_bars(
     if log:
         ax.set_yscale("log")
     if y.endswith("flop_per_s"):
-        ax.yaxis.set_major_formatter(_prefix_formatter("FLOP/s"))
+        ax.yaxis.set_major_formatter(prefix_formatter("FLOP/s"))
         ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel(x.replace("_", " "))
     ax.set_ylabel(ylabel)
@@ -71,11 +70,11 @@ def thread_scaling(records: Iterable[Any], *, ax=None, title: str = "Speed-up wi
     Error bars come from each point's interquartile range (records need ``threads``,
     ``flop_per_s``, ``seconds`` and ``spread_seconds``).
     """
-    rows = sorted(_rows(records), key=lambda r: r["threads"])
+    rows = sorted(record_dicts(records), key=lambda r: r["threads"])
     base = next((r for r in rows if r["threads"] == 1), None)
     if base is None:
         raise ValueError("thread_scaling needs a record with threads=1 as the baseline")
-    ax = _axes(ax)
+    ax = new_axes(ax)
     n = [r["threads"] for r in rows]
     speedup = [r["flop_per_s"] / base["flop_per_s"] for r in rows]
     err = [s * r["spread_seconds"] / r["seconds"] for s, r in zip(speedup, rows, strict=True)]
@@ -102,8 +101,8 @@ def bandwidth_vs_working_set(
     Records need ``working_set_bytes``, ``bytes_per_s``, ``seconds`` and ``spread_seconds``;
     several kernels or devices in one list are drawn as separate lines.
     """
-    rows = _rows(records)
-    ax = _axes(ax)
+    rows = record_dicts(records)
+    ax = new_axes(ax)
 
     def key_of(r: dict[str, Any]) -> tuple[str, ...]:
         pinned = {True: "pinned", False: "pageable"}.get(r.get("pinned"), "")
@@ -139,10 +138,10 @@ def bandwidth_vs_working_set(
             fontsize=9,
             color="dimgrey",
         )
-    _log_log(
+    log_log_axes(
         ax,
-        x_ticks=_prefix_formatter("B", binary=True),
-        y_ticks=_prefix_formatter("B/s"),
+        x_ticks=prefix_formatter("B", binary=True),
+        y_ticks=prefix_formatter("B/s"),
         xlabel="working set (log scale)",
         ylabel="bandwidth (log scale)",
         title=title,
@@ -164,8 +163,8 @@ def time_vs_size(
 
     ``fits`` (``FixedCostFit`` objects) are drawn as dashed model curves fixed + 2n^3 / rate.
     """
-    rows = _rows(records)
-    ax = _axes(ax)
+    rows = record_dicts(records)
+    ax = new_axes(ax)
     hues = list(dict.fromkeys(r[hue] for r in rows))
     for i, h in enumerate(hues):
         sel = sorted((r for r in rows if r[hue] == h), key=lambda r: r["size"])
@@ -186,7 +185,7 @@ def time_vs_size(
             color=PALETTE[(i + len(hues)) % len(PALETTE)],
             label=f"model: {fit.label}",
         )
-    _log_log(
+    log_log_axes(
         ax,
         x_ticks=FuncFormatter(lambda v, _: f"{v:g}"),
         y_ticks=FuncFormatter(lambda v, _: units.fmt_seconds(v)),
@@ -215,7 +214,7 @@ def roofline(
     """
     if not peaks or not bandwidths:
         raise ValueError("roofline needs at least one peak and one bandwidth")
-    ax = _axes(ax)
+    ax = new_axes(ax)
     lo, hi = intensity_range
     xs = [lo * (hi / lo) ** (k / 200) for k in range(201)]
     top = max(peaks.values())
@@ -235,7 +234,7 @@ def roofline(
             textcoords="offset points",
             fontsize=9,
         )
-    rows = [_row(p) for p in points]
+    rows = [record_dict(p) for p in points]
     markers = "osD^vP*X"
     for j, r in enumerate(rows):
         ax.scatter(
@@ -248,10 +247,10 @@ def roofline(
             zorder=3,
             label=r.get("name", f"point {j + 1}"),
         )
-    _log_log(
+    log_log_axes(
         ax,
         x_ticks=None,
-        y_ticks=_prefix_formatter("FLOP/s"),
+        y_ticks=prefix_formatter("FLOP/s"),
         x_base=10,
         xlabel="arithmetic intensity (FLOP/byte, log scale)",
         ylabel="FLOP/s (log scale)",
@@ -274,8 +273,8 @@ def rate_vs_batch(
 
     Call it again with the same ``ax`` and another ``label`` to draw a second machine beside.
     """
-    rows = sorted(_rows(records), key=lambda r: r["batch"])
-    ax = _axes(ax)
+    rows = sorted(record_dicts(records), key=lambda r: r["batch"])
+    ax = new_axes(ax)
     ax.plot([r["batch"] for r in rows], [r["flop_per_s"] for r in rows], marker="o", label=label)
     if peak:
         ax.axhline(
@@ -285,10 +284,10 @@ def rate_vs_batch(
             linewidth=1,
             label=f"{peak_label}: {units.fmt_flop_rate(peak)}",
         )
-    _log_log(
+    log_log_axes(
         ax,
         x_ticks=FuncFormatter(lambda v, _: f"{v:g}"),
-        y_ticks=_prefix_formatter("FLOP/s"),
+        y_ticks=prefix_formatter("FLOP/s"),
         xlabel="batch (vectors per weight read)",
         ylabel="FLOP/s (log scale)",
         title=title,
@@ -311,7 +310,7 @@ def labelled_bars(
     """One bar per label with its value written on top (``fmt(value)``), optional error bars
     (``spreads``, e.g. interquartile ranges), optionally on a log axis."""
     labels, values = list(labels), list(values)
-    ax = _new_axes(ax)
+    ax = new_axes(ax)
     colours = [PALETTE[i % len(PALETTE)] for i in range(len(labels))]
     bars = ax.bar(
         range(len(labels)),
@@ -402,7 +401,9 @@ def beside_reference(
     ``theirs`` are dicts from ``course.facts.data.reference.records`` (they carry ``machine``);
     ``mine`` are measured records, labelled "this machine".
     """
-    rows = [dict(_row(r), machine="this machine") for r in mine] + [_row(r) for r in theirs]
+    rows = [dict(record_dict(r), machine="this machine") for r in mine] + [
+        record_dict(r) for r in theirs
+    ]
     for r in rows:
         r["run"] = f"{r['machine']}: {r[series]}"
     return grouped_bars(rows, x=x, y=y, hue="run", ax=ax, title=title, ylabel=ylabel)

@@ -6,8 +6,8 @@ from collections.abc import Mapping, Sequence
 
 from course.presentation.plots.style import (
     PALETTE,
-    _bytes_axis,
-    _new_axes,
+    bytes_axis,
+    new_axes,
 )
 
 
@@ -26,7 +26,7 @@ def stacked_bytes(
     (a GPU's memory). Used by lesson 04 for inference and training memory and for estimate vs
     measurement."""
     labels = list(labels)
-    ax = _new_axes(ax)
+    ax = new_axes(ax)
     bottom = [0.0] * len(labels)
     for i, (name, values) in enumerate(parts.items()):
         values = list(values)
@@ -48,7 +48,7 @@ def stacked_bytes(
             textcoords="offset points",
         )
     ax.set_xticks(range(len(labels)), labels, rotation=rotate, ha="right" if rotate else "center")
-    _bytes_axis(ax.yaxis)
+    bytes_axis(ax.yaxis)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend(fontsize=8)
@@ -65,7 +65,7 @@ def bytes_vs_tokens(
 ):
     """Lines of bytes against a token count (``series``: name -> (tokens, bytes)), log-log, with
     optional dotted reference levels (``lines``: name -> bytes). Lesson 04's KV-cache growth."""
-    ax = _new_axes(ax)
+    ax = new_axes(ax)
     for i, (name, (xs, ys)) in enumerate(series.items()):
         ax.plot(
             list(xs),
@@ -89,7 +89,7 @@ def bytes_vs_tokens(
         )
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    _bytes_axis(ax.yaxis)
+    bytes_axis(ax.yaxis)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("memory")
     ax.set_title(title)

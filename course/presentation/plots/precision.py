@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from course.presentation.plots.style import (
     PALETTE,
-    _new_axes,
+    new_axes,
 )
 
 
@@ -16,7 +16,7 @@ def bit_layouts(formats, *, ax=None, title: str = "Where the bits go: sign, expo
     ``storage_bits`` (``course.facts.dtypes.FloatFormat``).
     """
     formats = list(formats)
-    ax = _new_axes(ax, figsize=(8.0, 0.45 * len(formats) + 1.2))
+    ax = new_axes(ax, figsize=(8.0, 0.45 * len(formats) + 1.2))
     fields = [("sign", PALETTE[3]), ("exponent", PALETTE[0]), ("mantissa", PALETTE[1])]
     for row, f in enumerate(reversed(formats)):
         start = 0
@@ -69,7 +69,7 @@ def format_ranges(formats, *, ax=None, title: str = "Range of each format (log s
     """A horizontal bar per format from its smallest subnormal to its largest value: the subnormal
     stretch light, the normal range dark, on a log axis."""
     formats = list(formats)
-    ax = _new_axes(ax, figsize=(8.0, 0.45 * len(formats) + 1.2))
+    ax = new_axes(ax, figsize=(8.0, 0.45 * len(formats) + 1.2))
     for row, f in enumerate(reversed(formats)):
         ax.barh(
             row,
@@ -107,7 +107,7 @@ def running_sums(
 ):
     """Partial sums (``series``: label -> sequence, every ``every``-th addition) against the exact
     line ``addend * additions``."""
-    ax = _new_axes(ax)
+    ax = new_axes(ax)
     longest = 0
     for i, (label, sums) in enumerate(series.items()):
         steps = [every * (j + 1) for j in range(len(sums))]
@@ -123,7 +123,7 @@ def running_sums(
 
 def loss_curves(runs, *, ax=None, title: str = "Training loss per step"):
     """Loss against step for several runs (``runs``: label -> sequence of losses)."""
-    ax = _new_axes(ax)
+    ax = new_axes(ax)
     styles = ["-", "--", ":", "-."]
     for i, (label, losses) in enumerate(runs.items()):
         ax.plot(
@@ -154,7 +154,7 @@ def magnitude_histogram(
     normal."""
     import numpy as np
 
-    ax = _new_axes(ax)
+    ax = new_axes(ax)
     for i, (label, x) in enumerate(values.items()):
         x = np.asarray(x, dtype=np.float64)
         x = np.abs(x[x != 0])

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter
 
-from course.presentation.plots.style import PALETTE, _axes
+from course.presentation.plots.style import PALETTE, new_axes
 
 
 def goodput_vs_interval(
@@ -22,7 +22,7 @@ def goodput_vs_interval(
     """Goodput (useful / wall time, %) against the interval between checkpoints (minutes, log x),
     one line per ``curves`` entry (label -> (intervals in seconds, goodput fractions)), dashed
     vertical lines at ``marks`` (label -> interval in seconds)."""
-    ax = _axes(ax)
+    ax = new_axes(ax)
     for i, (label, (xs, ys)) in enumerate(curves.items()):
         ax.plot(
             [x / 60 for x in xs],
@@ -51,7 +51,7 @@ def restart_timeline(
     """One row per attempt: each training step (red if its work was lost and done again), each
     checkpoint write, and the gap from the failure to the resumed checkpoint
     (:func:`course.distributed.elastic.timeline`'s result)."""
-    ax = _axes(ax)
+    ax = new_axes(ax)
     lost = set(tl["lost_steps"])
     attempts = sorted({s[0] for s in tl["steps"]} | {a for a, _ in tl["starts"]})
     for attempt, step, t0, t1 in tl["steps"]:

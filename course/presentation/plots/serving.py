@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from course.presentation.plots.style import PALETTE, _rows
+from course.presentation.plots.style import PALETTE, record_dicts
 
 
 def _x(row: dict) -> float:
@@ -50,7 +50,7 @@ def load_curve(
     """
     from matplotlib import pyplot as plt
 
-    rows = sorted(_rows(points), key=_x)
+    rows = sorted(record_dicts(points), key=_x)
     x = [_x(r) for r in rows]
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.8))
     a, b, c = axes
@@ -137,13 +137,13 @@ def tp_frontier(
 
     fig, ax = plt.subplots(figsize=(8, 4))
     for i, curve in enumerate(c for c in curves if c):
-        rows = _rows(curve)
+        rows = record_dicts(curve)
         colour = PALETTE[i % len(PALETTE)]
         x = [r["itl_seconds"] * 1e3 for r in rows]
         y = [r["output_tokens_per_s_per_gpu"] for r in rows]
         ax.plot(x, y, "o-", color=colour, ms=3, label=f"TP{rows[0]['tp']}")
         ax.annotate(f"batch {rows[-1]['batch']:,}", (x[-1], y[-1]), fontsize=7, color=colour)
-    for j, r in enumerate(_rows(chosen) if chosen else []):
+    for j, r in enumerate(record_dicts(chosen) if chosen else []):
         ax.plot(
             r["itl_seconds"] * 1e3,
             r["batch"] / r["itl_seconds"] / r["tp"],

@@ -38,27 +38,29 @@ def use_style() -> None:
     mpl.rcParams.update(STYLE)
 
 
-def _row(record: Any) -> dict[str, Any]:
+def record_dict(record: Any) -> dict[str, Any]:
+    """A measurement record (a dataclass or a mapping) as a plain dict."""
     if dataclasses.is_dataclass(record) and not isinstance(record, type):
         return dataclasses.asdict(record)
     return dict(record)
 
 
-def _rows(records: Iterable[Any]) -> list[dict[str, Any]]:
-    rows = [_row(r) for r in records]
+def record_dicts(records: Iterable[Any]) -> list[dict[str, Any]]:
+    """Records as dicts; no record is a ValueError (a plot needs one)."""
+    rows = [record_dict(r) for r in records]
     if not rows:
         raise ValueError("records must contain at least one measurement to plot")
     return rows
 
 
-def _axes(ax=None):
+def new_axes(ax=None, figsize=None):
+    """``ax`` when the caller gives one, else the axes of a new figure (``figsize`` in inches)."""
     if ax is not None:
         return ax
-    _, ax = plt.subplots()
-    return ax
+    return plt.subplots(figsize=figsize)[1]
 
 
-def _prefix_formatter(unit: str, binary: bool = False) -> FuncFormatter:
+def prefix_formatter(unit: str, binary: bool = False) -> FuncFormatter:
     """Axis ticks like '10 GFLOP/s' or '32 KiB' instead of 1e10."""
     if unit == "B" and binary:
         return FuncFormatter(lambda v, _: units.fmt_bytes(v, binary=True, digits=0))
@@ -69,7 +71,7 @@ def _prefix_formatter(unit: str, binary: bool = False) -> FuncFormatter:
     return FuncFormatter(lambda v, _: f"{v:g}")
 
 
-def _log_log(ax, *, x_ticks, y_ticks, xlabel: str, ylabel: str, title: str, x_base: int = 2):
+def log_log_axes(ax, *, x_ticks, y_ticks, xlabel: str, ylabel: str, title: str, x_base: int = 2):
     """The course's log-log axes: x in powers of ``x_base``, y with ``y_ticks`` and no minor labels.
 
     ``x_ticks`` / ``y_ticks`` are tick formatters (None keeps matplotlib's for that axis).
@@ -89,19 +91,12 @@ def _log_log(ax, *, x_ticks, y_ticks, xlabel: str, ylabel: str, title: str, x_ba
     ax.set_title(title)
 
 
-def _new_axes(ax=None, figsize=None):
-    from matplotlib import pyplot as plt
-
-    if ax is not None:
-        return ax
-    return plt.subplots(figsize=figsize)[1]
-
-
-def _bytes_axis(axis) -> None:
+def bytes_axis(axis) -> None:
+    """Tick labels in bytes with a decimal prefix (``1 GB``)."""
     axis.set_major_formatter(FuncFormatter(lambda v, _: units.fmt_bytes(v, digits=0)))
 
 
-_KIND_COLOURS = {
+KIND_COLOURS = {
     "F": PALETTE[0],
     "B": PALETTE[1],
     "W": PALETTE[2],
@@ -110,7 +105,7 @@ _KIND_COLOURS = {
 }
 
 
-_KIND_NAMES = {
+KIND_NAMES = {
     "F": "forward",
     "B": "backward",
     "W": "weight gradient",
@@ -119,9 +114,23 @@ _KIND_NAMES = {
 }
 
 
-def _ms_axis(ax) -> None:
+def ms_time_axis(ax) -> None:
+    """The x axis of a timeline, labelled in milliseconds since the step started."""
     ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{1e3 * v:g}"))
     ax.set_xlabel("time since the step started (ms)")
 
 
-__all__ = ["use_style"]
+__all__ = [
+    "KIND_COLOURS",
+    "KIND_NAMES",
+    "PALETTE",
+    "STYLE",
+    "bytes_axis",
+    "log_log_axes",
+    "ms_time_axis",
+    "new_axes",
+    "prefix_formatter",
+    "record_dict",
+    "record_dicts",
+    "use_style",
+]

@@ -60,7 +60,7 @@ class _Capped(io.TextIOBase):
         return "".join(self.parts) + more
 
 
-def _extract(namespace: dict, question: dict) -> dict:
+def extract_answers(namespace: dict, question: dict) -> dict:
     """Evaluate one question's answer expressions (and function calls) in the namespace."""
     out: dict[str, dict] = {}
     for name, expr in question.get("answers", {}).items():
@@ -160,7 +160,7 @@ def main(request_path: str) -> int:
         results["cells"].append(record)
         q = cell.get("question")
         if cell.get("answer") and q in questions:
-            results["answers"][q] = _extract(shell.user_ns, questions[q])
+            results["answers"][q] = extract_answers(shell.user_ns, questions[q])
             if request.get("in_place"):
                 own = {k: e for k, e in request.get("extras", {}).items() if k.startswith(f"{q}/")}
                 here = {"answers": results["answers"][q], "extras": _extras(shell.user_ns, own)}
@@ -170,7 +170,7 @@ def main(request_path: str) -> int:
     signal.setitimer(signal.ITIMER_REAL, cell_limit)
     try:
         for q, spec in questions.items():
-            results["answers"][q] = _extract(shell.user_ns, spec)
+            results["answers"][q] = extract_answers(shell.user_ns, spec)
         results["extras"] = _extras(shell.user_ns, request.get("extras", {}))
         results["done"] = True
     except CellTimeout:
