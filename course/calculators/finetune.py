@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
 
 from course.calculators.memory import (
     BYTES_PER_VALUE,
@@ -94,7 +93,6 @@ class FineTuneMemory(Report):
     """Memory of LoRA fine-tuning against full fine-tuning (one device, no sharding)."""
 
     _title = "LoRA vs full fine-tuning"
-    _formats = MappingProxyType({"trainable_fraction": "percent"})
 
     params: int
     trainable_params: int
@@ -160,15 +158,6 @@ class Accumulation(Report):
     """Micro-batches to accumulate per optimizer step to reach a global batch."""
 
     _title = "Gradient accumulation"
-    _formats = MappingProxyType(
-        {
-            "global_batch": "number",
-            "micro_batch": "number",
-            "data_parallel": "number",
-            "steps": "number",
-            "tokens_per_step": "number",
-        }
-    )
 
     global_batch: int  # sequences per optimizer step
     micro_batch: int  # sequences per forward/backward on one device

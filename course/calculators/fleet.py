@@ -125,9 +125,6 @@ class DecodePoint(Report):
     """One point of the batch-latency trade-off: a batch on a ``tp``-GPU replica."""
 
     _title = "Decode at one batch"
-    _formats = MappingProxyType(
-        {"tp": "number", "batch": "number", "output_tokens_per_s_per_gpu": "number"}
-    )
 
     tp: int
     batch: int
@@ -198,9 +195,6 @@ class TPOption(Report):
     """A replica of ``tp`` GPUs at the batch its KV room and the TPOT SLO allow."""
 
     _title = "Replica on the batch-latency trade-off"
-    _formats = MappingProxyType(
-        {**_REPLICA_FORMATS, "kv_room_batch": "number", "output_tokens_per_s_per_gpu": "number"}
-    )
 
     gpu: str
     tp: int  # GPUs per replica (tensor parallel degree)
@@ -346,17 +340,7 @@ class FleetPlan(Report):
 
     _title = "Fleet for a peak load and an SLO"
     _formats = MappingProxyType(
-        {
-            **_REPLICA_FORMATS,
-            "peak_requests_per_s": "number",
-            "gpus_per_replica": "number",
-            "replicas_for_throughput": "number",
-            "replicas": "number",
-            "gpus": "number",
-            "utilisation": "percent",
-            "quantile": "percent",
-            "usd_per_million_output_tokens": "usd",
-        }
+        {"utilisation": "percent", "quantile": "percent", "usd_per_million_output_tokens": "usd"}
     )
 
     gpu: str
@@ -553,15 +537,6 @@ class DayResult(Report):
     """A day of traffic on a fixed or autoscaled fleet: GPU-hours and SLO misses."""
 
     _title = "A day of traffic"
-    _formats = MappingProxyType(
-        {
-            "policy": "text",
-            "peak_replicas": "number",
-            "min_replicas": "number",
-            "gpu_hours": "number",
-            "missed_request_fraction": "percent",
-        }
-    )
 
     policy: str
     min_replicas: int
@@ -661,13 +636,7 @@ class Speculative(Report):
 
     _title = "Speculative decoding"
     _formats = MappingProxyType(
-        {
-            "acceptance_rate": "percent",
-            "draft_tokens": "number",
-            "draft_cost_ratio": "percent",
-            "tokens_per_target_pass": "number",
-            "speedup": "number",
-        }
+        {"acceptance_rate": "percent", "draft_tokens": "number", "draft_cost_ratio": "percent"}
     )
 
     acceptance_rate: float  # alpha: chance the target accepts a draft token

@@ -11,8 +11,8 @@ GiB). The principled estimates follow published accounting:
 
 For the course's own Llama-style transformer, :func:`step_activation_bytes` and
 :func:`training_step_memory` count one training step tensor by tensor and follow its peak through
-the backward pass: that is what ``course.measure.memory`` measures with torch's MemTracker, and the
-two agree (tests/measure/test_measure_memory.py).
+the backward pass: that is what ``course.measure.step_memory`` measures with torch's MemTracker, and
+the two agree (tests/measure/test_step_memory.py).
 
 The readings' rules of thumb are in :mod:`course.claims`, beside these. Used by lessons 04, 07 and
 10. About 640 lines, kept as one module: it answers one question (how many bytes), and its two
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from types import MappingProxyType
 
 from course.facts import hardware, validate
 from course.facts.dtypes import BYTES_PER_VALUE
@@ -86,7 +85,6 @@ class ModelState(Report):
     """Memory of the model states during training (no activations)."""
 
     _title = "Model-state memory"
-    _formats = MappingProxyType({"bytes_per_param": "number"})
 
     params: float
     weights_bytes: float  # the weights the forward/backward pass uses (16-bit in mixed precision)
@@ -388,7 +386,7 @@ def gpus_needed(
 # One training step of the course's own transformer, tensor by tensor: what MemTracker measures.
 # ---------------------------------------------------------------------------------------------
 
-#: How a measured training step computes (see course.measure.memory.measure_training_step).
+#: How a measured training step computes (see course.measure.step_memory.measure_training_step).
 #: Devices whose autocast :func:`step_activation_bytes` models.
 STEP_DEVICES = ("cpu", "cuda")
 STEP_PRECISIONS = ("fp32", "bf16_autocast")
@@ -443,9 +441,9 @@ def step_activation_bytes(
 
     This is Korthikanti et al. 2022's method (sec. 4.1: list every tensor the backward pass needs)
     applied to the course's Llama-style implementation rather than to Megatron's GPT block, so it
-    can be checked exactly against ``MemTracker`` (``course.measure.memory``). With s = seq_len,
-    b = batch, h = hidden, f = ffn_hidden, a = heads, d = head_dim, V = vocab, one block keeps, in
-    bytes:
+    can be checked exactly against ``MemTracker`` (``course.measure.step_memory``). With s =
+    seq_len, b = batch, h = hidden, f = ffn_hidden, a = heads, d = head_dim, V = vocab, one block
+    keeps, in bytes:
 
     - ``"fp32"``: 40*s*b*h + 16*s*b*f + 4*a*b*s^2 + s^2 + 8*s*b + 8*s*d: two RMSNorms (input,
       normalised input, output: 3 x 4sbh each, and 1/rms: 4sb), Q, K, V after RoPE (K and V
@@ -509,7 +507,6 @@ class StepMemory(Report):
     """Estimated peak of one training step, split like MemTracker splits its measurement."""
 
     _title = "Estimated peak of one training step"
-    _formats = MappingProxyType({"peak_phase": "text"})
 
     params: int
     parameters_bytes: float
@@ -575,7 +572,7 @@ def training_step_memory(
     ``torch.cuda.max_memory_allocated`` is higher by the cuBLAS/cuBLASLt workspaces and buffers that
     kernels allocate internally (on the H100 reference run: 64 MiB more for the demo model).
     Accounting after Korthikanti et al. 2022 sec. 4 (activations) and Rajbhandari et al. 2019 sec. 3
-    (model states); checked against MemTracker in tests/measure/test_measure_memory.py (CPU) and
+    (model states); checked against MemTracker in tests/measure/test_step_memory.py (CPU) and
     tests/measure/test_memory_cuda.py (the H100 reference run, and CUDA itself where present).
     """
     c = _check_step_config(config)

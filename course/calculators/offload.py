@@ -19,7 +19,6 @@ copies. Used by lesson 07.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from types import MappingProxyType
 
 from course.calculators.memory import (
     USABLE_MEMORY_FRACTION,
@@ -50,7 +49,6 @@ class OffloadCost(Report):
     """GPU memory and step time with the optimizer offloaded to the CPU (ZeRO-Offload)."""
 
     _title = "Optimizer offload (ZeRO-Offload), per training step"
-    _formats = MappingProxyType({"slowdown": "number"})
 
     params: float
     gpu_states_without_offload_bytes: float  # 16 B/param: mixed-precision Adam all on the GPU
@@ -119,7 +117,6 @@ class WeightStreaming(Report):
     """The floor on a forward pass when the weights live in CPU memory."""
 
     _title = "Weights streamed from CPU memory"
-    _formats = MappingProxyType({"link": "text", "slowdown": "number"})
 
     link: str
     weights_bytes: float

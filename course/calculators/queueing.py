@@ -92,9 +92,7 @@ class PercentileInterval(Report):
     A bound is None where the sample is too small to give one (``note`` says how many it needs)."""
 
     _title = "A percentile with its confidence interval"
-    _formats = MappingProxyType(
-        {"percentile": "number", "count": "number", "confidence": "percent", "coverage": "percent"}
-    )
+    _formats = MappingProxyType({"confidence": "percent", "coverage": "percent"})
 
     percentile: float
     count: int
@@ -190,7 +188,6 @@ class LatencySummary(Report):
     (:func:`percentile_interval`; "n too small" where the sample cannot bound it)."""
 
     _title = "Latency percentiles (95 % distribution-free intervals)"
-    _formats = MappingProxyType({"count": "number", "p50": "text", "p90": "text", "p99": "text"})
 
     count: int
     mean_seconds: float
@@ -233,7 +230,6 @@ class LittlesLaw(Report):
     """``in_system = arrivals_per_second x time_in_system_seconds``, solved for the missing one."""
 
     _title = "Little's law"
-    _formats = MappingProxyType({"arrivals_per_second": "number", "in_system": "number"})
 
     arrivals_per_second: float
     time_in_system_seconds: float
@@ -305,15 +301,7 @@ class MMc(Report):
     """An M/M/c queue at one load: utilisation, chance of waiting, wait and time in system."""
 
     _title = "M/M/c queue"
-    _formats = MappingProxyType(
-        {
-            "servers": "number",
-            "arrivals_per_second": "number",
-            "utilisation": "percent",
-            "wait_probability": "percent",
-            "mean_in_system": "number",
-        }
-    )
+    _formats = MappingProxyType({"utilisation": "percent", "wait_probability": "percent"})
 
     servers: int
     arrivals_per_second: float
@@ -438,7 +426,6 @@ class Routing(Report):
     """Waits of requests spread over replicas by one routing policy (a replayed simulation)."""
 
     _title = "Load balancing"
-    _formats = MappingProxyType({"policy": "text", "replicas": "number", "requests": "number"})
 
     policy: str
     replicas: int

@@ -67,7 +67,6 @@ class Fragmentation(Report):
     """Free GPUs per node against one job size: how many such jobs fit, how many are stranded."""
 
     _title = "Fragmentation"
-    _formats = MappingProxyType({"stranded_fraction": "percent"})
 
     gpus_per_job: int
     free_gpus: int
@@ -137,7 +136,7 @@ class Schedule(Report):
     """What a policy did with a job mix on one pool of GPUs."""
 
     _title = "Schedule"
-    _formats = MappingProxyType({"utilisation": "percent", "policy": "text"})
+    _formats = MappingProxyType({"utilisation": "percent"})
 
     policy: str
     makespan_seconds: float  # first submit to last end

@@ -30,7 +30,6 @@ import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
 
 from course.calculators.queueing import percentile
 from course.facts import validate
@@ -119,9 +118,6 @@ class KVAllocation(Report):
     """KV-cache memory a set of requests reserves and uses, and how many fit in a memory budget."""
 
     _title = "KV-cache allocation"
-    _formats = MappingProxyType(
-        {"policy": "text", "requests": "number", "batch_that_fits": "number"}
-    )
 
     policy: str
     requests: int
@@ -199,14 +195,6 @@ class BatchingResult(Report):
     """What a stream of requests experienced under one batching policy (simulated)."""
 
     _title = "Batching simulation"
-    _formats = MappingProxyType(
-        {
-            "policy": "text",
-            "requests": "number",
-            "tokens_per_second": "number",
-            "mean_batch": "number",
-        }
-    )
 
     policy: str
     requests: int

@@ -17,7 +17,7 @@ from:
 
 A technique that costs something the constraint does not care about says so in its trade-off
 column (recomputation saves memory and costs time; offloading saves memory and costs a lot of time).
- Used by ``course.presentation.widgets.techniques`` and lesson 07.
+ Used by ``course.presentation.widgets.technique_chooser`` and lesson 07.
 """
 
 from __future__ import annotations

@@ -446,7 +446,7 @@ DEMO_PRESETS: MappingProxyType = MappingProxyType(
                 ffn_hidden=344,
                 vocab=512,
                 max_positions=512,
-                source="course demo: a scaled-down Llama-3-style decoder (course.measure.memory)",
+                source="course demo: a scaled-down Llama-3-style decoder (course.measure.step_memory)",
             ),
             _TINY_LLAMA,
             _TINY_LLAMA.replace(

@@ -7,7 +7,7 @@ Three parts, each small enough to read:
   PagedAttention). It is the allocator whose memory lesson 07 counted with
   :func:`course.calculators.serving.kv_allocation` (``policy="paged"``); a test checks that its
   peak reservation is what that calculator says.
-- :class:`PagedDecoder` runs the course's decoder (:func:`course.measure.serving.serve_model`,
+- :class:`PagedDecoder` runs the course's decoder (:func:`course.measure.decoding.serve_model`,
   lesson 07's model) with that cache: a prefill of one prompt, then decode steps over a batch of
   sequences of different lengths, each reading its own blocks. Its logits equal the plain model's on
   the whole sequence (tested).
@@ -43,8 +43,8 @@ from torch import nn
 
 from course.facts import validate
 from course.facts.models import TransformerConfig
-from course.measure.memory import DEMO_CONFIG
-from course.measure.serving import serve_model
+from course.measure.decoding import serve_model
+from course.measure.step_memory import DEMO_CONFIG
 from course.measure.torchmodels import rotate_half
 
 POLICIES = ("continuous", "static")

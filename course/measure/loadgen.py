@@ -35,8 +35,8 @@ from course.facts import validate
 from course.facts.report import Table
 from course.facts.units import fmt_seconds
 from course.measure import llm_server
+from course.measure.decoding import serve_model
 from course.measure.llm_server import POLICIES, Engine, running_server
-from course.measure.serving import serve_model
 from course.measure.timing import progress
 
 

@@ -129,9 +129,7 @@ class QuantError(Report):
     """How far ``w_hat`` is from ``w``."""
 
     _title = "Quantisation error"
-    _formats = MappingProxyType(
-        {"max_abs": "general", "rms": "general", "relative_rms": "percent", "sqnr_db": "number"}
-    )
+    _formats = MappingProxyType({"max_abs": "general", "rms": "general", "relative_rms": "percent"})
 
     max_abs: float  # largest |w - w_hat|
     rms: float  # root-mean-square error

@@ -30,7 +30,7 @@ from torch import nn
 from course.calculators import memory
 from course.facts import validate
 from course.facts.models import DEMO_PRESETS, TransformerConfig
-from course.measure.memory import CheckpointedBlock, measure_training_step
+from course.measure.step_memory import CheckpointedBlock, measure_training_step
 from course.measure.timing import Budget, Sweep, progress, time_call
 from course.measure.torchmodels import build_model, count_parameters
 

@@ -1,9 +1,13 @@
 """Results that print themselves (course.facts.report): the unit read from a name, Report, Table."""
 
+import importlib
+import pkgutil
+import typing
 from dataclasses import dataclass
 
 import pytest
 
+import course
 from course.facts import report, units
 from course.facts.report import Table
 
@@ -114,3 +118,29 @@ def test_table_cells_keep_a_datasheets_significant_digits():
     assert cells[0][1] == "85.9 GB (80.0 GiB)"  # 80 GiB: the decimal view keeps three figures
     assert cells[1][2:4] == ["2.039 TB/s", "312.0 TFLOP/s"]
     assert cells[2][2] == "4.8 TB/s"
+
+
+def _report_classes() -> list[type]:
+    """Every Report subclass the course defines (its modules imported)."""
+    for info in pkgutil.walk_packages(course.__path__, "course."):
+        importlib.import_module(info.name)
+    found, todo = [], [report.Report]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            if sub.__module__.startswith("course."):
+                found.append(sub)
+            todo.append(sub)
+    return found
+
+
+def test_every_format_override_changes_what_prints():
+    """``_formats`` names only fields whose name alone would print them otherwise: not the kind
+    the name's suffix already gives, not "text" for a ``str`` field (printed as itself anyway)."""
+    noop = [
+        f"{cls.__module__}.{cls.__name__}.{name}: {kind}"
+        for cls in _report_classes()
+        for name, kind in cls.__dict__.get("_formats", {}).items()
+        if kind == report.unit_kind(name)
+        or (kind == "text" and typing.get_type_hints(cls).get(name) is str)
+    ]
+    assert not noop, f"format overrides that restate the default (delete them): {noop}"

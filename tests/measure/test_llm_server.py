@@ -13,7 +13,7 @@ import torch
 
 from course.calculators import serving
 from course.measure import llm_server, loadgen
-from course.measure.serving import serve_model
+from course.measure.decoding import serve_model
 
 CFG = llm_server.MODEL_CONFIG
 

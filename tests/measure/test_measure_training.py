@@ -9,7 +9,7 @@ import torch
 
 from course.calculators import finetune, memory
 from course.measure import training
-from course.measure.memory import measure_training_step
+from course.measure.step_memory import measure_training_step
 from course.measure.torchmodels import build_model
 from course.measure.training import SWEEP_CONFIG
 

@@ -76,7 +76,7 @@ def test_device_must_be_cpu_or_cuda():
 )
 @pytest.mark.parametrize("precision", ["fp32", "bf16_autocast"])
 def test_measured_on_cuda_has_every_category_and_matches_the_estimate(precision):
-    from course.measure.memory import DEMO_CONFIG, measure_training_step
+    from course.measure.step_memory import DEMO_CONFIG, measure_training_step
 
     m = measure_training_step(DEMO_CONFIG, batch=4, seq_len=128, precision=precision, device="cuda")
     assert m.parameters_bytes > 0 and m.activations_bytes > 0 and m.total_bytes > 0  # defect 2

@@ -92,7 +92,7 @@ OVER_TARGET: dict[str, int] = {
     "course/measure/triton_kernels.py:matmul_kernel()": 10,
     "course/presentation/plots/measurements.py:grouped_bars()": 9,
     "course/presentation/widgets/buy_vs_rent.py:buy_vs_rent_calculator()": 13,
-    "course/presentation/widgets/cost.py:how_long_and_how_much()": 17,
+    "course/presentation/widgets/run_cost.py:how_long_and_how_much()": 17,
     "course/presentation/widgets/dgx_design.py:dgx_design_calculator()": 11,
     "course/presentation/widgets/fit.py:will_it_fit()": 11,
     "course/presentation/widgets/gpu_choice.py:a100_or_h100()": 13,

@@ -171,7 +171,9 @@ def test_the_mirror_rule_reads_layers_and_sub_packages():
     assert (
         _mirror(ROOT / "course/facts/hardware/__init__.py") == ROOT / "tests/facts/test_hardware.py"
     )
-    assert _mirrored(ROOT / "course/measure/memory.py")  # as tests/measure/test_measure_memory.py
+    assert _mirrored(
+        ROOT / "course/measure/training.py"
+    )  # as tests/measure/test_measure_training.py
     assert _mirror(ROOT / "course/presentation/findings/_common.py") == (
         ROOT / "tests/presentation/test_findings_common.py"
     )
@@ -188,17 +190,11 @@ _SANDBOX = "the grading sandbox attacked or exercised as a whole (every module o
 #: test file -> why it mirrors no module; tests/project/ holds the repository's tests and needs none
 TEST_FILES_WITHOUT_MODULE: dict[str, str] = {
     "tests/calculators/test_calculator_properties.py": _ACROSS + ": property tests of physics",
-    "tests/calculators/test_compute_narayanan.py": _SPLIT,
     "tests/calculators/test_cost.py": "lesson 05's time, cost and energy against published runs",
-    "tests/calculators/test_memory_extra.py": _SPLIT,
-    "tests/calculators/test_memory_fp32.py": _SPLIT,
-    "tests/calculators/test_parallel_links.py": _SPLIT,
     "tests/distributed/test_distributed_demos.py": _ONE_LAUNCH,
     "tests/distributed/test_distributed_scale.py": "lesson 12's demos, sharing their launches",
     "tests/distributed/test_launch_gpus.py": "the launcher on GPUs (CUDA only)",
     "tests/distributed/test_scheduling_fallback.py": "the recorded Slurm run where Slurm is absent",
-    "tests/facts/test_models_moe.py": _SPLIT,
-    "tests/measure/test_measure_memory_device.py": _SPLIT,
     "tests/measure/test_measure_numpy_threads.py": _ACROSS + ": numpy's and torch's thread pools",
     "tests/measure/test_memory_cuda.py": _SPLIT + " (CUDA only)",
     "tests/measure/test_scratch_dir.py": _ACROSS + ": where measurements write",

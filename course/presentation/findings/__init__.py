@@ -6,25 +6,25 @@ the tidy records the measurement layer returned and returns a sentence or a shor
 with the explanation that fits the outcome, including "the machine was busy: rerun". One module per
 topic (``course/presentation/findings/<topic>.py``): no measuring, no torch.
 
-Modules: ``matmul`` (libraries, dtypes, alignment, share of a peak), ``threads`` (thread scaling),
-``overhead`` (fixed per-call costs, crossovers), ``caches`` (bandwidth per memory level),
-``batching`` (batching curve, decoding against its floor), ``precision`` (autocast and quantised
-inference speed), ``utilisation`` (a training step's MFU, FLOP counter against formula),
+Modules: ``matmul_rates`` (libraries, dtypes, alignment, share of a peak), ``threads`` (thread
+scaling), ``crossovers`` (fixed per-call costs, crossovers), ``caches`` (bandwidth per memory
+level), ``batching`` (batching curve, decoding against its floor), ``precision_speed`` (autocast and
+quantised inference speed), ``utilisation`` (a training step's MFU, FLOP counter against formula),
 ``gpu_inside`` (lesson 11: kernels against torch, stride sweep against the coalescing calculator, a
 profiled fix), ``checkpointing`` (lesson 12: async saves, disk against a parallel filesystem, the
 cost of a restart), ``power`` (a sustained-power trace), ``scheduling`` (lesson 14: what a real
-Slurm did with a job mix). Lessons call them as ``findings.matmul.dtype_speed(records, ...)``.
+Slurm did with a job mix). Lessons call them as ``findings.matmul_rates.dtype_speed(records, ...)``.
 """
 
 from course.presentation.findings import (
     batching,
     caches,
     checkpointing,
+    crossovers,
     gpu_inside,
-    matmul,
-    overhead,
+    matmul_rates,
     power,
-    precision,
+    precision_speed,
     scheduling,
     threads,
     utilisation,
@@ -35,10 +35,10 @@ __all__ = [
     "caches",
     "checkpointing",
     "gpu_inside",
-    "matmul",
-    "overhead",
+    "matmul_rates",
+    "crossovers",
     "power",
-    "precision",
+    "precision_speed",
     "scheduling",
     "threads",
     "utilisation",

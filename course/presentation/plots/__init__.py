@@ -7,7 +7,7 @@ Takes tidy records (lists of dicts or dataclasses), never measures or calculates
 The plots live in one module per subject; this package re-exports them all, so
 ``from course.presentation.plots import roofline`` works as before."""
 
-from course.presentation.plots.cost import (
+from course.presentation.plots.cost_curves import (
     breakeven_vs_utilisation,
     overhead_vs_interval,
     stacked_usd,
@@ -30,8 +30,8 @@ from course.presentation.plots.measurements import (
     thread_scaling,
     time_vs_size,
 )
-from course.presentation.plots.memory import bytes_vs_tokens, stacked_bytes
-from course.presentation.plots.precision import (
+from course.presentation.plots.memory_bars import bytes_vs_tokens, stacked_bytes
+from course.presentation.plots.number_formats import (
     bit_layouts,
     format_ranges,
     loss_curves,

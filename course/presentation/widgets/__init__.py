@@ -37,7 +37,6 @@ from course.presentation.widgets.base import (
 )
 from course.presentation.widgets.buy_vs_rent import buy_vs_rent_calculator
 from course.presentation.widgets.cores import tensor_vs_cuda_cores
-from course.presentation.widgets.cost import how_long_and_how_much
 from course.presentation.widgets.cpu_or_gpu import cpu_or_gpu
 from course.presentation.widgets.decode import decode_speed_calculator
 from course.presentation.widgets.dgx_design import dgx_design_calculator
@@ -45,11 +44,12 @@ from course.presentation.widgets.fit import will_it_fit
 from course.presentation.widgets.gpu_choice import a100_or_h100
 from course.presentation.widgets.grace_hopper import grace_hopper_calculator
 from course.presentation.widgets.layout import layout_chooser
-from course.presentation.widgets.mig import mig_explorer
-from course.presentation.widgets.occupancy import occupancy_calculator
+from course.presentation.widgets.mig_explorer import mig_explorer
+from course.presentation.widgets.occupancy_calculator import occupancy_calculator
 from course.presentation.widgets.pod_power import pod_power_calculator
 from course.presentation.widgets.roofline import roofline_explorer
-from course.presentation.widgets.techniques import technique_table
+from course.presentation.widgets.run_cost import how_long_and_how_much
+from course.presentation.widgets.technique_chooser import technique_table
 
 __all__ = [
     "ERROR_COLOUR",

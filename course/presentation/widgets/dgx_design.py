@@ -25,7 +25,7 @@ from course.presentation.widgets.base import (
     parse_whole,
     text_box,
 )
-from course.presentation.widgets.mig import DECODERS
+from course.presentation.widgets.mig_explorer import DECODERS
 
 #: Compute dtypes offered, where the system's GPU has them.
 DTYPES = ("bf16", "fp16", "fp8", "tf32")

@@ -1,5 +1,5 @@
-"""A real training step measured by MemTracker (course.measure.memory) against the estimate of the
-same quantities (course.calculators.memory.training_step_memory). Lesson 04's promise: the
+"""A real training step measured by MemTracker (course.measure.step_memory) against the estimate of
+the same quantities (course.calculators.memory.training_step_memory). Lesson 04's promise: the
 estimate is within 10 % of the measured peak for fp32 and bf16 autocast, with and without
 gradient checkpointing, and so is the saving checkpointing brings. (Here it agrees to within a
 kilobyte; 10 % is the contract.)"""
@@ -7,10 +7,16 @@ kilobyte; 10 % is the contract.)"""
 from __future__ import annotations
 
 import pytest
+import torch
 
 from course.calculators import memory
 from course.facts.models import PRESETS, TransformerConfig
-from course.measure.memory import DEMO_CONFIG, MeasuredStep, measure_training_step
+from course.measure.step_memory import (
+    DEMO_CONFIG,
+    MeasuredStep,
+    measure_training_step,
+    tracker_device,
+)
 
 BATCH, SEQ = 4, 128
 RUNS = [(p, c) for p in memory.STEP_PRECISIONS for c in (False, True)]
@@ -161,3 +167,13 @@ def test_bad_requests_raise_value_error():
         measure_training_step(DEMO_CONFIG, precision="fp16")
     with pytest.raises(ValueError, match="seq_len"):
         measure_training_step(DEMO_CONFIG, seq_len=DEMO_CONFIG.max_positions + 1)
+
+
+def test_cpu_key_is_the_cpu():
+    assert tracker_device("cpu") == torch.device("cpu")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (defect 2 of issue 8)")
+def test_bare_cuda_gets_the_index_memtracker_uses():
+    assert tracker_device("cuda") == torch.device("cuda", torch.cuda.current_device())
+    assert tracker_device("cuda:0") == torch.device("cuda", 0)

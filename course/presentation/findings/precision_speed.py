@@ -6,7 +6,7 @@
 - :func:`quantised_speed`: the forward times of ``course.measure.quantize.benchmark_variants``
   records (name, batch, median_seconds, iqr_seconds) at each batch, int8 and bf16 against fp32.
 The per-dtype matmul rates of lesson 03 §6 use
-:func:`course.presentation.findings.matmul.dtype_speed`.
+:func:`course.presentation.findings.matmul_rates.dtype_speed`.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from course.presentation.widgets import mig_explorer
-from course.presentation.widgets.mig import parse_instances
+from course.presentation.widgets.mig_explorer import parse_instances
 
 
 def test_mig_explorer_default_shows_112_of_132_sms_and_that_7b_fits_no_1g_slice():

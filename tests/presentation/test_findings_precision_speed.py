@@ -1,8 +1,8 @@
-"""course.presentation.findings.precision: every outcome, from synthetic records."""
+"""course.presentation.findings.precision_speed: every outcome, from synthetic records."""
 
 import pytest
 
-from course.presentation.findings import precision
+from course.presentation.findings import precision_speed
 
 
 @pytest.mark.parametrize(
@@ -16,20 +16,22 @@ from course.presentation.findings import precision
     ],
 )
 def test_autocast_speed_every_outcome(bf16_ms, units, device, phrase):
-    text = precision.autocast_speed(
+    text = precision_speed.autocast_speed(
         {"fp32": [2.5e-3] * 8, "bf16": [bf16_ms * 1e-3] * 8}, device=device, bf16_units=units
     )
     assert phrase in text and "fp16 autocast: not run" in text
 
 
 def test_autocast_speed_noisy_and_missing():
-    noisy = precision.autocast_speed(
+    noisy = precision_speed.autocast_speed(
         {"fp32": [2e-3, 2.5e-3, 3e-3, 4e-3], "bf16": [1.5e-3, 2.5e-3, 3e-3, 5e-3]},
         device="cpu",
         bf16_units=None,
     )
     assert "rerun" in noisy
-    assert "fp32 run is missing" in precision.autocast_speed({}, device="cpu", bf16_units=None)
+    assert "fp32 run is missing" in precision_speed.autocast_speed(
+        {}, device="cpu", bf16_units=None
+    )
 
 
 def variant(name, b, ms, iqr=0.02):
@@ -37,7 +39,7 @@ def variant(name, b, ms, iqr=0.02):
 
 
 def test_quantised_speed_small_batch_wins_and_large_batch_loses():
-    text = precision.quantised_speed(
+    text = precision_speed.quantised_speed(
         [
             variant("fp32", 1, 2.4),
             variant("int8 (course)", 1, 1.3),
@@ -53,9 +55,13 @@ def test_quantised_speed_small_batch_wins_and_large_batch_loses():
 
 
 def test_quantised_speed_large_batch_wins_noisy_and_missing():
-    text = precision.quantised_speed([variant("fp32", 64, 17.8), variant("int8 (course)", 64, 9.0)])
+    text = precision_speed.quantised_speed(
+        [variant("fp32", 64, 17.8), variant("int8 (course)", 64, 9.0)]
+    )
     assert "kernels for the smaller type" in text
-    noisy = precision.quantised_speed([variant("fp32", 1, 2.4, 0.4), variant("bf16", 1, 2.0, 0.3)])
+    noisy = precision_speed.quantised_speed(
+        [variant("fp32", 1, 2.4, 0.4), variant("bf16", 1, 2.0, 0.3)]
+    )
     assert "bf16 noisy" in noisy
-    assert "fp32 was not measured" in precision.quantised_speed([variant("bf16", 1, 2.0)])
-    assert "No variant" in precision.quantised_speed([])
+    assert "fp32 was not measured" in precision_speed.quantised_speed([variant("bf16", 1, 2.0)])
+    assert "No variant" in precision_speed.quantised_speed([])

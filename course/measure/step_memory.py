@@ -14,7 +14,7 @@ Options: fp32 or bf16 autocast (``torch.autocast``: weights, gradients and optim
 fp32; matmuls run in bf16), and gradient (activation) checkpointing of every transformer block
 (``torch.utils.checkpoint``, non-reentrant). The estimate of the same quantities is
 :func:`course.calculators.memory.training_step_memory`; lesson 04 puts the two side by side, and
-tests/measure/test_measure_memory.py holds them within 10 % of each other.
+tests/measure/test_step_memory.py holds them within 10 % of each other.
 
 MemTracker counts tensor bytes, not what the allocator reserves: on a GPU, add the CUDA context and
 the caching allocator's slack (``torch.cuda.max_memory_reserved``). Where the step runs on CUDA the
@@ -63,7 +63,7 @@ class MeasuredStep(Report):
     """Peak memory of one training step as MemTracker measured it, by category (bytes)."""
 
     _title = "Measured peak of one training step (MemTracker)"
-    _formats = {"device": "text", "precision": "text", "checkpointing": "text", "recompute": "text"}
+    _formats = {"checkpointing": "text"}
 
     device: str
     precision: str

@@ -1,6 +1,6 @@
-"""course.presentation.findings.overhead: every outcome, from synthetic records."""
+"""course.presentation.findings.crossovers: every outcome, from synthetic records."""
 
-from course.presentation.findings import overhead
+from course.presentation.findings import crossovers
 
 
 class Fit:
@@ -15,7 +15,7 @@ def test_fixed_costs_crossover_smallest_never_and_missing():
         "torch": Fit(5e-6, 3e10),
         "slow": Fit(9e-6, 1e7),
     }
-    text = overhead.fixed_costs(
+    text = crossovers.fixed_costs(
         fits, {"numpy": 0.0, "torch": 3.2, "slow": float("inf")}, baseline="python"
     )
     assert "Least fixed cost per call: **numpy**" in text
@@ -23,4 +23,6 @@ def test_fixed_costs_crossover_smallest_never_and_missing():
     assert "wins from the smallest size measured (n = 1)" in text
     assert "overtakes the python from n ≈ 3" in text
     assert "slow never overtakes" in text
-    assert "Fewer than two" in overhead.fixed_costs({"numpy": fits["numpy"]}, {}, baseline="numpy")
+    assert "Fewer than two" in crossovers.fixed_costs(
+        {"numpy": fits["numpy"]}, {}, baseline="numpy"
+    )

@@ -1,4 +1,4 @@
-"""course.presentation.plots.memory: the bars and lines show the bytes they are given."""
+"""course.presentation.plots.memory_bars: the bars and lines show the bytes they are given."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ matplotlib.use("Agg")
 
 from course.calculators import memory  # noqa: E402
 from course.facts.hardware import gpu  # noqa: E402
-from course.presentation.plots import memory as plots  # noqa: E402
+from course.presentation.plots import memory_bars as plots  # noqa: E402
 
 LLAMA2_7B = 6_738_415_616  # parameters (Touvron et al. 2023, Llama 2, table 1: "7B")
 

@@ -1,5 +1,5 @@
-"""course.presentation.plots.cost: break-even lines capped where buying never wins, costs stacked
-to their totals, the overhead curve in percent against hours."""
+"""course.presentation.plots.cost_curves: break-even lines capped where buying never wins, costs
+stacked to their totals, the overhead curve in percent against hours."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 matplotlib.use("Agg")
 
-from course.presentation.plots import cost as plots  # noqa: E402
+from course.presentation.plots import cost_curves as plots  # noqa: E402
 
 
 def test_breakeven_lines_cap_never_at_the_top_and_show_utilisation_in_percent():

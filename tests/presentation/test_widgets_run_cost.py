@@ -1,4 +1,4 @@
-"""The "How long and how much" widget (course.presentation.widgets.cost), driven as a learner
+"""The "How long and how much" widget (course.presentation.widgets.run_cost), driven as a learner
 would. Expected figures are derived here from 6ND, the datasheet peak and TDP, and Llama 2's
 Table 2."""
 
@@ -10,7 +10,7 @@ from course.facts.data import published_runs
 from course.facts.hardware import gpu
 from course.facts.models import PRESETS
 from course.presentation.widgets import ERROR_COLOUR, how_long_and_how_much
-from course.presentation.widgets.cost import CUSTOM
+from course.presentation.widgets.run_cost import CUSTOM
 
 
 def test_defaults_reproduce_llama2_7b_gpu_hours_within_3_percent():

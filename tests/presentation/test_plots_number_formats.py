@@ -1,4 +1,4 @@
-"""course.presentation.plots.precision: bit layouts and ranges drawn from the format table,
+"""course.presentation.plots.number_formats: bit layouts and ranges drawn from the format table,
 checked against IEEE 754-2008 and NVIDIA's TF32 (A100 whitepaper, 2020)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 from course.facts import dtypes  # noqa: E402
-from course.presentation.plots import precision as plots  # noqa: E402
+from course.presentation.plots import number_formats as plots  # noqa: E402
 
 
 def _row_fields(ax, row: int) -> list[tuple[int, int]]:

@@ -29,7 +29,6 @@ from torch import nn
 
 from course.facts import validate
 from course.facts.models import TransformerConfig
-from course.measure.memory import DEMO_CONFIG
 from course.measure.quantize import (
     QuietTorchao,
     quantize_linears,
@@ -37,6 +36,7 @@ from course.measure.quantize import (
     torchao_available,
     torchao_int8_weight_only,
 )
+from course.measure.step_memory import DEMO_CONFIG
 from course.measure.timing import Budget, Sweep, progress, time_call
 from course.measure.torchmodels import build_model
 
