@@ -320,3 +320,24 @@ def text_box(description: str, value: str) -> widgets.Text:
 
 def gpu_options() -> list[tuple[str, str]]:
     return [(g.name, key) for key, g in hardware.GPUS.items()]
+
+
+def gpu_and_dependent(
+    gpu: str, label: str, value: str, options_for: Callable[[str], list[str]]
+) -> tuple[widgets.Dropdown, widgets.Dropdown]:
+    """A GPU menu and a menu labelled ``label`` whose options follow the GPU (``options_for(key)``,
+    e.g. the precisions that GPU has): on a change of GPU it keeps its value where the new GPU
+    offers it, else takes the first option."""
+    card = hardware.gpu(gpu)
+    choices = options_for(card.key)
+    gpu_box = dropdown("GPU", gpu_options(), card.key)
+    dependent = dropdown(label, choices, value if value in choices else choices[0])
+
+    def follow_gpu(change) -> None:
+        available = options_for(change["new"])
+        keep = dependent.value if dependent.value in available else available[0]
+        dependent.options = available
+        dependent.value = keep
+
+    gpu_box.observe(follow_gpu, names="value")
+    return gpu_box, dependent

@@ -13,11 +13,10 @@ import html
 from typing import Any
 
 from course.calculators import compute
-from course.facts import hardware, units
+from course.facts import units
 from course.presentation.widgets.base import (
     Calculator,
-    dropdown,
-    gpu_options,
+    gpu_and_dependent,
     parse_whole,
     text_box,
 )
@@ -74,20 +73,7 @@ def tensor_vs_cuda_cores(
     """A GPU and a precision: Tensor Core peaks (dense, sparse) against CUDA cores, and a matmul's
     floor on each path. The precision menu follows the GPU (no fp8 on an A100, no fp64 on an L40S).
     """
-    card = hardware.gpu(gpu)
-    choices = compute.precisions_on(card)
-    gpu_box = dropdown("GPU", gpu_options(), card.key)
-    precision_box = dropdown(
-        "precision", choices, precision if precision in choices else choices[0]
-    )
-
-    def follow_gpu(change) -> None:
-        available = compute.precisions_on(change["new"])
-        keep = precision_box.value if precision_box.value in available else available[0]
-        precision_box.options = available
-        precision_box.value = keep
-
-    gpu_box.observe(follow_gpu, names="value")
+    gpu_box, precision_box = gpu_and_dependent(gpu, "precision", precision, compute.precisions_on)
     controls = {
         "gpu": gpu_box,
         "precision": precision_box,

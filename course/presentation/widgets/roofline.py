@@ -10,8 +10,7 @@ from course.calculators import compute
 from course.facts import hardware, units
 from course.presentation.widgets.base import (
     Calculator,
-    dropdown,
-    gpu_options,
+    gpu_and_dependent,
     parse_number,
     text_box,
 )
@@ -44,6 +43,11 @@ def _roofline_html(result: compute.Roofline, v: dict[str, Any]) -> str:
     return summary + result._repr_html_()
 
 
+def _dtypes_of(gpu: str) -> list[str]:
+    """The dtypes the GPU's datasheet gives a dense peak for (each GPU has its own list)."""
+    return list(hardware.gpu(gpu).dense_flop_per_s)
+
+
 def roofline_explorer(
     gpu: str = "h100-sxm",
     dtype: str = "bf16",
@@ -55,17 +59,7 @@ def roofline_explorer(
     The defaults are a matrix-vector product with a 1e9-weight matrix in 16 bits: 2 FLOPs per
     2-byte weight, intensity 1 FLOP/byte, far below the H100's ridge of ~295.
     """
-    card = hardware.gpu(gpu)
-    gpu_box = dropdown("GPU", gpu_options(), card.key)
-    dtype_box = dropdown("dtype", list(card.dense_flop_per_s), dtype)
-
-    def follow_gpu(change) -> None:  # each GPU has its own list of dtypes
-        available = list(hardware.gpu(change["new"]).dense_flop_per_s)
-        keep = dtype_box.value if dtype_box.value in available else available[0]
-        dtype_box.options = available
-        dtype_box.value = keep
-
-    gpu_box.observe(follow_gpu, names="value")
+    gpu_box, dtype_box = gpu_and_dependent(gpu, "dtype", dtype, _dtypes_of)
     controls = {
         "gpu": gpu_box,
         "dtype": dtype_box,
