@@ -124,3 +124,14 @@ def test_a_prediction_is_checked_against_what_slurm_did(predicted, actual, right
     verdict = slurm_lab.check("x", predicted, actual)
     assert verdict.right is right
     assert ("no prediction" in str(verdict)) is (right is None)
+
+
+def test_without_slurm_the_lab_replays_the_recording_and_says_why(monkeypatch):
+    monkeypatch.setattr(
+        slurm, "unavailable", lambda: "Slurm runs on Linux; this machine runs darwin."
+    )
+    lab = slurm_lab.start()
+    assert not lab.live and "darwin" in str(lab)
+    run = lab.restart("sched/builtin").queue("builtin", slurm_lab.LESSON_SCRIPTS["builtin"])
+    assert run.start_order() == ["A", "B", "C"] and "recorded" in run.note
+    lab.stop()
