@@ -240,11 +240,15 @@ class Lab:
             if done.returncode == 0:
                 ids[job] = int(done.stdout.split()[-1])
         watched = self._watch(set(ids), limit_seconds)
-        sacct = self.cluster.run(
-            "sacct",
-            "--completion",
-            f"--jobs={','.join(str(j['id']) for j in watched['jobs'])}",
-            "--format=JobID,JobName,State,ExitCode,Start,End",
+        sacct = (
+            ""
+            if not watched["jobs"]
+            else self.cluster.run(
+                "sacct",
+                "--completion",
+                f"--jobs={','.join(str(j['id']) for j in watched['jobs'])}",
+                "--format=JobID,JobName,State,ExitCode,Start,End",
+            )
         )
         return QueueRun(
             name, self.scheduler, dict(scripts), "\n".join(lines), sacct=sacct, **watched
@@ -349,7 +353,7 @@ class Lab:
                 raise RuntimeError(f"the queue did not finish in {limit_seconds} s: {now}")
             time.sleep(0.2)
         self._clear()
-        first = min(_epoch(f["SubmitTime"]) for f in seen.values())
+        first = min((_epoch(f["SubmitTime"]) for f in seen.values()), default=0.0)
         jobs = []
         for key, f in sorted(seen.items(), key=lambda kv: _id(kv[1])):
             ran = f.get("JobState") in _ENDED and f.get("Reason") != _NEVER

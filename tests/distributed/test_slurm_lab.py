@@ -135,3 +135,11 @@ def test_without_slurm_the_lab_replays_the_recording_and_says_why(monkeypatch):
     run = lab.restart("sched/builtin").queue("builtin", slurm_lab.LESSON_SCRIPTS["builtin"])
     assert run.start_order() == ["A", "B", "C"] and "recorded" in run.note
     lab.stop()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(bool(REASON), reason=f"no Slurm: {REASON}")
+def test_a_queue_of_jobs_no_node_can_hold_ends_at_once_with_sbatchs_words(tmp_path):
+    with slurm_lab.start() as lab:
+        run = lab.queue("mine", {"huge": "#!/bin/bash\n#SBATCH --gres=gpu:9\nsleep 1\n"})
+    assert run.jobs == () and "Requested node configuration is not available" in str(run)
