@@ -16,7 +16,7 @@
   with ``all_to_all_single``) and :mod:`~course.distributed.ring_attention` (context parallelism
   with ``isend``/``irecv``).
 - Lesson 14 runs them under a scheduler: :mod:`~course.distributed.slurm` (a real single-node Slurm
-  started in a folder of its own, stopped by process id), :mod:`~course.distributed.scheduling`
+  started in a folder of its own, stopped by process id), :mod:`~course.distributed.job_mix`
   (the job mix run on it, or its recording) and :mod:`~course.distributed.manifests` (Kubernetes
   manifests checked offline); ``jobs/`` holds the batch scripts and manifests.
 

@@ -98,7 +98,8 @@ _MUNGE_FILES = {
 }
 
 
-def _program(name: str) -> str | None:
+def program_path(name: str) -> str | None:
+    """The full path of a Slurm or munge program, or None where this machine lacks it."""
     return shutil.which(name) or shutil.which(name, path="/usr/sbin:/usr/bin:/sbin")
 
 
@@ -106,7 +107,7 @@ def unavailable() -> str | None:
     """None where :func:`start` can run a cluster here, else why not (one sentence)."""
     if not sys.platform.startswith("linux"):
         return f"Slurm runs on Linux; this machine runs {sys.platform}."
-    missing = [p for p in PROGRAMS if _program(p) is None]
+    missing = [p for p in PROGRAMS if program_path(p) is None]
     if missing:
         return (
             f"Slurm is not installed here ({', '.join(missing)} not found): "
@@ -161,7 +162,7 @@ class Cluster:
     def run(self, *args: str, timeout: float = 30.0) -> str:
         """Run one Slurm command (``run("squeue", "-h")``); its stdout. Raises on failure."""
         done = subprocess.run(
-            [_program(args[0]) or args[0], *args[1:]],
+            [program_path(args[0]) or args[0], *args[1:]],
             env=self.env,
             capture_output=True,
             text=True,
@@ -261,9 +262,9 @@ def start(
     munge = folder / "munge"
     munged = [f"--{k}={munge}/{v}" for k, v in _MUNGE_FILES.items()]
     commands = [
-        [_program("munged"), "-F", "--force", *munged],
-        [_program("slurmctld"), "-D", "-i"],
-        [_program("slurmd"), "-D", "-N", NODE],
+        [program_path("munged"), "-F", "--force", *munged],
+        [program_path("slurmctld"), "-D", "-i"],
+        [program_path("slurmd"), "-D", "-N", NODE],
     ]
     try:
         for command in commands:

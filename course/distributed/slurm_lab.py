@@ -28,12 +28,12 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from course.distributed import scheduling, slurm
+from course.distributed import job_mix, slurm
 from course.facts import validate
 from course.facts.data import reference
 
 #: The reference run that holds the recording (the job mix's), file ``lab.json``.
-RECORDED = scheduling.RECORDED
+RECORDED = job_mix.RECORDED
 
 _ENDED = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY")
 _NEVER = "DependencyNeverSatisfied"
@@ -289,7 +289,11 @@ class Lab:
 
     def _sbatch(self, *args: str) -> subprocess.CompletedProcess:
         return subprocess.run(
-            [slurm._program("sbatch") or "sbatch", f"--chdir={self.cluster.folder / 'out'}", *args],
+            [
+                slurm.program_path("sbatch") or "sbatch",
+                f"--chdir={self.cluster.folder / 'out'}",
+                *args,
+            ],
             env=self.cluster.env,
             capture_output=True,
             text=True,
@@ -299,7 +303,7 @@ class Lab:
 
     def _jobs(self) -> list[dict[str, str]]:
         lines = self.cluster.run("scontrol", "-d", "show", "job", "-o").strip().splitlines()
-        return [f for f in map(scheduling.parse_job_line, lines) if "JobId" in f]
+        return [f for f in map(job_mix.parse_job_line, lines) if "JobId" in f]
 
     def _wait_for_reason(self, job_id: int, seconds: float = 10.0) -> dict[str, str]:
         deadline = time.monotonic() + seconds
@@ -471,52 +475,3 @@ def record(path: str | Path) -> dict:
                 entry.pop("note", None)
     Path(path).write_text(json.dumps(data, indent=1) + "\n")
     return data
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """A prediction beside what Slurm did; prints itself."""
-
-    what: str
-    predicted: object
-    actual: object
-    right: bool | None
-
-    def __str__(self) -> str:
-        if self.right is None:
-            return (
-                f"{self.what}: no prediction yet (fill in the variable and run the cells "
-                f"again). Slurm: {self.actual!r}"
-            )
-        verdict = "right" if self.right else "not what Slurm did"
-        return f"{self.what}: you predicted {self.predicted!r}; Slurm: {self.actual!r}: {verdict}"
-
-    def _repr_pretty_(self, printer, cycle: bool) -> None:
-        printer.text(str(self))
-
-
-def check(what: str, predicted, actual, tolerance_seconds: float = 1.5) -> Verdict:
-    """Set a prediction beside what Slurm did. Text is compared without case or surrounding
-    spaces (a prediction that is part of Slurm's words counts: ``"Resources"`` for
-    ``"PENDING (Resources)"``); numbers within ``tolerance_seconds``; lists and dicts item by
-    item. An empty prediction (None, "", [], {}, ...) is no prediction."""
-    if predicted in (None, "", [], {}, ...):
-        return Verdict(what, predicted, actual, None)
-    return Verdict(what, predicted, actual, _same(predicted, actual, tolerance_seconds))
-
-
-def _same(predicted, actual, tolerance: float) -> bool:
-    if isinstance(predicted, dict) and isinstance(actual, dict):
-        return set(predicted) == set(actual) and all(
-            _same(predicted[k], actual[k], tolerance) for k in predicted
-        )
-    if isinstance(predicted, list | tuple) and isinstance(actual, list | tuple):
-        return len(predicted) == len(actual) and all(
-            _same(p, a, tolerance) for p, a in zip(predicted, actual, strict=True)
-        )
-    if isinstance(predicted, int | float) and isinstance(actual, int | float):
-        return abs(predicted - actual) <= tolerance
-    if predicted is None or actual is None:
-        return predicted is actual
-    p, a = str(predicted).strip().lower(), str(actual).strip().lower()
-    return bool(p) and (p == a or p in a)

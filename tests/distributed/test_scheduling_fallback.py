@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from course.distributed import scheduling, slurm
+from course.distributed import job_mix, slurm
 
 
 def test_without_slurm_the_demo_is_the_recording_and_says_why(monkeypatch):
     monkeypatch.setattr(
         slurm, "unavailable", lambda: "Slurm runs on Linux; this machine runs darwin."
     )
-    run = scheduling.demo()
+    run = job_mix.demo()
     assert not run.live and "recorded" in run.source and "darwin" in run.source
-    assert run.jobs == scheduling.recorded().jobs
+    assert run.jobs == job_mix.recorded().jobs
 
 
 def test_a_failed_start_falls_back_to_the_recording(monkeypatch):
@@ -23,7 +23,7 @@ def test_a_failed_start_falls_back_to_the_recording(monkeypatch):
 
     monkeypatch.setattr(slurm, "unavailable", lambda: None)
     monkeypatch.setattr(slurm, "start", broken)
-    run = scheduling.demo()
+    run = job_mix.demo()
     assert not run.live and "the live run failed (Slurm did not start" in run.source
 
 
@@ -31,7 +31,7 @@ def test_unavailable_names_what_is_missing(monkeypatch):
     monkeypatch.setattr(slurm.sys, "platform", "win32")
     assert "Linux" in slurm.unavailable()
     monkeypatch.setattr(slurm.sys, "platform", "linux")
-    monkeypatch.setattr(slurm, "_program", lambda name: None)
+    monkeypatch.setattr(slurm, "program_path", lambda name: None)
     assert "apt-get install slurm-wlm munge" in slurm.unavailable()
 
 
@@ -62,7 +62,7 @@ def test_the_batch_scripts_are_right_for_a_real_gpu_node(name):
     # SchedMD sbatch(1): from 22.05 srun does not inherit --cpus-per-task (SRUN_CPUS_PER_TASK);
     # srun(1) --kill-on-bad-exit; the anchors: torchtitan multinode_trainer.slurm, ml-engineering
     # torchrun-launcher.slurm
-    text = scheduling.job_script(name)
+    text = job_mix.job_script(name)
     options = _sbatch_options(text)
     assert options["ntasks-per-node"] == "1" and options["gres"].startswith("gpu:")
     assert int(options["cpus-per-task"]) >= 2 * int(options["gres"].split(":")[-1])
@@ -73,7 +73,7 @@ def test_the_batch_scripts_are_right_for_a_real_gpu_node(name):
 
 
 def test_the_elastic_script_requeues_itself_before_its_time_limit():
-    text = scheduling.job_script("elastic")
+    text = job_mix.job_script("elastic")
     options = _sbatch_options(text)
     assert options["signal"].startswith("B:USR1@") and "requeue" in options
     trap = next(line for line in text.splitlines() if line.startswith("trap "))

@@ -17,8 +17,8 @@ import time
 import pytest
 
 from course.calculators import scheduling as model
-from course.distributed import scheduling, slurm
-from course.presentation.findings import scheduling as found
+from course.distributed import job_mix, slurm
+from course.presentation.findings import slurm_run as found
 
 REASON = slurm.unavailable()
 if REASON and os.environ.get("CI") == "true":
@@ -31,24 +31,24 @@ def live(tmp_path_factory):
     """The lesson's mix with the real DDP batch script; the processes alive during the run."""
     with slurm.running(tmp_path_factory.mktemp("slurm")) as cluster:
         accepted = {name: _test_only(cluster, name) for name in ("ddp", "elastic")}
-        run = scheduling.run_mix(cluster, train=True)
+        run = job_mix.run_mix(cluster, train=True)
         alive = cluster.processes()
     return run, accepted, alive, cluster
 
 
 def _test_only(cluster: slurm.Cluster, name: str) -> str:
     """``sbatch --test-only``: Slurm parses the script and says when it would start it."""
-    script = str(scheduling.JOBS_DIR / f"{name}.sbatch")
+    script = str(job_mix.JOBS_DIR / f"{name}.sbatch")
     done = subprocess.run(
         ["sbatch", "--test-only", script], env=cluster.env, capture_output=True, text=True
     )
     return done.stdout + done.stderr
 
 
-def _mix(tmp_path_factory, **kwargs) -> scheduling.SchedulingRun:
+def _mix(tmp_path_factory, **kwargs) -> job_mix.SchedulingRun:
     """train, big and small only (the jobs the mutated mechanism decides), sleeping."""
     with slurm.running(tmp_path_factory.mktemp("slurm"), **kwargs) as cluster:
-        return scheduling.run_mix(cluster, train=False, jobs=scheduling.MIX[:3])
+        return job_mix.run_mix(cluster, train=False, jobs=job_mix.MIX[:3])
 
 
 def test_the_ddp_job_runs_a_course_demo_on_the_gpus_slurm_gave_it(live):
@@ -105,9 +105,9 @@ def test_without_backfill_the_small_job_waits_behind_the_big_one(tmp_path_factor
 
 
 def test_the_recording_was_made_by_this_code():
-    run = scheduling.recorded()
+    run = job_mix.recorded()
     assert not run.live and run.environment["CUDA_VISIBLE_DEVICES"]
-    fields = {f.name for f in dataclasses.fields(scheduling.SchedulingRun)}
+    fields = {f.name for f in dataclasses.fields(job_mix.SchedulingRun)}
     assert set(dataclasses.asdict(run)) == fields
 
 

@@ -107,25 +107,6 @@ def test_the_lessons_cells_hold_the_recorded_scripts():
             assert text in cells, text
 
 
-@pytest.mark.parametrize(
-    ("predicted", "actual", "right"),
-    [
-        ("Resources", "PENDING (Resources)", True),
-        ("priority", "PENDING (Resources)", False),
-        (["A", "C", "B"], ["A", "C", "B"], True),
-        (["A", "B", "C"], ["A", "C", "B"], False),
-        ({"B": 4, "C": 0}, {"B": 5.0, "C": 1.0}, True),
-        ({"B": 2, "C": 0}, {"B": 5.0, "C": 1.0}, False),
-        (None, "RUNNING", None),
-        ("", "RUNNING", None),
-    ],
-)
-def test_a_prediction_is_checked_against_what_slurm_did(predicted, actual, right):
-    verdict = slurm_lab.check("x", predicted, actual)
-    assert verdict.right is right
-    assert ("no prediction" in str(verdict)) is (right is None)
-
-
 def test_without_slurm_the_lab_replays_the_recording_and_says_why(monkeypatch):
     monkeypatch.setattr(
         slurm, "unavailable", lambda: "Slurm runs on Linux; this machine runs darwin."

@@ -40,7 +40,7 @@ ALLOWED: dict[str, tuple[str | None, str]] = {
     "course/distributed/elastic.py": (_SCALE, "shares the scale tests' launches"),
     "course/distributed/moe.py": (_SCALE, "shares the scale tests' launches"),
     "course/distributed/ring_attention.py": (_SCALE, "shares the scale tests' launches"),
-    "course/distributed/scheduling.py": ("tests/distributed/test_slurm.py", "with Slurm"),
+    "course/distributed/job_mix.py": ("tests/distributed/test_slurm.py", "with Slurm"),
     "course/selfcheck/answers.py": (
         "tests/teaching/test_grading_release.py",
         "checks of a release",

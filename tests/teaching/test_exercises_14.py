@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from solution_run import feedback_with, solution_namespace
 
-from course.distributed import scheduling
+from course.distributed import job_mix
 
 SET = "14_running_a_gpu_cluster"
 
@@ -33,6 +33,6 @@ def test_known_wrong_answers_get_their_hint(namespace, monkeypatch, question, na
 
 
 def test_the_pending_reason_is_read_from_the_recording(namespace):
-    big = scheduling.recorded().job("big")
+    big = job_mix.recorded().job("big")
     assert namespace["big_reason"] == big["reasons"][0] == "Resources"
     assert namespace["big_wait_seconds"] == big["start_seconds"] - big["submit_seconds"] > 0

@@ -13,7 +13,8 @@ quantised inference speed), ``utilisation`` (a training step's MFU, FLOP counter
 ``gpu_inside`` (lesson 11: kernels against torch, stride sweep against the coalescing calculator, a
 profiled fix), ``checkpointing`` (lesson 12: async saves, disk against a parallel filesystem, the
 cost of a restart), ``power`` (a sustained-power trace), ``scheduling`` (lesson 14: what a real
-Slurm did with a job mix). Lessons call them as ``findings.matmul_rates.dtype_speed(records, ...)``.
+Slurm did with a job mix), ``predictions`` (a learner's prediction beside what happened). Lessons
+call them as ``findings.matmul_rates.dtype_speed(records, ...)``.
 """
 
 from course.presentation.findings import (
@@ -25,7 +26,8 @@ from course.presentation.findings import (
     matmul_rates,
     power,
     precision_speed,
-    scheduling,
+    predictions,
+    slurm_run,
     threads,
     utilisation,
 )
@@ -39,6 +41,7 @@ __all__ = [
     "crossovers",
     "power",
     "precision_speed",
+    "predictions",
     "scheduling",
     "threads",
     "utilisation",

@@ -39,7 +39,7 @@ from course.presentation.plots.number_formats import (
     running_sums,
 )
 from course.presentation.plots.scale import goodput_vs_interval, restart_timeline
-from course.presentation.plots.scheduling import gpu_gantt, policy_bars
+from course.presentation.plots.job_timelines import gpu_gantt, policy_bars
 from course.presentation.plots.serving import day_fleet, load_curve
 from course.presentation.plots.style import KIND_COLOURS, KIND_NAMES, PALETTE, STYLE, use_style
 

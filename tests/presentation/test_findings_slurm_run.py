@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from course.distributed import scheduling
-from course.presentation.findings import scheduling as found
+from course.distributed import job_mix
+from course.presentation.findings import slurm_run as found
 
 
 def _run(**starts_ends) -> SimpleNamespace:
@@ -46,7 +46,7 @@ def test_accounting_sums_gpu_seconds_per_account():
 
 
 def test_the_recording_shows_every_mechanism_the_lesson_names():
-    run = scheduling.recorded()
+    run = job_mix.recorded()
     assert not run.live and "recorded" in run.source
     assert "waited" in found.waiting_job(run) and "backfill, because" in found.backfill(run)
     assert found.priority_order(run).startswith("Priority decided")

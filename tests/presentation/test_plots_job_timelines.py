@@ -8,7 +8,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 from course.calculators import scheduling as sch  # noqa: E402
-from course.presentation.plots import scheduling as plots  # noqa: E402
+from course.presentation.plots import job_timelines as plots  # noqa: E402
 
 JOBS = [
     {

@@ -1,5 +1,5 @@
 """Findings of lesson 14: what a real Slurm did with the job mix
-(``course.distributed.scheduling``).
+(``course.distributed.job_mix``).
 
 Each function takes the run (an object with ``jobs``, a list of job dicts with ``name``,
 ``account``, ``gpus``, ``nice``, ``priority``, ``start_seconds``, ``end_seconds``, ``gpu_indices``,
