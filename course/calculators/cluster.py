@@ -3,9 +3,9 @@ and a whole DGX-based design from the model to the electricity bill.
 
 :func:`cluster_for_model` takes the smallest tensor x pipeline split that fits the memory, then
 data parallelism for a time target (Megatron-LM practice: tensor parallelism inside a server's
-NVLink domain, pipeline across servers; Narayanan et al. 2021); :func:`dgx_design` adds the
-SuperPOD fabric (:mod:`course.calculators.systems`), racks, power and cost. Practice question 8 of
-*AI Infrastructure*. Lessons 08 and 10.
+NVLink domain, pipeline across servers; Narayanan et al. 2021); :func:`dgx_design` adds the SuperPOD
+fabric (:mod:`course.calculators.gpu_systems`), racks, power and cost. Practice question 8 of *AI
+Infrastructure*. Lessons 08 and 10.
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from course.calculators import energy
 from course.calculators.compute import training_flops, training_seconds
 from course.calculators.facility import PUE_INDUSTRY_AVERAGE
+from course.calculators.gpu_systems import MAX_SUS, superpod
 from course.calculators.memory import (
     USABLE_MEMORY_FRACTION,
     model_state_bytes,
     params_of,
 )
 from course.calculators.planner import LayoutSettings, layout_memory_bytes, smallest_layout
-from course.calculators.systems import MAX_SUS, superpod
 from course.facts import hardware, validate
 from course.facts.models import TransformerConfig, checked_config
 from course.facts.report import Report

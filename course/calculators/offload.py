@@ -77,9 +77,10 @@ def optimizer_offload(
     ``compute_seconds`` is the GPU's forward + backward without offload (for instance
     ``6 * params * tokens / (peak * mfu)``, lesson 05). ``cpu_seconds_per_param`` is the CPU's
     optimizer time per parameter (AdamW on fp32 states): measure it with
-    ``course.measure.training.cpu_optimizer_step``. ``overlap`` in [0, 1] is the share of the link
-    and CPU time hidden behind the GPU's compute (ZeRO-Offload overlaps gradient transfer with the
-    backward pass; its "delayed parameter update" hides the CPU step behind the next step).
+    ``course.measure.training_optimisations.cpu_optimizer_step``. ``overlap`` in [0, 1] is the share
+    of the link and CPU time hidden behind the GPU's compute (ZeRO-Offload overlaps gradient
+    transfer with the backward pass; its "delayed parameter update" hides the CPU step behind the
+    next step).
     Step time = max(compute + (1 - overlap) x (link + CPU optimizer), link + CPU optimizer): with
     full overlap the longer of the two sets the pace.
     """

@@ -37,7 +37,7 @@ from course.facts import validate
 from course.facts.models import TransformerConfig
 from course.facts.report import Table
 from course.measure.storage import scratch_dir
-from course.measure.training import SWEEP_CONFIG, random_tokens, seeded_model
+from course.measure.training_optimisations import SWEEP_CONFIG, random_tokens, seeded_model
 
 PHASES = ("data", "forward", "backward", "logging", "optimizer")
 #: The ``record_function`` label around each profiled step (the timeline shows the last one).

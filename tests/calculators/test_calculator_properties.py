@@ -23,6 +23,7 @@ from course.calculators import (
     facility,
     finetune,
     fleet,
+    gpu_systems,
     inference,
     memory,
     moe,
@@ -32,7 +33,6 @@ from course.calculators import (
     queueing,
     reliability,
     serving,
-    systems,
     techniques,
 )
 from course.claims import (
@@ -265,7 +265,7 @@ def test_every_public_function_has_a_junk_input_case():
             communication,
             planner,
             facility,
-            systems,
+            gpu_systems,
             cluster,
             cloud,
             inference,
@@ -331,7 +331,7 @@ def test_calculators_do_not_import_torch_and_import_fast():
     time is printed for the record, not asserted beyond a generous bound."""
     code = (
         "import sys, time; t = time.perf_counter(); "
-        "import course.calculators.memory, course.calculators.compute, course.calculators.parallel, course.calculators.facility, course.calculators.systems, course.calculators.cluster, course.calculators.cloud, "
+        "import course.calculators.memory, course.calculators.compute, course.calculators.parallel, course.calculators.facility, course.calculators.gpu_systems, course.calculators.cluster, course.calculators.cloud, "
         "course.calculators.inference, course.calculators.energy, course.claims.gpu_infrastructure, course.facts.data.published_runs, "
         "course.calculators.serving, course.calculators.offload, course.calculators.finetune, course.calculators.techniques, "
         "course.calculators.reliability, course.calculators.moe, course.calculators.context; "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from course.calculators import facility, offload, systems
+from course.calculators import facility, gpu_systems, offload
 from course.facts.models import PRESETS
 from course.presentation.quiz import MultipleChoice, Numeric
 from course.presentation.quizzes import questions
@@ -22,10 +22,10 @@ def test_every_option_is_explained():
 
 def test_quiz_figures_match_the_calculators():
     qs = questions("08")
-    dgx = systems.dgx_from_parts("dgx-h100")
+    dgx = gpu_systems.dgx_from_parts("dgx-h100")
     assert dgx.dense_fp8_flop_per_s == pytest.approx(15.8e15, rel=0.005)  # question 1
-    assert systems.mig_layout("h100-sxm", ["1g.10gb"] * 7).sms_idle == 20  # question 2
-    serving = systems.choose_gpu(
+    assert gpu_systems.mig_layout("h100-sxm", ["1g.10gb"] * 7).sms_idle == 20  # question 2
+    serving = gpu_systems.choose_gpu(
         PRESETS["llama-2-7b"], workload="serving", usd_per_gpu_hour_a=1, usd_per_gpu_hour_b=1
     )
     assert serving.speedup == pytest.approx(1.64, abs=0.01)  # question 3

@@ -172,7 +172,7 @@ def test_the_mirror_rule_reads_layers_and_sub_packages():
         _mirror(ROOT / "course/facts/hardware/__init__.py") == ROOT / "tests/facts/test_hardware.py"
     )
     assert _mirrored(
-        ROOT / "course/measure/training.py"
+        ROOT / "course/measure/training_optimisations.py"
     )  # as tests/measure/test_measure_training.py
     assert _mirror(ROOT / "course/presentation/findings/_common.py") == (
         ROOT / "tests/presentation/test_findings_common.py"

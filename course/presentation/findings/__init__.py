@@ -42,7 +42,7 @@ __all__ = [
     "power",
     "precision_speed",
     "predictions",
-    "scheduling",
+    "slurm_run",
     "threads",
     "utilisation",
 ]

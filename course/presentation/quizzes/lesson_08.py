@@ -1,5 +1,5 @@
 """Lesson 08 quiz: GPUs, DGX systems and the datacenter. Numbers from course.facts.hardware and the
-calculators of course.calculators.systems and facility (each explanation shows the arithmetic)."""
+calculators of course.calculators.gpu_systems and facility (each explanation shows the arithmetic)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@
 training or serving, the tokens to train or generate, the GPUs to run on, the two GPUs and their
 prices per GPU-hour (the recorded Lambda on-demand prices by default), dtype, MFU, batch and PUE.
 Output: time, cost and energy on each, and the price ratio at which each wins, from
-:func:`course.calculators.systems.gpu_job`; nothing is computed here.
+:func:`course.calculators.gpu_systems.gpu_job`; nothing is computed here.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from course.calculators import cloud, systems
+from course.calculators import cloud, gpu_systems
 from course.facts import units, validate
 from course.facts.models import PRESETS
 from course.presentation.widgets.base import (
@@ -46,10 +46,10 @@ def _price(instance: str) -> str:
     return f"{cloud.instance(instance).usd_per_gpu_hour:.2f}"
 
 
-def job(v: dict[str, Any]) -> systems.GpuJob:
+def job(v: dict[str, Any]) -> gpu_systems.GpuJob:
     """The calculator's result for the widget's values ``v`` (errors name the on-screen labels)."""
     config = PRESETS[v["model"]]
-    return systems.gpu_job(
+    return gpu_systems.gpu_job(
         config,
         tokens=parse_number(LABELS["tokens"], v["tokens"], minimum=1, maximum=1e18),
         gpus=parse_whole(LABELS["gpus"], v["gpus"], minimum=1, maximum=MAX_GPUS),
@@ -72,7 +72,7 @@ def job(v: dict[str, Any]) -> systems.GpuJob:
     )
 
 
-def _job_html(r: systems.GpuJob, _v: dict[str, Any]) -> str:
+def _job_html(r: gpu_systems.GpuJob, _v: dict[str, Any]) -> str:
     a, b = html.escape(r.gpu_a), html.escape(r.gpu_b)
     rows = "".join(
         f"<tr><td>{name}</td><td>{gpus:,}</td><td>{units.fmt_seconds(t)}</td>"
@@ -116,7 +116,7 @@ def a100_or_h100(
     """
     controls = {
         "model": dropdown("model", MODELS, model),
-        "workload": dropdown("workload", list(systems.WORKLOADS), workload),
+        "workload": dropdown("workload", list(gpu_systems.WORKLOADS), workload),
         "tokens": text_box(LABELS["tokens"], tokens),
         "gpus": text_box(LABELS["gpus"], gpus),
         "gpu_a": dropdown("first GPU", gpu_options(), gpu_a),

@@ -3,10 +3,10 @@
 ``mig_explorer()`` returns a :class:`course.presentation.widgets.base.Calculator`. Pick a GPU with a
 MIG table (``course.facts.hardware.mig_profiles``), type the instances ("3g.40gb, 2g.20gb, 1g.10gb"
 or "7 x 1g.10gb"), a model, its weights dtype and the context it serves. The output draws the 8
-memory slices with each instance where :func:`course.calculators.systems.mig_layout` placed it, the
-SMs used and left idle, and which instances hold the model
-(:func:`course.calculators.systems.mig_serving_fit` for the memory). An invalid mix shows the layout
-calculator's reason in red. Nothing is computed here.
+memory slices with each instance where :func:`course.calculators.gpu_systems.mig_layout` placed it,
+the SMs used and left idle, and which instances hold the model
+(:func:`course.calculators.gpu_systems.mig_serving_fit` for the memory). An invalid mix shows the
+layout calculator's reason in red. Nothing is computed here.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from course.calculators import systems
+from course.calculators import gpu_systems
 from course.facts import hardware, units
 from course.facts.dtypes import BYTES_PER_VALUE
 from course.facts.models import PRESETS
@@ -53,7 +53,7 @@ def parse_instances(text: object) -> list[str]:
     return names
 
 
-def _slices_html(layout: systems.MigLayout, table: dict) -> str:
+def _slices_html(layout: gpu_systems.MigLayout, table: dict) -> str:
     """The 8 memory slices as a row of cells, each instance coloured where it sits."""
     cells = ['<div style="flex:1;border:1px solid #999;height:26px;background:#eee"></div>'] * 8
     spans = []
@@ -83,8 +83,8 @@ class MigAnswer:
     """The MIG explorer's result: the calculators' layout and serving fit, and which instances
     of the layout are profiles the fit says hold the model."""
 
-    layout: systems.MigLayout
-    fit: systems.MigServingFit
+    layout: gpu_systems.MigLayout
+    fit: gpu_systems.MigServingFit
     seq_len: int
     holding: tuple[str, ...]  # "profile@start" of each placed instance that holds the model
 
@@ -93,7 +93,7 @@ def answer(v: dict[str, Any]) -> MigAnswer:
     """The calculators' result for the widget's values ``v`` (errors name the on-screen labels)."""
     card = hardware.gpu(v["gpu"])
     try:
-        layout = systems.mig_layout(card.key, parse_instances(v["instances"]))
+        layout = gpu_systems.mig_layout(card.key, parse_instances(v["instances"]))
     except ValueError as exc:
         message = str(exc)
         if not message.startswith(INSTANCES_LABEL):
@@ -101,7 +101,7 @@ def answer(v: dict[str, Any]) -> MigAnswer:
         raise ValueError(message) from None
     config = PRESETS[v["model"]]
     seq_len = parse_whole(SEQ_LABEL, v["seq_len"], minimum=0, maximum=config.max_positions)
-    fit = systems.mig_serving_fit(config, gpu=card.key, dtype=v["dtype"], seq_len=seq_len)
+    fit = gpu_systems.mig_serving_fit(config, gpu=card.key, dtype=v["dtype"], seq_len=seq_len)
     fitting = set(fit.fits_on.split(", "))
     holding = tuple(f"{name}@{start}" for name, start in layout.starts if name in fitting)
     return MigAnswer(layout, fit, seq_len, holding)
@@ -160,7 +160,7 @@ def mig_explorer(
 
     def follow_gpu(change) -> None:  # a mix that does not exist on the new GPU becomes its default
         try:
-            systems.mig_layout(change["new"], parse_instances(instances_box.value))
+            gpu_systems.mig_layout(change["new"], parse_instances(instances_box.value))
         except ValueError:
             instances_box.value = fill_gpu(change["new"])
 

@@ -1,23 +1,23 @@
-"""Junk-input cases for ``systems``: one valid call per public function, by keyword
+"""Junk-input cases for ``gpu_systems``: one valid call per public function, by keyword
 (test_calculator_properties.py feeds junk to each parameter in turn)."""
 
 from __future__ import annotations
 
-from course.calculators import systems
+from course.calculators import gpu_systems
 from junk_cases.presets import CFG
 
 CASES: dict[str, tuple] = {
-    "dgx_from_parts": (systems.dgx_from_parts, {"system": "dgx-h100"}),
+    "dgx_from_parts": (gpu_systems.dgx_from_parts, {"system": "dgx-h100"}),
     "superpod": (
-        systems.superpod,
+        gpu_systems.superpod,
         {"sus": 4, "architecture": "dgx-superpod-h100", "watts_per_switch": 1000},
     ),
     "mig_layout": (
-        systems.mig_layout,
+        gpu_systems.mig_layout,
         {"gpu": "h100-sxm", "profiles": ["3g.40gb", "2g.20gb"]},
     ),
     "mig_serving_fit": (
-        systems.mig_serving_fit,
+        gpu_systems.mig_serving_fit,
         {
             "model": CFG,
             "gpu": "h100-sxm",
@@ -28,7 +28,7 @@ CASES: dict[str, tuple] = {
         },
     ),
     "gpu_job": (
-        systems.gpu_job,
+        gpu_systems.gpu_job,
         {
             "model": CFG,
             "tokens": 1e10,
@@ -46,7 +46,7 @@ CASES: dict[str, tuple] = {
         },
     ),
     "choose_gpu": (
-        systems.choose_gpu,
+        gpu_systems.choose_gpu,
         {
             "model": CFG,
             "workload": "serving",

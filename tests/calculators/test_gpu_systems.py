@@ -1,4 +1,4 @@
-"""course.calculators.systems (lesson 08): DGX from parts, the SuperPOD, MIG placement and
+"""course.calculators.gpu_systems (lesson 08): DGX from parts, the SuperPOD, MIG placement and
 serving fit, the GPU chooser.
 
 Expected figures come from the sources named in each test (datasheets, the DGX SuperPOD
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course.calculators import systems
+from course.calculators import gpu_systems
 from course.facts.models import PRESETS
 from course.facts.units import GB
 
@@ -22,7 +22,7 @@ def test_dgx_h100_from_parts_matches_the_datasheet_and_facts():
     """DGX H100 datasheet: 32 PF FP8 (sparse), so 8 x 1,978.9 TF = 15.8 dense (H100 datasheet);
     TF32 7.9 sparse / 4.0 dense; FP16 16 PF is sparse (seed 003's "TF32 16 PF" is that). 8 x 400
     Gb/s compute NICs, 4 NVSwitch, 900 GB/s NVLink per GPU, 10.2 kW."""
-    d = systems.dgx_from_parts("dgx-h100")
+    d = gpu_systems.dgx_from_parts("dgx-h100")
     assert d.sparse_fp8_flop_per_s == pytest.approx(32e15, rel=0.02)
     assert d.dense_fp8_flop_per_s == pytest.approx(15.8e15, rel=0.005)
     assert d.sparse_tf32_flop_per_s == pytest.approx(7.9e15, rel=0.005)
@@ -37,7 +37,7 @@ def test_dgx_h100_from_parts_matches_the_datasheet_and_facts():
 def test_dgx_a100_has_no_fp8_and_seed_003s_5_pf_is_sparse():
     """DGX A100 datasheet: "FP16 5 PF / TF32 2.5 PF" are sparse; the A100 datasheet's dense
     312 / 156 TF x 8 give 2.5 PF FP16 and 1.25 TF32."""
-    d = systems.dgx_from_parts("dgx-a100-640gb")
+    d = gpu_systems.dgx_from_parts("dgx-a100-640gb")
     assert d.dense_fp8_flop_per_s is None and d.sparse_fp8_flop_per_s is None
     assert d.sparse_bf16_flop_per_s == pytest.approx(5e15, rel=0.002)
     assert d.dense_bf16_flop_per_s == pytest.approx(2.5e15, rel=0.002)
@@ -63,7 +63,7 @@ RA_TABLE = [
 def test_superpod_switch_counts_reproduce_the_reference_architecture(
     sus, nodes, gpus, leaf, spine, core
 ):
-    pod = systems.superpod(sus)
+    pod = gpu_systems.superpod(sus)
     assert (pod.systems, pod.gpus) == (nodes, gpus)
     assert (pod.leaf_switches, pod.spine_switches, pod.core_switches) == (leaf, spine, core)
     assert pod.node_leaf_cables == pod.leaf_spine_cables == gpus
@@ -74,19 +74,19 @@ def test_seed_003s_exaflops_are_sparse_fp8():
     """Seed 003: "DGX H100 POD: 32 DGX, 1 exaFLOP FP8"; "SuperPOD 256 DGX: 8 exaFLOPS" (sparse
     arithmetic: the H100 datasheet's 3,958 TF FP8 is with 2:4 sparsity). 256 x 3,958 TF = 1.01 EF
     sparse, 0.51 dense; 2,048 GPUs: 8.1 / 4.05."""
-    pod = systems.superpod(1)
+    pod = gpu_systems.superpod(1)
     assert pod.sparse_fp8_flop_per_s == pytest.approx(1.0e18, rel=0.02)
     assert pod.dense_fp8_flop_per_s == pytest.approx(0.5e18, rel=0.02)
     assert pod.systems_power_watts == 326_400  # seed 003: "32x DGX H100: 326 kW"
-    big = systems.superpod(8)
+    big = gpu_systems.superpod(8)
     assert big.systems == 256 and big.gpus == 2048
     assert big.sparse_fp8_flop_per_s == pytest.approx(8e18, rel=0.02)
     assert big.dense_fp8_flop_per_s == pytest.approx(4e18, rel=0.02)
 
 
 def test_switch_power_is_counted_only_when_given():
-    assert systems.superpod(1).switches_power_watts == 0
-    pod = systems.superpod(1, watts_per_switch=1000)
+    assert gpu_systems.superpod(1).switches_power_watts == 0
+    pod = gpu_systems.superpod(1, watts_per_switch=1000)
     assert pod.switches_power_watts == 12 * 1000
     assert pod.it_power_watts == 326_400 + 12_000
 
@@ -95,7 +95,7 @@ def test_switch_power_is_counted_only_when_given():
 @given(a=st.integers(1, 256), b=st.integers(1, 256))
 def test_more_sus_never_need_fewer_switches_or_less_power(a, b):
     small, big = sorted((a, b))
-    x, y = systems.superpod(small), systems.superpod(big)
+    x, y = gpu_systems.superpod(small), gpu_systems.superpod(big)
     assert x.leaf_switches <= y.leaf_switches and x.spine_switches <= y.spine_switches
     assert x.it_power_watts <= y.it_power_watts and x.gpus <= y.gpus
 
@@ -105,7 +105,7 @@ def test_more_sus_never_need_fewer_switches_or_less_power(a, b):
 
 def test_seven_1g_slices_leave_20_of_132_sms_idle_on_an_h100():
     """The H100 reference run's ``nvidia-smi mig -lgip``: 7 x 16 = 112 of 132 SMs."""
-    layout = systems.mig_layout("h100-sxm", ["1g.10gb"] * 7)
+    layout = gpu_systems.mig_layout("h100-sxm", ["1g.10gb"] * 7)
     assert (layout.sms_used, layout.sms_idle, layout.sms_total) == (112, 20, 132)
     assert layout.compute_slices_used == 7 and layout.memory_slices_used == 7
 
@@ -123,7 +123,7 @@ def test_seven_1g_slices_leave_20_of_132_sms_idle_on_an_h100():
     ],
 )
 def test_valid_h100_mixes_from_the_mig_user_guide_are_placed(mix):
-    layout = systems.mig_layout("h100-sxm", mix)
+    layout = gpu_systems.mig_layout("h100-sxm", mix)
     assert layout.instances == len(mix) and layout.compute_slices_used <= 7
     spans = []
     for name, start in layout.starts:
@@ -149,22 +149,22 @@ def test_valid_h100_mixes_from_the_mig_user_guide_are_placed(mix):
 )
 def test_invalid_mixes_are_refused_with_the_reason(mix, match):
     with pytest.raises(ValueError, match=match):
-        systems.mig_layout("h100-sxm", mix)
+        gpu_systems.mig_layout("h100-sxm", mix)
 
 
 def test_a100_seven_slices_use_98_of_108_sms():
-    layout = systems.mig_layout("a100-40gb-sxm", ["1g.5gb"] * 7)
+    layout = gpu_systems.mig_layout("a100-40gb-sxm", ["1g.5gb"] * 7)
     assert (layout.sms_used, layout.sms_idle) == (98, 10)
 
 
 def test_which_serving_workloads_fit_a_slice():
     """Llama-2-7B bf16 weights are 13.5 GB: more than a 1g.10gb (9.75 GiB), fits 1g.20gb
     (19.62 GiB), of which an H100 holds 4. Llama-2-70B (140 GB) fits no slice of one H100."""
-    fit = systems.mig_serving_fit(PRESETS["llama-2-7b"], overhead_fraction=0)
+    fit = gpu_systems.mig_serving_fit(PRESETS["llama-2-7b"], overhead_fraction=0)
     assert fit.smallest_profile == "1g.20gb" and fit.instances_per_gpu == 4
     assert "1g.10gb" not in fit.fits_on
-    assert systems.mig_serving_fit(PRESETS["llama-2-70b"]).smallest_profile == "none"
-    small = systems.mig_serving_fit(PRESETS["gpt2"], seq_len=1024, batch=8)
+    assert gpu_systems.mig_serving_fit(PRESETS["llama-2-70b"]).smallest_profile == "none"
+    small = gpu_systems.mig_serving_fit(PRESETS["gpt2"], seq_len=1024, batch=8)
     assert small.smallest_profile == "1g.10gb" and small.instances_per_gpu == 7
 
 
@@ -178,9 +178,9 @@ def test_training_speedup_is_the_dense_peak_ratio_and_fp8_falls_back_on_a100():
     """H100 SXM / A100: 989.4 / 312 = 3.17 in bf16; in fp8 the A100 computes in bf16:
     1,978.9 / 312 = 6.34 (the H100 and A100 datasheets' dense peaks)."""
     cfg = PRESETS["llama-2-7b"]
-    bf16 = systems.choose_gpu(cfg, usd_per_gpu_hour_a=2.0, usd_per_gpu_hour_b=4.0)
+    bf16 = gpu_systems.choose_gpu(cfg, usd_per_gpu_hour_a=2.0, usd_per_gpu_hour_b=4.0)
     assert bf16.speedup == pytest.approx(989.4 / 312) and bf16.bound == "compute"
-    fp8 = systems.choose_gpu(cfg, dtype="fp8", usd_per_gpu_hour_a=2.0, usd_per_gpu_hour_b=4.0)
+    fp8 = gpu_systems.choose_gpu(cfg, dtype="fp8", usd_per_gpu_hour_a=2.0, usd_per_gpu_hour_b=4.0)
     assert (fp8.dtype_a, fp8.dtype_b) == ("bf16", "fp8")
     assert fp8.speedup == pytest.approx(6.34, abs=0.01)
     assert fp8.pick == "NVIDIA H100 SXM 80GB"  # 6.3x the speed at 2x the price
@@ -190,21 +190,23 @@ def test_serving_at_batch_1_is_the_bandwidth_ratio_and_price_decides():
     """Decoding at batch 1 is memory-bound: 3,350 / 2,039 = 1.64x. At 3x the price per hour
     the A100 is cheaper per token; at 1.5x the H100 is."""
     cfg = PRESETS["llama-2-7b"]
-    pricey = systems.choose_gpu(cfg, workload="serving", usd_per_gpu_hour_a=1, usd_per_gpu_hour_b=3)
+    pricey = gpu_systems.choose_gpu(
+        cfg, workload="serving", usd_per_gpu_hour_a=1, usd_per_gpu_hour_b=3
+    )
     assert pricey.speedup == pytest.approx(3350 / 2039) and pricey.bound == "memory"
     assert pricey.pick == "NVIDIA A100 80GB SXM" and "1.64x" in pricey.reason
-    cheap = systems.choose_gpu(
+    cheap = gpu_systems.choose_gpu(
         cfg, workload="serving", usd_per_gpu_hour_a=1, usd_per_gpu_hour_b=1.5
     )
     assert cheap.pick == "NVIDIA H100 SXM 80GB"
-    big_batch = systems.choose_gpu(
+    big_batch = gpu_systems.choose_gpu(
         cfg, workload="serving", batch=1024, usd_per_gpu_hour_a=1, usd_per_gpu_hour_b=3
     )
     assert big_batch.bound == "compute" and big_batch.speedup == pytest.approx(989.4 / 312)
 
 
 def test_budget_buys_tokens_at_the_cost_per_token():
-    c = systems.choose_gpu(
+    c = gpu_systems.choose_gpu(
         PRESETS["llama-2-7b"], usd_per_gpu_hour_a=2, usd_per_gpu_hour_b=4, budget_usd=1000
     )
     assert c.million_tokens_for_budget_a == pytest.approx(1000 / c.usd_per_million_tokens_a)
@@ -228,7 +230,7 @@ def test_budget_buys_tokens_at_the_cost_per_token():
 )
 def test_any_accepted_mix_fits_the_slices_and_never_idles_negative_sms(names):
     try:
-        layout = systems.mig_layout("h100-sxm", names)
+        layout = gpu_systems.mig_layout("h100-sxm", names)
     except ValueError:
         return
     assert 0 <= layout.sms_idle < 132 and layout.compute_slices_used <= 7
@@ -238,7 +240,7 @@ def test_any_accepted_mix_fits_the_slices_and_never_idles_negative_sms(names):
 def test_a_100_gpu_job_reproduces_llama_2_7bs_gpu_hours_on_a100s():
     """Touvron et al. 2023 (Llama 2), Table 2: 7B on 2T tokens took 184,320 A100-80GB GPU-hours.
     6 x 6.74e9 x 2e12 FLOPs at 40 % of 312 TFLOP/s: about 180,000 (2 % under)."""
-    job = systems.gpu_job(
+    job = gpu_systems.gpu_job(
         PRESETS["llama-2-7b"],
         tokens=2e12,
         gpus=64,
@@ -258,18 +260,18 @@ def test_each_gpu_wins_on_its_side_of_the_break_even_price_ratio():
     """Per token, b costs price_b / speed-up: at a price ratio equal to the speed-up both cost the
     same; below it b wins, above it a wins."""
     base = dict(tokens=1e11, gpus=8, usd_per_gpu_hour_a=2.0)
-    even = systems.gpu_job(PRESETS["llama-2-7b"], usd_per_gpu_hour_b=2.0, **base)
+    even = gpu_systems.gpu_job(PRESETS["llama-2-7b"], usd_per_gpu_hour_b=2.0, **base)
     ratio = even.breakeven_price_ratio
-    at = systems.gpu_job(PRESETS["llama-2-7b"], usd_per_gpu_hour_b=2.0 * ratio, **base)
+    at = gpu_systems.gpu_job(PRESETS["llama-2-7b"], usd_per_gpu_hour_b=2.0 * ratio, **base)
     assert at.cost_a_usd == pytest.approx(at.cost_b_usd)
-    below = systems.gpu_job(PRESETS["llama-2-7b"], usd_per_gpu_hour_b=1.9 * ratio, **base)
-    above = systems.gpu_job(PRESETS["llama-2-7b"], usd_per_gpu_hour_b=2.1 * ratio, **base)
+    below = gpu_systems.gpu_job(PRESETS["llama-2-7b"], usd_per_gpu_hour_b=1.9 * ratio, **base)
+    above = gpu_systems.gpu_job(PRESETS["llama-2-7b"], usd_per_gpu_hour_b=2.1 * ratio, **base)
     assert below.pick == below.gpu_b and below.cost_b_usd < below.cost_a_usd
     assert above.pick == above.gpu_a and above.cost_a_usd < above.cost_b_usd
 
 
 def test_a_gpu_job_uses_as_many_gpus_as_hold_the_model_and_a_v100_computes_in_fp16():
-    job = systems.gpu_job(
+    job = gpu_systems.gpu_job(
         PRESETS["llama-2-70b"],
         tokens=1e9,
         gpus=1,
@@ -281,7 +283,7 @@ def test_a_gpu_job_uses_as_many_gpus_as_hold_the_model_and_a_v100_computes_in_fp
     # V100 datasheet: 125 TFLOP/s fp16 Tensor Core (no bf16)
     assert job.speedup == pytest.approx(989.4 / 125, rel=1e-3)
     with pytest.raises(ValueError, match="tokens is too many"):
-        systems.gpu_job(
+        gpu_systems.gpu_job(
             PRESETS["llama-2-70b"],
             tokens=1e18,
             gpus=1,
