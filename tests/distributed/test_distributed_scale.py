@@ -48,11 +48,14 @@ DEMOS = {
     "moe_grad": moe.moe_grad_demo,
     "ring_grad_causal": functools.partial(ring_attention.ring_grad_demo, causal=True),
     "ring_grad": functools.partial(ring_attention.ring_grad_demo, causal=False),
+    "zigzag": ring_attention.zigzag_demo,
+    "zigzag_autograd": functools.partial(ring_attention.zigzag_demo, recompute=False),
+    "contiguous": functools.partial(ring_attention.zigzag_demo, layout="contiguous"),
 }
 AT = {
-    2: ("moe_demo", "ring_demo", "moe_grad", "ring_grad_causal", "ring_grad"),
+    2: ("moe_demo", "ring_demo", "moe_grad", "ring_grad_causal", "ring_grad", "zigzag"),
     3: ("ring_causal", "moe_demo", "ring_grad_causal"),
-    4: ("moe_grad",),
+    4: ("moe_grad", "zigzag", "zigzag_autograd", "contiguous"),
 }
 
 
@@ -308,3 +311,44 @@ def test_ring_attention_gradients_match_sdpa_on_one_process(ranks, causal, launc
         tol = 1e-5 * g["grad_scale"]
         assert g["out_error"] <= tol
         assert max(g["grad_q_error"], g["grad_k_error"], g["grad_v_error"]) <= tol
+
+
+def _balanced(pairs, within: float = 0.10) -> bool:
+    """The slowest rank does at most ``within`` more than the mean."""
+    return max(pairs) <= (1 + within) * sum(pairs) / len(pairs)
+
+
+@pytest.mark.parametrize(
+    ("ranks", "name"), [(2, "zigzag"), (4, "zigzag"), (4, "zigzag_autograd"), (4, "contiguous")]
+)
+def test_zigzag_ring_gradients_match_sdpa(ranks, name, launched):
+    """Causal ring attention over two chunks per rank, with the recomputing backward (zigzag,
+    contiguous) and with plain autograd (zigzag_autograd): output and Q, K, V gradients equal
+    scaled_dot_product_attention's on the whole sequence, on each rank's rows."""
+    for g in (r[name] for r in launched(ranks)):
+        tol = 1e-5 * g["grad_scale"]
+        assert g["out_error"] <= tol
+        assert max(g["grad_q_error"], g["grad_k_error"], g["grad_v_error"]) <= tol
+
+
+def test_zigzag_balances_the_measured_work_on_4_ranks_and_contiguous_does_not(launched):
+    """The (query, key) pairs each rank computed are the calculator's, and the scores it computed
+    (masked ones included) are balanced within 10 % with the zig-zag chunks only: with the
+    contiguous split the last rank does 1.74 x the mean."""
+    runs = launched(4)
+    for layout, zigzag in (("zigzag", True), ("contiguous", False)):
+        pairs = [r[layout]["pairs"] for r in runs]
+        assert tuple(pairs) == context.causal_balance(32 * 4, 4, zigzag=zigzag).pairs_per_rank
+        scores = [r[layout]["scores"] for r in runs]
+        assert _balanced(pairs) is _balanced(scores) is zigzag, (layout, pairs, scores)
+
+
+def test_recomputing_backward_saves_the_same_bytes_on_2_and_4_ranks(launched):
+    """Saved for backward: with recomputation this rank's Q, K, V, output (fp32) and log-sum-exp,
+    whatever the rank count; with plain autograd every step's K/V block and probabilities too,
+    more the more steps a rank attends."""
+    local = 4 * (1 * 4 * 32 * 16) * 4 + (1 * 4 * 32) * 4  # q, k, v, out + lse, 32 tokens a rank
+    saved = [r["zigzag"]["saved_bytes"] for p in (2, 4) for r in launched(p)]
+    assert set(saved) == {local}
+    plain = [r["zigzag_autograd"]["saved_bytes"] for r in launched(4)]
+    assert min(plain) > 4 * local
