@@ -22,6 +22,16 @@ plain torch, so autograd goes through the whole ring and each rank's K and V col
 gradients of every rank's queries. :func:`ring_grad_demo` checks them against
 ``scaled_dot_product_attention`` in one process.
 
+**Zig-zag.** With a causal mask a contiguous split leaves most of the work to the last rank.
+:func:`zigzag_ring_attention` cuts the sequence in ``2 x ranks`` chunks and gives each rank two
+(:func:`chunks_held`: ``r`` and ``2p - 1 - r``, Llama 3's chunks, or ``2r`` and ``2r + 1``); each
+step attends each query chunk to the key chunks not after it, so every rank computes the same
+(query, key) pairs (:func:`course.calculators.context.causal_balance`). Llama 3 itself does not
+pass K/V round a ring: its context parallelism all-gathers K and V, then attends its own chunks
+(sec. 3.3.2). Its backward, :class:`RecomputedRing`, recomputes each block as FlashAttention does
+and saves only the rank's own blocks: plain autograd through the ring saves every step's K/V block
+and probabilities, so its memory grows with the rank count (:func:`saved_bytes` measures both).
+
 Run: ``torchrun --nproc-per-node 2 -m course.distributed.ring_attention``.
 """
 

@@ -207,18 +207,22 @@ def test_elastic_restart_ends_where_an_uninterrupted_run_ends(tmp_path, monkeypa
     )
     assert clean["returncode"] == 0, clean["output"]
     assert failed["returncode"] == 0, failed["output"]
-    a = torch.load(clean["final"], weights_only=False)
+    a = torch.load(clean["final"], weights_only=False)  # every rank's whole state
     b = torch.load(failed["final"], weights_only=False)
-    assert checkpoint.states_equal(a, b) == []
+    assert [s["rank"] for s in b] == [0, 1]
+    assert checkpoint.states_equal({"ranks": a}, {"ranks": b}) == []  # model ... generators
+    assert checkpoint.states_equal({"rng": a[0]["rng"]}, {"rng": a[1]["rng"]}) != []  # apart
     tl = elastic.timeline(failed["events"])
     assert [s[1] for s in tl["starts"]] and len(tl["starts"]) == 2  # the agent restarted once
     assert tl["failures"][0][0] == 3 and tl["resumes"][0][0] == 2  # resumed from step 2's ckpt
     assert tl["lost_steps"] == [2]  # step 2 ran before the failure and again after
     assert elastic.timeline(clean["events"])["failures"] == []
     assert any("failed (exitcode" in line for line in failed["agent_log"])  # the agent saw it
-    clean_loss = {e["step"]: e["loss"] for e in clean["events"] if e["event"] == "step"}
+    # every rank's loss curve, resumed, is bitwise the uninterrupted one (floats compared exactly)
+    clean_loss = {e["step"]: e["losses"] for e in clean["events"] if e["event"] == "step"}
     steps = [e for e in failed["events"] if e["event"] == "step"]
-    assert len(steps) == 7 and all(e["loss"] == clean_loss[e["step"]] for e in steps)
+    assert len(steps) == 7 and all(e["losses"] == clean_loss[e["step"]] for e in steps)
+    assert len({loss for losses in clean_loss.values() for loss in losses}) == 12  # they move
     assert _children() <= before and _listening() <= ports
     assert _left_in(scratch) == []  # torchrun's logs went to the run's folder, not /tmp
 
