@@ -2,14 +2,16 @@
 
 :func:`main` is the training script (``python -m course.distributed.elastic``), meant to run under
 ``torchrun --nproc-per-node 2 --max-restarts 1``. It trains the tiny model sharded with FSDP2 for
-``--steps`` steps (step ``i`` always sees the seeded batch ``i``), writes a DCP checkpoint every
-``--every`` steps, and appends what happens to a JSON-lines log (steps, checkpoint writes, starts,
+``--steps`` steps and writes the whole training state of :mod:`course.distributed.resume` (model,
+AdamW, scheduler, step, data position, each rank's generators) as a DCP checkpoint every ``--every``
+steps, and appends what happens to a JSON-lines log (steps, checkpoint writes, starts,
 resumes). Fault injection: on the first attempt, rank ``--fail-rank`` kills itself with SIGKILL
 when it reaches step ``--fail-step`` (as a GPU falling off the bus would). The elastic agent sees
 the rank die, stops the others, and starts the whole group again (``TORCHELASTIC_RESTART_COUNT``
-= 1); the script finds the last complete checkpoint, loads it (model, Adam states, step) and goes
-on. The steps since that checkpoint are done again: the lost work. At the end rank 0 writes the
-full state to ``final.pt``: a run with a failure ends with the same parameters as one without
+= 1); the script finds the last complete checkpoint, loads the whole state and goes on. The steps
+since that checkpoint are done again: the lost work. At the end rank 0 writes every rank's whole
+state (:func:`course.distributed.resume.snapshot`) to ``final.pt``: a run with a failure ends with
+the same state, and logs the same losses on every rank, as one without
 (tests/distributed/test_distributed_scale.py).
 
 :func:`run_torchrun` starts ``torchrun`` as a subprocess from Python (a notebook, a test) with a
@@ -58,49 +60,51 @@ def train_script(
     fail_step: int | None = None,
     fail_rank: int = 1,
 ) -> None:
-    """The body of the elastic training script (inside torchrun's process group)."""
+    """The body of the elastic training script (inside torchrun's process group): the whole
+    training state of :mod:`course.distributed.resume` (model and AdamW sharded with FSDP2, the
+    LR scheduler, the step, the data position and each rank's generators, seeded apart), saved
+    every ``every`` steps and loaded after a restart, so the resumed losses are bitwise the
+    uninterrupted run's."""
+    import torch
     import torch.distributed as dist
     import torch.distributed.checkpoint as dcp
-    from torch.distributed.checkpoint.state_dict import set_state_dict
 
-    from course.distributed.checkpoint import app_state, sharded_model, train
+    from course.distributed import resume
 
     r, attempt = dist.get_rank(), int(os.environ.get("TORCHELASTIC_RESTART_COUNT", "0"))
     root = Path(ckpt_dir)
-    model, opt = sharded_model()
-    start = 0
+    resume.seed_everything(r)  # each rank its own numbers (a restarted process starts here too)
+    state, data = resume.new_state(total_steps=steps), resume.corpus()
     if r == 0:
         _log(log, event="start", attempt=attempt, pid=os.getpid())
     last = _latest(root)
     if last is not None:
-        state = app_state(model, opt)
         t0 = time.time()
-        dcp.load(state, checkpoint_id=str(root / f"step_{last}"))
-        set_state_dict(model, opt, model_state_dict=state["model"], optim_state_dict=state["optim"])
-        start = last
+        resume.load(state, str(root / f"step_{last}"))
         if r == 0:
-            _log(log, event="resume", attempt=attempt, step=last, t0=t0)
-    for i in range(start, steps):
+            _log(log, event="resume", attempt=attempt, step=state.step, t0=t0)
+    for i in range(state.step, steps):
         if fail_step is not None and attempt == 0 and i == fail_step and r == fail_rank:
             _log(log, event="fail", attempt=attempt, step=i, rank=r)
             os.kill(os.getpid(), signal.SIGKILL)
         t0 = time.time()
-        loss = train(model, opt, 1, start=i)[0]
+        loss = resume.train_steps(state, 1, data)[0]  # this rank's share of the global batch
+        losses = [None] * dist.get_world_size()
+        dist.all_gather_object(losses, loss)
         if r == 0:
-            _log(log, event="step", attempt=attempt, step=i, loss=loss, t0=t0)
+            _log(log, event="step", attempt=attempt, step=i, loss=losses[0], losses=losses, t0=t0)
         if (i + 1) % every == 0 and i + 1 < steps:
             t0 = time.time()
-            dcp.save(app_state(model, opt), checkpoint_id=str(root / f"step_{i + 1}"))
+            dcp.save({"train": state}, checkpoint_id=str(root / f"step_{i + 1}"))
             dist.barrier()
             if r == 0:
                 tmp = root / "latest.tmp"
                 tmp.write_text(str(i + 1))
                 os.replace(tmp, root / "latest")  # the marker moves only once the write is whole
                 _log(log, event="checkpoint", attempt=attempt, step=i + 1, t0=t0)
-    final = app_state(model, opt, full=True, cpu=True)
+    final = [None] * dist.get_world_size()  # every rank's whole state, its generators included
+    dist.all_gather_object(final, resume.snapshot(state))
     if r == 0:
-        import torch
-
         torch.save(final, root / "final.pt")
         _log(log, event="done", attempt=attempt, step=steps)
 

@@ -22,6 +22,16 @@ plain torch, so autograd goes through the whole ring and each rank's K and V col
 gradients of every rank's queries. :func:`ring_grad_demo` checks them against
 ``scaled_dot_product_attention`` in one process.
 
+**Zig-zag.** With a causal mask a contiguous split leaves most of the work to the last rank.
+:func:`zigzag_ring_attention` cuts the sequence in ``2 x ranks`` chunks and gives each rank two
+(:func:`chunks_held`: ``r`` and ``2p - 1 - r``, Llama 3's chunks, or ``2r`` and ``2r + 1``); each
+step attends each query chunk to the key chunks not after it, so every rank computes the same
+(query, key) pairs (:func:`course.calculators.context.causal_balance`). Llama 3 itself does not
+pass K/V round a ring: its context parallelism all-gathers K and V, then attends its own chunks
+(sec. 3.3.2). Its backward, :class:`RecomputedRing`, recomputes each block as FlashAttention does
+and saves only the rank's own blocks: plain autograd through the ring saves every step's K/V block
+and probabilities, so its memory grows with the rank count (:func:`saved_bytes` measures both).
+
 Run: ``torchrun --nproc-per-node 2 -m course.distributed.ring_attention``.
 """
 
@@ -207,6 +217,230 @@ def ring_grad_demo(
     }
 
 
+# Zig-zag context parallelism
+
+#: How the 2 x ranks chunks of a causal sequence are dealt (rank r holds two of s / 2p tokens).
+LAYOUTS = ("zigzag", "contiguous")
+
+
+def chunks_held(rank: int, ranks: int, layout: str = "zigzag") -> tuple[int, int]:
+    """The two chunks (of ``2 ranks``) rank ``rank`` holds: ``(r, 2p - 1 - r)`` zig-zag (Llama 3,
+    sec. 3.3.2: one early chunk, one late), ``(2r, 2r + 1)`` contiguous (the plain split)."""
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {LAYOUTS}, got {layout!r}")
+    if not 0 <= rank < ranks:
+        raise ValueError(f"rank must be in [0, {ranks - 1}], got {rank}")
+    return (rank, 2 * ranks - 1 - rank) if layout == "zigzag" else (2 * rank, 2 * rank + 1)
+
+
+def local_chunks(t: torch.Tensor, rank: int, ranks: int, layout: str = "zigzag") -> torch.Tensor:
+    """This rank's rows of a whole sequence ``t`` (tokens on dim -2): its two chunks, in order."""
+    parts = t.chunk(2 * ranks, dim=-2)
+    return torch.cat([parts[i] for i in chunks_held(rank, ranks, layout)], dim=-2).contiguous()
+
+
+def _pairs(mine: tuple, theirs: tuple):
+    """For each of my query chunks ``j``: the key chunks ``i`` of the block in hand it attends to
+    (key chunk not after the query chunk) and whether one is its own diagonal chunk."""
+    for j, a in enumerate(mine):
+        keys = [i for i, b in enumerate(theirs) if b <= a]
+        if keys:
+            yield j, keys, [theirs[i] == a for i in keys]
+
+
+def _chunk_mask(c: int, diag: list, dev) -> torch.Tensor | None:
+    """The causal mask of ``c`` queries over ``len(diag)`` key chunks: only a diagonal chunk masks
+    its upper triangle; None when no chunk is diagonal."""
+    if not any(diag):
+        return None
+    tri = torch.ones(c, c, dtype=torch.bool, device=dev).triu(1)
+    none = torch.zeros(c, c, dtype=torch.bool, device=dev)
+    return torch.cat([tri if d else none for d in diag], dim=-1)
+
+
+def _zigzag_forward(q, k, v, layout, *, autograd_ring):
+    """The causal ring over two chunks per rank. Returns ``(out, lse, work)``; ``work`` counts the
+    causal (query, key) pairs this rank computed, the scores it computed (masked ones included),
+    the chunk blocks and the ring steps with any work."""
+    r, p = dist.get_rank(), dist.get_world_size()
+    c = q.shape[-2] // 2
+    mine = chunks_held(r, p, layout)
+    qs = q.split(c, dim=-2)
+    outs: list = [None, None]
+    lses: list = [None, None]
+    kv = torch.stack([k, v]).contiguous()
+    work = {"pairs": 0, "scores": 0, "blocks": 0, "steps": 0}
+    shifted = []
+    for i in range(p):
+        theirs = chunks_held((r - i) % p, p, layout)
+        pending = []
+        if i < p - 1 and autograd_ring:
+            incoming = RingShift.apply(kv)
+            shifted.append(incoming)
+        elif i < p - 1:  # the transfer runs while this block is computed
+            incoming = torch.empty_like(kv)
+            pending = [dist.isend(kv, (r + 1) % p), dist.irecv(incoming, (r - 1) % p)]
+        did = False
+        for j, keys, diag in _pairs(mine, theirs):
+            kk, vv = (
+                torch.cat([kv[t][..., x * c : (x + 1) * c, :] for x in keys], -2) for t in (0, 1)
+            )
+            b_out, b_lse, _ = _block(qs[j], kk, vv, _chunk_mask(c, diag, q.device))
+            if outs[j] is None:
+                outs[j], lses[j] = b_out, b_lse
+            else:
+                new = torch.logaddexp(lses[j], b_lse)
+                outs[j] = outs[j] * torch.exp(lses[j] - new) + b_out * torch.exp(b_lse - new)
+                lses[j] = new
+            work["pairs"] += sum(c * (c + 1) // 2 if d else c * c for d in diag)
+            work["scores"] += c * c * len(keys)
+            work["blocks"] += len(keys)
+            did = True
+        work["steps"] += did
+        for w in pending:
+            w.wait()
+        if i < p - 1:
+            kv = incoming
+    out, lse = torch.cat(outs, dim=-2), torch.cat(lses, dim=-2)
+    if shifted:  # every rank's backward runs every shift (some blocks attend to nothing here)
+        out = out + 0 * sum(t.sum() for t in shifted)
+    return out, lse, work
+
+
+class RecomputedRing(torch.autograd.Function):
+    """Causal zig-zag (or contiguous) ring attention whose backward recomputes, FlashAttention's
+    way: the forward saves only this rank's Q, K, V, output and log-sum-exp (independent of the
+    rank count); the backward sends the K/V blocks round the ring a second time, with each
+    block's dK/dV travelling beside it, and recomputes each block's probabilities from the saved
+    log-sum-exp: ``P = exp(S - lse)``, ``dV += P^T dO``, ``dS = P (dO V^T - rowsum(dO O))``,
+    ``dQ += dS K / sqrt(d)``, ``dK += dS^T Q / sqrt(d)`` (Dao et al. 2022, Algorithm 4)."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, layout, work):
+        out, lse, counted = _zigzag_forward(q, k, v, layout, autograd_ring=False)
+        work.update(counted)
+        ctx.layout = layout
+        ctx.save_for_backward(q, k, v, out, lse)
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        q, k, v, out, lse = ctx.saved_tensors
+        r, p = dist.get_rank(), dist.get_world_size()
+        c, scale = q.shape[-2] // 2, 1 / math.sqrt(q.shape[-1])
+        mine = chunks_held(r, p, ctx.layout)
+        qs, dos, lses = (t.split(c, dim=-2) for t in (q, dout, lse))
+        ds = (dout * out).sum(-1, keepdim=True).split(c, dim=-2)  # rowsum(dO * O)
+        dqs = [torch.zeros_like(t) for t in qs]
+        kv = torch.stack([k, v]).contiguous()
+        dkv = torch.zeros_like(kv)  # the gradient of the block in hand, travelling with it
+        for i in range(p):
+            theirs = chunks_held((r - i) % p, p, ctx.layout)
+            for j, keys, diag in _pairs(mine, theirs):
+                for x, d in zip(keys, diag, strict=True):
+                    rows = slice(x * c, (x + 1) * c)
+                    kb, vb = kv[0][..., rows, :], kv[1][..., rows, :]
+                    s = qs[j] @ kb.transpose(-1, -2) * scale
+                    if d:
+                        s = s.masked_fill(_chunk_mask(c, [True], q.device), float("-inf"))
+                    prob = torch.exp(s - lses[j])
+                    dkv[1][..., rows, :] += prob.transpose(-1, -2) @ dos[j]
+                    dscore = prob * (dos[j] @ vb.transpose(-1, -2) - ds[j])
+                    dqs[j] += dscore @ kb * scale
+                    dkv[0][..., rows, :] += dscore.transpose(-1, -2) @ qs[j] * scale
+            if i < p - 1:
+                kv = _shift(kv, +1)
+            dkv = _shift(dkv, +1)  # after the last step: back to the rank that owns the block
+        dk, dv = dkv
+        return torch.cat(dqs, dim=-2), dk, dv, None, None
+
+
+def zigzag_ring_attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    *,
+    layout: str = "zigzag",
+    recompute: bool = True,
+) -> dict:
+    """Causal attention of this rank's two chunks (:func:`local_chunks`) over the whole sequence,
+    round the ring. Each step attends each query chunk to the key chunks of the block in hand that
+    are not after it, with the causal mask only on its own chunk.
+
+    ``recompute`` (the default) trains through :class:`RecomputedRing` (saved for backward: the
+    local blocks only); ``recompute=False`` through plain autograd and :class:`RingShift` (saved:
+    every step's K/V block and probabilities, growing with the ranks). Returns ``{"out", "work"}``,
+    ``work`` as :func:`course.calculators.context.causal_balance` counts it (``pairs``) and the
+    scores actually computed (``scores``, masked ones included), chunk ``blocks`` and ``steps``.
+    """
+    if q.shape[-2] % 2:
+        raise ValueError(f"q must hold two equal chunks, got {q.shape[-2]} tokens")
+    work: dict = {}
+    grad = torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v))
+    if recompute and grad:
+        out = RecomputedRing.apply(q, k, v, layout, work)
+    else:
+        out, _, work = _zigzag_forward(q, k, v, layout, autograd_ring=grad)
+    return {"out": out, "work": work}
+
+
+def saved_bytes(fn, *args, **kwargs) -> tuple:
+    """``(fn(*args, **kwargs), bytes)``: the result and the bytes of the distinct tensors autograd
+    saved for the backward while ``fn`` ran (``torch.autograd.graph.saved_tensors_hooks``; a
+    storage saved twice counts once)."""
+    seen: dict = {}
+
+    def pack(t):
+        st = t.untyped_storage()
+        seen[st.data_ptr()] = st.nbytes()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        res = fn(*args, **kwargs)
+    return res, sum(seen.values())
+
+
+def zigzag_demo(
+    layout: str = "zigzag",
+    recompute: bool = True,
+    tokens_per_rank: int = 32,
+    batch: int = 1,
+    heads: int = 4,
+    head_dim: int = 16,
+    seed: int = 0,
+) -> dict:
+    """Causal ring attention with ``layout`` on this rank, forward and backward, against
+    ``scaled_dot_product_attention`` on the whole sequence in one process (the loss: outputs times
+    seeded targets). Returns the largest differences of the output and of the Q, K, V gradients
+    on this rank's rows, the work this rank did, and the bytes saved for its backward."""
+    r, p = dist.get_rank(), dist.get_world_size()
+    full = [t.requires_grad_() for t in qkv(batch, heads, tokens_per_rank * p, head_dim, seed)]
+    target = torch.randn(full[0].shape, generator=torch.Generator().manual_seed(seed + 1))
+    ref = torch.nn.functional.scaled_dot_product_attention(*full, is_causal=True)
+    (ref * target).sum().backward()
+    mine = [local_chunks(t.detach(), r, p, layout).requires_grad_() for t in full]
+    res, saved = saved_bytes(zigzag_ring_attention, *mine, layout=layout, recompute=recompute)
+    (res["out"] * local_chunks(target, r, p, layout)).sum().backward()
+
+    def err(a, b):
+        return float((a - local_chunks(b, r, p, layout)).abs().max())
+
+    return {
+        "rank": r,
+        "ranks": p,
+        "layout": layout,
+        "recompute": recompute,
+        "out_error": err(res["out"].detach(), ref.detach()),
+        **{
+            f"grad_{n}_error": err(m.grad, f.grad)
+            for n, m, f in zip("qkv", mine, full, strict=True)
+        },
+        "grad_scale": max(float(f.grad.abs().max()) for f in full),
+        **res["work"],
+        "saved_bytes": saved,
+    }
+
+
 def main() -> None:
     from course.distributed._script import run_script
 
@@ -220,7 +454,14 @@ if __name__ == "__main__":
     main()
 
 __all__ = [
+    "LAYOUTS",
+    "RecomputedRing",
     "RingShift",
+    "chunks_held",
+    "local_chunks",
+    "saved_bytes",
+    "zigzag_demo",
+    "zigzag_ring_attention",
     "full_attention",
     "main",
     "qkv",

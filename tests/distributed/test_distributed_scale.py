@@ -48,11 +48,14 @@ DEMOS = {
     "moe_grad": moe.moe_grad_demo,
     "ring_grad_causal": functools.partial(ring_attention.ring_grad_demo, causal=True),
     "ring_grad": functools.partial(ring_attention.ring_grad_demo, causal=False),
+    "zigzag": ring_attention.zigzag_demo,
+    "zigzag_autograd": functools.partial(ring_attention.zigzag_demo, recompute=False),
+    "contiguous": functools.partial(ring_attention.zigzag_demo, layout="contiguous"),
 }
 AT = {
-    2: ("moe_demo", "ring_demo", "moe_grad", "ring_grad_causal", "ring_grad"),
+    2: ("moe_demo", "ring_demo", "moe_grad", "ring_grad_causal", "ring_grad", "zigzag"),
     3: ("ring_causal", "moe_demo", "ring_grad_causal"),
-    4: ("moe_grad",),
+    4: ("moe_grad", "zigzag", "zigzag_autograd", "contiguous"),
 }
 
 
@@ -204,18 +207,22 @@ def test_elastic_restart_ends_where_an_uninterrupted_run_ends(tmp_path, monkeypa
     )
     assert clean["returncode"] == 0, clean["output"]
     assert failed["returncode"] == 0, failed["output"]
-    a = torch.load(clean["final"], weights_only=False)
+    a = torch.load(clean["final"], weights_only=False)  # every rank's whole state
     b = torch.load(failed["final"], weights_only=False)
-    assert checkpoint.states_equal(a, b) == []
+    assert [s["rank"] for s in b] == [0, 1]
+    assert checkpoint.states_equal({"ranks": a}, {"ranks": b}) == []  # model ... generators
+    assert checkpoint.states_equal({"rng": a[0]["rng"]}, {"rng": a[1]["rng"]}) != []  # apart
     tl = elastic.timeline(failed["events"])
     assert [s[1] for s in tl["starts"]] and len(tl["starts"]) == 2  # the agent restarted once
     assert tl["failures"][0][0] == 3 and tl["resumes"][0][0] == 2  # resumed from step 2's ckpt
     assert tl["lost_steps"] == [2]  # step 2 ran before the failure and again after
     assert elastic.timeline(clean["events"])["failures"] == []
     assert any("failed (exitcode" in line for line in failed["agent_log"])  # the agent saw it
-    clean_loss = {e["step"]: e["loss"] for e in clean["events"] if e["event"] == "step"}
+    # every rank's loss curve, resumed, is bitwise the uninterrupted one (floats compared exactly)
+    clean_loss = {e["step"]: e["losses"] for e in clean["events"] if e["event"] == "step"}
     steps = [e for e in failed["events"] if e["event"] == "step"]
-    assert len(steps) == 7 and all(e["loss"] == clean_loss[e["step"]] for e in steps)
+    assert len(steps) == 7 and all(e["losses"] == clean_loss[e["step"]] for e in steps)
+    assert len({loss for losses in clean_loss.values() for loss in losses}) == 12  # they move
     assert _children() <= before and _listening() <= ports
     assert _left_in(scratch) == []  # torchrun's logs went to the run's folder, not /tmp
 
@@ -308,3 +315,44 @@ def test_ring_attention_gradients_match_sdpa_on_one_process(ranks, causal, launc
         tol = 1e-5 * g["grad_scale"]
         assert g["out_error"] <= tol
         assert max(g["grad_q_error"], g["grad_k_error"], g["grad_v_error"]) <= tol
+
+
+def _balanced(pairs, within: float = 0.10) -> bool:
+    """The slowest rank does at most ``within`` more than the mean."""
+    return max(pairs) <= (1 + within) * sum(pairs) / len(pairs)
+
+
+@pytest.mark.parametrize(
+    ("ranks", "name"), [(2, "zigzag"), (4, "zigzag"), (4, "zigzag_autograd"), (4, "contiguous")]
+)
+def test_zigzag_ring_gradients_match_sdpa(ranks, name, launched):
+    """Causal ring attention over two chunks per rank, with the recomputing backward (zigzag,
+    contiguous) and with plain autograd (zigzag_autograd): output and Q, K, V gradients equal
+    scaled_dot_product_attention's on the whole sequence, on each rank's rows."""
+    for g in (r[name] for r in launched(ranks)):
+        tol = 1e-5 * g["grad_scale"]
+        assert g["out_error"] <= tol
+        assert max(g["grad_q_error"], g["grad_k_error"], g["grad_v_error"]) <= tol
+
+
+def test_zigzag_balances_the_measured_work_on_4_ranks_and_contiguous_does_not(launched):
+    """The (query, key) pairs each rank computed are the calculator's, and the scores it computed
+    (masked ones included) are balanced within 10 % with the zig-zag chunks only: with the
+    contiguous split the last rank does 1.74 x the mean."""
+    runs = launched(4)
+    for layout, zigzag in (("zigzag", True), ("contiguous", False)):
+        pairs = [r[layout]["pairs"] for r in runs]
+        assert tuple(pairs) == context.causal_balance(32 * 4, 4, zigzag=zigzag).pairs_per_rank
+        scores = [r[layout]["scores"] for r in runs]
+        assert _balanced(pairs) is _balanced(scores) is zigzag, (layout, pairs, scores)
+
+
+def test_recomputing_backward_saves_the_same_bytes_on_2_and_4_ranks(launched):
+    """Saved for backward: with recomputation this rank's Q, K, V, output (fp32) and log-sum-exp,
+    whatever the rank count; with plain autograd every step's K/V block and probabilities too,
+    more the more steps a rank attends."""
+    local = 4 * (1 * 4 * 32 * 16) * 4 + (1 * 4 * 32) * 4  # q, k, v, out + lse, 32 tokens a rank
+    saved = [r["zigzag"]["saved_bytes"] for p in (2, 4) for r in launched(p)]
+    assert set(saved) == {local}
+    plain = [r["zigzag_autograd"]["saved_bytes"] for r in launched(4)]
+    assert min(plain) > 4 * local
