@@ -13,7 +13,7 @@ minimises the expected wall clock, and Daly's expectation of that wall clock
 Sources: J. W. Young, "A first order approximation to the optimum checkpoint interval", CACM 17(9),
 1974; J. T. Daly, "A higher order estimate of the optimum checkpoint interval for restart dumps",
 Future Generation Computer Systems 22 (2006) 303-312. Validated against the Llama 3 405B and
-OPT-175B failure logs (:mod:`course.facts.data.reliability`) in
+OPT-175B failure logs (:mod:`course.facts.data.failure_logs`) in
 tests/calculators/test_reliability.py. Used by lessons 09 (spot capacity, through
 :mod:`course.calculators.cloud`) and 12.
 """

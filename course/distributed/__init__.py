@@ -12,9 +12,9 @@
   processes: batches and pipeline stages scale with the world size.
   Lesson 12 adds :mod:`~course.distributed.checkpoint` (``torch.save`` against DCP, async saves,
   resharding), :mod:`~course.distributed.elastic` (a script killed and restarted by torchrun's
-  elastic agent: ``torchrun --max-restarts 1``), :mod:`~course.distributed.moe` (expert parallelism
-  with ``all_to_all_single``) and :mod:`~course.distributed.ring_attention` (context parallelism
-  with ``isend``/``irecv``).
+  elastic agent: ``torchrun --max-restarts 1``), :mod:`~course.distributed.expert_parallel` (expert
+  parallelism with ``all_to_all_single``) and :mod:`~course.distributed.ring_attention` (context
+  parallelism with ``isend``/``irecv``).
 - Lesson 14 runs them under a scheduler: :mod:`~course.distributed.slurm` (a real single-node Slurm
   started in a folder of its own, stopped by process id), :mod:`~course.distributed.job_mix`
   (the job mix run on it, or its recording) and :mod:`~course.distributed.manifests` (Kubernetes

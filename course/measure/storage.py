@@ -4,7 +4,7 @@
 time includes reaching the device, not only the page cache), deletes it, and repeats; it returns
 one record per repeat and the median. A checkpoint write is this kind of traffic: large,
 sequential, written once. Lesson 12 sets it beside a parallel filesystem's sourced figure
-(:mod:`course.facts.data.reliability`). :func:`scratch_dir` gives a lesson (or a profiler trace)
+(:mod:`course.facts.data.failure_logs`). :func:`scratch_dir` gives a lesson (or a profiler trace)
 a temporary folder that goes away when the Python process ends.
 """
 

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from course.calculators import cloud, memory, reliability
-from course.facts.data.reliability import FAILURE_LOGS, STORAGE
+from course.facts.data.failure_logs import FAILURE_LOGS, STORAGE
 from course.facts.units import DAY, HOUR, TB
 
 LLAMA3 = FAILURE_LOGS["llama-3-405b"]

@@ -16,7 +16,7 @@ import torch.distributed.checkpoint as dcp
 
 from course.calculators import context
 from course.calculators import moe as moe_calc
-from course.distributed import checkpoint, elastic, moe, ring_attention
+from course.distributed import checkpoint, elastic, expert_parallel, ring_attention
 from course.distributed.launch import launch
 
 
@@ -42,10 +42,10 @@ def _listening() -> set:
 #: The demos this file checks on several ranks, and the world sizes each runs at: one launch per
 #: size (every launch pays for importing torch in each rank), whose results the tests read.
 DEMOS = {
-    "moe_demo": moe.moe_demo,
+    "moe_demo": expert_parallel.moe_demo,
     "ring_demo": ring_attention.ring_demo,
     "ring_causal": functools.partial(ring_attention.ring_demo, causal=True),
-    "moe_grad": moe.moe_grad_demo,
+    "moe_grad": expert_parallel.moe_grad_demo,
     "ring_grad_causal": functools.partial(ring_attention.ring_grad_demo, causal=True),
     "ring_grad": functools.partial(ring_attention.ring_grad_demo, causal=False),
     "zigzag": ring_attention.zigzag_demo,
@@ -96,7 +96,9 @@ def test_ring_attention_causal_and_moe_on_three_ranks(launched):
     got = torch.cat([r["out"] for r in ring], dim=-2)
     torch.testing.assert_close(got, full, atol=1e-5, rtol=1e-5)
     assert [r["steps"] for r in ring] == [1, 2, 3]  # rank r attends blocks 0..r only
-    ref = moe.moe_reference(moe.tokens(96), moe.moe_weights(experts=6))
+    ref = expert_parallel.moe_reference(
+        expert_parallel.tokens(96), expert_parallel.moe_weights(experts=6)
+    )
     got = torch.cat([r["out"] for r in experts])
     torch.testing.assert_close(got, ref, atol=1e-5, rtol=1e-5)
 
@@ -112,8 +114,8 @@ def test_ring_attention_memory_matches_the_calculator(runs):
 
 
 def test_moe_equals_the_single_process_layer(runs):
-    w = moe.moe_weights()
-    ref = moe.moe_reference(moe.tokens(), w)
+    w = expert_parallel.moe_weights()
+    ref = expert_parallel.moe_reference(expert_parallel.tokens(), w)
     got = torch.cat([r["moe_demo"]["out"] for r in runs])
     torch.testing.assert_close(got, ref, atol=1e-5, rtol=1e-5)
 

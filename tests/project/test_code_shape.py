@@ -1,5 +1,6 @@
-"""The shape of the code the next maintainer reads: no private name used across modules, and
-modules, functions and signatures held to a size (``course/`` and the instructors' ``teaching/``).
+"""The shape of the code the next maintainer reads: no private name used across modules, one name
+per module, lessons that import modules by their names, and modules, functions and signatures held
+to a size (``course/`` and the instructors' ``teaching/``).
 
 Targets (from the maintainability issue): no module in ``course/`` over :data:`MODULE_LINES`
 lines except data tables, no function over :data:`FUNCTION_CODE_LINES` code lines (docstring,
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import json
 from pathlib import Path
 
 import pytest
@@ -39,7 +41,7 @@ OVER_TARGET: dict[str, int] = {
     "course/measure/llm_server.py": 757,
     "course/measure/loadgen.py": 720,
     "course/measure/triton_kernels.py": 540,
-    "course/presentation/findings/serving.py": 531,
+    "course/presentation/findings/server_load.py": 531,
     # functions over 60 code lines
     "course/calculators/cluster.py:dgx_design": 104,
     "course/calculators/fleet.py:replicas_for_slo": 86,
@@ -57,7 +59,7 @@ OVER_TARGET: dict[str, int] = {
     "course/measure/triton_kernels.py:_build_kernels": 114,
     "course/presentation/diagrams.py:gpu_anatomy": 109,
     "course/presentation/diagrams.py:memory_pyramid": 68,
-    "course/presentation/findings/serving.py:queue_model": 61,
+    "course/presentation/findings/server_load.py:queue_model": 61,
     "course/selfcheck/answers.py:_check": 68,
     "instructors/teaching/__main__.py:main": 137,
     "instructors/teaching/grading/authoring.py:public_checks": 71,
@@ -235,3 +237,57 @@ def test_the_private_name_check_catches_both_forms(tmp_path):
         "from course.facts.hardware.gpus import _frozen",
         "checkpoint._to_cpu",
     ]
+
+
+def test_module_basenames_are_unique_in_course():
+    """One name, one module: ``grep``, tracebacks and pytest's test files never have to ask which
+    ``serving.py`` (package faces, ``__init__`` and ``__main__``, excepted)."""
+    seen: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "course").rglob("*.py")):
+        if not path.name.startswith("__"):
+            seen.setdefault(path.stem, []).append(_name(path))
+    repeated = {stem: paths for stem, paths in seen.items() if len(paths) > 1}
+    assert not repeated, f"module names used twice (rename one by what it does): {repeated}"
+
+
+#: Aliases the scientific Python world writes the same way everywhere (numpy, pandas, pyplot).
+CONVENTIONAL_ALIASES = {"numpy": "np", "pandas": "pd", "matplotlib.pyplot": "plt"}
+
+
+def _import_aliases(source: str) -> list[str]:
+    found = []
+    python = "\n".join(
+        line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))
+    )  # IPython's magics and shell escapes are not Python
+    tree = ast.parse(python)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            for alias in node.names:
+                full = (
+                    f"{node.module}.{alias.name}"
+                    if isinstance(node, ast.ImportFrom)
+                    else alias.name
+                )
+                if alias.asname and CONVENTIONAL_ALIASES.get(full) != alias.asname:
+                    found.append(f"{full} as {alias.asname}")
+    return found
+
+
+@pytest.mark.parametrize(
+    "notebook",
+    sorted(
+        p
+        for folder in ("notebooks", "solutions", "exercises")
+        for p in (ROOT / folder).glob("*.ipynb")
+    ),
+    ids=_name,
+)
+def test_notebooks_import_modules_by_their_own_names(notebook):
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    aliases = [
+        alias
+        for cell in cells
+        if cell["cell_type"] == "code"
+        for alias in _import_aliases("".join(cell["source"]))
+    ]
+    assert not aliases, f"{_name(notebook)} renames modules on import (use their names): {aliases}"

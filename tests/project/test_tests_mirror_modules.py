@@ -38,7 +38,7 @@ ALLOWED: dict[str, tuple[str | None, str]] = {
     "course/distributed/tensor_parallel.py": (_DEMOS, _ONE_LAUNCH),
     "course/distributed/checkpoint.py": (_SCALE, "shares the scale tests' launches"),
     "course/distributed/elastic.py": (_SCALE, "shares the scale tests' launches"),
-    "course/distributed/moe.py": (_SCALE, "shares the scale tests' launches"),
+    "course/distributed/expert_parallel.py": (_SCALE, "shares the scale tests' launches"),
     "course/distributed/ring_attention.py": (_SCALE, "shares the scale tests' launches"),
     "course/distributed/job_mix.py": ("tests/distributed/test_slurm.py", "with Slurm"),
     "course/selfcheck/answers.py": (

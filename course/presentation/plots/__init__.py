@@ -20,6 +20,7 @@ from course.presentation.plots.gpu import (
     stride_sweep,
 )
 from course.presentation.plots.job_timelines import gpu_gantt, policy_bars
+from course.presentation.plots.load_curves import day_fleet, load_curve
 from course.presentation.plots.measurements import (
     bandwidth_vs_working_set,
     beside_reference,
@@ -40,7 +41,6 @@ from course.presentation.plots.number_formats import (
     running_sums,
 )
 from course.presentation.plots.scale import goodput_vs_interval, restart_timeline
-from course.presentation.plots.serving import day_fleet, load_curve
 from course.presentation.plots.style import KIND_COLOURS, KIND_NAMES, PALETTE, STYLE, use_style
 
 __all__ = [

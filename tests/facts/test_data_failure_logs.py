@@ -1,4 +1,4 @@
-"""course.facts.data.reliability: the published failure logs and storage as their papers print
+"""course.facts.data.failure_logs: the published failure logs and storage as their papers print
 them (Llama Team 2024, The Llama 3 Herd of Models, sec. 3.3.1, 3.3.4 and Table 5; Zhang et al.
 2022, OPT, sec. 2.4-2.5)."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from course.facts.data.reliability import FAILURE_LOGS, LLAMA3_TABLE5, STORAGE
+from course.facts.data.failure_logs import FAILURE_LOGS, LLAMA3_TABLE5, STORAGE
 from course.facts.units import DAY
 
 

@@ -7,7 +7,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 from course.calculators import fleet  # noqa: E402
-from course.presentation.plots import serving as serving_plots  # noqa: E402
+from course.presentation.plots import load_curves as serving_plots  # noqa: E402
 
 
 def _p(rate, p99):

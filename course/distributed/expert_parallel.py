@@ -17,7 +17,7 @@ router, the tokens) against the same layer's backward in one process.
 and counts tokens per expert and the bytes each rank sends off-rank, for
 :func:`course.calculators.moe.all_to_all_bytes`.
 
-Run: ``torchrun --nproc-per-node 2 -m course.distributed.moe``.
+Run: ``torchrun --nproc-per-node 2 -m course.distributed.expert_parallel``.
 """
 
 from __future__ import annotations

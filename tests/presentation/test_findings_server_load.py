@@ -7,7 +7,7 @@ import math
 import pytest
 
 from course.calculators import queueing
-from course.presentation.findings import serving as f
+from course.presentation.findings import server_load as f
 
 
 def _p(rate, p99, thr=None, p50=None, policy="continuous", repeat=0):
