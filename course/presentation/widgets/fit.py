@@ -57,8 +57,9 @@ def _model(v: dict[str, Any]) -> TransformerConfig | float:
     return PRESETS[v["model"]]
 
 
-def breakdown(v: dict[str, Any]) -> tuple[dict[str, float], Report, list[str]]:
-    """(label -> bytes, the calculator's result, notes) for the widget's values ``v``."""
+def breakdown(v: dict[str, Any]) -> tuple[dict[str, float], Report, list[str], int]:
+    """(label -> bytes, the calculator's result, notes, the sequence length read) for the widget's
+    values ``v``: each box parsed once, here."""
     model = _model(v)
     batch = parse_whole("batch", v["batch"], minimum=1, maximum=MAX_BATCH)
     longest = model.max_positions if isinstance(model, TransformerConfig) else MAX_SEQ_LEN
@@ -86,7 +87,7 @@ def breakdown(v: dict[str, Any]) -> tuple[dict[str, float], Report, list[str]]:
             "optimizer states": r.optimizer_states_bytes,
             "activations": r.activations_bytes + r.logits_bytes,
         }
-        return parts, r, notes
+        return parts, r, notes, seq_len
     seq = seq_len if isinstance(model, TransformerConfig) else 0
     r = memory.inference_memory(
         model, dtype=v["dtype"], seq_len=seq, batch=batch, overhead_fraction=INFERENCE_OVERHEAD
@@ -100,7 +101,7 @@ def breakdown(v: dict[str, Any]) -> tuple[dict[str, float], Report, list[str]]:
         "KV cache": r.kv_cache_bytes,
         "workspace allowance": r.overhead_bytes,
     }
-    return parts, r, notes
+    return parts, r, notes, seq_len
 
 
 @dataclass(frozen=True)
@@ -119,12 +120,11 @@ class FitAnswer:
 
 def answer(v: dict[str, Any]) -> FitAnswer:
     """The calculators' result for the widget's values ``v`` (errors name the on-screen labels)."""
-    parts, result, notes = breakdown(v)
+    parts, result, notes, seq_len = breakdown(v)
     have = parse_whole(GPUS_LABEL, v["n_gpus"], minimum=1, maximum=100_000)
     need = memory.gpus_needed(
         result.total_bytes, v["gpu"], usable_fraction=memory.USABLE_MEMORY_FRACTION
     )
-    seq_len = parse_whole(SEQ_LABEL, v["seq_len"])
     return FitAnswer(
         result,
         parts,
