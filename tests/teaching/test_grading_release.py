@@ -11,12 +11,13 @@ import json
 import math
 import shutil
 import subprocess
+from pathlib import Path
 
 import nbformat
 import pytest
 from leaks import hidden_values
 from solution_run import solution_namespace
-from teaching.grading import authoring, spec
+from teaching.grading import authoring, keycheck, spec
 from teaching.grading.release import write_release
 
 from course.selfcheck import coarse
@@ -66,7 +67,13 @@ def repo(tmp_path):
 def _release(out, repo, **kw) -> tuple[int, str]:
     err, std = io.StringIO(), io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(std):
-        status = write_release(out, repo=repo, build_dir=authoring.BUILD_DIR, **kw)
+        status = write_release(
+            out,
+            repo=repo,
+            build_dir=authoring.BUILD_DIR,
+            record_dir=Path(out).parent / f"{Path(out).name}-record",
+            **kw,
+        )
     return status, std.getvalue() + err.getvalue()
 
 
@@ -107,6 +114,11 @@ def test_a_dirty_tree_with_a_filled_in_exercise_does_not_leak(repo, tmp_path, ke
     assert not list(out.rglob("teaching")), "the instructors' package never ships"
     assert not {"solutions", "build", "tests", ".git"} & {p.name for p in out.rglob("*")}
     assert "This is a self-study release" in (out / "README.md").read_text()
+    record = json.loads((tmp_path / "out-record" / "released.json").read_text())
+    assignment = spec.read(authoring.SOLUTIONS_DIR / f"{name}.ipynb")  # the key it was built from
+    assert record[name]["mode"] == "self-study"
+    assert record[name]["questions"] == keycheck.question_digests(assignment, keys[name])
+    assert "released.json" not in {p.name for p in out.rglob("*")}  # never shipped
 
 
 def test_a_committed_exercise_with_outputs_ships_without_them(repo, tmp_path, keys):
