@@ -269,11 +269,11 @@ def stored_lanes(out, launches: list[Launch]) -> list[int]:
 
 
 def kernel_result(fn: Callable, *args) -> list:
-    """``[fn(*args) as a list, programs, elements]``: the result; the Triton programs launched
-    with the result's memory among their tensors; and how many of the result's elements those
-    launches stored, run again on a poisoned result (:func:`stored_lanes`), with the value
-    returned. Plain torch gives 0 and 0; torch's result under a kernel that stores nothing of its
-    own gives its programs and 0. What exercise set 11 checks a kernel answer by, called by
+    """``[fn(*args) as a list, programs, stored]``: the result; the Triton programs launched
+    with the result's memory among their tensors; and whether those launches, run again on a
+    poisoned result (:func:`stored_lanes`), store every element of it with the value returned.
+    Plain torch gives 0 and False; torch's result under a kernel that stores nothing of its own
+    gives its programs and False. What exercise set 11 checks a kernel answer by, called by
     absolute import (a rebound or patched name in the notebook is never the check): a Triton
     kernel, launched over a grid, that writes every element of the result."""
     with record() as log:
@@ -283,10 +283,10 @@ def kernel_result(fn: Callable, *args) -> list:
     start = storage().data_ptr() if storage else None
     launches = [launch for launch in log if any(t[1] == start for t in launch.tensors)]
     if not launches:
-        return [values, 0, 0]
+        return [values, 0, False]
     settled, last = _replay(out, launches)
-    elements = int((settled[-1] & _same(last, out)).sum())
-    return [values, sum(launch.programs for launch in launches), elements]
+    stored = int((settled[-1] & _same(last, out)).sum()) == out.numel()
+    return [values, sum(launch.programs for launch in launches), stored]
 
 
 __all__ = ["Launch", "OutOfBounds", "install", "kernel_result", "record", "stored_lanes"]
