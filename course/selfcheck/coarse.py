@@ -16,9 +16,11 @@ a large float):
   from the right answer): searching them recovers a wrong value's bucket, not a right value to the
   grader's precision, and the published offset says nothing of where the right answer is. A
   hint states how the wrong value relates to the right one (twice it, a thousand times it): a
-  bucket is widened (doubled) until, divided by that factor, it still leaves at least
-  ``MIN_VALUES`` right answers (:func:`answer_candidates`); where the widened bucket would hold
-  the right answer, the hint is dropped.
+  bucket's steps are made 10 times coarser until, divided by that factor, it still leaves at
+  least ``MIN_VALUES`` right answers (:func:`answer_candidates`); where the wider bucket would
+  hold the right answer, the hint is dropped. (Coarser steps, not more of them: a bucket always
+  holds 100 steps, so its published offset stays below 100 and its step a power of ten, and no
+  digits of an answer can appear in them.)
 
 A *shape* is the public form of one plain value: ``{"range": [lo, hi]}`` for a number, ``{"items":
 [shape, ...]}`` for a list, ``{"keys": {name: shape}}`` for a dict, ``{"kind": kind}`` otherwise.
@@ -40,7 +42,7 @@ from course.selfcheck.values import (
 
 MIN_VALUES = 100  # a coarse check accepts at least this many values at the grader's precision
 MAX_ITEMS = 64  # longer lists are checked for their length only
-MAX_WIDTH = 2**20 * MIN_VALUES  # the widest bucket of a known wrong answer, in grader steps
+MAX_WIDENING = 6  # a known wrong answer's bucket steps are at most 10**6 of the grader's
 _GRID = (1, 3)  # range ends: 1 or 3 times a power of ten
 
 
@@ -179,9 +181,9 @@ def wrong_bucket(wrong, right, sig, salt: str = "") -> dict | None:
     wrong value's ``b`` is hashed. ``shift`` comes from the salt alone; None where the wrong
     value's bucket holds a value the grader accepts as right (the right answer within one and a
     half steps: a right answer never gets a wrong answer's hint; only a wrong value within 100 steps
-    of the right one can; the bucket is first widened until, divided by the hint's factor, it
-    leaves ``MIN_VALUES`` right answers: :func:`answer_candidates`), or for a zero, infinite or
-    non-number value.
+    of the right one can; the bucket's steps are first made coarser until, divided by the hint's
+    factor, it leaves ``MIN_VALUES`` right answers: :func:`answer_candidates`), or for a zero,
+    infinite or non-number value.
     """
     if not is_number(wrong) or not is_number(right):
         return None
@@ -191,17 +193,19 @@ def wrong_bucket(wrong, right, sig, salt: str = "") -> dict | None:
     sig = _effective_sig(r, sig)
     unit = _unit(w, sig)
     r_unit = _unit(r, sig) if r != 0 else unit
-    low, high = (r - 1.5 * r_unit) / unit, (r + 1.5 * r_unit) / unit  # right, in steps of unit
-    n = round(w / unit)
     width = MIN_VALUES
-    while True:  # wider until the hint's factor leaves MIN_VALUES right answers in the bucket
-        shift = _shift_of(salt, width)
+    shift = _shift_of(salt, width)
+    exponent = round(math.log10(unit))
+    for k in range(MAX_WIDENING + 1):  # 10x coarser steps until the hint's factor leaves enough
+        unit = 10.0 ** (exponent + k)
+        n = round(w / unit)
         first = (n - shift) // width * width + shift  # the bucket: first .. first + width - 1
-        left = answer_candidates(first * unit, (first + width - 1) * unit, w, r, sig)
-        if left >= MIN_VALUES or width >= MAX_WIDTH:
+        if answer_candidates(first * unit, (first + width - 1) * unit, w, r, sig) >= MIN_VALUES:
             break
-        width *= 2
-    if left < MIN_VALUES or not (high < first - 0.5 or low >= first + width - 0.5):
+    else:
+        return None
+    low, high = (r - 1.5 * r_unit) / unit, (r + 1.5 * r_unit) / unit  # right, in steps of unit
+    if not (high < first - 0.5 or low >= first + width - 0.5):
         return None
     return {"unit": unit, "width": width, "shift": shift, "bucket": (n - shift) // width}
 
