@@ -16,8 +16,15 @@ have died", losing every later cell).
   of the launch's tensor arguments, else :class:`OutOfBounds` is raised naming the argument and
   the program, and nothing is written;
 - ``kernel[grid]`` (``KernelInterface.__getitem__``, interpreter and GPU alike): inside
-  :func:`record`, each launch is logged with its kernel, grid and tensor arguments, so a check can
-  tell a Triton kernel launched over a grid from plain torch (:func:`kernel_result`).
+  :func:`record`, each launch is logged with its kernel, grid and tensor arguments (and a way to
+  run it again), so a check can tell a Triton kernel launched over a grid from plain torch
+  (:func:`kernel_result`).
+
+A launch that *received* the output proves nothing: a kernel whose body is ``pass``, or one that
+stores back what torch already put there, is launched on the output too. :func:`stored_lanes`
+records what each launch stored: it runs the launches again on the output filled with one poison,
+then with another, and an element a launch stored holds the same value in both runs (an element
+it left alone, or copied from the output itself, still differs). Interpreter and GPU alike.
 
 Nothing is wrapped twice; where this Triton lacks those places, :func:`install` says so and the
 guard is off. Triton is never imported here: the modules come from ``triton_kernels``.
@@ -26,6 +33,8 @@ guard is off. Triton is never imported here: the modules come from ``triton_kern
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import functools
 import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -46,6 +55,7 @@ class Launch:
     kernel: str
     grid: tuple[int, ...]
     tensors: tuple[tuple[str, int, int], ...] = field(default=())
+    rerun: Callable[[], object] | None = field(default=None, repr=False, compare=False)
 
     @property
     def programs(self) -> int:
@@ -125,7 +135,9 @@ def install(triton) -> str:
 
         def logged(*args, **kwargs):
             if _STATE["log"] is not None:
-                _STATE["log"].append(_describe(self, grid, args, kwargs))
+                launch = _describe(self, grid, args, kwargs)
+                rerun = functools.partial(run, *args, **kwargs)
+                _STATE["log"].append(dataclasses.replace(launch, rerun=rerun))
             return run(*args, **kwargs)
 
         return logged
@@ -212,18 +224,69 @@ def record() -> Iterator[list[Launch]]:
         _STATE["log"] = previous
 
 
+def _same(a, b):
+    """Elementwise: ``a`` and ``b`` hold the same value (NaN equals NaN)."""
+    if a.is_floating_point() or a.is_complex():
+        return (a == b) | (a.isnan() & b.isnan())
+    return a == b
+
+
+def _replay(out, launches: list[Launch]):
+    """Run ``launches`` again on ``out`` filled with 0, then with 1: the elements settled after
+    each launch (the same in both runs), and the values after the last. ``out`` is restored."""
+    original = out.clone()
+    runs = []
+    try:
+        for poison in (0, 1):
+            out.fill_(poison)
+            after = []
+            for launch in launches:
+                if launch.rerun is None:
+                    raise ValueError(
+                        f"the launch of {launch.kernel} was logged without its arguments"
+                    )
+                launch.rerun()
+                after.append(out.clone())
+            runs.append(after)
+    finally:
+        out.copy_(original)
+    return [_same(a, b) for a, b in zip(*runs, strict=True)], runs[0][-1]
+
+
+def stored_lanes(out, launches: list[Launch]) -> list[int]:
+    """How many elements of ``out`` each launch stored (in order), observed by running the
+    launches again on ``out`` filled with 0 and then with 1: an element a launch stored holds the
+    same value after it in both runs. A kernel whose body is ``pass`` stores none, and so does
+    one that loads the output and stores it back. ``out`` is left as it was."""
+    if not launches:
+        return []
+    settled, _ = _replay(out, launches)
+    lanes, before = [], settled[0].new_zeros(settled[0].shape)
+    for now in settled:
+        lanes.append(int((now & ~before).sum()))
+        before = before | now
+    return lanes
+
+
 def kernel_result(fn: Callable, *args) -> list:
-    """``[fn(*args) as a list, programs]``: the result, and how many Triton programs were
-    launched with the result's memory among their tensors (0 when torch computed it, or when a
-    Triton kernel ran beside it but never received the output). What exercise set 11 checks a
-    kernel answer by: a Triton kernel, launched over a grid, writing the result."""
+    """``[fn(*args) as a list, programs, stored]``: the result; the Triton programs launched
+    with the result's memory among their tensors; and whether those launches, run again on a
+    poisoned result (:func:`stored_lanes`), store every element of it with the value returned.
+    Plain torch gives 0 and False; torch's result under a kernel that stores nothing of its own
+    gives its programs and False. What exercise set 11 checks a kernel answer by, called by
+    absolute import (a rebound or patched name in the notebook is never the check): a Triton
+    kernel, launched over a grid, that writes every element of the result."""
     with record() as log:
         out = fn(*args)
+    values = out.tolist() if hasattr(out, "tolist") else out
     storage = getattr(out, "untyped_storage", None)
     start = storage().data_ptr() if storage else None
-    programs = sum(launch.programs for launch in log if any(t[1] == start for t in launch.tensors))
-    values = out.tolist() if hasattr(out, "tolist") else out
-    return [values, programs]
+    launches = [launch for launch in log if any(t[1] == start for t in launch.tensors)]
+    if not launches:
+        return [values, 0, False]
+    settled, last = _replay(out, launches)
+    stored = int((settled[-1] & _same(last, out)).sum()) == out.numel()
+    return [values, sum(launch.programs for launch in launches), stored]
 
 
-__all__ = ["Launch", "OutOfBounds", "install", "kernel_result", "record"]
+__all__ = ["Launch", "OutOfBounds", "install", "kernel_result", "record", "stored_lanes"]

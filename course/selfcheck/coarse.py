@@ -14,7 +14,13 @@ a large float):
 - the right answer is never hashed; the known *wrong* answers are, by bucket (each bucket holds
   ``MIN_VALUES`` values at the grader's precision; the buckets' offset comes from the salt, not
   from the right answer): searching them recovers a wrong value's bucket, not a right value to the
-  grader's precision, and the published offset says nothing of where the right answer is.
+  grader's precision, and the published offset says nothing of where the right answer is. A
+  hint states how the wrong value relates to the right one (twice it, a thousand times it): a
+  bucket's steps are made 10 times coarser until, divided by that factor, it still leaves at
+  least ``MIN_VALUES`` right answers (:func:`answer_candidates`); where the wider bucket would
+  hold the right answer, the hint is dropped. (Coarser steps, not more of them: a bucket always
+  holds 100 steps, so its published offset stays below 100 and its step a power of ten, and no
+  digits of an answer can appear in them.)
 
 A *shape* is the public form of one plain value: ``{"range": [lo, hi]}`` for a number, ``{"items":
 [shape, ...]}`` for a list, ``{"keys": {name: shape}}`` for a dict, ``{"kind": kind}`` otherwise.
@@ -36,6 +42,7 @@ from course.selfcheck.values import (
 
 MIN_VALUES = 100  # a coarse check accepts at least this many values at the grader's precision
 MAX_ITEMS = 64  # longer lists are checked for their length only
+MAX_WIDENING = 6  # a known wrong answer's bucket steps are at most 10**6 of the grader's
 _GRID = (1, 3)  # range ends: 1 or 3 times a power of ten
 
 
@@ -168,13 +175,15 @@ def _shift_of(salt: str, width: int) -> int:
 
 def wrong_bucket(wrong, right, sig, salt: str = "") -> dict | None:
     """Where a known wrong number is recognised in a graded release: a bucket of ``MIN_VALUES``
-    values at the grader's precision ``sig`` (the right answer's) that holds it, or None.
+    values or more at the grader's precision ``sig`` (the right answer's) that holds it, or None.
 
     The bucket ``b`` of a learner's value ``v`` is ``(round(v / unit) - shift) // width``; only the
     wrong value's ``b`` is hashed. ``shift`` comes from the salt alone; None where the wrong
     value's bucket holds a value the grader accepts as right (the right answer within one and a
     half steps: a right answer never gets a wrong answer's hint; only a wrong value within 100 steps
-    of the right one can), or for a zero, infinite or non-number value.
+    of the right one can; the bucket's steps are first made coarser until, divided by the hint's
+    factor, it leaves ``MIN_VALUES`` right answers: :func:`answer_candidates`), or for a zero,
+    infinite or non-number value.
     """
     if not is_number(wrong) or not is_number(right):
         return None
@@ -184,14 +193,49 @@ def wrong_bucket(wrong, right, sig, salt: str = "") -> dict | None:
     sig = _effective_sig(r, sig)
     unit = _unit(w, sig)
     r_unit = _unit(r, sig) if r != 0 else unit
-    low, high = (r - 1.5 * r_unit) / unit, (r + 1.5 * r_unit) / unit  # right, in steps of unit
-    n = round(w / unit)
     width = MIN_VALUES
     shift = _shift_of(salt, width)
-    first = (n - shift) // width * width + shift  # the bucket holds first .. first + width - 1
-    if high < first - 0.5 or low >= first + width - 0.5:
-        return {"unit": unit, "width": width, "shift": shift, "bucket": (n - shift) // width}
-    return None
+    exponent = round(math.log10(unit))
+    for k in range(MAX_WIDENING + 1):  # 10x coarser steps until the hint's factor leaves enough
+        unit = 10.0 ** (exponent + k)
+        n = round(w / unit)
+        first = (n - shift) // width * width + shift  # the bucket: first .. first + width - 1
+        if answer_candidates(first * unit, (first + width - 1) * unit, w, r, sig) >= MIN_VALUES:
+            break
+    else:
+        return None
+    low, high = (r - 1.5 * r_unit) / unit, (r + 1.5 * r_unit) / unit  # right, in steps of unit
+    if not (high < first - 0.5 or low >= first + width - 0.5):
+        return None
+    return {"unit": unit, "width": width, "shift": shift, "bucket": (n - shift) // width}
+
+
+def _count(lo: float, hi: float, sig) -> int:
+    """Values at precision ``sig`` in ``[lo, hi]``, whatever the signs (one across zero counts
+    at least ``MIN_VALUES`` at a number of figures)."""
+    lo, hi = min(lo, hi), max(lo, hi)
+    if sig == EXACT:
+        return max(0, math.floor(hi) - math.ceil(lo) + 1)
+    if lo > 0:
+        return values_between(lo, hi, sig)
+    if hi < 0:
+        return values_between(-hi, -lo, sig)
+    return MIN_VALUES
+
+
+def answer_candidates(lo: float, hi: float, wrong: float, right: float, sig) -> int:
+    """How many right answers (at the grader's precision ``sig``) a learner is left with who
+    found that the known wrong value lies in ``[lo, hi]``, applies its hint's factor (right =
+    value x right/wrong: "twice", "a thousand times"; a small offset, "one more", is a factor
+    near 1) and keeps what the right answer's public range (:func:`coarse_range`) allows. A
+    right answer of 0 has no factor: the bucket says nothing of it."""
+    if right == 0:
+        return MIN_VALUES
+    factor = right / wrong
+    a, b = sorted((lo * factor, hi * factor))
+    low, high = coarse_range(right, sig)
+    a, b = max(a, low), min(b, high)
+    return _count(a, b, sig) if a <= b else 0
 
 
 def bucket_of(value, where: dict) -> int | None:

@@ -62,6 +62,17 @@ def main(argv: list[str] | None = None) -> int:
         help="start the gradebook afresh from this run's files (default: merge into it, keeping "
         "every row this run does not regrade)",
     )
+    grade.add_argument(
+        "--overrides",
+        help="CSV of student,set,question,points,reason: scores you set by hand, kept by every "
+        "later run (an empty points cell removes one)",
+    )
+    grade.add_argument(
+        "--late-penalty",
+        type=float,
+        help="fraction of each question's score a file the LMS marked late loses (e.g. 0.1); "
+        "kept by every later run, 0 turns it off",
+    )
     autograder = sub.add_parser("autograder", help="build an external autograder for a set")
     autograder.add_argument("tool", choices=["gradescope"], help="the autograder's platform")
     autograder.add_argument("assignment", help="the exercise set, e.g. 04_model_memory")
@@ -176,6 +187,8 @@ def main(argv: list[str] | None = None) -> int:
         exports=args.export,
         history=not args.no_history,
         replace=args.replace,
+        overrides=args.overrides,
+        late_penalty=args.late_penalty,
     )
 
 

@@ -75,10 +75,35 @@ def test_kernel_result_tells_a_triton_kernel_from_plain_torch(tk):
         add[(3,)](v, v, torch.empty_like(v), v.numel(), BLOCK=128)
         return 2 * v
 
-    values, programs = triton_guard.kernel_result(lambda v: tk.vector_add(v, v), x)
-    assert values == (2 * x).tolist() and programs == 3
-    assert triton_guard.kernel_result(lambda v: 2 * v, x) == [(2 * x).tolist(), 0]
-    assert triton_guard.kernel_result(beside, x)[1] == 0
+    values, programs, stored = triton_guard.kernel_result(lambda v: tk.vector_add(v, v), x)
+    assert values == (2 * x).tolist() and (programs, stored) == (3, True)
+    assert triton_guard.kernel_result(lambda v: 2 * v, x) == [(2 * x).tolist(), 0, False]
+    assert triton_guard.kernel_result(beside, x)[1:] == [0, False]
+
+
+def test_stored_lanes_counts_what_each_launch_wrote_into_the_output(tk):
+    triton, tl = tk.modules()
+    add = tk.kernel("add")
+
+    @triton.jit
+    def nothing(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        pass
+
+    x = torch.arange(300.0)
+    out = 2 * x  # torch's result, then a launch on it that stores nothing
+    with triton_guard.record() as log:
+        nothing[(3,)](x, out, 300, BLOCK=128)
+        add[(2,)](x, x, out, 300, BLOCK=128)  # two programs of 128: 256 of the 300 elements
+        add[(3,)](x, x, out, 300, BLOCK=128)  # all 300, 44 of them not stored before
+    assert triton_guard.stored_lanes(out, log) == [0, 256, 44]
+    assert torch.equal(out, 2 * x)  # left as it was
+    assert triton_guard.kernel_result(lambda v: _launched(nothing, v), x)[1:] == [3, False]
+
+
+def _launched(kernel, v):
+    out = 2 * v
+    kernel[(3,)](v, out, v.numel(), BLOCK=128)
+    return out
 
 
 def test_install_is_idempotent(tk):

@@ -3,7 +3,11 @@ written for known wrong answers; the sandboxed grader gives the solution full ma
 notebook 0, the Triton kernel question included (checked on the grader's own probe vectors).
 Two hostile answers to the kernel question: plain torch in place of the kernel scores 0 on it (the
 check counts the Triton programs launched on the result), and a kernel without its mask costs only
-that question (the interpreter's bounds check raises where it used to kill the process)."""
+that question (the interpreter's bounds check raises where it used to kill the process).
+Four ways to let torch do the work under a launch score 0 on it too: a kernel whose body is
+``pass`` launched on torch's result, a kernel that stores back what torch put in the output, a
+rebound ``tk`` and a patched ``tk.kernel_result`` (the check replays each launch that received the
+output on a poisoned output and counts the elements it stored, and is called by absolute import)."""
 
 from __future__ import annotations
 
@@ -59,6 +63,66 @@ max_error = (scale_add(2.5, x, y) - (2.5 * x + y)).abs().max().item()
 )
 
 
+TORCH_UNDER_A_KERNEL = (
+    INPUTS
+    + """\
+@triton.jit
+def scale_add_kernel(x_ptr, y_ptr, out_ptr, a, n, BLOCK: tl.constexpr):
+    pass
+
+
+def scale_add(a, x, y):
+    out = a * x.float() + y.float()
+    scale_add_kernel[(triton.cdiv(x.numel(), 128),)](x, y, out, a, x.numel(), BLOCK=128)
+    return out
+
+
+max_error = (scale_add(2.5, x, y) - (2.5 * x + y)).abs().max().item()
+"""
+)
+
+TORCH_STORED_BACK = (
+    INPUTS
+    + """\
+@triton.jit
+def scale_add_kernel(x_ptr, y_ptr, out_ptr, a, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(out_ptr + offsets, tl.load(out_ptr + offsets, mask=mask), mask=mask)
+
+
+def scale_add(a, x, y):
+    out = a * x.float() + y.float()
+    scale_add_kernel[(triton.cdiv(x.numel(), 128),)](x, y, out, a, x.numel(), BLOCK=128)
+    return out
+
+
+max_error = (scale_add(2.5, x, y) - (2.5 * x + y)).abs().max().item()
+"""
+)
+
+FAKE_RESULT = "lambda fn, a, x, y: [fn(a, x, y).tolist(), triton.cdiv(x.numel(), 128)]"
+
+REBOUND_ALIAS = (
+    TORCH_ANSWER
+    + f"""\
+
+import types
+
+tk = types.SimpleNamespace(kernel_result={FAKE_RESULT})
+"""
+)
+
+PATCHED_RESULT = TORCH_ANSWER + f"\ntk.kernel_result = {FAKE_RESULT}\n"
+
+BYPASSES = {
+    "pass_kernel": TORCH_UNDER_A_KERNEL,
+    "stored_back": TORCH_STORED_BACK,
+    "rebound_tk": REBOUND_ALIAS,
+    "patched_kernel_result": PATCHED_RESULT,
+}
+
+
 @pytest.fixture(scope="module")
 def namespace() -> dict:
     return solution_namespace(SET)
@@ -80,6 +144,18 @@ def test_plain_torch_in_place_of_the_kernel_is_not_right(namespace, monkeypatch)
     assert "_error" not in ns and ns["max_error"] == 0  # the numbers alone are right
     text = repr(Grader(SET).check("q3", ns))
     assert "scale_add: gives wrong results" in text and "torch arithmetic" in text
+
+
+@pytest.mark.parametrize("bypass", sorted(BYPASSES))
+def test_torch_doing_the_work_under_a_launch_is_not_right(namespace, monkeypatch, bypass):
+    from course.measure import triton_kernels
+
+    monkeypatch.delenv("COURSE_GRADING", raising=False)
+    monkeypatch.setattr(triton_kernels, "kernel_result", triton_kernels.kernel_result)  # restored
+    ns = _answered(BYPASSES[bypass], namespace)
+    assert "_error" not in ns and ns["max_error"] == 0  # the numbers alone are right
+    text = repr(Grader(SET).check("q3", ns))
+    assert "scale_add: gives wrong results" in text, text
 
 
 def test_a_kernel_without_its_mask_fails_its_question_and_nothing_else(namespace, monkeypatch):
@@ -133,7 +209,13 @@ def test_sandboxed_grading_gives_the_solution_full_marks_and_a_blank_zero(tmp_pa
             cell.source = next(answers)
     assert next(answers, None) is None
     nbformat.write(filled, subs / f"{SET}-solution.ipynb")
-    for name, source in (("torch", TORCH_ANSWER), ("unmasked", UNMASKED_ANSWER)):
+    hostile_answers = {
+        "torch": TORCH_ANSWER,
+        "unmasked": UNMASKED_ANSWER,
+        "pass_kernel": TORCH_UNDER_A_KERNEL,  # one of each kind of bypass, in the real grader
+        "patched_kernel_result": PATCHED_RESULT,
+    }
+    for name, source in hostile_answers.items():
         hostile = nbformat.read(subs / f"{SET}-solution.ipynb", as_version=4)
         for cell in hostile.cells:
             meta = cell.metadata.get("course", {})
@@ -149,7 +231,7 @@ def test_sandboxed_grading_gives_the_solution_full_marks_and_a_blank_zero(tmp_pa
     assert (float(solved["total"]), float(solved["possible"])) == (possible, possible), solved
     assert float(empty["total"]) == 0, empty
     q3 = next(q.points for q in spec.read(SOLUTION).questions if q.name == "q3")
-    for name in ("torch", "unmasked"):  # 0 on the kernel question, every other point kept
+    for name in hostile_answers:  # 0 on the kernel question, every other point kept
         row = rows[f"{SET}-{name}.ipynb"]
         assert float(row[f"q3 [{q3:g} pts]"]) == 0, row
         assert float(row["total"]) == possible - q3, row

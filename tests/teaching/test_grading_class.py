@@ -274,3 +274,70 @@ def test_a_history_that_cannot_be_kept_costs_the_history_not_the_gradebook(
     assert gradebook.grade_folder(subs, tmp_path / "grades.csv") == 0
     assert "history not kept" in capsys.readouterr().err
     assert (tmp_path / "grades.csv").read_text().count("\n") == 2  # header and Ada's row
+
+
+CANVAS_ROSTER = (
+    "Student,ID,SIS User ID,SIS Login ID,Section\n"
+    "    Points Possible,,,,\n"
+    '"Lovelace, Ada",1001,S-1,ada,A\n'
+    '"Bo, Bo",1002,S-2,bo,A\n'
+    '"Cy, Cy",1003,S-3,cy,A\n'
+)
+
+
+def test_overrides_and_the_late_penalty_survive_a_partial_regrade(tmp_path, fake_grading, capsys):
+    """grading.md section 5's overrides and late penalty as written: Canvas's download names
+    (Bo's marked LATE), a 10 % late penalty, Ada's Q1 set to 0 by hand; then Bo's corrected file
+    alone, graded without either option: both still apply; an empty points cell removes Ada's."""
+    (tmp_path / "roster.csv").write_text(CANVAS_ROSTER)
+    names = {
+        "ada": f"lovelaceada_1001_5001_{SET}.ipynb",
+        "bo": f"bobo_late_1002_5002_{SET}.ipynb",
+        "cy": f"cycy_1003_5003_{SET}.ipynb",
+    }
+    subs = folder(tmp_path, names.values(), zero={names["bo"]})
+    out = tmp_path / "grades.csv"
+    argv = ["--out", str(out), "--roster", str(tmp_path / "roster.csv"), "--pattern", "canvas"]
+    argv += ["--export", "canvas"]
+    overrides = tmp_path / "overrides.csv"
+    overrides.write_text(f"student,set,question,points,reason\n1001,{SET},q1,0,copied\n")
+    first = ["--late-penalty", "0.1", "--overrides", str(overrides)]
+    assert main(["grade", str(subs), *argv, *first]) == 0
+    q1 = QUESTIONS["q1"]
+
+    def book():
+        rows = {r["submission"]: r for r in csv.DictReader(out.open())}
+        return {who: float(rows[n]["total"]) for who, n in names.items()}, rows
+
+    totals, rows = book()
+    assert totals == {"ada": 13 - q1, "bo": 0, "cy": 13}
+    assert "q1 set to 0 by the instructor, the grader gave" in rows[names["ada"]]["reason"]
+    fix = folder(tmp_path, [names["bo"]], name="fix")  # Bo's corrected file, still LATE
+    assert main(["grade", str(fix), *argv]) == 0  # neither option given again
+    assert fake_grading[-1] == [names["bo"]]
+    totals, rows = book()
+    assert totals == {"ada": 13 - q1, "bo": pytest.approx(13 * 0.9), "cy": 13}
+    assert "LATE: each question's score x 0.9" in rows[names["bo"]]["reason"]
+    canvas = list(csv.reader((tmp_path / f"grades-canvas-{SET}.csv").open(encoding="utf-8-sig")))
+    exported = {r[1]: float(r[-1]) for r in canvas[2:]}
+    assert exported == {"1001": 13 - q1, "1002": pytest.approx(11.7), "1003": 13}
+    overrides.write_text(f"student,set,question,points\n1001,{SET},q1,\n")  # removed
+    assert main(["grade", str(fix), *argv, "--overrides", str(overrides)]) == 0
+    assert book()[0]["ada"] == 13
+
+
+def test_a_bad_override_is_refused_before_anyone_is_graded(tmp_path, fake_grading, capsys):
+    (tmp_path / "roster.csv").write_text(ROSTER3)
+    subs = folder(tmp_path, [f"{SET}-ada.ipynb"])
+    argv = ["--out", str(tmp_path / "grades.csv"), "--roster", str(tmp_path / "roster.csv")]
+    bad = {
+        "zed,{SET},q1,1": "student 'zed' is not on the roster",
+        "ada,{SET},q99,1": "has no question 'q99'",
+        "ada,{SET},q1,99": "points must be between 0 and",
+    }
+    for line, why in bad.items():
+        (tmp_path / "o.csv").write_text("student,set,question,points\n" + line.format(SET=SET))
+        assert main(["grade", str(subs), *argv, "--overrides", str(tmp_path / "o.csv")]) == 2
+        assert why in capsys.readouterr().err
+    assert main(["grade", str(subs), *argv, "--late-penalty", "1.5"]) == 2
+    assert fake_grading == []  # nobody was graded

@@ -40,3 +40,16 @@ def test_the_summary_means_each_question_over_graded_rows_and_names_who_timed_ou
     assert s["timed_out"] == ["b"]
     assert s["not_ok"] == {"b": "timeout", "c": "unknown-assignment"}
     assert "mean 50.0%" in grades.summary_text(s)
+
+
+def test_adjustments_apply_from_the_graders_scores_once_however_often_they_run():
+    row = grades.Grade("a.ipynb", "s", {"q1": 2.0, "q2": 4.0}, {"q1": 2.0, "q2": 4.0}, late=True)
+    adj = grades.Adjustments(0.25, [grades.Override("a.ipynb", "s", "q1", 0.0, "copied")])
+    for _ in range(2):  # every run applies them again: never twice
+        assert grades.adjust([row], adj) == 1
+        assert row.scores == {"q1": 0.0, "q2": 3.0} and row.graded_scores == {"q1": 2.0, "q2": 4.0}
+    assert "q1 set to 0 by the instructor, the grader gave 2 (copied)" in row.adjusted
+    assert grades.adjust([row], grades.Adjustments()) == 0  # removed: the grader's scores again
+    assert (
+        row.scores == {"q1": 2.0, "q2": 4.0} and row.adjusted == "ADJUSTED: LATE (no penalty set)"
+    )

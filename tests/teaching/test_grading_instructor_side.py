@@ -91,6 +91,7 @@ def graded_with(monkeypatch, tmp_path):
     loud = submission.loud
     monkeypatch.setattr(submission, "loud", lambda t: (events.append("warning"), loud(t)))
     monkeypatch.setattr(sandbox, "start_factory", lambda *a, **k: None)
+    monkeypatch.setattr(authoring, "BUILD_DIR", tmp_path / "build")  # no release recorded
 
     def run(weights_bytes: int, source: str) -> list[list[str]]:
         monkeypatch.setattr(
@@ -126,6 +127,45 @@ def test_a_key_that_differs_from_the_release_is_said_before_grading_and_in_the_r
     assert "!!! WARNING: [00_units_and_memory] q1: the key fails the released check" in err
     reason = rows[1][rows[0].index("reason")]
     assert submission.KEY_MARK in reason and submission.VERSION_MARK not in reason
+
+
+def test_a_solution_changed_assigned_and_committed_after_the_release_is_said(
+    graded_with, capsys, monkeypatch, tmp_path
+):
+    run, events = graded_with
+    keycheck.record_release(
+        {SET: key(WEIGHTS_BYTES)}, [ASSIGNMENT], tmp_path / "build", commit="0" * 40, mode="graded"
+    )
+    # the edited solution was assigned and committed: the checks at the last commit agree with it
+    monkeypatch.setattr(keycheck, "key_vs_release", lambda *a: {})
+    rows = run(2 * WEIGHTS_BYTES, "weights_bytes = weights_gb = weights_gib = 1")
+    assert events[0] == "warning" and "graded" in events  # before anyone is graded
+    err = capsys.readouterr().err
+    assert "q1: the key differs from the one the graded release of" in err
+    assert "(commit 000000000000) was built from" in err
+    reason = rows[1][rows[0].index("reason")]
+    assert submission.KEY_MARK in reason and "changed after the release" in reason
+
+
+def test_a_key_as_released_is_not_flagged_by_the_release_record(graded_with, capsys, tmp_path):
+    run, events = graded_with
+    keycheck.record_release(
+        {SET: key(WEIGHTS_BYTES)}, [ASSIGNMENT], tmp_path / "build", commit="0" * 40, mode="graded"
+    )
+    rows = run(WEIGHTS_BYTES, "weights_bytes = weights_gb = weights_gib = 1")
+    assert "warning" not in events[: events.index("graded")]
+    assert submission.KEY_MARK not in rows[1][rows[0].index("reason")]
+    assert "no release of" not in capsys.readouterr().err
+
+
+def test_the_release_record_leaves_measured_answers_out():
+    measured = spec.read(authoring.SOLUTIONS_DIR / "05_flops_time_cost.ipynb")
+    machine = [(q, a) for q in measured.questions for a in q.answers if a.expect == "machine"]
+    assert machine  # set 05 has measured answers
+    q, a = machine[0]
+    one = {"answers": {q.name: {a.name: {"value": 1.0}}}}
+    other = {"answers": {q.name: {a.name: {"value": 2.0}}}}
+    assert keycheck.question_digests(measured, one) == keycheck.question_digests(measured, other)
 
 
 def test_a_notebook_that_never_names_an_answer_says_so_in_its_row(graded_with, capsys):

@@ -11,17 +11,18 @@ import json
 import math
 import shutil
 import subprocess
+from pathlib import Path
 
 import nbformat
 import pytest
 from leaks import hidden_values
 from solution_run import solution_namespace
-from teaching.grading import authoring, spec
+from teaching.grading import authoring, keycheck, spec
 from teaching.grading.release import write_release
 
 from course.selfcheck import coarse
 from course.selfcheck.answers import Grader
-from course.selfcheck.values import EXACT, canonical
+from course.selfcheck.values import EXACT, canonical, digest
 
 pytestmark = pytest.mark.sandbox  # runs solutions in the grading sandbox (tests/conftest.py)
 
@@ -66,7 +67,13 @@ def repo(tmp_path):
 def _release(out, repo, **kw) -> tuple[int, str]:
     err, std = io.StringIO(), io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(std):
-        status = write_release(out, repo=repo, build_dir=authoring.BUILD_DIR, **kw)
+        status = write_release(
+            out,
+            repo=repo,
+            build_dir=authoring.BUILD_DIR,
+            record_dir=Path(out).parent / f"{Path(out).name}-record",
+            **kw,
+        )
     return status, std.getvalue() + err.getvalue()
 
 
@@ -107,6 +114,11 @@ def test_a_dirty_tree_with_a_filled_in_exercise_does_not_leak(repo, tmp_path, ke
     assert not list(out.rglob("teaching")), "the instructors' package never ships"
     assert not {"solutions", "build", "tests", ".git"} & {p.name for p in out.rglob("*")}
     assert "This is a self-study release" in (out / "README.md").read_text()
+    record = json.loads((tmp_path / "out-record" / "released.json").read_text())
+    assignment = spec.read(authoring.SOLUTIONS_DIR / f"{name}.ipynb")  # the key it was built from
+    assert record[name]["mode"] == "self-study"
+    assert record[name]["questions"] == keycheck.question_digests(assignment, keys[name])
+    assert "released.json" not in {p.name for p in out.rglob("*")}  # never shipped
 
 
 def test_a_committed_exercise_with_outputs_ships_without_them(repo, tmp_path, keys):
@@ -350,3 +362,75 @@ def test_a_function_answer_is_checked_for_the_form_and_range_of_its_outputs(
     torch = ns["torch"]
     ns["quantise_int8"] = lambda w: (torch.zeros_like(w, dtype=torch.int8), w[:, :1] * 1e6)
     assert "quantise_int8: " in repr(grader.check("q5", ns))
+
+
+def _search(check: dict, salt: str, lo: float, hi: float, limit: int = 300) -> int | None:
+    """The learner's search: hash every bucket that a value in ``[lo, hi]`` can fall in; the one
+    the check publishes (None: not found, or more than ``limit`` buckets to hash)."""
+    first, last = sorted((coarse.bucket_of(lo, check), coarse.bucket_of(hi, check)))
+    if last - first > limit:
+        return None
+    return next((b for b in range(first, last + 1) if digest(str(b), salt) in check["hash"]), None)
+
+
+def _values_in(lo: float, hi: float, sig) -> int:
+    """Values at precision ``sig`` in ``[lo, hi]`` (across zero: plenty at a number of figures)."""
+    if lo > hi:
+        return 0
+    if sig == EXACT:
+        return math.floor(hi) - math.ceil(lo) + 1
+    if lo > 0 or hi < 0:
+        return coarse.values_between(*sorted((abs(lo), abs(hi))), sig)
+    return coarse.MIN_VALUES
+
+
+def test_a_wrong_answers_bucket_divided_by_its_hints_factor_leaves_100_right_answers():
+    """fp32 for fp16, "twice": 8,000 bytes for the right 4,000. The search finds the wrong
+    value's bucket among those of twice the right answer's public range; every whole number in
+    that range whose double lands in the bucket is still a candidate: at least 100 of them."""
+    right, wrong, salt = 4000, 8000, "set/q1/weights_bytes/wrong"
+    check = coarse.wrong_check(wrong, right, lambda v: EXACT, salt)
+    assert check is not None  # the hint is kept
+    lo, hi = coarse.coarse_range(right, EXACT)
+    found = _search(check, salt, 2 * lo, 2 * hi)
+    assert found == coarse.bucket_of(wrong, check)
+    left = [x for x in range(int(lo), int(hi) + 1) if coarse.bucket_of(2 * x, check) == found]
+    assert right in left and len(left) >= coarse.MIN_VALUES, len(left)
+
+
+@pytest.mark.parametrize("solution", SOLUTIONS, ids=IDS)
+def test_no_wrong_answer_bucket_narrows_its_answer_below_100_with_the_hints_factor(solution):
+    """Every kept hint's bucket (what the search above finds: the wrong value's own, taken here
+    without hashing, the search's 100 ms a bucket being too slow for every set) leaves at least
+    100 right answers at the grader's precision once divided by the hint's factor (right/wrong)
+    and kept to the right answer's public range."""
+    key = authoring.answer_key(solution)
+    assignment = spec.read(solution)
+    checks = authoring.public_checks(assignment, key, graded=True)
+    for q in assignment.questions:
+        for i, w in enumerate(q.wrong):
+            kept = checks["questions"][q.name]["wrong"]
+            entry = next((e for e in kept if e["hint"] == w.hint and e["answer"] == w.answer), None)
+            if entry is None:
+                continue
+            a = next(a for a in q.answers if a.name == w.answer)
+            right, wrong = (
+                key["answers"][q.name][w.answer]["value"],
+                key["extras"][f"{q.name}/wrong/{i}"],
+            )
+            pairs = [(entry["bucket"], right, wrong)]
+            if "keys" in entry["bucket"]:
+                pairs = [(c, right[k], wrong[k]) for k, c in entry["bucket"]["keys"].items()]
+            for check, r, v in pairs:
+                if not r:
+                    continue
+                factor = v / r
+                lo, hi = coarse.coarse_range(r, a.sig_for(r))
+                b = coarse.bucket_of(v, check)
+                start = (b * check["width"] + check["shift"]) * check["unit"]
+                end = start + (check["width"] - 1) * check["unit"]
+                ends = sorted(x / factor for x in (start, end))
+                ends = [max(ends[0], lo), min(ends[1], hi)]  # and the right answer's own range
+                sig = coarse._effective_sig(r, a.sig_for(r))
+                left = _values_in(*ends, sig)
+                assert left >= coarse.MIN_VALUES, (q.name, w.hint, left)

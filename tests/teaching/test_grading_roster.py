@@ -72,7 +72,7 @@ def test_canvas_download_names_join_with_accents_spaces_late_and_two_submissions
     assert [f for f, _ in j.unmatched] == [files[4], "notes.ipynb"]
     assert j.missing == [("1004", SET)]
     report = "\n".join(j.problems())
-    assert f"marked late by the LMS (no penalty applied here): {files[1]}" in j.problems()
+    assert f"marked late by the LMS (--late-penalty applies, if set): {files[1]}" in j.problems()
     for needle in (files[4], "notes.ipynb", files[2], files[3], "no file from 1004"):
         assert needle in report
 

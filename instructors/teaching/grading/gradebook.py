@@ -60,17 +60,22 @@ from teaching.grading.files import (
     write_new,
 )
 from teaching.grading.grades import (
+    ADJUSTMENTS,
     NOT_GRADED,
     NOT_GRADED_EXIT,
     RECORD,
     Grade,
+    adjust,
     merge,
     not_graded,
     number,
+    read_adjustments,
+    read_overrides,
     read_record,
     record_rows,
     summary,
     summary_text,
+    updated,
     write_csv,
 )
 from teaching.grading.history import (
@@ -80,7 +85,13 @@ from teaching.grading.history import (
     keep_run,
     new_run_folder,
 )
-from teaching.grading.roster import compile_pattern, join_files, read_roster, set_from_name
+from teaching.grading.roster import (
+    compile_pattern,
+    join_files,
+    key,
+    read_roster,
+    set_from_name,
+)
 from teaching.grading.submission import (
     KEY_MARK,
     LOG_FILES,
@@ -110,6 +121,8 @@ def grade_folder(
     visibility: str = "after_due_date",
     history: bool = True,
     replace: bool = False,
+    overrides: str | Path | None = None,
+    late_penalty: float | None = None,
 ) -> int:
     """Grade every file in a folder (see the module docstring). Returns 0 when each got a row.
 
@@ -127,7 +140,13 @@ def grade_folder(
 
     Returns :data:`NOT_GRADED_EXIT` (3) when a row has no score because the grader's side failed
     (a key that could not be made here, a sandbox that could not start, the grader failing on a
-    file): those rows are marked ``not-graded`` and no export carries a score for them."""
+    file): those rows are marked ``not-graded`` and no export carries a score for them.
+
+    ``overrides`` (a CSV: ``student,set,question,points,reason``) and ``late_penalty`` (the
+    fraction of each question a file the LMS marked late loses) update the class's adjustments
+    (``<logs>/adjustments.json``), which every run applies to every row
+    (:func:`~teaching.grading.grades.adjust`): a later regrade, with or without them, keeps
+    them."""
     jobs = validate.positive_int("jobs", jobs, maximum=64)
     folder, out_csv = Path(submissions_dir), Path(out_csv)
     if not folder.is_dir():
@@ -167,6 +186,11 @@ def grade_folder(
         return 2
     if unwritable := _unwritable(out_csv, log_dir):
         print(f"refusing to grade: {unwritable}", file=sys.stderr)
+        return 2
+    try:
+        adjustments = _adjustments(log_dir, overrides, late_penalty, solutions, class_roster)
+    except (OSError, ValueError) as e:
+        print(f"refusing to grade: {e}", file=sys.stderr)
         return 2
     print(sandbox.describe(), file=sys.stderr)
     for name in known:
@@ -288,6 +312,7 @@ def grade_folder(
         )
         for g in grades:
             g.student = now.owner.get(g.submission, "")
+            g.late = g.submission in now.late
     if earlier is None:
         rows_all, replaced = sorted(grades, key=lambda g: (g.assignment, g.file)), []
     else:
@@ -299,6 +324,12 @@ def grade_folder(
                 f"(their grades, logs and exports stand; --replace drops them)",
                 file=sys.stderr,
             )
+    if changed := adjust(rows_all, adjustments):
+        print(
+            f"{changed} row(s) adjusted by the instructor's overrides and late penalty "
+            f"({log_dir / ADJUSTMENTS}): their reason says how",
+            file=sys.stderr,
+        )
     all_sets = {g.assignment for g in rows_all if g.assignment in solutions}
     assignments |= {n: spec.read(solutions[n]) for n in sorted(all_sets - set(assignments))}
     by_set: dict[str, list[Grade]] = {}
@@ -344,6 +375,7 @@ def grade_folder(
     try:
         make_dir(log_dir)
         write_new(record_path, record_rows(rows_all))
+        write_new(log_dir / ADJUSTMENTS, adjustments.to_json())
         write_new(log_dir / "summary.json", json.dumps(summaries, indent=1))
     except OSError as e:
         print(f"class record not written: {e}", file=sys.stderr)
@@ -390,6 +422,30 @@ def grade_folder(
             print(f"exports not written: {e}", file=sys.stderr)
             status = 1
     return status
+
+
+def _adjustments(log_dir, overrides, late_penalty, solutions, class_roster):
+    """The class's adjustments after this run's ``--overrides`` and ``--late-penalty`` (the kept
+    ones too, even with ``--replace``: they are the instructor's, not a run's); ValueError on a
+    bad file, line or value."""
+    adj = read_adjustments(log_dir / ADJUSTMENTS)
+    if late_penalty is not None:
+        late_penalty = validate.fraction("--late-penalty", late_penalty, allow_zero=True)
+        if late_penalty >= 1:
+            raise ValueError("--late-penalty must be below 1 (a fraction of each question)")
+    if overrides is None:
+        return updated(adj, late_penalty=late_penalty)
+    points = {n: {q.name: q.points for q in spec.read(p).questions} for n, p in solutions.items()}
+
+    def on_roster(student_id: str, where: str) -> str:
+        if class_roster.find(student_id) is None:
+            raise ValueError(f"{where}: student {student_id!r} is not on the roster")
+        return key(student_id)
+
+    found, removed = read_overrides(
+        Path(overrides), points, on_roster if class_roster is not None else None
+    )
+    return updated(adj, late_penalty=late_penalty, overrides=found, removed=removed)
 
 
 def _books(out_csv: Path, sets: list[str]) -> list[Path]:

@@ -2,6 +2,13 @@
 class's record that regrades merge into (``gradebook.json``), and the class's summary (mean per
 question, who timed out).
 
+The instructor's adjustments (:class:`Adjustments`, kept beside the record in
+``adjustments.json``) are applied to every row of every run, from the grader's own scores: an
+override sets one question's score for one student (nbgrader's manual grade, which a later
+autograde never overwrites); a late penalty takes a fraction off every question of a file the LMS
+marked late (nbgrader's and otter's late policy, as a fraction). A regrade replaces the grader's
+scores and the adjustments apply again, so neither is lost nor applied twice.
+
 The record is nbgrader's model: one row per graded file, each row kept until a later run grades
 the same file or the same student's file of the same set (:func:`merge`). A regrade of some files
 updates their rows and keeps everyone else's. The CSV is what people read; the record (every
@@ -49,6 +56,9 @@ class Grade:
     name_hex: str = ""  # the file name's bytes (hex): two names that print alike stay two rows
     student: str = ""  # the roster's id key of its owner ('' without a roster, or unmatched)
     submitted: str = ""  # when the file was handed in (its time stamp, UTC, as nbgrader writes one)
+    late: bool = False  # the LMS marked the file late (the LATE in its download name)
+    graded_scores: dict[str, float] = field(default_factory=dict)  # before adjustments ({}: none)
+    adjusted: str = ""  # what the instructor's adjustments changed (overrides, the late penalty)
 
     @property
     def earned(self) -> bool:
@@ -116,13 +126,17 @@ def write_csv(out_csv: Path, grades: list[Grade], points: dict[str, float]) -> N
                 number(g.possible),
                 "" if void else f"{percent:.1f}",
                 spreadsheet_safe(printable(safe_text(g.status))),
-                spreadsheet_safe(printable(safe_text(capped(g.reason, MAX_REASON_CHARS)))),
+                spreadsheet_safe(printable(safe_text(capped(_with_adjusted(g), MAX_REASON_CHARS)))),
                 " ".join(g.protections_off),
                 f"{g.seconds:.1f}",
             ]
         )
     make_dir(out_csv.parent)
     write_new(out_csv, buf.getvalue())
+
+
+def _with_adjusted(g: Grade) -> str:
+    return "; ".join(t for t in (g.adjusted, g.reason) if t)
 
 
 def summary(grades: list[Grade], points: dict[str, float]) -> dict:
@@ -197,3 +211,128 @@ def merge(earlier: list[Grade], now: list[Grade]) -> tuple[list[Grade], list[Gra
     kept = [g for g in earlier if not (g.file in files or g.key in keys)]
     rows = sorted([*kept, *now], key=lambda g: (g.assignment, bytes.fromhex(g.file)))
     return rows, replaced
+
+
+ADJUSTMENTS = "adjustments.json"
+OVERRIDE_COLUMNS = ("student", "set", "question", "points", "reason")
+
+
+@dataclass
+class Override:
+    """One question's score for one student, set by the instructor."""
+
+    student: str  # the roster's student id (with --roster), else the submission's file name
+    set: str
+    question: str
+    points: float
+    reason: str = ""
+
+
+@dataclass
+class Adjustments:
+    """The instructor's adjustments to the class's grades: kept, applied to every run."""
+
+    late_penalty: float = 0.0  # the fraction of each question's score a late file loses
+    overrides: list[Override] = field(default_factory=list)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=1)
+
+
+def read_adjustments(path: Path) -> Adjustments:
+    """The adjustments an earlier run kept (none when there is no file); ValueError when the file
+    cannot be read."""
+    if not path.is_file():
+        return Adjustments()
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return Adjustments(
+            float(data.get("late_penalty", 0.0)), [Override(**o) for o in data.get("overrides", [])]
+        )
+    except (OSError, ValueError, TypeError, AttributeError) as e:
+        raise ValueError(f"the adjustments {path} cannot be read ({e})") from None
+
+
+def read_overrides(
+    path: Path, points: dict[str, dict[str, float]], student_key=None
+) -> tuple[list[Override], list[tuple[str, str, str]]]:
+    """``(overrides, removed)`` from an overrides CSV (``student,set,question,points[,reason]``):
+    a row with empty ``points`` removes that override. ``points`` maps each set to its
+    questions' points; ``student_key`` (the roster's, when there is one) turns an id into the
+    row's student and raises ValueError for an id not on the roster. ValueError names the line."""
+    text = Path(path).read_text(encoding="utf-8-sig")
+    reader = csv.DictReader(io.StringIO(text))
+    header = [h.strip().lower() for h in reader.fieldnames or []]
+    missing = [c for c in OVERRIDE_COLUMNS[:4] if c not in header]
+    if missing:
+        raise ValueError(f"--overrides {path}: needs the columns {', '.join(missing)}")
+    reader.fieldnames = header
+    found, removed = [], []
+    for line, row in enumerate(reader, start=2):
+        get = {k: (v or "").strip() for k, v in row.items() if k}
+        where = f"--overrides {path} line {line}"
+        student, set_name, question = get["student"], get["set"], get["question"]
+        if set_name not in points:
+            raise ValueError(f"{where}: no exercise set {set_name!r}")
+        if question not in points[set_name]:
+            raise ValueError(f"{where}: {set_name} has no question {question!r}")
+        if not student:
+            raise ValueError(f"{where}: no student")
+        if student_key is not None:
+            student = student_key(student, where)
+        if get["points"] == "":
+            removed.append((student, set_name, question))
+            continue
+        most = points[set_name][question]
+        try:
+            value = float(get["points"])
+        except ValueError:
+            raise ValueError(f"{where}: points {get['points']!r} is not a number") from None
+        if not 0 <= value <= most:
+            raise ValueError(f"{where}: points must be between 0 and {number(most)}")
+        found.append(Override(student, set_name, question, value, get.get("reason", "")))
+    return found, removed
+
+
+def updated(
+    adj: Adjustments,
+    *,
+    late_penalty: float | None = None,
+    overrides: list[Override] = (),
+    removed: list[tuple[str, str, str]] = (),
+) -> Adjustments:
+    """``adj`` with a new late penalty (None: kept) and overrides set or removed (one per
+    student, set and question: the newest wins)."""
+    gone = set(removed) | {(o.student, o.set, o.question) for o in overrides}
+    kept = [o for o in adj.overrides if (o.student, o.set, o.question) not in gone]
+    penalty = adj.late_penalty if late_penalty is None else late_penalty
+    return Adjustments(penalty, kept + list(overrides))
+
+
+def adjust(rows: list[Grade], adj: Adjustments) -> int:
+    """Apply ``adj`` to each row from its grader's scores (idempotent); the rows changed."""
+    changed = 0
+    for g in rows:
+        if not g.earned:
+            continue
+        graded = dict(g.graded_scores or g.scores)
+        scores, notes = dict(graded), []
+        who = g.student or g.submission
+        for o in adj.overrides:
+            if (o.student, o.set) == (who, g.assignment) and o.question in scores:
+                scores[o.question] = o.points
+                why = f" ({o.reason})" if o.reason else ""
+                notes.append(
+                    f"{o.question} set to {number(o.points)} by the instructor, the grader gave "
+                    f"{number(graded[o.question])}{why}"
+                )
+        if g.late and adj.late_penalty:
+            scores = {q: round(v * (1 - adj.late_penalty), 6) for q, v in scores.items()}
+            notes.append(f"LATE: each question's score x {number(1 - adj.late_penalty)}")
+        elif g.late:
+            notes.append("LATE (no penalty set)")
+        g.scores = scores
+        g.graded_scores = graded if scores != graded else {}
+        g.adjusted = "ADJUSTED: " + "; ".join(notes) if notes else ""
+        changed += bool(g.graded_scores)
+    return changed

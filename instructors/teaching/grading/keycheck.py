@@ -11,6 +11,12 @@ released from the last commit). Three mistakes fail honest learners without a wo
   :func:`missing_names` per submission): a notebook made from the earlier version never defines the
   new name and loses the question.
 
+- a solution edited, assigned and committed after the release (:func:`key_vs_recorded`): the
+  checks at the last commit then agree with the key, so only the release's own record tells: each
+  release writes, beside the build-time keys, a digest per question of the key it was built from
+  (:func:`record_release`, ``build/grading/released.json``, never shipped: a digest of one answer
+  could be searched), and ``grade`` compares the key it grades with against it.
+
 These are loud warnings, not refusals (a deliberate fix of a wrong released check must stay
 gradable): each is printed on the console, marked ``!!! WARNING``, before anyone is graded; every
 row that lost points on an affected question says so in its reason (``KEY DIFFERS FROM THE
@@ -20,15 +26,99 @@ end of the run counts those rows.
 
 from __future__ import annotations
 
+import datetime
+import hashlib
 import json
 import re
 import subprocess
 from pathlib import Path
 
 from course.selfcheck.answers import Grader
+from course.selfcheck.values import canonical
 from teaching.grading import spec
 
 _NAME = re.compile(r"[A-Za-z_]\w*")
+RELEASE_RECORD = "released.json"  # in the build folder, beside the keys
+
+
+def question_digests(assignment: spec.Assignment, key: dict) -> dict[str, str]:
+    """Per question, a digest of what the key holds right: each answer the solution fixes
+    (``expect: solution``) at the figures it is compared to, and each function answer's call
+    (its outputs depend on the run's probes, which a grading run draws afresh). Measured
+    answers (``expect: machine``) are left out: they differ from run to run."""
+    digests = {}
+    for q in assignment.questions:
+        parts = []
+        for a in q.answers:
+            if a.is_function:
+                parts.append([a.name, "call", a.call, str(a.sig)])
+                continue
+            if a.expect != "solution":
+                continue
+            got = (key["answers"].get(q.name) or {}).get(a.name) or {}
+            if "value" not in got:
+                parts.append([a.name, "no value", str(got.get("error", ""))[:200]])
+                continue
+            try:
+                parts.append([a.name, canonical(got["value"], a.sig_for(got["value"]))])
+            except TypeError:
+                parts.append([a.name, json.dumps(got["value"], sort_keys=True, default=str)])
+        text = json.dumps(parts, sort_keys=True)
+        digests[q.name] = hashlib.sha256(text.encode()).hexdigest()[:20]
+    return digests
+
+
+def record_release(
+    keys: dict, assignments: list[spec.Assignment], build_dir: Path, *, commit: str, mode: str
+) -> Path:
+    """Write each released set's :func:`question_digests` into ``build_dir/released.json``
+    (sets released earlier and not now keep their entries). Returns the file."""
+    path = Path(build_dir) / RELEASE_RECORD
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        record = {}
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    for a in assignments:
+        record[a.name] = {
+            "commit": commit,
+            "released": stamp,
+            "mode": mode,
+            "questions": question_digests(a, keys[a.name]),
+        }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def key_vs_recorded(
+    assignment: spec.Assignment, key: dict, build_dir: Path
+) -> tuple[dict[str, str], str]:
+    """Per question, how the key differs from the one the last release was built from (by
+    :func:`question_digests`), and which release that was; ``({}, why)`` without a record."""
+    path = Path(build_dir) / RELEASE_RECORD
+    try:
+        entry = json.loads(path.read_text(encoding="utf-8")).get(assignment.name)
+    except (OSError, ValueError, AttributeError):
+        entry = None
+    if not isinstance(entry, dict) or not isinstance(entry.get("questions"), dict):
+        return {}, f"no release of {assignment.name} recorded in {path}"
+    commit = str(entry.get("commit", "?"))[:12]
+    where = f"the {entry.get('mode', '')} release of {entry.get('released', '?')} (commit {commit})"
+    recorded = entry["questions"]
+    problems = {}
+    for q, now in question_digests(assignment, key).items():
+        if q not in recorded:
+            problems[q] = f"not in {where} (added since)"
+        elif recorded[q] != now:
+            problems[q] = (
+                f"the key differs from the one {where} was built from: the solution changed "
+                "after the release (edited, assigned and committed), so learners whose check "
+                "passed are graded against another value"
+            )
+    return problems, where
 
 
 def released_checks(name: str, exercises_dir: Path, repo: Path) -> tuple[dict | None, str]:

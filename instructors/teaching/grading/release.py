@@ -18,6 +18,9 @@ learners' set, its lock and installer (``requirements/learners.{in,txt}``, ``ins
   salted hash of each answer's rounding, which a loop over candidates can recover); ``--graded``
   writes checks of form, units and a coarse range only (:mod:`course.selfcheck.coarse`)
   from the answer keys.
+- **The key it was built from is recorded** (:func:`keycheck.record_release`): a digest per
+  question in ``build/grading/released.json``, never in the release; ``grade`` compares its key
+  with it, so a solution edited, assigned and committed after the release is said.
 - **Hidden-value check**: after writing, every solution's hidden values are searched for in the
   exercises (notebooks and checks) and the README, as :mod:`teaching.grading.leaks` finds
   them; on a hit the release is deleted and the command exits 1.
@@ -36,7 +39,7 @@ from pathlib import Path
 
 import nbformat
 
-from teaching.grading import authoring, leaks, spec
+from teaching.grading import authoring, keycheck, leaks, spec
 from teaching.grading.authoring import BUILD_DIR, REPO
 
 COPIED_DIRS = ("notebooks", "exercises", "course")
@@ -221,8 +224,11 @@ def write_release(
     repo: Path = REPO,
     graded: bool = False,
     build_dir: str | Path = BUILD_DIR,
+    record_dir: str | Path | None = None,
 ) -> int:
-    """Write the release into ``outdir`` (new or empty). Returns an exit status (see the module)."""
+    """Write the release into ``outdir`` (new or empty). Returns an exit status (see the module).
+    The key of each set is recorded in ``record_dir`` (default: ``build_dir``, where ``grade``
+    reads it)."""
     out = Path(outdir)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         print(f"{out} exists and is not empty: choose a new folder", file=sys.stderr)
@@ -266,6 +272,7 @@ def write_release(
             p for p in out.rglob("*") if p.name in NEVER[:5] or p.name.endswith(NEVER_SUFFIXES)
         ]
         hits = hidden_value_hits(out, solutions, keys)
+        released_sets = [spec.read(s) for s in solutions]
     if leaked or hits:
         shutil.rmtree(out)
         for problem in [f"would contain {p}" for p in leaked[:5]] + hits[:20]:
@@ -276,6 +283,14 @@ def write_release(
         )
         return 1
     mode = "graded (form, units and coarse ranges)" if graded else "self-study (precise checks)"
+    commit = _git(Path(repo), "rev-parse", "HEAD").stdout.decode().strip()
+    record = keycheck.record_release(
+        keys,
+        released_sets,
+        Path(record_dir if record_dir is not None else build_dir),
+        commit=commit,
+        mode="graded" if graded else "self-study",
+    )
     print(
         f"release written to {out} from the committed files of HEAD, {mode}: "
         f"{', '.join(COPIED_DIRS + COPIED_FILES)}, README.md, Makefile"
@@ -286,4 +301,8 @@ def write_release(
             f"e.g. {', '.join(left_out[:3])}"
         )
     print("hidden-value check: no solution value found in exercises/ or README.md")
+    print(
+        f"each set's key recorded in {record} (instructors only): `grade` warns when the key it "
+        "grades with differs from it"
+    )
     return 0

@@ -272,7 +272,8 @@ class Join:
             who = self.roster.students[k]
             lines.append(f"no file from {who.student_id} ({who.display}) for {s}")
         lines += [
-            f"marked late by the LMS (no penalty applied here): {f}" for f in sorted(self.late)
+            f"marked late by the LMS (--late-penalty applies, if set): {f}"
+            for f in sorted(self.late)
         ]
         return [*self.roster.notes, *lines]
 

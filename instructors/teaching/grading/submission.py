@@ -15,6 +15,7 @@ import os
 import re
 import secrets
 import stat
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -301,7 +302,8 @@ def grade_one(
 
 def check_key(name: str, setg: SetGrader, exercises_dir: Path) -> None:
     """Warn about the key before anyone is graded: a solution that failed here, or a key that
-    differs from the checks learners received (each such question is remembered in
+    differs from the checks learners received or from the key the last release recorded
+    (:func:`keycheck.key_vs_recorded`; each such question is remembered in
     ``setg.key_problems``, so that rows losing points there are marked)."""
     if setg.problem:
         loud(
@@ -312,10 +314,19 @@ def check_key(name: str, setg: SetGrader, exercises_dir: Path) -> None:
         released, where = keycheck.released_checks(name, exercises_dir, exercises_dir.parent)
         if released is None:
             loud(f"[{name}] {where}: the key is not checked against what learners received")
-            return
-        setg.key_problems = keycheck.key_vs_release(setg.assignment, setg.key, released)
-        for q, problem in setg.key_problems.items():
-            loud(f"[{name}] {q}: {problem} (released: {where})")
+        else:
+            setg.key_problems = keycheck.key_vs_release(setg.assignment, setg.key, released)
+            for q, problem in setg.key_problems.items():
+                loud(f"[{name}] {q}: {problem} (released: {where})")
+        changed, release = keycheck.key_vs_recorded(setg.assignment, setg.key, authoring.BUILD_DIR)
+        for q, problem in changed.items():
+            loud(f"[{name}] {q}: {problem}")
+            setg.key_problems.setdefault(q, problem)
+        if release.startswith("no release"):
+            print(
+                f"[{name}] {release}: the key is compared with the committed checks only",
+                file=sys.stderr,
+            )
 
 
 def grade_file(
