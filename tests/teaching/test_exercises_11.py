@@ -4,10 +4,11 @@ notebook 0, the Triton kernel question included (checked on the grader's own pro
 Two hostile answers to the kernel question: plain torch in place of the kernel scores 0 on it (the
 check counts the Triton programs launched on the result), and a kernel without its mask costs only
 that question (the interpreter's bounds check raises where it used to kill the process).
-Four ways to let torch do the work under a launch score 0 on it too: a kernel whose body is
-``pass`` launched on torch's result, a kernel that stores back what torch put in the output, a
-rebound ``tk`` and a patched ``tk.kernel_result`` (the check replays each launch that received the
-output on a poisoned output and counts the elements it stored, and is called by absolute import)."""
+Four ways to let torch do the work under a launch score 0 on it too: a kernel whose body is ``pass``
+launched on torch's result, a kernel that stores back what torch put in the output, a rebound
+``triton_kernels`` and a patched ``triton_kernels.kernel_result`` (the check replays each launch
+that received the output on a poisoned output and counts the elements it stored, and is called by
+absolute import)."""
 
 from __future__ import annotations
 
@@ -109,16 +110,16 @@ REBOUND_ALIAS = (
 
 import types
 
-tk = types.SimpleNamespace(kernel_result={FAKE_RESULT})
+triton_kernels = types.SimpleNamespace(kernel_result={FAKE_RESULT})
 """
 )
 
-PATCHED_RESULT = TORCH_ANSWER + f"\ntk.kernel_result = {FAKE_RESULT}\n"
+PATCHED_RESULT = TORCH_ANSWER + f"\ntriton_kernels.kernel_result = {FAKE_RESULT}\n"
 
 BYPASSES = {
     "pass_kernel": TORCH_UNDER_A_KERNEL,
     "stored_back": TORCH_STORED_BACK,
-    "rebound_tk": REBOUND_ALIAS,
+    "rebound_module": REBOUND_ALIAS,
     "patched_kernel_result": PATCHED_RESULT,
 }
 
