@@ -173,9 +173,9 @@ def accumulation_steps(
 
     Accumulating ``steps`` micro-batches (summing their gradients, each loss divided by ``steps``)
     gives the gradient of one batch ``steps`` times larger, for the memory of one micro-batch; the
-    time per sample stays that of the micro-batch (tests/measure/test_measure_training.py checks the
-    gradient to 1e-6). Example: a global batch of 512 sequences, micro-batches of 4 on 8 GPUs: 16
-    steps.
+    time per sample stays that of the micro-batch (tests/measure/test_training_optimisations.py
+    checks the gradient to 1e-6). Example: a global batch of 512 sequences, micro-batches of 4 on 8
+    GPUs: 16 steps.
     """
     g = validate.positive_int("global_batch", global_batch, maximum=10**9)
     m = validate.positive_int("micro_batch", micro_batch, maximum=g)

@@ -381,7 +381,7 @@ def layout_step(
       (bf16, fp16 on a V100). ``compute_hfu`` is the kernels' efficiency while computing, an HFU
       before any bubble or communication; its default 0.5 is about what Narayanan et al. 2021, Table
       2, imply for GPT-3 175B on A100s (0.53; 0.59 for their 530B:
-      tests/calculators/test_parallel_links.py calibrates it on each model's smallest cluster and
+      tests/calculators/test_parallel.py calibrates it on each model's smallest cluster and
       predicts the two larger ones within 2 %). It grows with the model's matrices: Korthikanti et
       al. 2022, Table 5, imply 0.47 for 22B on 8 GPUs up to 0.66 for 1T on 512, and with it the
       full-recomputation times within 2.5 % (tests/presentation/test_layout_korthikanti.py).

@@ -15,7 +15,7 @@ and a CPU optimizer step (what ZeRO-Offload runs on the host).
 - :func:`cpu_optimizer_step` times AdamW on fp32 parameters on the CPU: seconds per parameter,
   the input of ``course.calculators.offload.optimizer_offload``.
 
- Used by lesson 07; tests/measure/test_measure_training.py holds the equivalences.
+ Used by lesson 07; tests/measure/test_training_optimisations.py holds the equivalences.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The decision table (course/calculators/techniques.py); its widget:
-tests/presentation/test_widgets_techniques.py."""
+tests/presentation/test_widgets_technique_chooser.py."""
 
 from __future__ import annotations
 

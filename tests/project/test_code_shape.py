@@ -191,7 +191,7 @@ def test_the_list_of_what_is_over_target_is_not_stale():
 
 
 def _private_uses(path: Path) -> list[str]:
-    """``from course.x import _name`` and ``module._name`` on an imported module of the course."""
+    """``from course.<module> import _name`` and ``module._name`` on an imported course module."""
     tree = _tree(path)
     modules: set[str] = set()
     found = []

@@ -35,6 +35,7 @@ FIRST_PARTY = {
     "export_cases",
 }
 FIRST_PARTY |= {"solution_run", "install", "measured"}  # install: requirements/install.py
+FIRST_PARTY |= {"junk_cases"}  # tests/calculators/junk_cases/, one valid call per calculator
 #: Declared distributions that nothing imports: tools run by make, pytest or the site build.
 LEARNER_TOOLS = {"jupyterlab": "`make lab` opens the course in it"}
 TOOLS = {

@@ -173,7 +173,7 @@ def test_the_mirror_rule_reads_layers_and_sub_packages():
     )
     assert _mirrored(
         ROOT / "course/measure/training_optimisations.py"
-    )  # as tests/measure/test_measure_training.py
+    )  # as tests/measure/test_training_optimisations.py
     assert _mirror(ROOT / "course/presentation/findings/_common.py") == (
         ROOT / "tests/presentation/test_findings_common.py"
     )
