@@ -327,20 +327,21 @@ def test_junk_inputs_raise_only_value_error(name, data):
 
 
 def test_calculators_do_not_import_torch_and_import_fast():
-    """The calculators import no torch (importing torch costs ~2 s per kernel). The import
-    time is printed for the record, not asserted beyond a generous bound."""
+    """The calculators import no torch (importing torch costs ~2 s per kernel). The import's CPU
+    time (not the wall clock, which a busy machine stretches: 13 s at load 4 here) is printed for
+    the record, not asserted beyond a generous bound."""
     code = (
-        "import sys, time; t = time.perf_counter(); "
+        "import sys, time; t = time.process_time(); "
         "import course.calculators.memory, course.calculators.compute, course.calculators.parallel, course.calculators.facility, course.calculators.gpu_systems, course.calculators.cluster, course.calculators.cloud, "
         "course.calculators.inference, course.calculators.energy, course.claims.gpu_infrastructure, course.facts.data.published_runs, "
         "course.calculators.serving, course.calculators.offload, course.calculators.finetune, course.calculators.techniques, "
         "course.calculators.reliability, course.calculators.moe, course.calculators.context; "
-        "dt = time.perf_counter() - t; "
+        "dt = time.process_time() - t; "
         "assert 'torch' not in sys.modules, 'torch was imported'; "
         "assert 'numpy' not in sys.modules, 'numpy was imported'; print(f'{dt:.4f}')"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     seconds = float(out.stdout.strip())
-    print(f"import of the five calculator modules: {seconds * 1e3:.1f} ms")
+    print(f"import of the calculator modules: {seconds * 1e3:.1f} ms of CPU time")
     assert seconds < 2.0
