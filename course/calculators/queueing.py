@@ -134,7 +134,8 @@ def samples_for_bound(q: float, confidence: float = 0.95, *, sided: str = "two")
     "59 runs" of nuclear safety analyses (Wilks' formula)."""
     p = _open("q", q, 0, 100) / 100
     conf = _open("confidence", confidence, 0, 1)
-    tail = {"two": (1 - conf) / 2, "upper": 1 - conf}.get(sided)
+    tails = {"two": (1 - conf) / 2, "upper": 1 - conf}
+    tail = tails.get(sided) if isinstance(sided, str) else None
     if tail is None:
         raise ValueError(f"sided must be 'two' or 'upper', got {sided!r}")
     n = max(1, math.ceil(math.log(tail) / math.log(p)))

@@ -251,7 +251,7 @@ def _left_in(scratch) -> list:
     return [p.name for p in scratch.iterdir() if not p.name.startswith("torchinductor_")]
 
 
-@pytest.mark.parametrize("demo", ["moe", "ring_attention", "checkpoint"])
+@pytest.mark.parametrize("demo", ["expert_parallel", "ring_attention", "checkpoint"])
 def test_each_demo_runs_as_a_torchrun_script(demo, tmp_path, monkeypatch):
     before, scratch = _children(), _own_temp_dir(tmp_path, monkeypatch)
     cmd = [

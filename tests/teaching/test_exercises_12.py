@@ -46,7 +46,7 @@ def test_the_solution_passes_every_learner_check(namespace, monkeypatch):
 def test_the_solution_scores_full_marks_and_a_blank_scores_zero(namespace, key):
     assignment = spec.read(SOLUTION)
     request = check.request_questions(assignment, key["probes"])
-    answers = {q: runner._extract(namespace, r) for q, r in request.items()}
+    answers = {q: runner.extract_answers(namespace, r) for q, r in request.items()}
     full = _grade(answers, key)
     assert [r.score for r in full] == [r.points for r in full], [r.reason for r in full]
     blank = _grade({}, key)

@@ -249,6 +249,7 @@ def test_a_rerun_keeps_the_class_and_a_replace_leaves_nothing_stale(given, tmp_p
     assert (run / "replaced-logs" / f"{other}-bo.ipynb" / "output.txt").is_file()
     assert sorted(p.name for p in (out / "grades_logs").iterdir()) == [
         f"{SET}-ada.ipynb",
+        "adjustments.json",  # overrides and late penalties outlive a --replace
         "gradebook.json",
         "summary.json",
     ]
