@@ -25,8 +25,6 @@ and each holds one of ``c`` identical servers for a service time of mean ``S`` s
   ``1 / (1 - rho)``: the knee of every load curve.
 - :func:`servers_for_wait`: the fewest servers whose wait percentile meets a target;
   :func:`ttft_quantile_seconds`: a percentile of time to first token (the wait plus the prefill).
-
-
 """
 
 from __future__ import annotations
