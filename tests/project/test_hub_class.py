@@ -148,6 +148,7 @@ class Hub:
     repo_url: str
     work: Path  # the instructor's clone of the release branch
     users: dict[str, str]  # name -> role ("a", "b")
+    python: Path  # the learners' Python (the spawn environment), which every user may run
     password: str
     log: Path
     measured: dict[str, object] = field(default_factory=dict)
@@ -196,7 +197,8 @@ def _make_release(base: Path) -> tuple[Path, Path]:
     _git(source, "add", "-A")
     _git(source, "commit", "-q", "-m", "course")
     work = base / "release-work"
-    assert write_release(work, repo=source) == 0, "make release failed"
+    record = base / "release-record"  # not the checkout's build/grading/released.json
+    assert write_release(work, repo=source, record_dir=record) == 0, "make release failed"
     bare = base / "repos" / FOLDER
     _run("git", "init", "-q", "--bare", "--initial-branch=release", bare)
     _git(work, "init", "-q", "--initial-branch=release")
@@ -359,6 +361,7 @@ c.Spawner.http_timeout = 180
             repo_url=f"git://127.0.0.1:{git_port}/{FOLDER}",
             work=work,
             users=users,
+            python=python,
             password=password,
             log=log,
         )
@@ -430,13 +433,6 @@ def _run_all(page, notebook) -> None:
     assert re.search(r"\[\d+\]", last.inner_text()) and not tracebacks, "\n".join(tracebacks)
 
 
-@pytest.mark.skip(
-    reason="not green yet (issue 46): on 2026-11-29 it logged in, pulled the release by the "
-    "nbgitpuller link, ran lesson 00 in the hub's JupyterLab (widgets rendered), opened the "
-    "exercise set by its link and typed Q1, then waited for Q1's self-check text (its pattern "
-    "expected 'pass|correct'; the checker prints 'q1: right.', which it now waits for, unrun); the "
-    "second pull, isolation and collect-then-grade are unrun"
-)
 @pytest.mark.serial
 @pytest.mark.browser
 @pytest.mark.timeout(900)
@@ -533,7 +529,7 @@ def test_a_class_on_a_jupyterhub(chromium: str, hub: Hub, tmp_path: Path, capsys
                         "-u",
                         reader,
                         "--",
-                        str(VENV_BIN / "python"),
+                        str(hub.python),
                         "-c",
                         f"open({str(hub.home(owner) / FOLDER / EXERCISE)!r}).read()",
                     ],
@@ -609,9 +605,13 @@ def test_a_class_on_a_jupyterhub(chromium: str, hub: Hub, tmp_path: Path, capsys
     )
     hub.measured["grade_2_submissions_s"] = round(time.monotonic() - t0, 1)
     assert graded.returncode == 0, graded.stdout + graded.stderr
-    rows = list(csv.DictReader(grades.open()))
-    score = {r["student"]: float(r["score"]) for r in rows if r.get("score")}
-    assert score[a] > score[b] >= 0, rows
+    rows = {r["submission"]: r for r in csv.DictReader(grades.open())}
+    graded_a, graded_b = rows[f"{SET}-{a}.ipynb"], rows[f"{SET}-{b}.ipynb"]
+    assert graded_a["status"] == graded_b["status"] == "ok", rows
+    assert float(graded_a["q1 [2 pts]"]) == 2 and float(graded_b["q1 [2 pts]"]) == 0, rows
+    assert float(graded_a["total"]) > float(graded_b["total"]) >= 0, rows
+    problems = grades.with_name(f"{grades.stem}-roster.txt").read_text()
+    assert f"no file from never{a} (Cy)" in problems, problems  # the learner who never logged in
     (tmp_path / "hub-measurements.json").write_text(json.dumps(hub.measured, indent=1))
     with capsys.disabled():
         print(f"\nhub class measurements: {json.dumps(hub.measured)}")
