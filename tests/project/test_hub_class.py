@@ -263,6 +263,7 @@ def hub(chromium: str, tmp_path: Path) -> Iterator[Hub]:
     users = {f"gca{tag}": "a", f"gcb{tag}": "b"}
     procs: list[subprocess.Popen] = []
     created: list[str] = []
+    opened = _let_learners_traverse(VENV_BIN.parent)
     try:
         for user in users:
             _run("useradd", "--create-home", "--base-dir", homes, "--shell", "/bin/bash", user)
@@ -375,8 +376,23 @@ c.Spawner.http_timeout = 180
                     os.kill(pid, signal.SIGKILL)
             subprocess.run(["userdel", "--remove", user], capture_output=True)
         shutil.rmtree(base, ignore_errors=True)
+        for folder, mode in opened.items():
+            folder.chmod(mode)
         leftover = [u for u in created if _user_exists(u)]
         assert not leftover, f"users left behind: {leftover}"
+
+
+def _let_learners_traverse(venv: Path) -> dict[Path, int]:
+    """The learners' Python reads .venv's packages: where a folder above it (a checkout under
+    root's 0700 home, say) lets no one else through, let them through for the test's length.
+    Returns the folders changed and their modes, to put back."""
+    opened = {}
+    for folder in (venv, *venv.parents):
+        mode = folder.stat().st_mode & 0o7777
+        if not mode & 0o001:
+            folder.chmod(mode | 0o001)
+            opened[folder] = mode
+    return opened
 
 
 def _user_exists(user: str) -> bool:
