@@ -112,14 +112,17 @@ assign: install-instructors
 
 ## Instructors: grade a folder of submissions in sandboxes, e.g.
 ## `make grade SUBMISSIONS=subs/ OUT=grades.csv ASSIGNMENT=04_model_memory JOBS=2 TIMEOUT=300`;
-## for an LMS: `ROSTER=roster.csv PATTERN=canvas EXPORT=canvas` (instructors/grading.md, section 7).
+## for an LMS: `ROSTER=roster.csv PATTERN=canvas EXPORT=canvas` (instructors/grading.md, section 7);
+## hand-set scores and late penalties that every later run keeps: `OVERRIDES=overrides.csv
+## LATE_PENALTY=0.1`; `REPLACE=1` starts the gradebook afresh (default: a regrade merges into it).
 JOBS    ?= 2
 TIMEOUT ?= 300
 grade: install-instructors
 	$(BIN)/python -m teaching grade $(SUBMISSIONS) --out $(or $(OUT),grades.csv) \
 	    --jobs $(JOBS) --timeout $(TIMEOUT) $(if $(ASSIGNMENT),--assignment $(ASSIGNMENT)) \
 	    $(if $(ROSTER),--roster $(ROSTER)) $(if $(PATTERN),--pattern '$(PATTERN)') \
-	    $(if $(EXPORT),--export $(EXPORT))
+	    $(if $(EXPORT),--export $(EXPORT)) $(if $(OVERRIDES),--overrides $(OVERRIDES)) \
+	    $(if $(LATE_PENALTY),--late-penalty $(LATE_PENALTY)) $(if $(REPLACE),--replace)
 
 ## Instructors: what students receive (no solutions, no answer keys), built from the committed files,
 ## e.g. `make release OUT=dist/course`; `make release GRADED=1` for a graded class (coarse checks only).

@@ -5,7 +5,10 @@ replaced by records (tests/teaching/test_grading_lms.py runs the real one)."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import shlex
+import subprocess
 
 import nbformat
 import pytest
@@ -341,3 +344,33 @@ def test_a_bad_override_is_refused_before_anyone_is_graded(tmp_path, fake_gradin
         assert why in capsys.readouterr().err
     assert main(["grade", str(subs), *argv, "--late-penalty", "1.5"]) == 2
     assert fake_grading == []  # nobody was graded
+
+
+def test_make_grade_passes_every_variable_the_guide_names_to_grade(tmp_path, capsys):
+    """`make grade` (Makefile) forwards OVERRIDES, LATE_PENALTY, REPLACE and the LMS variables as
+    flags `teaching grade` accepts: its own parser reads the line make would run."""
+    variables = {
+        "SUBMISSIONS": str(tmp_path / "missing"),
+        "ASSIGNMENT": SET,
+        "ROSTER": "roster.csv",
+        "PATTERN": "canvas",
+        "EXPORT": "canvas",
+        "OVERRIDES": "overrides.csv",
+        "LATE_PENALTY": "0.1",
+        "REPLACE": "1",
+    }
+    dry = subprocess.run(
+        ["make", "-n", "-s", "grade", *(f"{k}={v}" for k, v in variables.items())],
+        capture_output=True,
+        text=True,
+        cwd=authoring.REPO,
+    )
+    (line,) = [x for x in dry.stdout.replace("\\\n", " ").splitlines() if "teaching grade" in x]
+    args = shlex.split(line)
+    args = args[args.index("grade") + 1 :]
+    for flag, value in (("--overrides", "overrides.csv"), ("--late-penalty", "0.1")):
+        assert args[args.index(flag) + 1] == value, args
+    assert "--replace" in args and args[args.index("--export") + 1] == "canvas", args
+    with contextlib.suppress(SystemExit):  # no such submissions folder: refused after parsing
+        main(["grade", *args])
+    assert "unrecognized arguments" not in capsys.readouterr().err
