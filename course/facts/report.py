@@ -177,16 +177,19 @@ class Report:
     def rows(self) -> list[tuple[str, str]]:
         """(label, formatted value) for each shown field, in declaration order."""
         out = []
-        for f in dataclasses.fields(self):  # type: ignore[arg-type]
-            if not f.repr:
+        shown = [f.name for f in dataclasses.fields(self) if f.repr]  # type: ignore[arg-type]
+        intervals = {interval_column(name) for name in shown} & set(shown)
+        for name in shown:
+            if name in intervals:  # printed beside its percentile (interval_column)
                 continue
-            kind = self._formats.get(f.name) or unit_kind(f.name)
-            value = getattr(self, f.name)
+            kind = self._formats.get(name) or unit_kind(name)
+            value = getattr(self, name)
             if isinstance(value, str) or value is None:
                 text = str(value)
             else:
                 text = FORMATTERS[kind](value)
-            out.append((_label(f.name, kind), text))
+            ci = getattr(self, interval_column(name), "") if interval_column(name) else ""
+            out.append((_label(name, kind), f"{text} {ci}" if ci else text))
         return out
 
     def title(self) -> str:
@@ -233,8 +236,8 @@ CELL_FORMATTERS: Mapping[str, Callable[[Any], str]] = {
 }
 
 
-#: A sampled percentile's column: ``..._p50_seconds``, ``..._p99_seconds``.
-_PERCENTILE = re.compile(r"_p\d+(\.\d+)?_seconds$")
+#: A sampled percentile's column: ``ttft_p99_seconds``, ``p99_wait_seconds``.
+_PERCENTILE = re.compile(r"(^|_)p\d+(\.\d+)?_(.+_)?seconds$")
 
 
 def _field(row: Any, column: str) -> Any:
@@ -245,7 +248,8 @@ def _field(row: Any, column: str) -> Any:
 
 def interval_column(column: str) -> str:
     """The field that holds a sampled percentile's interval: ``ttft_p99_seconds`` ->
-    ``ttft_p99_ci`` (its text, ``"[8.0 ms, 9.1 ms]"`` or ``"(n too small: 140 < 368)"``)."""
+    ``ttft_p99_ci``, ``p99_wait_seconds`` -> ``p99_wait_ci`` (its text, ``"[8.0 ms, 9.1 ms]"`` or
+    ``"(n too small: 140 < 368)"``); tables and reports print it beside the percentile."""
     return column.removesuffix("_seconds") + "_ci" if _PERCENTILE.search(column) else ""
 
 

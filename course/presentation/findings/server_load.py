@@ -493,8 +493,8 @@ def routing(results: Sequence[Any]) -> str:
     a, b = get(rr, "p99_wait_seconds"), get(lor, "p99_wait_seconds")
     head = (
         f"Replayed (a model fed this machine's measured service times, not two live servers): "
-        f"p99 wait {fmt_seconds(a)} with round-robin, {fmt_seconds(b)} with "
-        "least-outstanding-requests"
+        f"p99 wait {fmt_seconds(a)}{bound(rr, 'p99_wait_seconds', 99, 'requests')} round-robin, "
+        f"{fmt_seconds(b)}{bound(lor, 'p99_wait_seconds', 99, 'requests')} least-outstanding"
     )
     if a <= 1e-9 and b <= 1e-9:
         return f"{head}. Nobody waited with either policy: the load is too low to tell them apart."
