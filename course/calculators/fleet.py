@@ -28,11 +28,12 @@ https://jax-ml.github.io/scaling-book/applied-inference/):
   acceptance rate (Leviathan et al. 2023, "Fast Inference from Transformers via Speculative
   Decoding", ICML, eq. 1 and theorem 3.8).
 
-The replica model: prefills run in line with decoding (no chunking, no separate prefill pool), so
-a replica holding ``B`` sequences spends ``slot = B x prefill + output_tokens x step(B)`` seconds to
+The replica model: prefills run in line with decoding (no chunked prefill, no separate prefill
+pool), so a replica of ``B`` sequences spends ``slot = B x prefill + output_tokens x step(B)`` to
 turn all ``B`` over, serves ``B / slot`` requests/s, and each answer is paused by the ``B - 1``
-other prefills: time per output token ``step(B) + (B - 1) x prefill / output_tokens`` when every
-slot is busy. Every sequence is costed at its longest context (prompt + answer), as the book does.
+other prefills: TPOT ``step(B) + (B - 1) x prefill / output_tokens`` with every slot busy; each
+sequence at its longest context, as the book does. ``efficiency`` (the share of the roofline floor
+achieved) is one float or a ``(decode, prefill)`` pair where the two were measured apart.
 Estimates, not measurements: no activation workspace, no scheduler overhead.
 """
 
@@ -211,10 +212,9 @@ class TPOption(Report):
 
 def _option(c, card, t, batch, room, limit, p, out, dtype, efficiency, tp_efficiency) -> TPOption:
     speed = tp_speedup(t, tp_efficiency)
-    first = inference.prefill(c, p, card, dtype=dtype, efficiency=efficiency).seconds / speed
-    step = _step_seconds(
-        c, card, batch, p + out, dtype, efficiency, speed, _kv_copies(c, t, "heads")
-    )
+    eff, eff_first = efficiency if isinstance(efficiency, tuple) else (efficiency, efficiency)
+    first = inference.prefill(c, p, card, dtype=dtype, efficiency=eff_first).seconds / speed
+    step = _step_seconds(c, card, batch, p + out, dtype, eff, speed, _kv_copies(c, t, "heads"))
     slot = batch * first + out * step
     return TPOption(
         gpu=card.name,

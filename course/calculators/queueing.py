@@ -108,12 +108,15 @@ class PercentileInterval(Report):
         """True when both ends of the interval exist."""
         return self.low_seconds is not None and self.high_seconds is not None
 
+    def bracket(self) -> str:
+        """``"[11.0 ms, 14.2 ms]"``, or ``"(n too small: ...)"`` for a missing end."""
+        if self.bounded:
+            return f"[{_fmt_seconds(self.low_seconds)}, {_fmt_seconds(self.high_seconds)}]"
+        return f"(n too small: {self.note})"
+
     def text(self) -> str:
         """``"12.3 ms [11.0 ms, 14.2 ms]"``, or the value and "n too small" for a missing end."""
-        fmt = _fmt_seconds
-        if self.bounded:
-            return f"{fmt(self.value_seconds)} [{fmt(self.low_seconds)}, {fmt(self.high_seconds)}]"
-        return f"{fmt(self.value_seconds)} (n too small: {self.note})"
+        return f"{_fmt_seconds(self.value_seconds)} {self.bracket()}"
 
 
 def _open(name: str, value: object, low: float, high: float) -> float:
@@ -338,22 +341,8 @@ def mmc(arrivals_per_second: float, service_seconds: float, servers: int = 1) ->
     s = validate.number("service_seconds", service_seconds, minimum=0, maximum=1e6, strict_min=True)
     c = validate.positive_int("servers", servers, maximum=MAX_SERVERS)
     rho = lam * s / c
-    if rho >= 1:
-        inf = math.inf
-        return MMc(
-            servers=c,
-            arrivals_per_second=lam,
-            service_seconds=s,
-            utilisation=rho,
-            wait_probability=1.0,
-            mean_wait_seconds=inf,
-            p50_wait_seconds=inf,
-            p99_wait_seconds=inf,
-            mean_time_in_system_seconds=inf,
-            mean_in_system=inf,
-        )
-    pw = erlang_c(c, lam * s)
-    wq = pw * s / (c * (1 - rho))
+    pw = erlang_c(c, lam * s)  # 1 when unstable
+    wq = math.inf if rho >= 1 else pw * s / (c * (1 - rho))
     draft = MMc(
         servers=c,
         arrivals_per_second=lam,
@@ -433,6 +422,10 @@ class Routing(Report):
     p50_wait_seconds: float
     p99_wait_seconds: float
     p99_time_in_system_seconds: float
+    # 95 % distribution-free intervals of the three percentiles (a table prints each beside it)
+    p50_wait_ci: str = ""
+    p99_wait_ci: str = ""
+    p99_time_in_system_ci: str = ""
 
 
 def route(
@@ -487,6 +480,9 @@ def route(
         p50_wait_seconds=_percentile(waits, 50),
         p99_wait_seconds=_percentile(waits, 99),
         p99_time_in_system_seconds=_percentile(totals, 99),
+        p50_wait_ci=percentile_interval(waits, 50).bracket(),
+        p99_wait_ci=percentile_interval(waits, 99).bracket(),
+        p99_time_in_system_ci=percentile_interval(totals, 99).bracket(),
     )
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import html
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -176,16 +177,19 @@ class Report:
     def rows(self) -> list[tuple[str, str]]:
         """(label, formatted value) for each shown field, in declaration order."""
         out = []
-        for f in dataclasses.fields(self):  # type: ignore[arg-type]
-            if not f.repr:
+        shown = [f.name for f in dataclasses.fields(self) if f.repr]  # type: ignore[arg-type]
+        intervals = {interval_column(name) for name in shown} & set(shown)
+        for name in shown:
+            if name in intervals:  # printed beside its percentile (interval_column)
                 continue
-            kind = self._formats.get(f.name) or unit_kind(f.name)
-            value = getattr(self, f.name)
+            kind = self._formats.get(name) or unit_kind(name)
+            value = getattr(self, name)
             if isinstance(value, str) or value is None:
                 text = str(value)
             else:
                 text = FORMATTERS[kind](value)
-            out.append((_label(f.name, kind), text))
+            ci = getattr(self, interval_column(name), "") if interval_column(name) else ""
+            out.append((_label(name, kind), f"{text} {ci}" if ci else text))
         return out
 
     def title(self) -> str:
@@ -232,10 +236,21 @@ CELL_FORMATTERS: Mapping[str, Callable[[Any], str]] = {
 }
 
 
+#: A sampled percentile's column: ``ttft_p99_seconds``, ``p99_wait_seconds``.
+_PERCENTILE = re.compile(r"(^|_)p\d+(\.\d+)?_(.+_)?seconds$")
+
+
 def _field(row: Any, column: str) -> Any:
     if isinstance(row, Mapping):
         return row.get(column)
     return getattr(row, column, None)
+
+
+def interval_column(column: str) -> str:
+    """The field that holds a sampled percentile's interval: ``ttft_p99_seconds`` ->
+    ``ttft_p99_ci``, ``p99_wait_seconds`` -> ``p99_wait_ci`` (its text, ``"[8.0 ms, 9.1 ms]"`` or
+    ``"(n too small: 140 < 368)"``); tables and reports print it beside the percentile."""
+    return column.removesuffix("_seconds") + "_ci" if _PERCENTILE.search(column) else ""
 
 
 def _row_columns(row: Any) -> list[str]:
@@ -303,10 +318,20 @@ class Table(list):
         the rows' own ``_formats`` where they are :class:`Report` records)."""
         return self._cell(column, value, self._kinds())
 
+    def _with_interval(self, row: Any, column: str, kinds: Mapping[str, str], cols) -> str:
+        """A cell; a percentile's cell followed by its interval where the row carries one
+        (:func:`interval_column`) and no column shows it, so no table prints a measured
+        percentile without it."""
+        text = self._cell(column, _field(row, column), kinds)
+        ci_column = interval_column(column)
+        ci = _field(row, ci_column) if ci_column and ci_column not in cols else None
+        return f"{text} {ci}" if ci else text
+
     def text_rows(self) -> list[list[str]]:
-        """The formatted cells, one list per row, in :attr:`columns` order."""
+        """The formatted cells, one list per row, in :attr:`columns` order; a percentile's cell
+        carries its interval where the row holds one."""
         cols, kinds = self.columns, self._kinds()
-        return [[self._cell(c, _field(row, c), kinds) for c in cols] for row in self]
+        return [[self._with_interval(row, c, kinds, cols) for c in cols] for row in self]
 
     def where(self, **conditions: Any) -> Table:
         """The rows whose fields equal the given values: ``table.where(gpus=8)``."""
@@ -350,4 +375,4 @@ class Table(list):
         return f"<table>{caption}<tr>{head}</tr>{body}</table>{note}"
 
 
-__all__ = ["CELL_FORMATTERS", "FORMATTERS", "Report", "Table", "unit_kind"]
+__all__ = ["CELL_FORMATTERS", "FORMATTERS", "Report", "Table", "interval_column", "unit_kind"]

@@ -229,6 +229,7 @@ class LoadPoint:
     itl_p99_ci: str = ""
     e2e_p50_ci: str = ""
     e2e_p99_ci: str = ""
+    tpot_p50_ci: str = ""
 
 
 def samples_for(q: float) -> int:
@@ -248,14 +249,16 @@ def percentile_of(xs: Sequence[float], q: float) -> float:
 def interval_of(xs: Sequence[float], q: float, confidence: float = 0.95) -> str:
     """The ``confidence`` interval of the ``q``-th percentile of the finite values
     (``queueing.percentile_interval``: distribution-free, from order statistics) as text,
-    ``"[8.0 ms, 9.1 ms]"``, or ``"n too small (n = 40; ...)"`` where the sample has no bound."""
+    ``"[8.0 ms, 9.1 ms]"``, or ``"(n too small: 140 < 368)"`` where the sample has no bound
+    (``queueing.samples_for_bound``: the values an upper and a lower end need)."""
     xs = [x for x in xs if math.isfinite(x)]
     if not xs:
-        return "no samples"
+        return "(no samples)"
     r = queueing.percentile_interval(xs, q, confidence)
     if r.bounded:
         return f"[{fmt_seconds(r.low_seconds)}, {fmt_seconds(r.high_seconds)}]"
-    return f"n too small (n = {r.count:,}; {r.note})"
+    need = max(queueing.samples_for_bound(p, confidence) for p in (q, 100 - q))
+    return f"(n too small: {r.count:,} < {need:,})"
 
 
 def summarise(
@@ -320,6 +323,7 @@ def summarise(
         itl_p99_ci=interval_of(gaps, 99),
         e2e_p50_ci=interval_of([r.e2e_seconds for r in steady], 50),
         e2e_p99_ci=interval_of([r.e2e_seconds for r in steady], 99),
+        tpot_p50_ci=interval_of([r.tpot_seconds for r in steady], 50),
     )
 
 
@@ -610,7 +614,8 @@ def prefill_interference(
     :class:`LoadPoint` per run (``policy`` is the schedule): throughput (output tokens per second
     over the run) and end-to-end latency beside ITL and TTFT, since chunking can smooth the gaps
     and still finish later; ITL percentiles pool every gap (vLLM's ITL), and a p99 is reported
-    only where 100 gaps carry it. Each percentile comes with its 95 % interval."""
+    only where 100 gaps carry it. Each percentile prints with its 95 % interval (the table
+    appends a record's ``*_ci`` to its percentile's cell)."""
     n = validate.positive_int("requests", requests, maximum=10_000)
     reps = validate.positive_int("repeats", repeats, maximum=100)
     rate = validate.number("rate_per_s", rate_per_s, minimum=0, maximum=1e6)
@@ -655,16 +660,10 @@ def prefill_interference(
             "output_tokens_per_s",
             "itl_samples",
             "itl_p99_seconds",
-            "itl_p99_ci",
             "ttft_p50_seconds",
-            "ttft_p50_ci",
             "e2e_p50_seconds",
-            "e2e_p50_ci",
         ),
-        formats={
-            "output_tokens_per_s": "number",
-            **dict.fromkeys(("itl_p99_ci", "ttft_p50_ci", "e2e_p50_ci"), "text"),
-        },
+        formats={"output_tokens_per_s": "number"},
     )
 
 

@@ -273,3 +273,17 @@ def test_the_day_starts_with_the_replicas_its_first_step_needs():
         [10.0] * 4, step_seconds=300, requests_per_s_per_replica=4, policy="fixed"
     )
     assert margin.peak_replicas == 4 > fixed.peak_replicas == 3
+
+
+def test_a_measured_prefill_efficiency_slows_the_prefill_only():
+    """Issue 44: efficiency (decode, prefill) applies each phase's own measured share of its floor:
+    the prefill (TTFT floor, and each newcomer's pause) stretches by 0.714 / 0.544, the decode step
+    does not, so the TPOT-limited batch shrinks and the fleet can only grow."""
+    one = fleet.replica_option(L70, "a100-80gb-sxm", tp=8, batch=64, efficiency=0.714)
+    two = fleet.replica_option(L70, "a100-80gb-sxm", tp=8, batch=64, efficiency=(0.714, 0.544))
+    assert two.prefill_seconds == pytest.approx(one.prefill_seconds * 0.714 / 0.544)
+    assert two.itl_seconds == pytest.approx(one.itl_seconds)
+    kw = dict(peak_requests_per_s=50, ttft_slo_seconds=1.0, tpot_slo_seconds=0.04)
+    same = fleet.replicas_for_slo(L70, "a100-80gb-sxm", efficiency=0.714, **kw)
+    apart = fleet.replicas_for_slo(L70, "a100-80gb-sxm", efficiency=(0.714, 0.544), **kw)
+    assert apart.gpus > same.gpus and apart.prefill_seconds > same.prefill_seconds

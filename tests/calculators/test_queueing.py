@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from course.calculators import queueing
+from course.facts.units import fmt_seconds
 
 
 def test_percentile_matches_numpy_default():
@@ -70,6 +71,8 @@ def test_erlang_c_hand_cases():
 def test_unstable_queue_is_infinite():
     q = queueing.mmc(2.0, 1.0, 1)
     assert q.utilisation == 2.0 and math.isinf(q.mean_wait_seconds)
+    assert q.wait_probability == 1.0 and math.isinf(q.p99_wait_seconds)
+    assert math.isinf(q.p50_wait_seconds) and math.isinf(q.mean_in_system)
 
 
 def _simulate_mmc(lam, s, c, n, seed):
@@ -224,3 +227,18 @@ def test_latency_summary_marks_what_a_small_sample_cannot_bound():
     assert s.intervals[2].value_seconds == s.p99_seconds and not s.intervals[2].bounded
     with pytest.raises(ValueError, match="q must be > 0 and < 100"):
         queueing.percentile_interval([1.0], 100)
+
+
+def test_a_routing_replay_prints_each_percentile_with_its_interval():
+    """Issue 44: the replay's p50/p99 wait and p99 time in system print with their 95 %
+    distribution-free intervals (a Report prints a ``*_ci`` field beside its percentile, not as a
+    row of its own); 12 requests are too few to bound a p99."""
+    arrivals = [0.01 * i for i in range(400)]
+    services = [0.3 if i % 5 == 0 else 0.01 for i in range(400)]
+    r = queueing.route(arrivals, services, replicas=2, slots=1, policy="round-robin")
+    rows = dict(r.rows())
+    assert rows["p99 wait"].startswith(fmt_seconds(r.p99_wait_seconds) + " [")
+    assert rows["p50 wait"].endswith("]") and "p99 wait ci" not in rows
+    assert "[" in str(r).split("p99 time in system")[1]
+    few = queueing.route(arrivals[:12], services[:12], replicas=2, policy="round-robin")
+    assert "(n too small: an upper bound needs n >= 368" in dict(few.rows())["p99 wait"]

@@ -8,6 +8,7 @@ import math
 
 import pytest
 
+from course.facts import report
 from course.measure import loadgen
 
 
@@ -67,3 +68,24 @@ def test_the_course_load_generator_computes_tpot_as_the_sources_do():
         itl_seconds=(0.1,) * 9,
     )
     assert r.tpot_seconds == pytest.approx(0.1)
+
+
+def test_every_percentile_a_table_prints_carries_its_interval_or_n_too_small():
+    """Issue 44: a table of load points prints each p50/p90/p99 with its 95 % distribution-free
+    interval (400 requests: bounded) or '(n too small: n < need)' (40 requests: no p99 bound),
+    whatever columns a lesson picks; the interval is the table's doing, not the cell's."""
+    many = [_rec(i, 0.001 * (1 + i % 97), [0.002] * 3) for i in range(400)]
+    few = many[:40]
+    points = [
+        loadgen.summarise(r, policy="continuous", offered_per_s=10, mean_batch=1)
+        for r in (many, few)
+    ]
+    columns = [c for c in loadgen.LoadPoint.__dataclass_fields__ if "_p" in c and "seconds" in c]
+    assert {"ttft_p50_seconds", "ttft_p90_seconds", "ttft_p99_seconds"} <= set(columns)
+    bounded, small = report.Table(points, columns=["policy", *columns]).text_rows()
+    assert all(" [" in cell and cell.endswith("]") for cell in bounded[1:]), bounded
+    assert small[columns.index("ttft_p99_seconds") + 1].endswith("(n too small: 40 < 368)")
+    assert all(" [" in cell or "(n too small: " in cell for cell in small[1:]), small
+    # a column that prints the interval itself is not repeated in the percentile's cell
+    both = report.Table(points, columns=["ttft_p99_seconds", "ttft_p99_ci"]).text_rows()
+    assert both[0][0].count("[") == 0 and both[0][1].startswith("[")

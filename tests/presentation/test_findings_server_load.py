@@ -7,6 +7,7 @@ import math
 import pytest
 
 from course.calculators import queueing
+from course.facts.units import fmt_seconds
 from course.presentation.findings import server_load as f
 
 
@@ -110,6 +111,31 @@ def test_load_sweep_reports_requests_spread_and_realised_rate():
     assert "No load point" in f.load_sweep([])
 
 
+def test_every_percentile_a_finding_prints_carries_its_interval_or_a_mark():
+    """Issue 44: one repeat per load (the live run): knee, load_sweep and queue_model print each
+    p90/p99 with the interval its record carries, or 'n too small' where the requests it rests on
+    cannot bound it; medians over repeats say their interval was not recorded."""
+    pts = [
+        {**_q(r, 0.01 * r, 0.02 * r), "measured": 400, "ttft_p99_ci": f"[p99 ci {r}]"}
+        for r in (2, 4, 6)
+    ] + [{**_q(8, 0.5, 1.0), "measured": 140}]
+    pts[0]["ttft_p90_ci"] = "[p90 ci 2]"
+    knee, sweep = f.knee(pts), f.load_sweep(pts)
+    assert "low-load 40 ms [p99 ci 2]" in knee and "1.0 s (n too small: 140 < 368)" in knee
+    for r in (2, 4, 6):
+        assert f"p99 TTFT {fmt_seconds(0.02 * r)} [p99 ci {r}];" in sweep
+    model = f.queue_model(pts, capacity_per_s=10, slots=4, unloaded_ttft_seconds=0.01)
+    assert "measured 20 ms [p90 ci 2]" in model and "measured 40 ms [p99 ci 2]" in model
+    assert "measured 60 ms (interval not recorded)" in model  # p90 of 4/s: no interval held
+    repeated = f.knee(pts + [{**p, "repeat": 1} for p in pts])
+    assert "[p99 ci" not in repeated and "(interval not recorded)" in repeated
+    text = f.tools_disagree([{"itl_seconds": (0.01,) * 19 + (0.5,)} for _ in range(20)])
+    assert (
+        "n too small: an upper bound needs n >= 368" in text
+    )  # 400 gaps bound it, 20 requests do not
+    assert text.count(" [") == 1
+
+
 def test_tools_disagree_branches():
     spiky = [{"itl_seconds": (0.01,) * 19 + (0.5,)} for _ in range(5)]
     assert "pooled gaps give the larger p99" in f.tools_disagree(spiky)
@@ -159,9 +185,14 @@ def test_paging_says_when_the_pool_limits_and_what_preemption_costs():
 
 
 def _chunk(rep, whole, chunked, gaps=1200):
-    row = {"repeat": rep, "itl_samples": gaps, "ttft_p50_seconds": 0.01}
+    row = {"repeat": rep, "itl_samples": gaps, "ttft_p50_seconds": 0.01, "measured": 40}
     return [
-        {**row, "policy": "whole prompts", "itl_p99_seconds": whole},
+        {
+            **row,
+            "policy": "whole prompts",
+            "itl_p99_seconds": whole,
+            "ttft_p50_ci": "[9 ms, 11 ms]",
+        },
         {**row, "policy": "chunked", "itl_p99_seconds": chunked, "ttft_p50_seconds": 0.03},
     ]
 
@@ -195,7 +226,10 @@ def test_chunked_prefill_says_whether_chunking_removed_the_long_gaps():
     cut = [p for r in range(3) for p in _chunk(r, 0.06, 0.02)]
     text = f.chunked_prefill(cut, chunk_tokens=64)
     assert "3.0×, 3.0×, 3.0×" in text and "1,200 gaps" in text and "at most 64 tokens" in text
-    assert "10 ms-10 ms to 30 ms-30 ms: a long prompt" in text
+    # each repeat's percentile with its interval, or the mark that none was recorded
+    assert "from 10 ms [9 ms, 11 ms], 10 ms [9 ms, 11 ms], 10 ms [9 ms, 11 ms] to 30 ms" in text
+    assert "30 ms (interval not recorded): a long prompt" in text
+    assert "whole prompts 60 ms (interval not recorded)" in text
     same = [{**p, "ttft_p50_seconds": 0.01} for p in cut]
     assert "no higher here" in f.chunked_prefill(same, chunk_tokens=64)
     mixed = _chunk(0, 0.06, 0.02) + _chunk(1, 0.02, 0.02)

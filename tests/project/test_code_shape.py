@@ -35,11 +35,11 @@ OVER_TARGET: dict[str, int] = {
     "course/calculators/gpu_systems.py": 582,
     "course/calculators/memory.py": 669,
     "course/calculators/parallel.py": 560,
-    "course/calculators/queueing.py": 510,
+    "course/calculators/queueing.py": 506,
     "course/distributed/launch.py": 546,
     "course/measure/devices.py": 517,
     "course/measure/llm_server.py": 757,
-    "course/measure/loadgen.py": 720,
+    "course/measure/loadgen.py": 719,
     "course/measure/triton_kernels.py": 540,
     "course/presentation/findings/server_load.py": 531,
     # functions over 60 code lines

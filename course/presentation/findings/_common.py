@@ -11,6 +11,8 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from course.calculators import queueing
+
 #: Ratios within 10 % of 1 read as "about the same".
 SAME = 0.10
 #: A timing whose interquartile range exceeds 25 % of its median is noisy.
@@ -91,3 +93,16 @@ def join(names: Iterable[str]) -> str:
     if len(items) <= 1:
         return "".join(items)
     return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def bound(record: Any, name: str, q: float, count: str = "measured") -> str:
+    """What follows a printed percentile ``name`` of a record: its 95 % interval where the record
+    carries one (``name`` with ``_ci`` for ``_seconds``), else ``(n too small: n < need)`` where
+    the ``count`` samples it rests on cannot bound it (``queueing.samples_for_bound``), else
+    ``(interval not recorded)``: every percentile a finding prints says how far to trust it."""
+    ci = get(record, name.removesuffix("_seconds") + "_ci", "")
+    if ci:
+        return f" {ci}"
+    n = get(record, count, 0) or get(record, "completed", 0) or 0
+    need = queueing.samples_for_bound(q)
+    return f" (n too small: {n:,} < {need:,})" if n < need else " (interval not recorded)"

@@ -22,7 +22,7 @@ from typing import Any
 
 from course.calculators import queueing
 from course.facts.units import fmt_seconds
-from course.presentation.findings._common import SAME, get, times
+from course.presentation.findings._common import SAME, bound, get, times
 
 #: p99 TTFT this many times its lowest-load value marks the knee.
 KNEE_FACTOR = 3.0
@@ -70,6 +70,8 @@ def by_load(points: Sequence[Any]) -> list[dict]:
                 "completed_share": min(
                     get(p, "completed", 0) / max(get(p, "sent", 1), 1) for p in ps
                 ),
+                "ttft_p90_ci": get(ps[0], "ttft_p90_ci", "") if len(ps) == 1 else "",
+                "ttft_p99_ci": get(ps[0], "ttft_p99_ci", "") if len(ps) == 1 else "",
             }
         )
     return sorted(rows, key=lambda r: r["realised_per_s"])
@@ -108,17 +110,20 @@ def knee(points: Sequence[Any], *, capacity_per_s: float | None = None) -> str:
     if capacity_per_s:
         plateau += f", against {capacity_per_s:.1f}/s measured in the burst"
     base = low["ttft_p99_seconds"]
+    base_text = fmt_seconds(base) + bound(low, "ttft_p99_seconds", 99)
     if math.isnan(k):
         return (
             f"{plateau}. p99 TTFT never reached {KNEE_FACTOR:g}x its low-load value "
-            f"({fmt_seconds(base)}): this sweep stayed below the knee."
+            f"({base_text}): this sweep stayed below the knee."
         )
     after = [r for r in rows if r["realised_per_s"] >= k]
-    worst = max(r["ttft_p99_seconds"] for r in after)
+    top_row = max(after, key=lambda r: r["ttft_p99_seconds"])
+    worst = top_row["ttft_p99_seconds"]
     text = (
         f"{plateau}. The knee: at {k:.1f} arriving requests/s p99 TTFT passed "
-        f"{KNEE_FACTOR:g}x its low-load {fmt_seconds(base)}, reaching {fmt_seconds(worst)} "
-        f"({times(worst / base)}) beyond it: requests now wait in a queue for a batch slot."
+        f"{KNEE_FACTOR:g}x its low-load {base_text}, reaching {fmt_seconds(worst)}"
+        f"{bound(top_row, 'ttft_p99_seconds', 99)} ({times(worst / base)}) beyond it: requests "
+        "now wait in a queue for a batch slot."
     )
     if any(r["ttft_p99_seconds"] <= KNEE_FACTOR * base for r in after[1:]):
         text += (
@@ -146,10 +151,10 @@ def load_sweep(points: Sequence[Any]) -> str:
         + "/s arrived; p99 TTFT "
         + (
             between(fmt_seconds(r["p99_range"][0]), fmt_seconds(r["p99_range"][1]))
+            + bound(r, "ttft_p99_seconds", 99)
             if math.isfinite(r["p99_range"][0])
             else "not carried (under 100 requests)"
         )
-        + _p99_bound(r)
         + f"; {r['completed_share']:.0%} of requests completed"
         for r in rows
     ]
@@ -172,7 +177,7 @@ def load_sweep(points: Sequence[Any]) -> str:
             "few largest values, with no bound on how far the true p99 lies above it."
         )
     else:
-        head += " Each p99 carries its distribution-free 95 % interval (from order statistics)."
+        head += " Each p99 carries its distribution-free 95 % interval where the run recorded one."
     if spreads:
         head += (
             f" Between repeats of one load p99 TTFT varied by up to {times(max(spreads))}: "
@@ -181,14 +186,6 @@ def load_sweep(points: Sequence[Any]) -> str:
     else:
         head += " One repeat per load: no spread to give; the recorded sweep has it."
     return head + "\n" + "\n".join(lines)
-
-
-def _p99_bound(row: dict) -> str:
-    """' (n too small: 270 < 368 for a 95 % bound)' where a load point's p99 has no upper bound."""
-    need = queueing.samples_for_bound(99)
-    if not math.isfinite(row["p99_range"][0]) or row["measured"] >= need:
-        return ""
-    return f" (n too small: {row['measured']} < {need} for a 95 % bound)"
 
 
 def _pairs(
@@ -273,7 +270,7 @@ def queue_model(
             for q in (0.9, 0.99)
         }
         if math.isinf(model[0.99]):
-            meas = fmt_seconds(r["ttft_p99_seconds"])
+            meas = fmt_seconds(r["ttft_p99_seconds"]) + bound(r, "ttft_p99_seconds", 99)
             lines.append(
                 f"{head}the model says unbounded; measured p99 {meas} (a finite run cannot wait "
                 "forever)."
@@ -285,8 +282,8 @@ def queue_model(
             if math.isfinite(meas):
                 ratios.append(meas / model[q])
                 parts.append(
-                    f"p{q * 100:g} model {fmt_seconds(model[q])}, measured {fmt_seconds(meas)} "
-                    f"({times(meas / model[q])})"
+                    f"p{q * 100:g} model {fmt_seconds(model[q])}, measured {fmt_seconds(meas)}"
+                    f"{bound(r, f'ttft_p{q * 100:g}_seconds', q * 100)} ({times(meas / model[q])})"
                 )
         lines.append(head + "; ".join(parts) + ".")
     if not ratios:
@@ -336,9 +333,11 @@ def _chunked_itl(points: Sequence[Any], chunk_tokens: int) -> str:
         return "No repeat carried an ITL p99 under both schedules (100 gaps each): rerun."
     gaps = min(get(p, "itl_samples", 0) for pair in pairs for p in pair)
     ratio = [get(w, "itl_p99_seconds") / get(c, "itl_p99_seconds") for w, c in pairs]
-    span = lambda ps, k: (  # noqa: E731
-        f"{fmt_seconds(min(get(p, k) for p in ps))}-{fmt_seconds(max(get(p, k) for p in ps))}"
-    )
+
+    def span(ps: Sequence[Any], k: str) -> str:
+        q, n = (50, "measured") if "_p50_" in k else (99, "itl_samples")
+        return ", ".join(fmt_seconds(get(p, k)) + bound(p, k, q, n) for p in ps)
+
     whole, chunked = [w for w, _ in pairs], [c for _, c in pairs]
     head = (
         f"Pooled ITL p99 over {len(pairs)} repeat{'s' if len(pairs) > 1 else ''} (each p99 rests "
@@ -468,6 +467,7 @@ def tools_disagree(records: Sequence[Any]) -> str:
     if len(per_req) < 2:
         return "Too few streamed answers to compare the two definitions."
     p_gap, p_req = queueing.percentile(gaps, 99), queueing.percentile(per_req, 99)
+    ci_gap, ci_req = (queueing.percentile_interval(xs, 99).text() for xs in (gaps, per_req))
     verdict = (
         "pooled gaps give the larger p99: one slow step (a prefill barging into the "
         "batch) shows up in full, while a per-request average smooths it away"
@@ -477,8 +477,8 @@ def tools_disagree(records: Sequence[Any]) -> str:
         else "per-request averages give the larger p99: a few requests were slow throughout"
     )
     return (
-        f"p99 inter-token latency from the same {len(ok)} requests: {fmt_seconds(p_gap)} over "
-        f"all {len(gaps)} gaps pooled (vLLM's ITL) vs {fmt_seconds(p_req)} over per-request "
+        f"p99 inter-token latency from the same {len(ok)} requests: {ci_gap} over "
+        f"all {len(gaps)} gaps pooled (vLLM's ITL) vs {ci_req} over per-request "
         f"averages (GenAI-Perf's ITL, vLLM's TPOT); {verdict}. Same run, same words, "
         "different numbers: always say which definition a table uses."
     )
@@ -493,8 +493,8 @@ def routing(results: Sequence[Any]) -> str:
     a, b = get(rr, "p99_wait_seconds"), get(lor, "p99_wait_seconds")
     head = (
         f"Replayed (a model fed this machine's measured service times, not two live servers): "
-        f"p99 wait {fmt_seconds(a)} with round-robin, {fmt_seconds(b)} with "
-        "least-outstanding-requests"
+        f"p99 wait {fmt_seconds(a)}{bound(rr, 'p99_wait_seconds', 99, 'requests')} round-robin, "
+        f"{fmt_seconds(b)}{bound(lor, 'p99_wait_seconds', 99, 'requests')} least-outstanding"
     )
     if a <= 1e-9 and b <= 1e-9:
         return f"{head}. Nobody waited with either policy: the load is too low to tell them apart."
