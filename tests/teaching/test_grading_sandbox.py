@@ -38,6 +38,27 @@ def test_kernel_keyrings_are_out_of_a_submissions_reach(tmp_path):
         assert line.endswith(os.strerror(1)), line  # EPERM: refused, nothing added or read
 
 
+IO_URING = r"""
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+params = ctypes.create_string_buffer(120)  # struct io_uring_params
+fd = libc.syscall(425, 8, params)  # io_uring_setup: the same number on x86_64 and aarch64
+print("IO_URING", fd, os.strerror(ctypes.get_errno()) if fd < 0 else "a ring")
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="io_uring and seccomp are Linux's")
+def test_io_uring_is_refused_to_a_submission(tmp_path):
+    """Issue 42: io_uring's SQPOLL kernel threads run outside the slot's CPUs (a hog pinned them
+    to the neighbour's CPU and an honest neighbour lost 2 points): the sandbox refuses the ring."""
+    tmp_path.chmod(0o777)
+    out = sandbox.run(
+        tmp_path, [sys.executable, "-I", "-c", IO_URING], env={}, timeout_seconds=60
+    ).output
+    (line,) = [x for x in out.splitlines() if x.startswith("IO_URING")]
+    assert line.endswith(os.strerror(1)), line  # EPERM: no ring
+
+
 AFFINITY = """
 import os, multiprocessing
 mine = sorted(os.sched_getaffinity(0))

@@ -301,9 +301,9 @@ _SECCOMP = {  # machine: (audit arch, clone, unshare, setns, clone3)
     "x86_64": (0xC000003E, 56, 272, 308, 435),
     "aarch64": (0xC00000B7, 220, 97, 268, 435),
 }
-_REFUSED_CALLS = {  # machine: add_key, request_key, keyctl, sched_setaffinity
-    "x86_64": (248, 249, 250, 203),
-    "aarch64": (217, 218, 219, 122),
+_REFUSED_CALLS = {  # machine: add_key, request_key, keyctl, sched_setaffinity, io_uring_*
+    "x86_64": (248, 249, 250, 203, 425, 426, 427),
+    "aarch64": (217, 218, 219, 122, 425, 426, 427),
 }
 CLONE_NEWUSER = 0x10000000
 
@@ -313,8 +313,10 @@ def refuse_namespaces() -> None:
     ``setns``, no ``clone3`` (whose flags a filter cannot read; the C library falls back to
     ``clone``), no foreign system-call ABI, and no kernel keyring (``add_key``, ``request_key``,
     ``keyctl``: a user's keyring outlives its processes, so a key one submission added was read by
-    the next in its slot and by any process of that user), and no ``sched_setaffinity`` (a
-    sandbox keeps its slot's CPUs). Needs no-new-privileges set first."""
+    the next in its slot and by any process of that user), no ``sched_setaffinity`` (a
+    sandbox keeps its slot's CPUs), and no io_uring (``io_uring_setup``, ``_enter``,
+    ``_register``: its SQPOLL kernel threads run outside the slot's CPUs and cgroup; Docker's
+    default profile refuses it too). Needs no-new-privileges set first."""
     import platform
     import struct
 
