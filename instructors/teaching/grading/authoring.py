@@ -33,6 +33,11 @@ from course.selfcheck.values import canonical, digest, kind_of
 from teaching import hosted_links
 from teaching.grading import check, extract, sandbox, spec
 
+try:
+    import fcntl
+except ImportError:  # Windows
+    fcntl = None
+
 REPO = Path(__file__).resolve().parents[3]
 SOLUTIONS_DIR = REPO / "solutions"
 EXERCISES_DIR = REPO / "exercises"
@@ -118,31 +123,66 @@ def answer_keys(solutions, *, build_dir: str | Path = BUILD_DIR) -> tuple[dict, 
 
     A key still current (same digest of the solution and the ``course`` package) comes from the
     cache; the others are made by running their solutions in one warm sandbox factory where the
-    platform has one (imports paid once), else each in a plain subprocess.
+    platform has one (imports paid once), else each in a plain subprocess. Two processes that ask
+    at once (two test workers, two terminals) make each key once: the second waits on the build
+    folder's lock, then reads what the first cached.
     """
     keys: dict[str, dict] = {}
     errors: dict[str, str] = {}
+    stale = _stale_keys(map(Path, solutions), Path(build_dir), keys)
+    if not stale:
+        return keys, errors
+    with _keys_lock(Path(build_dir)):
+        stale = _stale_keys([solution for solution, *_ in stale], Path(build_dir), keys)
+        _make_keys(stale, keys, errors)
+    return keys, errors
+
+
+def _stale_keys(solutions, build_dir: Path, keys: dict) -> list[tuple]:
+    """Put each current cached key into ``keys``; the ``(solution, assignment, digest, cache)``
+    of the others."""
     stale = []
-    for solution in map(Path, solutions):
+    for solution in solutions:
         assignment = spec.read(solution)
         digest_now = _source_digest(solution)
-        cache = Path(build_dir) / f"{assignment.name}.key.json"
+        cache = build_dir / f"{assignment.name}.key.json"
         if cache.is_file():
             cached = json.loads(cache.read_text())
             if cached.get("digest") == digest_now:
                 keys[assignment.name] = cached
                 continue
-        stale.append((assignment, digest_now, cache))
+        stale.append((solution, assignment, digest_now, cache))
+    return stale
+
+
+@contextlib.contextmanager
+def _keys_lock(build_dir: Path):
+    """An exclusive lock on ``build_dir/.keys.lock`` while keys are made (none where the platform
+    has no ``fcntl``: there a key may at worst be made twice)."""
+    build_dir.mkdir(parents=True, exist_ok=True)
+    if fcntl is None:
+        yield
+        return
+    with open(build_dir / ".keys.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _make_keys(stale: list[tuple], keys: dict, errors: dict) -> None:
+    """Run the ``stale`` solutions for their keys, into ``keys`` and the cache (or ``errors``)."""
     if not stale:
-        return keys, errors
+        return
     with contextlib.ExitStack() as stack:
         threads = max(1, (os.cpu_count() or 1) // 2)  # as `make grade` (--jobs 2) runs them
-        zygote = sandbox.start_factory([a for a, _, _ in stale], threads=threads)
+        zygote = sandbox.start_factory([a for _, a, _, _ in stale], threads=threads)
         if zygote is not None:
             stack.callback(zygote.close)
 
         def one(item) -> None:
-            assignment, digest_now, cache = item
+            _, assignment, digest_now, cache = item
             probes = check.make_probes(assignment, check.PUBLIC_SEED)
             try:
                 key = run_solution(assignment, probes, sandboxed=zygote is not None, zygote=zygote)
@@ -157,7 +197,6 @@ def answer_keys(solutions, *, build_dir: str | Path = BUILD_DIR) -> tuple[dict, 
         # two at a time, as `make grade` runs submissions: the factory forks a sandbox for each
         with ThreadPoolExecutor(max_workers=2 if zygote is not None else 1) as pool:
             list(pool.map(one, stale))
-    return keys, errors
 
 
 def answer_key(solution: str | Path, *, build_dir: str | Path = BUILD_DIR) -> dict:
