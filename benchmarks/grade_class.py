@@ -58,7 +58,9 @@ def main(argv: list[str] | None = None) -> int:
         load_before = os.getloadavg()
         start = time.monotonic()
         with contextlib.redirect_stdout(sys.stderr):  # stdout carries only the JSON report
-            status = gradebook.grade_folder(subs, out, assignment=args.set, jobs=args.jobs)
+            status = gradebook.grade_folder(
+                gradebook.GradingRun(subs, out, assignment=args.set, jobs=args.jobs)
+            )
         wall = time.monotonic() - start
         load_after = os.getloadavg()
         rows = list(csv.DictReader(out.open(newline="")))

@@ -246,7 +246,9 @@ def graded() -> dict:
     out_csv = out_dir / "grades.csv"
     start = time.monotonic()
     status = gradebook.grade_folder(
-        subs, out_csv, timeout_seconds=TIMEOUT_S, cell_timeout_seconds=CELL_TIMEOUT_S, jobs=2
+        gradebook.GradingRun(
+            subs, out_csv, timeout_seconds=TIMEOUT_S, cell_timeout_seconds=CELL_TIMEOUT_S, jobs=2
+        )
     )
     seconds = time.monotonic() - start
     csvs = sorted(out_dir.glob("*.csv"))

@@ -37,114 +37,63 @@ from teaching.grading.exports import gradescope
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m teaching", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    assign_cmd = sub.add_parser("assign", help="generate exercises/ from solutions/")
-    assign_cmd.add_argument("notebooks", nargs="*", help="solution notebooks (default: all)")
-    grade_cmd = sub.add_parser("grade", help="grade a folder of submitted notebooks into a CSV")
-    grade_cmd.add_argument("submissions", help="folder of submitted .ipynb files")
-    grade_cmd.add_argument("--out", default="grades.csv", help="CSV gradebook to write")
-    grade_cmd.add_argument("--timeout", type=float, default=300.0, help="seconds per submission")
-    grade_cmd.add_argument("--cell-timeout", type=float, default=60.0, help="seconds per cell")
-    grade_cmd.add_argument("--jobs", type=int, default=1, help="submissions graded at once")
-    grade_cmd.add_argument(
+    for add in SUBCOMMANDS:
+        add(sub)
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+def _add_assign(sub) -> None:
+    cmd = sub.add_parser("assign", help="generate exercises/ from solutions/")
+    cmd.add_argument("notebooks", nargs="*", help="solution notebooks (default: all)")
+    cmd.set_defaults(func=lambda args: authoring.assign_all(args.notebooks))
+
+
+def _add_grade(sub) -> None:
+    cmd = sub.add_parser("grade", help="grade a folder of submitted notebooks into a CSV")
+    cmd.add_argument("submissions", help="folder of submitted .ipynb files")
+    cmd.add_argument("--out", default="grades.csv", help="CSV gradebook to write")
+    cmd.add_argument("--timeout", type=float, default=300.0, help="seconds per submission")
+    cmd.add_argument("--cell-timeout", type=float, default=60.0, help="seconds per cell")
+    cmd.add_argument("--jobs", type=int, default=1, help="submissions graded at once")
+    cmd.add_argument(
         "--assignment", help="grade every file as this assignment (e.g. 00_units_and_memory)"
     )
-    grade_cmd.add_argument(
-        "--roster", help="class roster CSV (Canvas or Moodle export, or your own)"
-    )
-    grade_cmd.add_argument(
+    cmd.add_argument("--roster", help="class roster CSV (Canvas or Moodle export, or your own)")
+    cmd.add_argument(
         "--pattern",
         help="file name -> student: 'canvas', 'moodle', 'default' (NN_slug-ID.ipynb) or a regular "
         "expression with (?P<student>...) and optionally (?P<set>...)",
     )
-    grade_cmd.add_argument(
+    cmd.add_argument(
         "--export",
         help="comma-separated: canvas, moodle, nbgrader (need --roster), prairielearn, gradescope",
     )
-    grade_cmd.add_argument(
+    cmd.add_argument(
         "--no-history", action="store_true", help="do not keep this run in <out>_history/"
     )
-    grade_cmd.add_argument(
+    cmd.add_argument(
         "--replace",
         action="store_true",
         help="start the gradebook afresh from this run's files (default: merge into it, keeping "
         "every row this run does not regrade)",
     )
-    grade_cmd.add_argument(
+    cmd.add_argument(
         "--overrides",
         help="CSV of student,set,question,points,reason: scores you set by hand, kept by every "
         "later run (an empty points cell removes one)",
     )
-    grade_cmd.add_argument(
+    cmd.add_argument(
         "--late-penalty",
         type=float,
         help="fraction of each question's score a file the LMS marked late loses (e.g. 0.1); "
         "kept by every later run, 0 turns it off",
     )
-    autograder_cmd = sub.add_parser("autograder", help="build an external autograder for a set")
-    autograder_cmd.add_argument("tool", choices=["gradescope"], help="the autograder's platform")
-    autograder_cmd.add_argument("assignment", help="the exercise set, e.g. 04_model_memory")
-    autograder_cmd.add_argument("out", help="the archive to write, e.g. build/04-gradescope.zip")
-    autograder_cmd.add_argument("--timeout", type=float, default=300.0, help="seconds per run")
-    autograder_cmd.add_argument("--cell-timeout", type=float, default=60.0, help="seconds per cell")
-    autograder_cmd.add_argument(
-        "--allow-unprotected",
-        action="store_true",
-        help="grade even where the container refuses the sandbox's hidden-files, PID-namespace "
-        "and unprivileged-user protections (default: refuse, so staff see a failed run)",
-    )
-    autograder_cmd.add_argument(
-        "--visibility",
-        default="after_due_date",
-        help="when learners see key-checked scores: after_due_date (default), after_published, "
-        "hidden or visible",
-    )
-    release_cmd = sub.add_parser("release", help="write the student release (no solutions)")
-    release_cmd.add_argument("outdir", help="folder to write (must not exist, or be empty)")
-    release_cmd.add_argument(
-        "--graded",
-        action="store_true",
-        help="for a graded class: checks of form, units and a coarse range, no value to search for",
-    )
-    keys_cmd = sub.add_parser(
-        "answer-keys", help="write the instructors' answer keys from solutions/"
-    )
-    keys_cmd.add_argument("outdir", help="folder for the pages (e.g. build/answer-keys)")
-    keys_cmd.add_argument(
-        "--no-values", action="store_true", help="leave out the key values (no solution is run)"
-    )
-    site_cmd = sub.add_parser("site", help="build the course website (Sphinx + myst-nb)")
-    site_cmd.add_argument("outdir", help="folder for the HTML (e.g. build/site)")
-    site_cmd.add_argument(
-        "--answer-keys",
-        action="store_true",
-        help="include the answer keys (never for a site a graded class can read)",
-    )
-    slides_cmd = sub.add_parser("slides", help="build a Reveal.js deck per lesson")
-    slides_cmd.add_argument("outdir", help="folder for the decks (e.g. build/slides)")
-    slides_cmd.add_argument(
-        "--tag",
-        action="store_true",
-        help="re-tag the lessons' cells for slides first (metadata only)",
-    )
-    collect_cmd = sub.add_parser(
-        "collect", help="gather a JupyterHub's submissions from the learners' homes for `grade`"
-    )
-    collect_cmd.add_argument("homes", help="the hub's homes, one folder per hub user (e.g. /home)")
-    collect_cmd.add_argument("--assignment", required=True, help="the set, e.g. 04_model_memory")
-    collect_cmd.add_argument(
-        "--folder",
-        required=True,
-        help="the folder the nbgitpuller link cloned in each home (the release repository's name)",
-    )
-    collect_cmd.add_argument("--out", required=True, help="folder for the copies (e.g. subs/)")
-    collect_cmd.add_argument("--roster", help="class roster CSV: collect only its students")
-    sub.add_parser("hosted-links", help="write the Colab/Kaggle links and install cells")
-    args = parser.parse_args(argv)
-    return COMMANDS[args.command](args)
+    cmd.set_defaults(func=_grade)
 
 
 def _grade(args: argparse.Namespace) -> int:
-    return gradebook.grade_folder(
+    run = gradebook.GradingRun(
         args.submissions,
         args.out,
         timeout_seconds=args.timeout,
@@ -159,6 +108,29 @@ def _grade(args: argparse.Namespace) -> int:
         overrides=args.overrides,
         late_penalty=args.late_penalty,
     )
+    return gradebook.grade_folder(run)
+
+
+def _add_autograder(sub) -> None:
+    cmd = sub.add_parser("autograder", help="build an external autograder for a set")
+    cmd.add_argument("tool", choices=["gradescope"], help="the autograder's platform")
+    cmd.add_argument("assignment", help="the exercise set, e.g. 04_model_memory")
+    cmd.add_argument("out", help="the archive to write, e.g. build/04-gradescope.zip")
+    cmd.add_argument("--timeout", type=float, default=300.0, help="seconds per run")
+    cmd.add_argument("--cell-timeout", type=float, default=60.0, help="seconds per cell")
+    cmd.add_argument(
+        "--allow-unprotected",
+        action="store_true",
+        help="grade even where the container refuses the sandbox's hidden-files, PID-namespace "
+        "and unprivileged-user protections (default: refuse, so staff see a failed run)",
+    )
+    cmd.add_argument(
+        "--visibility",
+        default="after_due_date",
+        help="when learners see key-checked scores: after_due_date (default), after_published, "
+        "hidden or visible",
+    )
+    cmd.set_defaults(func=_autograder)
 
 
 def _autograder(args: argparse.Namespace) -> int:
@@ -172,24 +144,88 @@ def _autograder(args: argparse.Namespace) -> int:
     )
 
 
-def _collect(args: argparse.Namespace) -> int:
-    return collect.run_collect(
-        args.homes, args.assignment, args.out, folder=args.folder, roster=args.roster
+def _add_release(sub) -> None:
+    cmd = sub.add_parser("release", help="write the student release (no solutions)")
+    cmd.add_argument("outdir", help="folder to write (must not exist, or be empty)")
+    cmd.add_argument(
+        "--graded",
+        action="store_true",
+        help="for a graded class: checks of form, units and a coarse range, no value to search for",
+    )
+    cmd.set_defaults(func=lambda args: release.write_release(args.outdir, graded=args.graded))
+
+
+def _add_answer_keys(sub) -> None:
+    cmd = sub.add_parser("answer-keys", help="write the instructors' answer keys from solutions/")
+    cmd.add_argument("outdir", help="folder for the pages (e.g. build/answer-keys)")
+    cmd.add_argument(
+        "--no-values", action="store_true", help="leave out the key values (no solution is run)"
+    )
+    cmd.set_defaults(
+        func=lambda args: answer_keys.run_answer_keys(args.outdir, values=not args.no_values)
     )
 
 
-#: Each subcommand's function, called with the parsed arguments; it returns the exit status.
-COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "assign": lambda args: authoring.assign_all(args.notebooks),
-    "grade": _grade,
-    "autograder": _autograder,
-    "release": lambda args: release.write_release(args.outdir, graded=args.graded),
-    "answer-keys": lambda args: answer_keys.run_answer_keys(args.outdir, values=not args.no_values),
-    "site": lambda args: site.run_site(args.outdir, answer_keys=args.answer_keys),
-    "slides": lambda args: slides.run_slides(args.outdir, retag=args.tag),
-    "collect": _collect,
-    "hosted-links": lambda args: hosted_links.run_hosted_links(),
-}
+def _add_site(sub) -> None:
+    cmd = sub.add_parser("site", help="build the course website (Sphinx + myst-nb)")
+    cmd.add_argument("outdir", help="folder for the HTML (e.g. build/site)")
+    cmd.add_argument(
+        "--answer-keys",
+        action="store_true",
+        help="include the answer keys (never for a site a graded class can read)",
+    )
+    cmd.set_defaults(func=lambda args: site.run_site(args.outdir, answer_keys=args.answer_keys))
+
+
+def _add_slides(sub) -> None:
+    cmd = sub.add_parser("slides", help="build a Reveal.js deck per lesson")
+    cmd.add_argument("outdir", help="folder for the decks (e.g. build/slides)")
+    cmd.add_argument(
+        "--tag",
+        action="store_true",
+        help="re-tag the lessons' cells for slides first (metadata only)",
+    )
+    cmd.set_defaults(func=lambda args: slides.run_slides(args.outdir, retag=args.tag))
+
+
+def _add_collect(sub) -> None:
+    cmd = sub.add_parser(
+        "collect", help="gather a JupyterHub's submissions from the learners' homes for `grade`"
+    )
+    cmd.add_argument("homes", help="the hub's homes, one folder per hub user (e.g. /home)")
+    cmd.add_argument("--assignment", required=True, help="the set, e.g. 04_model_memory")
+    cmd.add_argument(
+        "--folder",
+        required=True,
+        help="the folder the nbgitpuller link cloned in each home (the release repository's name)",
+    )
+    cmd.add_argument("--out", required=True, help="folder for the copies (e.g. subs/)")
+    cmd.add_argument("--roster", help="class roster CSV: collect only its students")
+    cmd.set_defaults(
+        func=lambda args: collect.run_collect(
+            args.homes, args.assignment, args.out, folder=args.folder, roster=args.roster
+        )
+    )
+
+
+def _add_hosted_links(sub) -> None:
+    cmd = sub.add_parser("hosted-links", help="write the Colab/Kaggle links and install cells")
+    cmd.set_defaults(func=lambda args: hosted_links.run_hosted_links())
+
+
+#: Each subcommand's parser, in the order ``--help`` lists them; each sets ``func``, called with
+#: the parsed arguments, which returns the exit status.
+SUBCOMMANDS: tuple[Callable[..., None], ...] = (
+    _add_assign,
+    _add_grade,
+    _add_autograder,
+    _add_release,
+    _add_answer_keys,
+    _add_site,
+    _add_slides,
+    _add_collect,
+    _add_hosted_links,
+)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -61,16 +61,6 @@ OVER_TARGET: dict[str, int] = {
     "course/presentation/diagrams.py:memory_pyramid": 68,
     "course/presentation/findings/server_load.py:queue_model": 61,
     "course/selfcheck/answers.py:_check": 68,
-    "instructors/teaching/__main__.py:main": 106,
-    "instructors/teaching/grading/authoring.py:public_checks": 71,
-    "instructors/teaching/grading/autograder.py:run": 61,
-    "instructors/teaching/grading/extract.py:run_cells": 85,
-    "instructors/teaching/grading/gradebook.py:_grade_all": 63,
-    "instructors/teaching/grading/gradebook.py:grade_folder": 274,
-    "instructors/teaching/grading/release.py:write_release": 77,
-    "instructors/teaching/grading/roster.py:read_roster": 81,
-    "instructors/teaching/grading/runner.py:main": 70,
-    "instructors/teaching/grading/sandbox.py:__init__": 61,
     # public functions over 8 parameters
     "course/calculators/cloud.py:own_vs_rent()": 12,
     "course/calculators/cluster.py:cluster_for_model()": 16,
@@ -99,10 +89,6 @@ OVER_TARGET: dict[str, int] = {
     "course/presentation/widgets/gpu_choice.py:a100_or_h100()": 13,
     "course/presentation/widgets/layout.py:layout_chooser()": 14,
     "course/presentation/widgets/run_cost.py:how_long_and_how_much()": 17,
-    "instructors/teaching/grading/autograder.py:run()": 9,
-    "instructors/teaching/grading/extract.py:run_cells()": 10,
-    "instructors/teaching/grading/gradebook.py:grade_folder()": 16,
-    "instructors/teaching/grading/submission.py:grade_file()": 11,
 }
 
 

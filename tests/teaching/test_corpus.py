@@ -164,7 +164,9 @@ def sandboxed(tmp_path_factory):
     out = root / "out" / "grades.csv"
     out.parent.mkdir()
     status = gradebook.grade_folder(
-        subs, out, timeout_seconds=240, cell_timeout_seconds=120, jobs=2, history=False
+        gradebook.GradingRun(
+            subs, out, timeout_seconds=240, cell_timeout_seconds=120, jobs=2, history=False
+        )
     )
     rows = {}
     for path in out.parent.glob("*.csv"):

@@ -223,7 +223,12 @@ def test_sandboxed_grading_gives_the_solution_full_marks_and_a_blank_zero(tmp_pa
             if meta.get("answer") and meta.get("question") == "q3":
                 cell.source = source
         nbformat.write(hostile, subs / f"{SET}-{name}.ipynb")
-    assert gradebook.grade_folder(subs, out / "grades.csv", timeout_seconds=120, jobs=1) == 0
+    assert (
+        gradebook.grade_folder(
+            gradebook.GradingRun(subs, out / "grades.csv", timeout_seconds=120, jobs=1)
+        )
+        == 0
+    )
     csv_path = next(out.glob("grades*.csv"))  # one set in the folder: grades.csv
     with csv_path.open(newline="") as f:
         rows = {r["submission"]: r for r in csv.DictReader(f)}

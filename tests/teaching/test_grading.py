@@ -186,18 +186,26 @@ def test_a_file_that_names_no_set_gets_a_row_and_a_reason(tmp_path):
     subs.mkdir()
     (subs / "notes.txt").write_text("no notebook here\n")
     out_csv = tmp_path / "grades.csv"
-    assert gradebook.grade_folder(subs, out_csv) == 0
+    assert gradebook.grade_folder(gradebook.GradingRun(subs, out_csv)) == 0
     [r] = list(csv.DictReader(out_csv.open(newline="")))
     assert (r["status"], float(r["total"])) == ("unknown-assignment", 0)
     assert "cannot tell which set" in r["reason"]
 
 
 def test_missing_folder_and_unknown_set_are_errors(tmp_path):
-    assert gradebook.grade_folder(tmp_path / "nope", tmp_path / "grades.csv") != 0
-    assert gradebook.grade_folder(tmp_path, tmp_path / "g.csv", assignment="99_no_such_set") == 2
+    assert (
+        gradebook.grade_folder(gradebook.GradingRun(tmp_path / "nope", tmp_path / "grades.csv"))
+        != 0
+    )
+    assert (
+        gradebook.grade_folder(
+            gradebook.GradingRun(tmp_path, tmp_path / "g.csv", assignment="99_no_such_set")
+        )
+        == 2
+    )
     assert not (tmp_path / "grades.csv").exists()
 
 
 def test_jobs_must_be_a_positive_integer(tmp_path):
     with pytest.raises(ValueError, match="jobs must be an integer >= 1"):
-        gradebook.grade_folder(tmp_path, tmp_path / "grades.csv", jobs=0)
+        gradebook.grade_folder(gradebook.GradingRun(tmp_path, tmp_path / "grades.csv", jobs=0))

@@ -31,8 +31,8 @@ GRADE = (
     "import sys, course\n"
     "from teaching.grading import gradebook\n"
     "print('COURSE', course.__file__)\n"
-    "sys.exit(gradebook.grade_folder(sys.argv[1], sys.argv[2], timeout_seconds=120, cell_timeout_seconds=30,"
-    " jobs=2))\n"
+    "sys.exit(gradebook.grade_folder(gradebook.GradingRun(sys.argv[1], sys.argv[2],"
+    " timeout_seconds=120, cell_timeout_seconds=30, jobs=2)))\n"
 )
 
 
@@ -118,7 +118,10 @@ def test_a_folder_the_sandbox_would_show_is_refused(tmp_path, monkeypatch, capsy
     (shown / "subs").mkdir(parents=True)
     nbformat.write(filled_in(), shown / "subs" / f"{SET}-solved.ipynb")
     monkeypatch.setattr(sandbox, "_keep_paths", lambda: [str(shown)])
-    assert gradebook.grade_folder(shown / "subs", tmp_path / "out" / "g.csv") == 2
+    assert (
+        gradebook.grade_folder(gradebook.GradingRun(shown / "subs", tmp_path / "out" / "g.csv"))
+        == 2
+    )
     assert "refusing to grade: the submissions folder" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
 
@@ -127,6 +130,6 @@ def test_an_output_inside_the_submissions_folder_is_refused(tmp_path, capsys):
     from teaching.grading import gradebook
 
     nbformat.write(filled_in(), tmp_path / f"{SET}-solved.ipynb")
-    assert gradebook.grade_folder(tmp_path, tmp_path / "grades.csv") == 2
+    assert gradebook.grade_folder(gradebook.GradingRun(tmp_path, tmp_path / "grades.csv")) == 2
     assert "refusing to grade: --out and the log folder inside" in capsys.readouterr().err
     assert not (tmp_path / "grades.csv").exists()

@@ -109,9 +109,11 @@ def diff_rows(run) -> list[list[str]]:
 def test_a_regrade_keeps_the_earlier_run_and_writes_what_changed(tmp_path, fake_grading):
     subs = folder(tmp_path, [f"{SET}-ada.ipynb", f"{SET}-bo_zero.ipynb"])
     out = tmp_path / "grades.csv"
-    assert gradebook.grade_folder(subs, out) == 0
+    assert gradebook.grade_folder(gradebook.GradingRun(subs, out)) == 0
     (subs / f"{SET}-bo_zero.ipynb").rename(subs / f"{SET}-bo.ipynb")  # fixed and resubmitted
-    assert gradebook.grade_folder(subs, out, replace=True) == 0  # the old file's row goes
+    assert (
+        gradebook.grade_folder(gradebook.GradingRun(subs, out, replace=True)) == 0
+    )  # the old file's row goes
     first, second = runs(tmp_path)
     assert (first / "grades.csv").is_file() and not (first / "diff.csv").exists()
     rows = diff_rows(second)
@@ -170,9 +172,9 @@ def test_a_run_that_would_drop_an_older_gradebooks_rows_is_refused(tmp_path, fak
     out = tmp_path / "grades.csv"
     out.write_text(f"submission,assignment,total\n{SET}-ada.ipynb,{SET},13\n")
     subs = folder(tmp_path, [f"{SET}-bo.ipynb"])
-    assert gradebook.grade_folder(subs, out) == 2
+    assert gradebook.grade_folder(gradebook.GradingRun(subs, out)) == 2
     assert "--replace" in capsys.readouterr().err and fake_grading == []
-    assert gradebook.grade_folder(subs, out, replace=True) == 0
+    assert gradebook.grade_folder(gradebook.GradingRun(subs, out, replace=True)) == 0
     assert [r["submission"] for r in csv.DictReader(out.open())] == [f"{SET}-bo.ipynb"]
     (run,) = runs(tmp_path)  # the gradebook it started afresh from is kept, byte for byte
     assert f"{SET}-ada.ipynb,{SET},13" in (run / "replaced" / "grades.csv").read_text()
@@ -187,7 +189,7 @@ def test_the_history_never_misses_a_lowered_grade(tmp_path, fake_grading):
     out = tmp_path / "grades.csv"
     kw = dict(roster=tmp_path / "roster.csv", pattern=pattern)
     one = folder(tmp_path, [f"{SET}-ada.ipynb", f"{SET}-bo.ipynb"], name="one")
-    assert gradebook.grade_folder(one, out, **kw) == 0
+    assert gradebook.grade_folder(gradebook.GradingRun(one, out, **kw)) == 0
     out.write_text(out.read_text().replace(",", ";").replace("\n", "\r\n"))  # a spreadsheet
     other = "03_data_types"
     two = folder(
@@ -196,7 +198,7 @@ def test_the_history_never_misses_a_lowered_grade(tmp_path, fake_grading):
         name="two",
         zero={f"{SET}-ada-v2.ipynb"},
     )
-    assert gradebook.grade_folder(two, out, **kw) == 0
+    assert gradebook.grade_folder(gradebook.GradingRun(two, out, **kw)) == 0
     rows = diff_rows(runs(tmp_path)[-1])
     assert [SET, "ada", f"{SET}-ada-v2.ipynb", "total", "13", "0"] in rows  # lowered: found
     assert [other, "bo", f"{other}-bo.ipynb", "(submission)", "", "13"] in rows
@@ -264,7 +266,12 @@ def test_an_unknown_gradescope_visibility_is_refused_before_anyone_is_graded(
 ):
     subs = folder(tmp_path, [f"{SET}-ada.ipynb"])
     out = tmp_path / "g.csv"
-    assert gradebook.grade_folder(subs, out, exports="gradescope", visibility="tomorrow") == 2
+    assert (
+        gradebook.grade_folder(
+            gradebook.GradingRun(subs, out, exports="gradescope", visibility="tomorrow")
+        )
+        == 2
+    )
     assert "--visibility must be one of" in capsys.readouterr().err
     assert fake_grading == [] and not out.exists()
 
@@ -274,7 +281,7 @@ def test_a_history_that_cannot_be_kept_costs_the_history_not_the_gradebook(
 ):
     subs = folder(tmp_path, [f"{SET}-ada.ipynb"])
     (tmp_path / "grades_history").write_text("a file where the history folder would go")
-    assert gradebook.grade_folder(subs, tmp_path / "grades.csv") == 0
+    assert gradebook.grade_folder(gradebook.GradingRun(subs, tmp_path / "grades.csv")) == 0
     assert "history not kept" in capsys.readouterr().err
     assert (tmp_path / "grades.csv").read_text().count("\n") == 2  # header and Ada's row
 

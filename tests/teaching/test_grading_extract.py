@@ -38,7 +38,11 @@ def test_grading_runs_with_protections_off_and_says_so(monkeypatch, tmp_path, ca
     assert "WARNING: sandbox protections OFF" in sandbox.describe()
     assert "pid-namespace" in sandbox.describe()
     cells = [{"source": "x = 6 * 7", "question": "q1", "answer": True}, {"source": "print('hi')"}]
-    ext = extract.run_cells(cells, {"q1": {"answers": {"x": "x"}, "calls": {}}}, timeout_seconds=60)
+    ext = extract.run_cells(
+        cells,
+        {"q1": {"answers": {"x": "x"}, "calls": {}}},
+        execution=extract.Execution(timeout_seconds=60),
+    )
     assert ext.problem == "" and ext.done
     assert ext.answers == {"q1": {"x": {"value": 42}}}
     assert ext.protections_off == ("pid-namespace", "hidden-files")

@@ -30,7 +30,9 @@ def test_a_grader_failure_on_one_file_is_a_row_not_the_end_of_the_run(monkeypatc
 
     monkeypatch.setattr(submission, "grade_one", full_disk)
     out = tmp_path / "out" / "grades.csv"
-    status = gradebook.grade_folder(subs, out, assignment="00_units_and_memory")
+    status = gradebook.grade_folder(
+        gradebook.GradingRun(subs, out, assignment="00_units_and_memory")
+    )
     assert status == grades.NOT_GRADED_EXIT  # the grader failed: said, and no score
     rows = out.read_text().splitlines()
     assert len(rows) == 3
@@ -91,7 +93,9 @@ def test_a_key_that_cannot_run_here_exports_no_score_and_fails_the_run(
     monkeypatch.setattr(sandbox, "start_factory", lambda *a, **k: None)
     out = tmp_path / "out" / "grades.csv"
     status = gradebook.grade_folder(
-        subs, out, roster=tmp_path / "roster.csv", exports=KEYED, assignment=SET
+        gradebook.GradingRun(
+            subs, out, roster=tmp_path / "roster.csv", exports=KEYED, assignment=SET
+        )
     )
     assert_no_score_exported(out, capsys, status, why)
 
@@ -111,7 +115,9 @@ def test_a_sandbox_that_cannot_start_exports_no_score_and_fails_the_run(
     )
     out = tmp_path / "out" / "grades.csv"
     status = gradebook.grade_folder(
-        subs, out, roster=tmp_path / "roster.csv", exports=KEYED, assignment=SET
+        gradebook.GradingRun(
+            subs, out, roster=tmp_path / "roster.csv", exports=KEYED, assignment=SET
+        )
     )
     assert_no_score_exported(out, capsys, status, why)
 
@@ -140,5 +146,7 @@ def test_the_class_command_gives_the_sandbox_factory_its_jobs(monkeypatch, tmp_p
     monkeypatch.setattr(sandbox, "start_factory", lambda *a, **k: seen.update(k))
     why = "the solution failed on this machine"
     monkeypatch.setattr(gradebook, "prepare_set", lambda a, **k: submission.SetGrader(a, None, why))
-    gradebook.grade_folder(subs, tmp_path / "out" / "g.csv", assignment=SET, jobs=2)
+    gradebook.grade_folder(
+        gradebook.GradingRun(subs, tmp_path / "out" / "g.csv", assignment=SET, jobs=2)
+    )
     assert seen["jobs"] == 2

@@ -376,11 +376,13 @@ def run():
         before = _outside(subs, out)
         start = time.monotonic()
         status = gradebook.grade_folder(
-            subs,
-            out / "grades.csv",
-            timeout_seconds=TIMEOUT_S,
-            cell_timeout_seconds=CELL_TIMEOUT_S,
-            jobs=2,
+            gradebook.GradingRun(
+                subs,
+                out / "grades.csv",
+                timeout_seconds=TIMEOUT_S,
+                cell_timeout_seconds=CELL_TIMEOUT_S,
+                jobs=2,
+            )
         )
         seconds = time.monotonic() - start
         after = _outside(subs, out)
@@ -650,7 +652,7 @@ def test_logs_show_the_learners_run_each_check_and_a_class_summary(run):
 def test_an_empty_folder_writes_a_header_and_says_so(tmp_path, capsys):
     (tmp_path / "subs").mkdir()
     out = tmp_path / "out" / "grades.csv"
-    assert gradebook.grade_folder(tmp_path / "subs", out, assignment=SET) == 1
+    assert gradebook.grade_folder(gradebook.GradingRun(tmp_path / "subs", out, assignment=SET)) == 1
     header = out.read_text().splitlines()
     assert len(header) == 1 and header[0].startswith("submission,assignment,q1 [2 pts]")
     assert "no submissions in" in capsys.readouterr().err
@@ -670,7 +672,7 @@ import sys, json
 sys.path.insert(0, {tests!r})
 from teaching.grading import gradebook, sandbox
 print('MODE', json.dumps(sandbox.protections_off()))
-sys.exit(gradebook.grade_folder({subs!r}, {out!r}, timeout_seconds=40, cell_timeout_seconds=8, jobs=2))
+sys.exit(gradebook.grade_folder(gradebook.GradingRun({subs!r}, {out!r}, timeout_seconds=40, cell_timeout_seconds=8, jobs=2)))
 """
 
 

@@ -111,7 +111,10 @@ def graded_with(monkeypatch, tmp_path):
         nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
         nbformat.write(nb, subs / f"{SET}-ada.ipynb")
         out = tmp_path / "out" / "grades.csv"
-        assert gradebook.grade_folder(subs, out, assignment=SET, history=False) == 0
+        assert (
+            gradebook.grade_folder(gradebook.GradingRun(subs, out, assignment=SET, history=False))
+            == 0
+        )
         return list(csv.reader(out.open()))
 
     return run, events
@@ -208,7 +211,7 @@ def given(monkeypatch, tmp_path):
             path = subs / (os.fsdecode(name) if isinstance(name, bytes) else name)
             nbformat.write(nb or nbformat.v4.new_notebook(), path)
         out = out or tmp_path / "out" / "grades.csv"
-        status = gradebook.grade_folder(subs, out, **kw)
+        status = gradebook.grade_folder(gradebook.GradingRun(subs, out, **kw))
         rows = list(csv.reader(out.open(newline=""))) if out.is_file() else []
         return status, rows, capsys.readouterr().err, calls
 

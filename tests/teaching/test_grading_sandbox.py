@@ -97,9 +97,9 @@ def test_each_slot_runs_on_cpus_of_its_own():
         ext = extract.run_cells(
             extract.notebook_cells(nb),
             {},
-            timeout_seconds=120,
-            cell_timeout_seconds=100,
-            zygote=zygote,
+            execution=extract.Execution(
+                timeout_seconds=120, cell_timeout_seconds=100, zygote=zygote
+            ),
         )
         printed = "".join(str(c.get("output", "")) for c in ext.cells)
         [line] = [x for x in printed.splitlines() if x.startswith("CPUS")]

@@ -7,7 +7,7 @@ import json
 
 import nbformat
 import pytest
-from teaching.grading import authoring, grades, spec, submission
+from teaching.grading import authoring, extract, grades, spec, submission
 
 SET = "00_units_and_memory"
 
@@ -58,9 +58,7 @@ def test_a_file_of_no_known_set_gets_a_row_that_says_how_to_name_it(tmp_path):
         None,
         "",
         known=[SET],
-        timeout_seconds=1,
-        cell_timeout_seconds=1,
-        threads=1,
+        execution=extract.Execution(timeout_seconds=1, cell_timeout_seconds=1),
         log_dir=tmp_path / "logs",
     )
     assert row.status == "unknown-assignment" and "name the file after its set" in row.reason
@@ -90,9 +88,7 @@ def test_a_row_that_loses_points_where_the_key_differs_from_the_release_is_marke
         setg,
         "",
         known=[SET],
-        timeout_seconds=1,
-        cell_timeout_seconds=1,
-        threads=1,
+        execution=extract.Execution(timeout_seconds=1, cell_timeout_seconds=1),
         log_dir=tmp_path / "logs",
     )
     assert (submission.KEY_MARK in row.reason) is key_differs

@@ -76,11 +76,13 @@ def run_solution(
     ext = extract.run_cells(
         assignment.run_cells,
         check.request_questions(assignment, probes),
+        execution=extract.Execution(
+            timeout_seconds=timeout_seconds,
+            cell_timeout_seconds=cell_timeout_seconds,
+            zygote=zygote,
+            sandboxed=sandboxed,
+        ),
         extras=check.wrong_extras(assignment),
-        timeout_seconds=timeout_seconds,
-        cell_timeout_seconds=cell_timeout_seconds,
-        sandboxed=sandboxed,
-        zygote=zygote,
         in_place=True,
     )
     broken = [c for c in ext.cells if c.get("status") != "ok"]
@@ -218,74 +220,82 @@ def public_checks(assignment: spec.Assignment, key: dict, *, graded: bool = Fals
     questions = {}
     for q in assignment.questions:
         got = key["answers"][q.name]
-        answers = []
-        for a in q.answers:
-            salt = f"{assignment.name}/{q.name}/{a.name}"
-            entry = {
-                "name": a.name,
-                "expr": a.expr,
-                "sig": a.sig,
-                "hint": a.hint,
-                "choices": [c.lower() for c in a.choices],
-            }
-            if a.is_function:
-                outputs = [o["value"] for o in got[a.name]["calls"]]
-                sig = a.sig if a.sig is not None else 4
-                call = {"call": a.call, "probes": key["probes"][q.name][a.name], "sig": sig}
-                if graded:
-                    call["shapes"] = [coarse.shape_of(o, a.sig) for o in outputs]
-                else:
-                    call["hash"] = [digest(canonical(outputs, sig), salt)]
-                entry.update(kind="function", public=not graded, call=call)
-                answers.append(entry)
-                continue
-            value = got[a.name].get("value")
-            kind = a.kind or kind_of(value)
-            public = a.shows_right_or_wrong(kind)
-            entry.update(kind=kind, public=public, expect=a.expect)
-            if kind == "dict":
-                entry["keys"] = sorted(value)
-            if graded:
-                entry["public"] = False
-                if public and kind != "str":  # a string's range is its form: the grader checks it
-                    entry["shape"] = coarse.shape_of(value, a.sig)
-            elif public and kind == "dict":
-                entry["hash"] = {
-                    k: [digest(canonical(v, a.sig_for(v)), f"{salt}[{k}]")]
-                    for k, v in value.items()
-                }
-            elif public:
-                entry["hash"] = [digest(canonical(value, a.sig_for(value)), salt)]
-            answers.append(entry)
-        wrong = []
-        for i, w in enumerate(q.wrong):
-            value = key["extras"].get(f"{q.name}/wrong/{i}")
-            target = next(a for a in q.answers if a.name == w.answer)
-            sig = target.sig_for(value)
-            entry = {"answer": w.answer, "hint": w.hint}
-            if graded:  # a bucket of 100 values around the wrong one, never the right one
-                right = key["answers"][q.name].get(w.answer, {}).get("value")
-                wrong_salt = salt_of(assignment, q, target) + "/wrong"
-                found = coarse.wrong_check(value, right, target.sig_for, wrong_salt)
-                if found is not None:  # else it is too near the right answer to hint at
-                    wrong.append({**entry, "bucket": found})
-                continue
-            entry["hash"] = [
-                digest(canonical(value, sig), salt_of(assignment, q, target) + "/wrong")
-            ]
-            wrong.append(entry)
+        answers = [_answer_check(assignment, q, a, got, key["probes"], graded) for a in q.answers]
         checks = [{"expr": c.expr, "hint": c.hint} for c in q.checks if c.public]
         questions[q.name] = {
             "points": q.points,
             "hint": q.hint,
             "answers": answers,
-            "wrong": wrong,
+            "wrong": _wrong_checks(assignment, q, key, graded),
             "checks": checks,
         }
     out = {"assignment": assignment.name, "questions": questions}
     if graded:
         out["mode"] = "graded"
     return out
+
+
+def _answer_check(
+    assignment: spec.Assignment, q: spec.Question, a: spec.Answer, got: dict, probes, graded: bool
+) -> dict:
+    """One answer's public check: a hash of its rounding (a coarse range when ``graded``), of its
+    outputs on the probes for a function."""
+    salt = f"{assignment.name}/{q.name}/{a.name}"
+    entry = {
+        "name": a.name,
+        "expr": a.expr,
+        "sig": a.sig,
+        "hint": a.hint,
+        "choices": [c.lower() for c in a.choices],
+    }
+    if a.is_function:
+        outputs = [o["value"] for o in got[a.name]["calls"]]
+        sig = a.sig if a.sig is not None else 4
+        call = {"call": a.call, "probes": probes[q.name][a.name], "sig": sig}
+        if graded:
+            call["shapes"] = [coarse.shape_of(o, a.sig) for o in outputs]
+        else:
+            call["hash"] = [digest(canonical(outputs, sig), salt)]
+        entry.update(kind="function", public=not graded, call=call)
+        return entry
+    value = got[a.name].get("value")
+    kind = a.kind or kind_of(value)
+    public = a.shows_right_or_wrong(kind)
+    entry.update(kind=kind, public=public, expect=a.expect)
+    if kind == "dict":
+        entry["keys"] = sorted(value)
+    if graded:
+        entry["public"] = False
+        if public and kind != "str":  # a string's range is its form: the grader checks it
+            entry["shape"] = coarse.shape_of(value, a.sig)
+    elif public and kind == "dict":
+        entry["hash"] = {
+            k: [digest(canonical(v, a.sig_for(v)), f"{salt}[{k}]")] for k, v in value.items()
+        }
+    elif public:
+        entry["hash"] = [digest(canonical(value, a.sig_for(value)), salt)]
+    return entry
+
+
+def _wrong_checks(assignment: spec.Assignment, q: spec.Question, key: dict, graded: bool) -> list:
+    """The question's known wrong values with their hints: hashed, or when ``graded`` a bucket of
+    100 values around each (left out where it would hold the right answer)."""
+    wrong = []
+    for i, w in enumerate(q.wrong):
+        value = key["extras"].get(f"{q.name}/wrong/{i}")
+        target = next(a for a in q.answers if a.name == w.answer)
+        sig = target.sig_for(value)
+        entry = {"answer": w.answer, "hint": w.hint}
+        if graded:  # a bucket of 100 values around the wrong one, never the right one
+            right = key["answers"][q.name].get(w.answer, {}).get("value")
+            wrong_salt = salt_of(assignment, q, target) + "/wrong"
+            found = coarse.wrong_check(value, right, target.sig_for, wrong_salt)
+            if found is not None:  # else it is too near the right answer to hint at
+                wrong.append({**entry, "bucket": found})
+            continue
+        entry["hash"] = [digest(canonical(value, sig), salt_of(assignment, q, target) + "/wrong")]
+        wrong.append(entry)
+    return wrong
 
 
 def salt_of(assignment: spec.Assignment, q: spec.Question, a: spec.Answer) -> str:

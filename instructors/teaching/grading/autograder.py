@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import os
 import sys
@@ -28,6 +29,7 @@ from pathlib import Path
 
 from teaching.grading import authoring, sandbox, spec
 from teaching.grading.exports import gradescope, prairielearn
+from teaching.grading.extract import Execution
 from teaching.grading.files import display_name, write_new
 from teaching.grading.grades import NOT_GRADED_EXIT, Grade
 from teaching.grading.submission import (
@@ -51,23 +53,19 @@ def grade_notebook(
     setup: spec.Assignment,
     *,
     exercises_dir: Path,
-    timeout_seconds: float,
-    cell_timeout_seconds: float,
+    execution: Execution,
     log_dir: Path,
 ) -> Grade:
-    """One notebook's row, graded with the whole machine (one sandbox, every core)."""
+    """One notebook's row, graded with the whole machine (one sandbox, every core) within
+    ``execution``'s time limits."""
     print(sandbox.describe(), file=sys.stderr)
     nb, problem = read_submission(path)
     _, note = identify(path, nb, [setup.name], setup.name)
     threads = os.cpu_count() or 1
     zygote = sandbox.start_factory([setup], threads)
+    execution = dataclasses.replace(execution, threads=threads, zygote=zygote)
     try:
-        setg = prepare_set(
-            setup,
-            timeout_seconds=timeout_seconds,
-            cell_timeout_seconds=cell_timeout_seconds,
-            zygote=zygote,
-        )
+        setg = prepare_set(setup, execution=execution)
         check_key(setup.name, setg, exercises_dir)
         return grade_file(
             path,
@@ -76,11 +74,8 @@ def grade_notebook(
             setg,
             note,
             known=[setup.name],
-            timeout_seconds=timeout_seconds,
-            cell_timeout_seconds=cell_timeout_seconds,
-            threads=threads,
+            execution=execution,
             log_dir=log_dir,
-            zygote=zygote,
         )
     finally:
         if zygote is not None:
@@ -97,17 +92,17 @@ def run(
     *,
     assignment: str,
     solutions_dir: Path,
-    timeout_seconds: float,
-    cell_timeout_seconds: float,
+    execution: Execution,
     visibility: str = "after_due_date",
     allow_unprotected: bool = False,
 ) -> int:
-    """Grade the submission folder's notebook into ``results_json``. For Gradescope, whose
-    container may refuse namespaces: without the hidden-files, PID-namespace and unprivileged-user
-    protections (:data:`REQUIRED`) a submission could read the solution in the archive, or
-    rewrite the grader or its result, so nothing is graded (exit 2, no ``results.json``: staff
-    see a failed run) unless the instructor built the archive with ``--allow-unprotected``;
-    every ``results.json`` states the protections that were off (``extra_data``)."""
+    """Grade the submission folder's notebook into ``results_json`` within ``execution``'s time
+    limits. For Gradescope, whose container may refuse namespaces: without the hidden-files,
+    PID-namespace and unprivileged-user protections (:data:`REQUIRED`) a submission could read the
+    solution in the archive, or rewrite the grader or its result, so nothing is graded (exit 2, no
+    ``results.json``: staff see a failed run) unless the instructor built the archive with
+    ``--allow-unprotected``; every ``results.json`` states the protections that were off
+    (``extra_data``)."""
     off = sandbox.protections_off()
     missing = [p for p in REQUIRED if p in off]
     if tool == "gradescope" and missing and not allow_unprotected:
@@ -121,10 +116,7 @@ def run(
             file=sys.stderr,
         )
         return 2
-    notebooks = sorted(
-        p for p in submission_dir.rglob("*.ipynb") if p.is_file() and not p.is_symlink()
-    )
-    notebooks = [p for p in notebooks if ".ipynb_checkpoints" not in p.parts]
+    notebooks = _notebooks(submission_dir)
     results_json.parent.mkdir(parents=True, exist_ok=True)
     if not notebooks:
         write_new(results_json, json.dumps(_no_notebook(tool, submission_dir), indent=1))
@@ -142,19 +134,43 @@ def run(
             notebooks[0],
             setup,
             exercises_dir=Path(solutions_dir).resolve().parent / "exercises",
-            timeout_seconds=timeout_seconds,
-            cell_timeout_seconds=cell_timeout_seconds,
+            execution=execution,
             log_dir=Path(logs),
         )
-    if tool == "prairielearn":
-        data = prairielearn.results(grade)
-    else:
-        data = gradescope.results(grade, setup, visibility)
+    data = _results(tool, grade, setup, visibility, off, notebooks)
     if data is None:  # the grader's side failed: Gradescope shows a failed run, never a score
         with contextlib.suppress(FileNotFoundError):
             results_json.unlink()
         print(f"no results.json written: {grade.reason}", file=sys.stderr)
         return NOT_GRADED_EXIT
+    write_new(results_json, json.dumps(data, indent=1))
+    return 0
+
+
+def _notebooks(submission_dir: Path) -> list[Path]:
+    """The submission's notebooks in name order (no link, no checkpoint copy)."""
+    notebooks = sorted(
+        p for p in submission_dir.rglob("*.ipynb") if p.is_file() and not p.is_symlink()
+    )
+    return [p for p in notebooks if ".ipynb_checkpoints" not in p.parts]
+
+
+def _results(
+    tool: str,
+    grade: Grade,
+    setup: spec.Assignment,
+    visibility: str,
+    off: tuple[str, ...],
+    notebooks: list[Path],
+) -> dict | None:
+    """The tool's ``results.json`` for ``grade`` (None: the grader's side failed), saying which
+    protections were off (Gradescope) and which notebooks were not graded."""
+    if tool == "prairielearn":
+        data = prairielearn.results(grade)
+    else:
+        data = gradescope.results(grade, setup, visibility)
+    if data is None:
+        return None
     if tool == "gradescope":
         data["extra_data"] = {"protections_off": list(off)}
         if off:
@@ -167,8 +183,7 @@ def run(
         )
         key = "message" if tool == "prairielearn" else "output"
         data[key] = "; ".join(t for t in (note, data.get(key, "")) if t)
-    write_new(results_json, json.dumps(data, indent=1))
-    return 0
+    return data
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -193,8 +208,7 @@ def main(argv: list[str] | None = None) -> int:
         args.results_json,
         assignment=args.assignment,
         solutions_dir=args.solutions,
-        timeout_seconds=args.timeout,
-        cell_timeout_seconds=args.cell_timeout,
+        execution=Execution(timeout_seconds=args.timeout, cell_timeout_seconds=args.cell_timeout),
         visibility=args.visibility,
         allow_unprotected=args.allow_unprotected,
     )

@@ -118,21 +118,32 @@ def _validate(data, nonce: str, questions: dict) -> tuple[Extraction, str]:
     return ext, ""
 
 
+@dataclass(frozen=True)
+class Execution:
+    """How a notebook runs: its time limits (the whole run, each cell), the threads its numeric
+    libraries may use, the factory that starts its sandboxes (None: a fresh sandbox each) and
+    whether it is sandboxed at all (only the trusted solution, when building exercises, is not)."""
+
+    timeout_seconds: float = 300
+    cell_timeout_seconds: float = 60
+    threads: int = 1
+    zygote: sandbox.Zygote | None = None
+    sandboxed: bool = True
+
+
 def run_cells(
     cells: list[dict],
     questions: dict,
     *,
+    execution: Execution | None = None,
     extras: dict | None = None,
-    cell_timeout_seconds: float = 60,
-    timeout_seconds: float = 300,
-    sandboxed: bool = True,
-    threads: int = 1,
     log_dir: Path | None = None,
-    zygote: sandbox.Zygote | None = None,
     in_place: bool = False,
 ) -> Extraction:
-    """Run ``cells`` and extract ``questions`` (``{q: {"answers": {name: expr}, "calls":
-    ...}}``); ``in_place``: also as they were right after each question's answer cell."""
+    """Run ``cells`` as ``execution`` says (default: :class:`Execution`'s) and extract
+    ``questions`` (``{q: {"answers": {name: expr}, "calls": ...}}``); ``in_place``: also as they
+    were right after each question's answer cell."""
+    execution = execution or Execution()
     nonce = secrets.token_hex(16)
     request = {
         "nonce": nonce,
@@ -140,60 +151,19 @@ def run_cells(
         "questions": questions,
         "extras": extras or {},
         "in_place": in_place,
-        "cell_timeout": cell_timeout_seconds,
+        "cell_timeout": execution.cell_timeout_seconds,
         "results": "results.json",
         "sys_path": [sandbox.package_parent()],
     }
     with contextlib.ExitStack() as stack:
-        if zygote is not None:
-            work = zygote.new_dir()
+        if execution.zygote is not None:
+            work = execution.zygote.new_dir()
             stack.callback(shutil.rmtree, work, True)
         else:
             work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="grade-")))
         (work / "request.json").write_text(json.dumps(request))
-        m = sandbox.mode()
-        # Scratch (home, temporary files, caches) on the sandbox's private, size-limited /tmp where
-        # there is one (the runner makes the folders), so only the submission's own writes to its
-        # working folder reach the grader's disk.
-        scratch = "/tmp" if (sandboxed and m["mounts"]) else str(work)
-        for sub in ("home", "tmp") if scratch == str(work) else ():
-            (work / sub).mkdir()
-        env = {
-            "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "HOME": f"{scratch}/home",
-            "TMPDIR": f"{scratch}/tmp",
-            "IPYTHONDIR": f"{scratch}/home/.ipython",
-            "MPLBACKEND": "Agg",
-            "MPLCONFIGDIR": f"{scratch}/home/.mpl",
-            "COURSE_GRADING": "1",
-            "OMP_NUM_THREADS": str(threads),
-            "MKL_NUM_THREADS": str(threads),
-            "LANG": "C.UTF-8",
-        }
-        argv = [os.path.abspath(sys.executable), "-I", "-B", str(RUNNER), "request.json"]
         start = time.monotonic()
-        if sandboxed:
-            with sandbox.slots.uid() as uid:  # its own user while it runs: limits of its own
-                if m["drop"]:
-                    for p in [work, *work.iterdir()]:
-                        os.chown(p, uid, uid)
-                if zygote is not None:
-                    outcome = zygote.run(work, env=env, timeout_seconds=timeout_seconds, uid=uid)
-                else:
-                    outcome = sandbox.run(
-                        work, argv, env=env, timeout_seconds=timeout_seconds, uid=uid
-                    )
-            output, timed_out, off = outcome.output, outcome.timed_out, outcome.protections_off
-            grader_problem = outcome.failed_to_start
-        else:
-            try:
-                proc = subprocess.run(
-                    argv, cwd=work, env=env, capture_output=True, text=True, timeout=timeout_seconds
-                )
-                output, timed_out = (proc.stdout + proc.stderr)[-40_000:], False
-            except subprocess.TimeoutExpired as e:
-                output, timed_out = str(e.output or "")[-40_000:], True
-            off, grader_problem = (), ""
+        output, timed_out, off, grader_problem = _execute(work, execution)
         seconds = time.monotonic() - start
         full = (work / sandbox.sandbox_init.FULL).exists()
         problem = ""
@@ -204,20 +174,69 @@ def run_cells(
             ext, problem = Extraction(), f"no usable results ({type(e).__name__}: {str(e)[:120]})"
     ext.output, ext.seconds, ext.timed_out, ext.protections_off = output, seconds, timed_out, off
     ext.grader_problem = grader_problem
-    if timed_out:
-        ran = len(ext.cells)
-        problem = (
-            problem or f"killed at the time limit ({timeout_seconds:g} s) during cell {ran + 1}"
-        )
-    elif not ext.done and not problem and full:
-        problem = (
-            f"the run ended early: its folder was full ({sandbox.FOLDER_LIMITS}), so "
-            f"nothing after cell {len(ext.cells)} could be recorded"
-        )
-    elif not ext.done and not problem:
-        problem = f"the run ended early, during cell {len(ext.cells) + 1} (the kernel died?)"
-    ext.problem = problem
+    ext.problem = _why_incomplete(ext, problem, full, execution.timeout_seconds)
     if log_dir is not None:
         log_dir.mkdir(parents=True, exist_ok=True)
         (log_dir / "output.txt").write_text(output, errors="replace")
     return ext
+
+
+def _environment(work: Path, execution: Execution) -> dict[str, str]:
+    """The run's whole environment. Scratch (home, temporary files, caches) on the sandbox's
+    private, size-limited /tmp where there is one (the runner makes the folders), so only the
+    submission's own writes to its working folder reach the grader's disk."""
+    scratch = "/tmp" if (execution.sandboxed and sandbox.mode()["mounts"]) else str(work)
+    for sub in ("home", "tmp") if scratch == str(work) else ():
+        (work / sub).mkdir()
+    threads = str(execution.threads)
+    return {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": f"{scratch}/home",
+        "TMPDIR": f"{scratch}/tmp",
+        "IPYTHONDIR": f"{scratch}/home/.ipython",
+        "MPLBACKEND": "Agg",
+        "MPLCONFIGDIR": f"{scratch}/home/.mpl",
+        "COURSE_GRADING": "1",
+        "OMP_NUM_THREADS": threads,
+        "MKL_NUM_THREADS": threads,
+        "LANG": "C.UTF-8",
+    }
+
+
+def _execute(work: Path, execution: Execution) -> tuple[str, bool, tuple[str, ...], str]:
+    """Run the request in ``work``: ``(output, timed_out, protections_off, grader_problem)``."""
+    env = _environment(work, execution)
+    argv = [os.path.abspath(sys.executable), "-I", "-B", str(RUNNER), "request.json"]
+    timeout_seconds, zygote = execution.timeout_seconds, execution.zygote
+    if not execution.sandboxed:
+        try:
+            proc = subprocess.run(
+                argv, cwd=work, env=env, capture_output=True, text=True, timeout=timeout_seconds
+            )
+            return (proc.stdout + proc.stderr)[-40_000:], False, (), ""
+        except subprocess.TimeoutExpired as e:
+            return str(e.output or "")[-40_000:], True, (), ""
+    with sandbox.slots.uid() as uid:  # its own user while it runs: limits of its own
+        if sandbox.mode()["drop"]:
+            for p in [work, *work.iterdir()]:
+                os.chown(p, uid, uid)
+        if zygote is not None:
+            outcome = zygote.run(work, env=env, timeout_seconds=timeout_seconds, uid=uid)
+        else:
+            outcome = sandbox.run(work, argv, env=env, timeout_seconds=timeout_seconds, uid=uid)
+    return outcome.output, outcome.timed_out, outcome.protections_off, outcome.failed_to_start
+
+
+def _why_incomplete(ext: Extraction, problem: str, full: bool, timeout_seconds: float) -> str:
+    """The run's problem: what the results said, else why it stopped before its end."""
+    if ext.timed_out:
+        ran = len(ext.cells)
+        return problem or f"killed at the time limit ({timeout_seconds:g} s) during cell {ran + 1}"
+    if not ext.done and not problem and full:
+        return (
+            f"the run ended early: its folder was full ({sandbox.FOLDER_LIMITS}), so "
+            f"nothing after cell {len(ext.cells)} could be recorded"
+        )
+    if not ext.done and not problem:
+        return f"the run ended early, during cell {len(ext.cells) + 1} (the kernel died?)"
+    return problem

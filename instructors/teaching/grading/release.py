@@ -248,26 +248,7 @@ def write_release(
                 file=sys.stderr,
             )
             return 1
-        out.mkdir(parents=True, exist_ok=True)
-        for name in COPIED_DIRS:
-            if (staged / name).is_dir():
-                shutil.copytree(staged / name, out / name, ignore=_ignore)
-        for name in COPIED_FILES:
-            if (staged / name).is_file():
-                (out / name).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(staged / name, out / name)
-        for notebook in sorted((out / "exercises").glob("*.ipynb")):
-            strip_outputs(notebook)
-        if graded:
-            kept, total = _graded_checks(out, solutions, keys)
-            print(
-                f"graded checks: {kept} of the {total} known wrong answers keep their hint (the "
-                "others lie within 100 steps of the right answer, whose bucket would hold it)",
-                file=sys.stderr,
-            )
-        checks = CHECKS_GRADED if graded else CHECKS_SELF_STUDY
-        (out / "README.md").write_text(STUDENT_README.format(checks=checks))
-        (out / "Makefile").write_text(STUDENT_MAKEFILE)
+        _copy_release(staged, out, solutions, keys, graded=graded)
         leaked = [
             p for p in out.rglob("*") if p.name in NEVER[:5] or p.name.endswith(NEVER_SUFFIXES)
         ]
@@ -291,6 +272,37 @@ def write_release(
         commit=commit,
         mode="graded" if graded else "self-study",
     )
+    _report(out, mode, left_out, record)
+    return 0
+
+
+def _copy_release(staged: Path, out: Path, solutions, keys: dict, *, graded: bool) -> None:
+    """The committed files learners receive, from ``staged`` into ``out``: exercises without
+    outputs (with graded checks for a graded class), a README and a Makefile of their own."""
+    out.mkdir(parents=True, exist_ok=True)
+    for name in COPIED_DIRS:
+        if (staged / name).is_dir():
+            shutil.copytree(staged / name, out / name, ignore=_ignore)
+    for name in COPIED_FILES:
+        if (staged / name).is_file():
+            (out / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(staged / name, out / name)
+    for notebook in sorted((out / "exercises").glob("*.ipynb")):
+        strip_outputs(notebook)
+    if graded:
+        kept, total = _graded_checks(out, solutions, keys)
+        print(
+            f"graded checks: {kept} of the {total} known wrong answers keep their hint (the "
+            "others lie within 100 steps of the right answer, whose bucket would hold it)",
+            file=sys.stderr,
+        )
+    checks = CHECKS_GRADED if graded else CHECKS_SELF_STUDY
+    (out / "README.md").write_text(STUDENT_README.format(checks=checks))
+    (out / "Makefile").write_text(STUDENT_MAKEFILE)
+
+
+def _report(out: Path, mode: str, left_out: list[str], record) -> None:
+    """What a written release holds, what was left out and where each set's key is recorded."""
     print(
         f"release written to {out} from the committed files of HEAD, {mode}: "
         f"{', '.join(COPIED_DIRS + COPIED_FILES)}, README.md, Makefile"
@@ -305,4 +317,3 @@ def write_release(
         f"each set's key recorded in {record} (instructors only): `grade` warns when the key it "
         "grades with differs from it"
     )
-    return 0

@@ -133,8 +133,28 @@ def _columns(header: list[str]) -> dict[str, int]:
 
 def read_roster(path: str | Path) -> Roster:
     """The roster in ``path``; ValueError naming ``--roster`` for a file that cannot be one
-    (not UTF-8, no id column, one id on two rows)."""
+    (not UTF-8, no id column, one id on two rows, two students sharing an identity)."""
     path = Path(path)
+    rows = _rows(path)
+    header = rows[0]
+    columns = _columns(header)
+    if "student_id" not in columns:
+        shown = ", ".join(repr(h) for h in header[:12])
+        raise ValueError(
+            f"--roster: no student id column in {path.name} (columns: {shown}); name one "
+            "'student_id', 'ID' or 'Identifier'"
+        )
+    students, where, notes = _students(rows, columns)
+    if not students:
+        raise ValueError(f"--roster: {path.name} has a header but no students")
+    _check_identities(students, where)
+    norm = [_norm(h) for h in header]
+    return Roster(students, notes, canvas="student" in norm and "id" in norm, columns=header)
+
+
+def _rows(path: Path) -> list[list[str]]:
+    """The roster file's rows (its delimiter guessed from the header); ValueError for a file that
+    is no CSV text."""
     try:
         raw = path.read_bytes()
     except OSError as e:
@@ -157,14 +177,14 @@ def read_roster(path: str | Path) -> Roster:
         raise ValueError(f"--roster: {path.name} is not a CSV roster ({e})") from None
     if not rows:
         raise ValueError(f"--roster: {path.name} is empty")
-    header = rows[0]
-    columns = _columns(header)
-    if "student_id" not in columns:
-        shown = ", ".join(repr(h) for h in header[:12])
-        raise ValueError(
-            f"--roster: no student id column in {path.name} (columns: {shown}); name one "
-            "'student_id', 'ID' or 'Identifier'"
-        )
+    return rows
+
+
+def _students(
+    rows: list[list[str]], columns: dict[str, int]
+) -> tuple[dict[str, Student], dict[str, int], list[str]]:
+    """``(students by key, row number by key, notes)`` from the rows under the header; blank
+    rows and Canvas's Points Possible row skipped; ValueError for one id on two rows."""
     students: dict[str, Student] = {}
     where: dict[str, int] = {}
     notes, clashes = [], []
@@ -191,8 +211,11 @@ def read_roster(path: str | Path) -> Roster:
             "--roster: one student id on two rows (" + "; ".join(clashes[:5]) + "): one row "
             "per student"
         )
-    if not students:
-        raise ValueError(f"--roster: {path.name} has a header but no students")
+    return students, where, notes
+
+
+def _check_identities(students: dict[str, Student], where: dict[str, int]) -> None:
+    """ValueError when two students share an identity an LMS matches by (:data:`UNIQUE`)."""
     shared = []
     for f, label in UNIQUE.items():
         seen: dict[str, str] = {}
@@ -213,8 +236,6 @@ def read_roster(path: str | Path) -> Roster:
             + "; ".join(shared[:5])
             + "): an import would give both grades to one account, or stop; fix the roster"
         )
-    norm = [_norm(h) for h in header]
-    return Roster(students, notes, canvas="student" in norm and "id" in norm, columns=header)
 
 
 def compile_pattern(pattern: str) -> re.Pattern:

@@ -125,39 +125,17 @@ def main(request_path: str) -> int:
     config.HistoryManager.enabled = False
     shell = InteractiveShell.instance(config=config)
     signal.signal(signal.SIGALRM, _on_alarm)
-    real_out, real_err = sys.stdout, sys.stderr
+    real = sys.stdout, sys.stderr  # put back after each cell, whatever a cell did to them
     cell_limit = float(request["cell_timeout"])
     skip = set(request.get("skip", ()))
     for i, cell in enumerate(request["cells"]):
-        record = {"index": i, "question": cell.get("question"), "status": "ok", "seconds": 0.0}
         if i in skip:  # it overran its limit in an earlier attempt and was killed: not run again
+            record = {"index": i, "question": cell.get("question"), "status": "ok", "seconds": 0.0}
             record.update(status="timeout", error="killed after overrunning its time limit")
             results["cells"].append(record)
             continue
         _write(request.get("progress", "progress.json"), {"cell": i, "started": time.time()})
-        capture = _Capped()
-        sys.stdout = sys.stderr = capture
-        start = time.monotonic()
-        signal.setitimer(signal.ITIMER_REAL, cell_limit)
-        try:
-            outcome = shell.run_cell(cell["source"], store_history=False, silent=False)
-        except CellTimeout:  # raised between the shell's own handlers
-            outcome = None
-            record["status"] = "timeout"
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            sys.stdout, sys.stderr = real_out, real_err
-        record["seconds"] = round(time.monotonic() - start, 3)
-        error = getattr(outcome, "error_in_exec", None) or getattr(
-            outcome, "error_before_exec", None
-        )
-        if isinstance(error, CellTimeout):
-            record["status"] = "timeout"
-        elif error is not None:
-            record["status"] = "error"
-            record["error"] = f"{type(error).__name__}: {str(error)[:300]}"
-        record["output"] = capture.text()
-        results["cells"].append(record)
+        results["cells"].append(_run_cell(shell, i, cell, cell_limit, real))
         q = cell.get("question")
         if cell.get("answer") and q in questions:
             results["answers"][q] = extract_answers(shell.user_ns, questions[q])
@@ -166,10 +144,44 @@ def main(request_path: str) -> int:
                 here = {"answers": results["answers"][q], "extras": _extras(shell.user_ns, own)}
                 results.setdefault("in_place", {})[q] = here
         _write(results_path, results)
+    _extract_at_end(shell, request, results, cell_limit)
+    _write(results_path, results)
+    return 0
 
+
+def _run_cell(shell, i: int, cell: dict, cell_limit: float, real: tuple) -> dict:
+    """Run one cell within ``cell_limit`` seconds, its output captured (``real``: the streams put
+    back after it): the cell's record."""
+    record = {"index": i, "question": cell.get("question"), "status": "ok", "seconds": 0.0}
+    capture = _Capped()
+    sys.stdout = sys.stderr = capture
+    start = time.monotonic()
     signal.setitimer(signal.ITIMER_REAL, cell_limit)
     try:
-        for q, spec in questions.items():
+        outcome = shell.run_cell(cell["source"], store_history=False, silent=False)
+    except CellTimeout:  # raised between the shell's own handlers
+        outcome = None
+        record["status"] = "timeout"
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        sys.stdout, sys.stderr = real
+    record["seconds"] = round(time.monotonic() - start, 3)
+    error = getattr(outcome, "error_in_exec", None) or getattr(outcome, "error_before_exec", None)
+    if isinstance(error, CellTimeout):
+        record["status"] = "timeout"
+    elif error is not None:
+        record["status"] = "error"
+        record["error"] = f"{type(error).__name__}: {str(error)[:300]}"
+    record["output"] = capture.text()
+    return record
+
+
+def _extract_at_end(shell, request: dict, results: dict, cell_limit: float) -> None:
+    """Every question's answers and the extras as the run ends (``done``), within one cell's
+    time limit."""
+    signal.setitimer(signal.ITIMER_REAL, cell_limit)
+    try:
+        for q, spec in request["questions"].items():
             results["answers"][q] = extract_answers(shell.user_ns, spec)
         results["extras"] = _extras(shell.user_ns, request.get("extras", {}))
         results["done"] = True
@@ -177,8 +189,6 @@ def main(request_path: str) -> int:
         results["extraction"] = "timed out while extracting the answers"
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-    _write(results_path, results)
-    return 0
 
 
 if __name__ == "__main__":

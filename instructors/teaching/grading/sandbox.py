@@ -621,25 +621,7 @@ class Zygote:
         self.root = Path(tempfile.mkdtemp(prefix=f"{LEFTOVER_PREFIX}{os.getpid()}-"))
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
         self.cgroups = _Cgroups(slot_memory_bytes(total, jobs), enabled=self.drop)
-        config = _config(str(self.root), [], {}, Limits(), mounts=True, drop=False)
-        config.update(
-            binds={
-                str(self.root): "/.sandboxes",
-                **({str(self.cgroups.root): "/.cgroups"} if self.cgroups.root else {}),
-            },
-            new_proc=False,  # no PID namespace of its own: each sandbox mounts its /proc
-            preload=preload,
-            sys_path=[package_parent()],
-            runner=str(RUNNER),
-            preload_env={
-                "OMP_NUM_THREADS": str(threads),
-                "MKL_NUM_THREADS": str(threads),
-                "MPLBACKEND": "Agg",
-                "HOME": "/tmp",
-                "MPLCONFIGDIR": "/tmp/.mpl-zygote",
-                "PYTHONDONTWRITEBYTECODE": "1",
-            },
-        )
+        config = self._factory_config(preload, threads)
         prefix = [p for p in m["prefix"] if p != "--pid"]
         self._log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
         self.proc = subprocess.Popen(
@@ -674,6 +656,30 @@ class Zygote:
         self._lock = threading.Lock()
         self._waiting: dict[str, dict] = {}
         threading.Thread(target=self._listen, daemon=True).start()
+
+    def _factory_config(self, preload: list[str], threads: int) -> dict:
+        """What the factory is told on its stdin: its mounts (the sandboxes' folder, the slots'
+        cgroups), the modules to preload and the environment they are imported with."""
+        config = _config(str(self.root), [], {}, Limits(), mounts=True, drop=False)
+        config.update(
+            binds={
+                str(self.root): "/.sandboxes",
+                **({str(self.cgroups.root): "/.cgroups"} if self.cgroups.root else {}),
+            },
+            new_proc=False,  # no PID namespace of its own: each sandbox mounts its /proc
+            preload=preload,
+            sys_path=[package_parent()],
+            runner=str(RUNNER),
+            preload_env={
+                "OMP_NUM_THREADS": str(threads),
+                "MKL_NUM_THREADS": str(threads),
+                "MPLBACKEND": "Agg",
+                "HOME": "/tmp",
+                "MPLCONFIGDIR": "/tmp/.mpl-zygote",
+                "PYTHONDONTWRITEBYTECODE": "1",
+            },
+        )
+        return config
 
     def _listen(self) -> None:
         for line in self.proc.stdout:

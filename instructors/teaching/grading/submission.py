@@ -167,19 +167,18 @@ class SetGrader:
         return {q.name: q.points for q in self.assignment.questions}
 
 
-def prepare_set(
-    assignment: spec.Assignment, *, timeout_seconds: float, cell_timeout_seconds: float, zygote=None
-) -> SetGrader:
-    """Run a solution in the sandbox with this run's secret probes: its answers are the key."""
+def prepare_set(assignment: spec.Assignment, *, execution: extract.Execution) -> SetGrader:
+    """Run a solution in the sandbox with this run's secret probes: its answers are the key (with
+    at least 600 s for the run and 300 s a cell, whatever the submissions get)."""
     probes = check.make_probes(assignment, secrets.token_hex(16))
     try:
         key = authoring.run_solution(
             assignment,
             probes,
             sandboxed=True,
-            zygote=zygote,
-            timeout_seconds=max(timeout_seconds, 600),
-            cell_timeout_seconds=max(cell_timeout_seconds, 300),
+            zygote=execution.zygote,
+            timeout_seconds=max(execution.timeout_seconds, 600),
+            cell_timeout_seconds=max(execution.cell_timeout_seconds, 300),
         )
     except RuntimeError as e:
         return SetGrader(assignment, None, f"the solution failed on this machine: {str(e)[:300]}")
@@ -238,11 +237,8 @@ def grade_one(
     nb,
     setg: SetGrader,
     *,
-    timeout_seconds: float,
-    cell_timeout_seconds: float,
-    threads: int,
+    execution: extract.Execution,
     log_dir: Path,
-    zygote=None,
 ) -> Grade:
     grade = Grade(submission=display_name(path), assignment=setg.assignment.name)
     grade.points = setg.points
@@ -253,11 +249,8 @@ def grade_one(
     ext = extract.run_cells(
         extract.notebook_cells(nb),
         check.request_questions(setg.assignment, setg.key["probes"]),
-        cell_timeout_seconds=cell_timeout_seconds,
-        timeout_seconds=timeout_seconds,
-        threads=threads,
+        execution=execution,
         log_dir=None,
-        zygote=zygote,
     )
     grade.seconds = ext.seconds
     grade.protections_off = ext.protections_off
@@ -273,7 +266,7 @@ def grade_one(
     slow = [c for c in ext.cells if c.get("status") == "timeout"]
     notes = [
         f"cell {_cell_no(c)} ({c.get('question') or 'no question'}) timed out after "
-        f"{cell_timeout_seconds:g} s"
+        f"{execution.cell_timeout_seconds:g} s"
         for c in slow
     ]
     if ext.timed_out:
@@ -337,11 +330,8 @@ def grade_file(
     note: str,
     *,
     known: list[str],
-    timeout_seconds: float,
-    cell_timeout_seconds: float,
-    threads: int,
+    execution: extract.Execution,
     log_dir: Path,
-    zygote=None,
 ) -> Grade:
     """One file's row: not a notebook, a set nobody can tell (``setg`` None), or graded; rows that
     lose points where the key differs from the release, or whose notebook is of an older version
@@ -369,11 +359,8 @@ def grade_file(
             path,
             nb,
             setg,
-            timeout_seconds=timeout_seconds,
-            cell_timeout_seconds=cell_timeout_seconds,
-            threads=threads,
+            execution=execution,
             log_dir=log_dir,
-            zygote=zygote,
         )
     if note:
         g.reason = note + ("; " + g.reason if g.reason else "")
