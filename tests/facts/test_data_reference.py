@@ -44,8 +44,9 @@ def test_tidy_records_carry_the_run_label_and_measure_fields():
 def test_recorded_serving_sweep_carries_its_percentiles_and_provenance():
     data = reference.load(reference.CPU_SWEEP, "serving_sweep")
     readme = (reference.ROOT / reference.CPU_SWEEP / "README.md").read_text()
-    assert data["recorded"].startswith("2026-11-28") and "2-core" in data["describe_machine"]
-    assert "load average" in readme and "shared" in readme
+    assert data["recorded"].startswith("2026-11-29") and "2-core" in data["describe_machine"]
+    assert "load average" in readme and max(data["load_average_1_5_15_min_after"][:1]) < 2
+    assert all("ttft_p99_ci" in r for r in data["sweep"])  # each percentile with its interval
     rows = reference.records(reference.CPU_SWEEP, "serving_sweep", "sweep")
     assert {r["machine"] for r in rows} == {reference.label(reference.CPU_SWEEP)}
     assert min(r["measured"] for r in rows) >= 100  # every p99 rests on 100 requests or more

@@ -16,8 +16,8 @@ from course.facts.report import Table
 ROOT = Path(__file__).parent / "reference"
 H100 = "h100-sxm-2026-11-22"
 """The H100 80GB HBM3 (SXM) run of 2026-11-22: driver 580.159.04, torch 2.11.0+cu130, 16-core Xeon."""
-CPU_SWEEP = "cpu-2core-2026-11-28"
-"""Lesson 13's load sweep at full length on a shared 2-core CPU VM, 2026-11-28 (torch 2.13.0+cpu)."""
+CPU_SWEEP = "cpu-2core-2026-11-29"
+"""Lesson 13's load sweep at full length on a quiet 2-core CPU VM, 2026-11-29 (torch 2.13.0+cpu)."""
 
 
 def runs() -> list[str]:
@@ -43,7 +43,7 @@ def load(run: str, name: str) -> dict:
 #: How every figure from a run is labelled in a lesson.
 LABELS = {
     H100: "H100 SXM, reference run 2026-11-22",
-    CPU_SWEEP: "2-core CPU VM (shared), recorded sweep 2026-11-28",
+    CPU_SWEEP: "2-core CPU VM (quiet), recorded sweep 2026-11-29",
 }
 
 
