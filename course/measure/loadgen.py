@@ -33,7 +33,6 @@ from course.calculators import queueing, serving
 from course.calculators.queueing import percentile
 from course.facts import validate
 from course.facts.report import Table
-from course.facts.units import fmt_seconds
 from course.measure import llm_server
 from course.measure.decoding import serve_model
 from course.measure.llm_server import POLICIES, Engine, running_server
@@ -256,7 +255,7 @@ def interval_of(xs: Sequence[float], q: float, confidence: float = 0.95) -> str:
         return "(no samples)"
     r = queueing.percentile_interval(xs, q, confidence)
     if r.bounded:
-        return f"[{fmt_seconds(r.low_seconds)}, {fmt_seconds(r.high_seconds)}]"
+        return r.bracket()
     need = max(queueing.samples_for_bound(p, confidence) for p in (q, 100 - q))
     return f"(n too small: {r.count:,} < {need:,})"
 

@@ -39,7 +39,7 @@ OVER_TARGET: dict[str, int] = {
     "course/distributed/launch.py": 546,
     "course/measure/devices.py": 517,
     "course/measure/llm_server.py": 757,
-    "course/measure/loadgen.py": 719,
+    "course/measure/loadgen.py": 718,
     "course/measure/triton_kernels.py": 540,
     "course/presentation/findings/server_load.py": 531,
     # functions over 60 code lines

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from course.calculators import queueing
+from course.facts.report import interval_column
 
 #: Ratios within 10 % of 1 read as "about the same".
 SAME = 0.10
@@ -100,7 +101,7 @@ def bound(record: Any, name: str, q: float, count: str = "measured") -> str:
     carries one (``name`` with ``_ci`` for ``_seconds``), else ``(n too small: n < need)`` where
     the ``count`` samples it rests on cannot bound it (``queueing.samples_for_bound``), else
     ``(interval not recorded)``: every percentile a finding prints says how far to trust it."""
-    ci = get(record, name.removesuffix("_seconds") + "_ci", "")
+    ci = get(record, interval_column(name), "") if interval_column(name) else ""
     if ci:
         return f" {ci}"
     n = get(record, count, 0) or get(record, "completed", 0) or 0
