@@ -54,7 +54,7 @@ SlurmctldPort={ctld_port}
 SlurmdPort={d_port}
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket={folder}/munge/munge.socket
+AuthInfo=socket={folder}/munge/munge.socket,cred_expire=10
 StateSaveLocation={folder}/state
 SlurmdSpoolDir={folder}/spool
 SlurmctldPidFile={folder}/slurmctld.pid
@@ -69,7 +69,7 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 GresTypes=gpu
 SchedulerType={scheduler}
-SchedulerParameters=bf_interval=1,batch_sched_delay=0,sched_min_interval=0
+SchedulerParameters=bf_interval=1,sched_interval=1,batch_sched_delay=0,sched_min_interval=0
 PriorityType=priority/multifactor
 PriorityWeightAge=0
 PriorityWeightFairshare=0
@@ -85,8 +85,18 @@ KillWait=2
 MinJobAge=600
 NodeName={node} NodeHostname={host} NodeAddr=127.0.0.1 CPUs={cpus} RealMemory={memory_mb} \
 Gres=gpu:h100:{gpus} State=UNKNOWN
-PartitionName=gpu Nodes={node} Default=YES MaxTime=60 State=UP
+PartitionName=gpu Nodes={node} Default=YES MaxTime=60 State=UP{gpu_preemption}
+{preemption}"""
+
+#: With ``preemption=True``: a job in partition ``urgent`` (a higher ``PriorityTier``) that needs
+#: the resources of running ``gpu`` jobs preempts them; they get SIGTERM, ``GraceTime`` seconds to
+#: save their state, then SIGKILL, and go back in the queue (https://slurm.schedmd.com/preempt.html).
+_PREEMPTION = """\
+PreemptType=preempt/partition_prio
+PreemptMode=REQUEUE
+PartitionName=urgent Nodes={node} MaxTime=60 State=UP PriorityTier=2 PreemptMode=OFF
 """
+_GPU_PREEMPTION = " PriorityTier=1 PreemptMode=REQUEUE GraceTime=30"
 
 
 _MUNGE_FILES = {
@@ -124,8 +134,10 @@ def config_text(
     cpus: int,
     ports: tuple[int, int],
     scheduler: str = "sched/backfill",
+    preemption: bool = False,
 ) -> tuple[str, str]:
-    """``(slurm.conf, gres.conf)`` for a one-node cluster in ``folder`` with ``gpus`` GPUs."""
+    """``(slurm.conf, gres.conf)`` for a one-node cluster in ``folder`` with ``gpus`` GPUs; with
+    ``preemption``, a partition ``urgent`` whose jobs preempt ``gpu``'s (:data:`_PREEMPTION`)."""
     gpus = validate.positive_int("gpus", gpus, maximum=16)
     cpus = validate.positive_int("cpus", cpus, maximum=256)
     validate.choice("scheduler", scheduler, ("sched/backfill", "sched/builtin"))
@@ -139,6 +151,8 @@ def config_text(
         memory_mb=100 * cpus,
         gpus=gpus,
         scheduler=scheduler,
+        gpu_preemption=_GPU_PREEMPTION if preemption else "",
+        preemption=_PREEMPTION.format(node=NODE) if preemption else "",
     )
     lines = [f"NodeName={NODE} Name=gpu Type=h100 File={folder}/dev/gpu{i}" for i in range(gpus)]
     return conf, "AutoDetect=off\n" + "\n".join(lines) + "\n"
@@ -200,7 +214,7 @@ class Cluster:
     def stop(self) -> None:
         """Cancel every job, stop every process the cluster started (by id), wait for them."""
         with contextlib.suppress(Exception):
-            self.run("scancel", "--full", "--quiet", "--partition=gpu", timeout=5)
+            self.run("scancel", "--full", "--quiet", "--me", timeout=5)
         deadline = time.monotonic() + 5
         while self._jobs_running() and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -245,7 +259,11 @@ def _make_folder(folder: Path, gpus: int) -> None:
 
 
 def start(
-    folder: str | Path, gpus: int = 4, cpus: int = 16, scheduler: str = "sched/backfill"
+    folder: str | Path,
+    gpus: int = 4,
+    cpus: int = 16,
+    scheduler: str = "sched/backfill",
+    preemption: bool = False,
 ) -> Cluster:
     """Start munged, slurmctld and slurmd for a one-node cluster in ``folder`` (an empty folder
     of its own); the running :class:`Cluster`. Raises RuntimeError with the reason where it
@@ -255,7 +273,8 @@ def start(
         raise RuntimeError(reason)
     folder = Path(folder).resolve()
     _make_folder(folder, gpus)
-    conf, gres = config_text(folder, gpus, cpus, (free_port(), free_port()), scheduler)
+    ports = (free_port(), free_port())
+    conf, gres = config_text(folder, gpus, cpus, ports, scheduler, preemption)
     (folder / "slurm.conf").write_text(conf)
     (folder / "gres.conf").write_text(gres)
     cluster = Cluster(folder, gpus)
@@ -288,7 +307,7 @@ def start(
 
 def _idle(cluster: Cluster) -> bool:
     try:
-        return cluster.run("sinfo", "-h", "-o", "%t", timeout=5).strip() == "idle"
+        return cluster.run("sinfo", "-h", "-p", "gpu", "-o", "%t", timeout=5).strip() == "idle"
     except Exception:
         return False
 
