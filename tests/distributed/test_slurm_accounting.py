@@ -83,10 +83,12 @@ def test_the_recording_was_made_by_this_code():
     assert "teamb" in str(run) and "sprio" in str(run)
 
 
-def test_without_slurmdbd_it_says_what_to_install(monkeypatch):
+def test_without_slurmdbd_the_recording_stands_in_and_says_what_to_install(monkeypatch):
     monkeypatch.setattr(accounting.slurm, "unavailable", lambda: None)
     monkeypatch.setattr(
         accounting.slurm, "program_path", lambda name: None if name == "slurmdbd" else name
     )
     assert "apt-get install slurmdbd mariadb-server" in accounting.unavailable()
+    run = accounting.lesson_run()  # the lesson's cell where slurmdbd is missing
+    assert "recorded" in run.note and "apt-get install slurmdbd" in run.note
     assert "accounting_storage/slurmdbd" in accounting.conf_lines("/x", 7031)
