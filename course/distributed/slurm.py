@@ -15,6 +15,16 @@ stand-ins: a job sees their numbers, not an H100.
 waits for them; nothing is left running (tests/distributed/test_slurm.py checks it). The daemons
 also die with the process that started them (a killed Jupyter kernel takes them along).
 
+``start(..., accounting=...)`` adds ``slurm.conf`` lines and starts more daemons before slurmctld
+(MariaDB and slurmdbd: :mod:`course.distributed.slurm_accounting`); without it there is no
+database and ``PriorityWeightFairshare=0`` (start costs a fraction of a second, against several
+seconds with accounting). :meth:`Cluster.restart_controller` restarts slurmctld on its saved state.
+``start(..., preemption=True)`` adds a partition ``urgent`` whose jobs preempt ``gpu``'s
+(:data:`_PREEMPTION`). Two settings make a lesson's requeue take seconds, not minutes:
+``cred_expire=10`` (a requeued job waits until its last run's credential expires, 120 s by
+default) and ``sched_interval=1`` (the main scheduling loop, 60 s by default, starts a job whose
+begin time has passed: no event wakes the scheduler for it).
+
 It needs Linux, Debian's ``slurm-wlm`` and ``munge`` (``apt-get install slurm-wlm munge``) and
 root (the daemons and ``mknod``): :func:`unavailable` says why not, in a sentence, where it cannot.
 Configuration keys: Slurm 22.05 ``slurm.conf(5)`` and ``gres.conf(5)``,
@@ -31,7 +41,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -72,12 +82,12 @@ SchedulerType={scheduler}
 SchedulerParameters=bf_interval=1,sched_interval=1,batch_sched_delay=0,sched_min_interval=0
 PriorityType=priority/multifactor
 PriorityWeightAge=0
-PriorityWeightFairshare=0
+PriorityWeightFairshare={fair_share_weight}
 PriorityWeightJobSize=0
 PriorityWeightPartition=1000
 JobCompType=jobcomp/filetxt
 JobCompLoc={folder}/log/jobcomp.txt
-SlurmdParameters=config_overrides
+{accounting}SlurmdParameters=config_overrides
 DefMemPerCPU=100
 ReturnToService=2
 InactiveLimit=0
@@ -135,12 +145,17 @@ def config_text(
     ports: tuple[int, int],
     scheduler: str = "sched/backfill",
     preemption: bool = False,
+    accounting: str = "",
+    fair_share_weight: int = 0,
 ) -> tuple[str, str]:
     """``(slurm.conf, gres.conf)`` for a one-node cluster in ``folder`` with ``gpus`` GPUs; with
-    ``preemption``, a partition ``urgent`` whose jobs preempt ``gpu``'s (:data:`_PREEMPTION`)."""
+    ``preemption``, a partition ``urgent`` whose jobs preempt ``gpu``'s (:data:`_PREEMPTION`);
+    ``accounting``: more lines (:func:`course.distributed.slurm_accounting.conf_lines`: slurmdbd,
+    the decay of usage), with ``PriorityWeightFairshare=fair_share_weight`` (0: no fair share)."""
     gpus = validate.positive_int("gpus", gpus, maximum=16)
     cpus = validate.positive_int("cpus", cpus, maximum=256)
     validate.choice("scheduler", scheduler, ("sched/backfill", "sched/builtin"))
+    fair_share_weight = validate.positive_int("fair_share_weight", fair_share_weight, minimum=0)
     conf = _CONF.format(
         host=socket.gethostname(),
         ctld_port=ports[0],
@@ -153,9 +168,21 @@ def config_text(
         scheduler=scheduler,
         gpu_preemption=_GPU_PREEMPTION if preemption else "",
         preemption=_PREEMPTION.format(node=NODE) if preemption else "",
+        fair_share_weight=fair_share_weight,
+        accounting=accounting,
     )
     lines = [f"NodeName={NODE} Name=gpu Type=h100 File={folder}/dev/gpu{i}" for i in range(gpus)]
     return conf, "AutoDetect=off\n" + "\n".join(lines) + "\n"
+
+
+@dataclass(frozen=True)
+class Accounting:
+    """What :func:`start` adds for accounting: ``slurm.conf`` ``lines``, the fair-share
+    ``weight`` and ``before_controller(cluster)``, run once munged is up, before slurmctld."""
+
+    lines: str = ""
+    weight: int = 0
+    before_controller: Callable[[Cluster], None] | None = None
 
 
 @dataclass
@@ -195,6 +222,30 @@ class Cluster:
         path.write_text(script)
         chdir = f"--chdir={self.folder / 'out'}"
         return int(self.run("sbatch", "--parsable", chdir, *options, str(path)).split(";")[0])
+
+    def launch(self, *command: str) -> subprocess.Popen:
+        """Start one daemon (in the foreground, its output discarded) as a child of this
+        process that dies with it, with this cluster's environment; it is stopped by
+        :meth:`stop`."""
+        daemon = popen_dying_with_parent(
+            command,
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        self.daemons.append(daemon)
+        return daemon
+
+    def restart_controller(self) -> None:
+        """Stop slurmctld (SIGTERM: it saves its state) and start it again on that state; wait
+        until it answers."""
+        for daemon in [d for d in self.daemons if str(d.args[0]).endswith("slurmctld")]:
+            daemon.terminate()
+            daemon.wait(timeout=30)
+            self.daemons.remove(daemon)
+        self.launch(program_path("slurmctld"), "-D", "-i")
+        _wait_for(lambda: _idle(self), "slurmctld to answer again", self)
 
     def processes(self) -> list[int]:
         """Ids of every live process this cluster started (its ``SLURM_CONF`` in their
@@ -264,40 +315,40 @@ def start(
     cpus: int = 16,
     scheduler: str = "sched/backfill",
     preemption: bool = False,
+    accounting: Accounting | None = None,
 ) -> Cluster:
     """Start munged, slurmctld and slurmd for a one-node cluster in ``folder`` (an empty folder
-    of its own); the running :class:`Cluster`. Raises RuntimeError with the reason where it
-    cannot (:func:`unavailable`) or when the node does not come up in ``START_SECONDS``."""
+    of its own); the running :class:`Cluster`. ``accounting``: more ``slurm.conf`` lines, their
+    fair-share weight, and what to start once munged runs, before slurmctld (MariaDB and
+    slurmdbd: :func:`course.distributed.slurm_accounting.start`). Raises RuntimeError with the
+    reason where it cannot (:func:`unavailable`) or when the node does not come up in
+    ``START_SECONDS``."""
     reason = unavailable()
     if reason:
         raise RuntimeError(reason)
     folder = Path(folder).resolve()
     _make_folder(folder, gpus)
+    extra = accounting or Accounting()
     ports = (free_port(), free_port())
-    conf, gres = config_text(folder, gpus, cpus, ports, scheduler, preemption)
+    conf, gres = config_text(
+        folder, gpus, cpus, ports, scheduler, preemption, extra.lines, extra.weight
+    )
     (folder / "slurm.conf").write_text(conf)
     (folder / "gres.conf").write_text(gres)
     cluster = Cluster(folder, gpus)
     munge = folder / "munge"
-    munged = [f"--{k}={munge}/{v}" for k, v in _MUNGE_FILES.items()]
-    commands = [
-        [program_path("munged"), "-F", "--force", *munged],
-        [program_path("slurmctld"), "-D", "-i"],
-        [program_path("slurmd"), "-D", "-N", NODE],
-    ]
     try:
-        for command in commands:
-            cluster.daemons.append(
-                popen_dying_with_parent(
-                    command,
-                    env=cluster.env,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                    start_new_session=True,
-                )
-            )
-            if command[0].endswith("munged"):
-                _wait_for(lambda: (munge / "munge.socket").exists(), "munged's socket", cluster)
+        cluster.launch(
+            program_path("munged"),
+            "-F",
+            "--force",
+            *[f"--{k}={munge}/{v}" for k, v in _MUNGE_FILES.items()],
+        )
+        _wait_for(lambda: (munge / "munge.socket").exists(), "munged's socket", cluster)
+        if extra.before_controller is not None:
+            extra.before_controller(cluster)
+        cluster.launch(program_path("slurmctld"), "-D", "-i")
+        cluster.launch(program_path("slurmd"), "-D", "-N", NODE)
         _wait_for(lambda: _idle(cluster), "the node to come up idle", cluster)
     except BaseException:
         cluster.stop()
