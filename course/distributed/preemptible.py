@@ -28,24 +28,26 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import datetime
 import hashlib
 import json
 import os
 import re
+import shutil
 import signal
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import torch
 import torch.distributed.checkpoint as dcp
 
-from course.distributed import resume
+from course.distributed import resume, slurm
 from course.distributed.checkpoint import single_process
-from course.distributed.job_mix import JOBS_DIR
-from course.distributed.slurm import Cluster
+from course.distributed.job_mix import JOBS_DIR, RECORDED
+from course.facts.data import reference
 
 #: The exit status that asks the batch script to requeue the job (EX_TEMPFAIL, sysexits.h).
 REQUEUE_STATUS = 75
@@ -157,8 +159,36 @@ class Requeued:
     output: str
 
 
+@dataclass(frozen=True)
+class RequeueRun:
+    """The lesson's demo: both jobs, the uninterrupted run's ``{step, digest, losses}``, the id
+    of the ``urgent`` job, the steps, where it ran (``source``) and, for a recording, why
+    (``note``). Prints itself: one line per job, then each job's own output."""
+
+    jobs: list[Requeued]
+    straight: dict
+    urgent: int
+    steps: int
+    source: str = ""
+    note: str = ""
+
+    def __str__(self) -> str:
+        lines = [self.note or self.source]
+        for job in self.jobs:
+            same = "the same" if job.digest == self.straight["digest"] else "NOT the same"
+            lines.append(
+                f"{job.name} (job {job.job_id}): {job.state}, stopped by {job.stopped_by or '-'} "
+                f"after step {job.saved_at}, Restarts={job.restarts}, second run from step "
+                f"{job.resumed_at}; digest {job.digest[:12] or '-'}: {same} as uninterrupted "
+                f"({self.straight['digest'][:12]})"
+            )
+        for job in self.jobs:
+            lines += ["", f"$ cat {job.name}-{job.job_id}.out", job.output.rstrip()]
+        return "\n".join(lines)
+
+
 def run_on_slurm(
-    cluster: Cluster, steps: int = 12, step_seconds: float = 0.3, timeout: float = 300.0
+    cluster: slurm.Cluster, steps: int = 12, step_seconds: float = 0.3, timeout: float = 300.0
 ) -> dict:
     """On a cluster started with ``preemption=True``, two runs of ``jobs/preemptible.sbatch`` at
     once: ``warned`` gets SIGUSR1 (what ``--signal=USR1@90`` sends 90 s before the time limit; sent
@@ -185,19 +215,21 @@ def run_on_slurm(
             raise TimeoutError(f"the requeue demo's jobs did not end in {timeout:.0f} s")
         time.sleep(0.5)
     jobs = [_requeued(cluster, name, job_id) for name, job_id in ids.items()]
-    return {"jobs": jobs, "straight": straight, "urgent": urgent, "steps": steps}
+    return RequeueRun(jobs, straight, urgent, steps)
 
 
-def _sbatch(cluster: Cluster, *args: str) -> int:
+def _sbatch(cluster: slurm.Cluster, *args: str) -> int:
     out = cluster.folder / "out"
     return int(cluster.run("sbatch", "--parsable", f"--chdir={out}", *args).split(";")[0])
 
 
-def _output(cluster: Cluster, name: str, job_id: int) -> Path:
+def _output(cluster: slurm.Cluster, name: str, job_id: int) -> Path:
     return cluster.folder / "out" / f"{name}-{job_id}.out"
 
 
-def _wait_for_output(cluster: Cluster, name: str, job_id: int, text: str, timeout: float) -> None:
+def _wait_for_output(
+    cluster: slurm.Cluster, name: str, job_id: int, text: str, timeout: float
+) -> None:
     path, deadline = _output(cluster, name, job_id), time.monotonic() + timeout
     while not (path.exists() and text in path.read_text()):
         if time.monotonic() > deadline:
@@ -205,7 +237,7 @@ def _wait_for_output(cluster: Cluster, name: str, job_id: int, text: str, timeou
         time.sleep(0.1)
 
 
-def _requeued(cluster: Cluster, name: str, job_id: int) -> Requeued:
+def _requeued(cluster: slurm.Cluster, name: str, job_id: int) -> Requeued:
     output = _output(cluster, name, job_id).read_text()
     stopped = re.search(r"(SIG\w+) received: saved step (\d+)", output)
     resumed = re.search(r"run 1: starts at step (\d+)", output)
@@ -225,6 +257,36 @@ def _requeued(cluster: Cluster, name: str, job_id: int) -> Requeued:
         losses=done["losses"],
         output=output,
     )
+
+
+def lesson_run(live: bool | None = None) -> RequeueRun:
+    """The lesson's demo on a cluster started here (and stopped, its folder removed) where Slurm
+    runs (``live`` None or True), else the recording (``preemption.json``), with the reason."""
+    reason = slurm.unavailable() if live is not False else "asked for the recording"
+    if reason is None:
+        folder = Path(tempfile.mkdtemp(prefix="course-slurm-requeue-"))
+        try:
+            with slurm.running(folder / "cluster", preemption=True) as cluster:
+                version = cluster.run("sinfo", "-V").strip()
+                run = run_on_slurm(cluster)
+                return replace(run, source=f"live ({version})")
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+    data = reference.load(RECORDED, "preemption")
+    jobs = [Requeued(**job) for job in data.pop("jobs")]
+    return RequeueRun(jobs=jobs, **data, note=f"(recorded: {data['source']}; {reason})")
+
+
+def record(path: str | Path) -> RequeueRun:
+    """Run :func:`lesson_run` live and write it to ``path``
+    (``course/facts/data/reference/<RECORDED>/preemption.json``)."""
+    run = lesson_run(live=True)
+    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
+    data = asdict(run)
+    data.pop("note")
+    data["source"] = f"recorded with preemptible.record on a 2-core VM ({run.source[6:-1]}, {when})"
+    Path(path).write_text(json.dumps(data, indent=1) + "\n")
+    return run
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -25,8 +25,8 @@ live = pytest.mark.skipif(bool(REASON), reason=f"no Slurm: {REASON}")
 def demo(tmp_path_factory):
     """Both jobs of the lesson's demo, run once on a cluster with an ``urgent`` partition."""
     with slurm.running(tmp_path_factory.mktemp("slurm"), preemption=True) as cluster:
-        record = preemptible.run_on_slurm(cluster)
-    return {job.name: job for job in record["jobs"]}, record
+        run = preemptible.run_on_slurm(cluster)
+    return {job.name: job for job in run.jobs}, run
 
 
 @pytest.mark.slow
@@ -44,8 +44,8 @@ def test_a_signalled_job_saves_is_requeued_and_resumes_where_it_saved(demo, name
 @live
 @pytest.mark.parametrize("name", ["warned", "preempted"])
 def test_the_requeued_job_ends_bitwise_where_an_uninterrupted_run_ends(demo, name):
-    job, straight = demo[0][name], demo[1]["straight"]
-    assert job.losses == straight["losses"] and len(job.losses) == demo[1]["steps"]
+    job, straight = demo[0][name], demo[1].straight
+    assert job.losses == straight["losses"] and len(job.losses) == demo[1].steps
     assert job.digest == straight["digest"]
 
 

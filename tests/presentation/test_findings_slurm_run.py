@@ -3,9 +3,10 @@ recording of the real Slurm run reads as the lesson says."""
 
 from __future__ import annotations
 
+import dataclasses
 from types import SimpleNamespace
 
-from course.distributed import job_mix
+from course.distributed import job_mix, preemptible
 from course.presentation.findings import slurm_run as found
 
 
@@ -76,3 +77,21 @@ def test_end_states_both_ways_and_a_failed_holder_is_named_as_failed():
     assert "charged all the same" in said
     assert "ended **FAILED** (exit code 1:0) at 9 s" in found.waiting_job(run)
     assert "FAILED" in found.accounting(run)
+
+
+def test_requeued_says_a_bitwise_resume_and_says_when_it_is_not():
+    run = preemptible.lesson_run(live=False)  # the recording
+    said = found.requeued(run)
+    assert "`warned` got SIGUSR1 after step" in said and "`preempted` got SIGTERM" in said
+    assert "1 restart," in said and "ended COMPLETED" in said and "a bitwise resume" in said
+    warned, preempted = run.jobs
+    broken = dataclasses.replace(
+        run,
+        jobs=[
+            dataclasses.replace(warned, digest="0" * 64, state="FAILED"),
+            dataclasses.replace(preempted, stopped_by="", saved_at=-1),
+        ],
+    )
+    said = found.requeued(broken)
+    assert "`warned` did **not** end with the weights" in said and "not a bitwise resume" in said
+    assert "ended **FAILED**" in said and "`preempted` saw no stop signal" in said

@@ -144,3 +144,39 @@ def model_against_slurm(run: Any, starts: Sequence[tuple[str, float]]) -> str:
         f"The model's order ({', '.join(f'`{n}`' for n in model)}) differs from Slurm's "
         f"({listed}): the model leaves out something Slurm did."
     )
+
+
+def requeued(run: Any) -> str:
+    """What happened to each job of lesson 14's requeue demo (``course.distributed.preemptible``:
+    ``run.jobs`` with ``name``, ``state``, ``stopped_by``, ``saved_at``, ``resumed_at``,
+    ``restarts``, ``digest``; ``run.straight["digest"]``), whichever way it went."""
+    said = []
+    for job in run.jobs:
+        name = f"`{job.name}`"
+        if not job.stopped_by:
+            said.append(f"{name} saw no stop signal and {_ended(vars(job))}.")
+            continue
+        resumed = (
+            f"its second run started at step {job.resumed_at}"
+            if job.resumed_at >= 0
+            else "it never ran again"
+        )
+        ended = "ended COMPLETED" if job.state == "COMPLETED" else _ended(vars(job))
+        restarts = f"{job.restarts} restart" + ("" if job.restarts == 1 else "s")
+        said.append(
+            f"{name} got {job.stopped_by} after step {job.saved_at}, saved its whole training "
+            f"state and exited 75; Slurm counted {restarts}, {resumed} and the job {ended}."
+        )
+    same = [job.name for job in run.jobs if job.digest == run.straight["digest"]]
+    differ = [f"`{job.name}`" for job in run.jobs if job.name not in same]
+    if differ:
+        said.append(
+            f"{' and '.join(differ)} did **not** end with the weights and optimizer state of the "
+            "run never interrupted: not a bitwise resume."
+        )
+    else:
+        said.append(
+            "Each ended with the SHA-256 digest of the run never interrupted "
+            f"(`{run.straight['digest'][:12]}`): a bitwise resume."
+        )
+    return " ".join(said)
