@@ -17,8 +17,10 @@
   parallelism with ``isend``/``irecv``).
 - Lesson 14 runs them under a scheduler: :mod:`~course.distributed.slurm` (a real single-node Slurm
   started in a folder of its own, stopped by process id), :mod:`~course.distributed.job_mix`
-  (the job mix run on it, or its recording) and :mod:`~course.distributed.manifests` (Kubernetes
-  manifests checked offline); ``jobs/`` holds the batch scripts and manifests.
+  (the job mix run on it, or its recording), :mod:`~course.distributed.manifests` (Kubernetes
+  manifests, Kueue's queues and the device plugin's configuration, checked offline) and
+  :mod:`~course.distributed.serve` (lesson 13's server, the server image's entrypoint); ``jobs/``
+  holds the batch scripts and manifests, ``container/Containerfile`` in the repository the images.
 
 The calculators the demos are held against are in :mod:`course.calculators.parallel`.
 """

@@ -610,16 +610,16 @@ async def _reachable(host: str, port: int) -> bool:
 
 @contextlib.contextmanager
 def running_server(
-    engine: Engine | None = None, *, host: str = "127.0.0.1", startup_timeout_seconds: float = 30.0
+    engine: Engine | None = None, *, host="127.0.0.1", port=0, startup_timeout_seconds=30.0
 ) -> Iterator[ServerHandle]:
-    """Serve ``engine`` on ``host`` (a free port) in background threads; stop everything on exit.
+    """Serve ``engine`` on ``host``:``port`` (0: a free one) in background threads; stop
+    everything on exit.
 
     Where the loopback interface is down (the grading sandbox has no network), the same HTTP is
-    served over a Unix socket instead and ``handle.host`` is ``"unix:<path>"``.
-    Two threads: an asyncio loop with the HTTP server, and the engine's compute loop (so a long
-    step never blocks the sockets). On exit, also after an exception in the body, the listening
-    socket is closed, open connections are dropped, and both threads are joined.
-    """
+    served over a Unix socket instead and ``handle.host`` is ``"unix:<path>"``. Two threads: an
+    asyncio loop with the HTTP server, and the engine's compute loop (so a long step never blocks
+    the sockets). On exit, also after an exception in the body, the listening socket is closed,
+    open connections are dropped, and both threads are joined."""
     engine = Engine() if engine is None else engine
     ready, stop = threading.Event(), threading.Event()
     box: dict = {}
@@ -630,7 +630,7 @@ def running_server(
         def client(r, w):
             return _handle(engine, handle, r, w)
 
-        server = await asyncio.start_server(client, host, 0)
+        server = await asyncio.start_server(client, host, port)
         handle.port = server.sockets[0].getsockname()[1]
         if not await _reachable(host, handle.port):  # loopback down (a sandbox): a Unix socket
             server.close()

@@ -84,6 +84,8 @@ def test_the_wheel_holds_the_learners_package_its_data_and_ranges(wheel):
     for data in reference.rglob("*.*"):
         assert data.relative_to(ROOT).as_posix() in names, data
     assert "course/selfcheck/hosted.py" in names
+    for data in (ROOT / "course" / "distributed" / "schemas").glob("*.json"):
+        assert data.relative_to(ROOT).as_posix() in names, data  # manifests.check reads them
     assert not [n for n in names if n.startswith(("teaching/", "tests/", "instructors/"))]
     meta = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("METADATA"))).decode()
     assert f"Requires-Dist: torch>={'.'.join(map(str, MIN_TORCH))}\n" in meta
