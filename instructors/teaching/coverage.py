@@ -6,6 +6,13 @@ section ``## heading`` of ``notebooks/<lesson>.ipynb`` teaches.
 notebooks' questions and fails when a section has no question, when a mapped question does not
 exist, or when the table names a section that is gone.
 
+``SUBSECTIONS[lesson][heading]`` does the same for the subsections (``### heading``) that teach a
+mechanism of their own inside a broader section (FlashAttention's online softmax inside "Fusion and
+tiling", the whole training state inside "What a checkpoint holds"). Not every subsection is
+listed: a "The sources say" correction, a reference run shown beside a measurement or a longer
+recording of the same experiment teaches nothing its section's question does not grade. A listed
+subsection must exist and map to questions that exist (the same test).
+
 Kept as data here rather than as a table in CONTRIBUTING.md: a test reads it without parsing
 Markdown, the instructors' guide and the site can import it, and a renamed heading fails one test
 that names it. The skeleton's own sections (summary, quiz, exercises, sources) teach nothing new and
@@ -72,10 +79,14 @@ COVERAGE: MappingProxyType = MappingProxyType(
         },
         "03_data_types": {
             "1. Where the bits go": ((_03, "q1"),),
-            "2. Ranges: derived from the bits, checked against torch": ((_03, "q1"), (_03, "q2")),
+            "2. Ranges: derived from the bits, checked against torch": (
+                (_03, "q1"),
+                (_03, "q2"),
+                (_03, "q9"),
+            ),
             "3. Failure modes, reproduced": ((_03, "q3"), (_03, "q4")),
             "4. Mixed precision on this machine": ((_03, "q8"),),
-            "5. Quantisation: int8 and int4 weights": ((_03, "q5"), (_03, "q6")),
+            "5. Quantisation: int8 and int4 weights": ((_03, "q5"), (_03, "q6"), (_03, "q9")),
             "6. Matmul throughput per dtype on this machine": ((_03, "q7"),),
         },
         "04_model_memory": {
@@ -160,21 +171,26 @@ COVERAGE: MappingProxyType = MappingProxyType(
             "2. Warps and divergence": ((_11, "q6"),),
             "3. Coalescing: sectors per warp request": ((_11, "q1"),),
             "4. Occupancy: how many warps fit on an SM": ((_11, "q2"),),
-            "5. Fusion and tiling: bytes a kernel moves": ((_11, "q4"),),
+            "5. Fusion and tiling: bytes a kernel moves": ((_11, "q4"), (_11, "q8")),
             "6. Profile before optimising": ((_11, "q5"),),
             "7. NUMA and topology": ((_11, "q7"),),
         },
         "12_training_at_scale": {
-            "1. What a checkpoint holds and what it costs": ((_12, "q1"), (_12, "q8")),
+            "1. What a checkpoint holds and what it costs": ((_12, "q1"), (_12, "q8"), (_12, "q9")),
             "2. Failures at scale": ((_12, "q2"),),
             "3. Surviving a failure, for real": ((_12, "q3"), (_12, "q4"), (_12, "q8")),
             "4. Expert parallelism: a mixture of experts across ranks": ((_12, "q5"), (_12, "q6")),
             "5. Context parallelism: ring attention": ((_12, "q7"),),
         },
         "13_serving_at_scale": {
-            "1. The metrics, defined precisely": ((_13, "q1"),),
+            "1. The metrics, defined precisely": ((_13, "q1"), (_13, "q11")),
             "2. Queueing: why latency explodes near saturation": ((_13, "q2"), (_13, "q3")),
-            "3. A real server, measured": ((_13, "q6"), (_13, "q8")),
+            "3. A real server, measured": (
+                (_13, "q6"),
+                (_13, "q8"),
+                (_13, "q12"),
+                (_13, "q13"),
+            ),
             "4. Load balancing across replicas": ((_13, "q9"),),
             "5. From this machine to a fleet": ((_13, "q4"), (_13, "q5"), (_13, "q7")),
             "6. Two techniques that change the curve": ((_13, "q10"),),
@@ -193,16 +209,52 @@ COVERAGE: MappingProxyType = MappingProxyType(
 )
 
 
+#: Subsections that teach a mechanism of their own, graded where taught (see the docstring).
+SUBSECTIONS: MappingProxyType = MappingProxyType(
+    {
+        "03_data_types": {
+            "TF32: a compute mode, not a storage format": ((_03, "q9"),),
+            "Integers: int8 and int4": ((_03, "q6"),),
+            "3.2 Underflow: small gradients become zero": ((_03, "q4"),),
+            "3.3 Rounding: summing many small numbers": ((_03, "q3"),),
+            "4.2 Loss scaling on real gradients": ((_03, "q4"),),
+            "Blackwell's block formats: FP8 with scales, MXFP8, MXFP4, NVFP4": ((_03, "q9"),),
+        },
+        "11_inside_the_gpu": {
+            "FlashAttention's forward pass: attention without the N × N matrix": ((_11, "q8"),),
+        },
+        "12_training_at_scale": {
+            "Saving for real: `torch.save` against `torch.distributed.checkpoint`": (
+                (_12, "q8"),
+                (_12, "q9"),
+            ),
+            "Resharding: saved on 2 ranks, loaded on 1, and back": ((_12, "q8"),),
+            "The whole training state: a restart that is bitwise the uninterrupted run": (
+                (_12, "q9"),
+            ),
+        },
+        "13_serving_at_scale": {
+            "Static vs continuous batching, same requests, same load": ((_13, "q6"),),
+            "Where paging matters: a small pool and answers of unknown length": ((_13, "q13"),),
+            "[Chunked prefill](glossary.md#chunked-prefill): a long prompt no longer stalls "
+            "everyone decoding": ((_13, "q12"),),
+            "Cost per million tokens at a utilisation": ((_13, "q5"),),
+            "A day of traffic: a fixed fleet or autoscaling": ((_13, "q7"),),
+        },
+    }
+)
+
+
 def questions_for(lesson: str, heading: str) -> tuple[tuple[str, str], ...]:
     """The ``(set, question)`` pairs that grade section ``heading`` of ``lesson`` (empty if
     none)."""
     return tuple(COVERAGE.get(lesson, {}).get(heading, ()))
 
 
-def headings(notebook: dict) -> list[str]:
-    """The ``## `` headings of a notebook's Markdown cells (its JSON as a dict), outside code
-    fences."""
-    found = []
+def headings(notebook: dict, level: int = 2) -> list[str]:
+    """The headings of ``level`` (2: ``## ``, 3: ``### ``) of a notebook's Markdown cells (its
+    JSON as a dict), outside code fences."""
+    mark, found = "#" * level + " ", []
     for cell in notebook.get("cells", ()):
         if cell.get("cell_type") != "markdown":
             continue
@@ -210,8 +262,8 @@ def headings(notebook: dict) -> list[str]:
         fenced = False
         for line in ("".join(source) if isinstance(source, list) else source).splitlines():
             fenced ^= line.lstrip().startswith("```")
-            if not fenced and line.startswith("## "):
-                found.append(line[3:].strip())
+            if not fenced and line.startswith(mark):
+                found.append(line[len(mark) :].strip())
     return found
 
 
@@ -243,4 +295,39 @@ def problems(
     return found
 
 
-__all__ = ["COVERAGE", "SKELETON", "headings", "problems", "questions_for"]
+def subsection_problems(
+    lesson: str,
+    subsections: list[str],
+    questions: dict[str, set[str]],
+    table: Mapping[str, Mapping[str, tuple[tuple[str, str], ...]]] = SUBSECTIONS,
+) -> list[str]:
+    """What is wrong with the listed subsections of ``lesson`` (its ``###`` headings
+    ``subsections``): a listed one the lesson no longer has, one with no question, a mapped question
+    that does not exist. Subsections the table does not list are not asked for."""
+    rows = table.get(lesson, {})
+    found = [
+        f"{lesson}: the table names subsection {h!r}, not one of the lesson's"
+        for h in rows
+        if h not in subsections
+    ]
+    found += [
+        f"{lesson}: subsection {h!r} has no graded question" for h, q in rows.items() if not q
+    ]
+    found += [
+        f"{lesson}: subsection {h!r} maps to {s} {q}, which does not exist"
+        for h, pairs in rows.items()
+        for s, q in pairs
+        if q not in questions.get(s, set())
+    ]
+    return found
+
+
+__all__ = [
+    "COVERAGE",
+    "SKELETON",
+    "SUBSECTIONS",
+    "headings",
+    "problems",
+    "questions_for",
+    "subsection_problems",
+]

@@ -11,11 +11,14 @@ import sys
 
 import nbformat
 import pytest
+import torch
 from leaks import find_leaks, hidden_values
 from leaks import sections as _sections
 from solution_run import solution_namespace
 from teaching.grading import authoring, spec
 
+from course.facts import dtypes
+from course.measure import microscaling
 from course.selfcheck.answers import Grader
 
 pytestmark = pytest.mark.sandbox  # runs solutions in the grading sandbox (tests/conftest.py)
@@ -124,6 +127,22 @@ def test_learner_checks_hide_choices_and_a_function_is_checked_on_probes(monkeyp
     data = json.loads((authoring.EXERCISES_DIR / "checks" / "03_data_types.json").read_text())
     q8 = data["questions"]["q8"]["answers"][0]
     assert "hash" not in q8 and not q8["public"]
+
+
+def test_set_03s_tf32_and_block_format_answers_are_the_registrys_and_the_emulations():
+    """Q9 against what lesson 03 runs: the dtype registry's TF32 and microscaling's MXFP4
+    quantiser and bits per value (setup and Q9's cells only: no measurement)."""
+    ns = solution_namespace(
+        "03_data_types", lambda cell: "benchmark" in cell["source"] or "E2M1" in cell["source"]
+    )
+    tf32 = dtypes.float_format("tf32")
+    assert (ns["tf32_bytes"], ns["tf32_eps"]) == (tf32.bytes_stored, tf32.eps)
+    q = microscaling.quantize(torch.tensor(ns["block"]), "e2m1", 32, "e8m0")
+    assert q[1].item() == ns["mx_of_7_3"]
+    grid = set(microscaling.E2M1_GRID)
+    assert all(abs(v) / ns["mx_scale"] in grid for v in q.tolist())  # the block's one scale
+    assert q.abs().max().item() / ns["mx_scale"] > microscaling.E2M1_GRID[-2]  # the top binade
+    assert ns["nvfp4_bits"] == microscaling.BITS_PER_VALUE["nvfp4"]
 
 
 def test_learner_checks_do_nothing_while_grading(monkeypatch):

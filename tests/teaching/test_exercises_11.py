@@ -16,9 +16,11 @@ import csv
 
 import nbformat
 import pytest
+import torch
 from solution_run import feedback_with, solution_namespace
 from teaching.grading import authoring, gradebook, spec
 
+from course.measure import triton_kernels
 from course.selfcheck.answers import Grader
 
 pytestmark = pytest.mark.sandbox  # runs solutions in the grading sandbox (tests/conftest.py)
@@ -149,8 +151,6 @@ def test_plain_torch_in_place_of_the_kernel_is_not_right(namespace, monkeypatch)
 
 @pytest.mark.parametrize("bypass", sorted(BYPASSES))
 def test_torch_doing_the_work_under_a_launch_is_not_right(namespace, monkeypatch, bypass):
-    from course.measure import triton_kernels
-
     monkeypatch.delenv("COURSE_GRADING", raising=False)
     monkeypatch.setattr(triton_kernels, "kernel_result", triton_kernels.kernel_result)  # restored
     ns = _answered(BYPASSES[bypass], namespace)
@@ -188,6 +188,8 @@ def test_the_solution_passes_every_learner_check(namespace, monkeypatch):
         ("q2", "blocks", 7, "not the smallest of the four limits"),
         ("q4", "unfused_bytes", 4 * 100_000_000 * 4, "2 bytes per element"),
         ("q6", "issued", 40, "both paths"),
+        ("q8", "running_sum", 2.3844312, "rescale it before adding"),
+        ("q8", "rescale", 403.42879, "at most 1"),
     ],
 )
 def test_known_wrong_answers_get_their_hint(namespace, monkeypatch, question, name, value, hint):
@@ -241,3 +243,22 @@ def test_sandboxed_grading_gives_the_solution_full_marks_and_a_blank_zero(tmp_pa
         row = rows[f"{SET}-{name}.ipynb"]
         assert float(row[f"q3 [{q3:g} pts]"]) == 0, row
         assert float(row["total"]) == possible - q3, row
+
+
+def test_the_online_softmax_answer_is_the_kernels_and_torchs_log_sum_exp(namespace):
+    """Q8's blocks as query 0's scores through the course's FlashAttention kernel, which walks
+    them as two key blocks of 16 (each of the question's blocks padded with scores whose e^x is
+    0, so the second block raises the maximum there too; the query has norm sqrt(d) along the
+    first axis, each key carries its score there), and through torch."""
+    blocks = (namespace["block1"], namespace["block2"])
+    scores = torch.tensor([s for b in blocks for s in b], dtype=torch.float64)
+    assert namespace["lse"] == pytest.approx(torch.logsumexp(scores, 0).item(), rel=1e-12)
+    if not triton_kernels.available():
+        pytest.skip(f"Triton is not available here: {triton_kernels.setup()}")
+    d = block = 16
+    padded = [s for b in blocks for s in [*b, *[-1e4] * (block - len(b))]]
+    q, k = torch.zeros(1, 1, len(padded), d), torch.zeros(1, 1, len(padded), d)
+    q[0, 0, 0, 0] = d**0.5
+    k[0, 0, :, 0] = torch.tensor(padded)
+    _, lse = triton_kernels.attention(q, k, torch.randn(1, 1, len(padded), d), block=block)
+    assert lse[0, 0, 0].item() == pytest.approx(namespace["lse"], rel=1e-6)

@@ -9,6 +9,7 @@ import pytest
 from solution_run import feedback_with, solution_namespace
 from teaching.grading import authoring, check, runner, spec
 
+from course.distributed import resume
 from course.selfcheck.answers import Grader
 
 pytestmark = pytest.mark.sandbox  # runs solutions in the grading sandbox (tests/conftest.py)
@@ -59,9 +60,18 @@ def test_the_solution_scores_full_marks_and_a_blank_scores_zero(namespace, key):
         ("q1", "ckpt_bytes", lambda v: v + 4 * 70e9, "gradients are not saved"),
         ("q2", "job_mtbf_h", lambda v: v * 4096 * 4096, "divide the per-GPU MTBF"),
         ("q6", "a2a_bytes_per_step", lambda v: v / 2, "4 exchanges, not 2"),
+        ("q9", "needed", lambda v: ["model", "optim"], "weights and optimizer are not enough"),
+        ("q9", "blocked_async_s", lambda v: v * 512, "stages its own shard"),
     ],
 )
 def test_known_wrong_answers_get_their_hint(namespace, monkeypatch, question, name, change, hint):
     monkeypatch.delenv("COURSE_GRADING", raising=False)
     text = feedback_with(SET, namespace, question, name, change(namespace[name]))
     assert f"{name}: not right yet" in text and hint in text
+
+
+def test_the_whole_training_state_is_what_the_courses_resume_saves(namespace):
+    """Q9's answer is :data:`course.distributed.resume.PARTS`, what the lesson's bitwise restart
+    saves (tests/distributed/test_resume.py fails when one part is left out)."""
+    assert namespace["needed"] == sorted(resume.PARTS)
+    assert set(namespace["needed"]) < set(namespace["MENU"])

@@ -5,11 +5,13 @@ solution to full marks and a blank to 0, is in tests/project/test_exercises.py.)
 
 from __future__ import annotations
 
+import asyncio
 from types import SimpleNamespace
 
 import pytest
 from solution_run import solution_namespace
 
+from course.measure import llm_server
 from course.selfcheck.answers import Grader
 
 SET = "13_serving_at_scale"
@@ -27,7 +29,7 @@ def grader(monkeypatch):
     return Grader(SET)
 
 
-@pytest.mark.parametrize("question", [f"q{i}" for i in range(1, 8)])
+@pytest.mark.parametrize("question", [f"q{i}" for i in (1, 2, 3, 4, 5, 6, 7, 11, 12, 13)])
 def test_the_solution_passes_each_calculated_question(namespace, grader, question):
     report = grader.check(question, dict(namespace))
     assert bool(report), repr(report)
@@ -42,6 +44,9 @@ def test_the_solution_passes_each_calculated_question(namespace, grader, questio
         ("q4", "gpus", lambda ns: ns["replicas"], "GPUs = replicas x tp"),
         ("q5", "usd_at_40", lambda ns: 0.4 * ns["usd_full"], "idle hours are paid too"),
         ("q7", "auto_gpu_hours", lambda ns: ns["auto_gpu_hours"] / 2, "GPU-hours count GPUs"),
+        ("q11", "n_p99", lambda ns: 100, "100 values put one past the p99"),
+        ("q12", "iterations", lambda ns: 6, "takes one token of the budget first"),
+        ("q13", "reserve_admitted", lambda ns: 6, "for the prompt and every token"),
     ],
 )
 def test_known_wrong_answers_get_their_hint(namespace, grader, question, name, change, hint):
@@ -90,3 +95,43 @@ def test_measured_lists_that_are_not_the_runs_own_fail(grader):
         "knee_per_s": 8.0,
     }  # not what run measured
     assert not bool(grader.check("q8", {**typed, "run": run}))
+
+
+def test_the_token_budget_and_admission_answers_are_what_the_courses_engine_does(namespace):
+    """Q12 and Q13 against lesson 13's scheduler (``llm_server.Engine`` on the small decoder), with
+    the questions' own numbers: the chunk each iteration prefills beside the decoding sequences,
+    the iterations the long prompt takes, and the requests each admission policy starts from a
+    burst."""
+    ns = namespace
+    loop = asyncio.new_event_loop()
+    try:
+        engine = llm_server.Engine(max_batch=ns["decoding"] + 1, chunk_tokens=ns["budget"])
+        for _ in range(ns["decoding"]):
+            engine.submit([1] * 8, 200, loop)
+        while not engine.stats.steps or engine.stats.steps[-1].batch < ns["decoding"]:
+            engine.step()  # until their prompts are in and they decode
+        engine.submit([1] * ns["prompt"], 4, loop)
+        chunks = []
+        while not chunks or chunks[-1]:
+            engine.step()
+            chunks.append(engine.stats.steps[-1].prefill_tokens)
+        assert chunks[0] == ns["chunk_per_iteration"]
+        assert len(chunks) - 1 == ns["iterations"]
+        admitted = {}
+        for admission in llm_server.ADMISSIONS:
+            engine = llm_server.Engine(
+                max_batch=64,
+                num_blocks=ns["pool_blocks"],
+                block_tokens=ns["block_tokens"],
+                admission=admission,
+            )
+            for _ in range(30):
+                engine.submit([1] * ns["prompt_tokens"], ns["cap"], loop)
+            engine.step()
+            admitted[admission] = len(engine.running)
+    finally:
+        loop.close()
+    assert admitted == {
+        "reserve": ns["reserve_admitted"],
+        "optimistic": ns["optimistic_admitted"],
+    }
