@@ -88,6 +88,95 @@ def parse_sacct(text: str) -> list[dict[str, str]]:
     return [dict(zip(head, line.split("|"), strict=False)) for line in lines[1:]]
 
 
+#: sbatch's short options that a job script's request uses, by their long names (sbatch(1)).
+_SHORT = {"N": "nodes", "n": "ntasks", "c": "cpus-per-task", "t": "time", "G": "gpus"}
+_TIME = re.compile(r"(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?")
+_SIGNAL = re.compile(r"(?:([RB]{1,2}):)?(?:SIG)?(\w+?)(?:@(\d+))?")
+
+
+def sbatch_options(text: str) -> dict[str, str]:
+    """The ``#SBATCH`` options of a batch script as sbatch reads them: from the top until the first
+    command (sbatch(1): "before any executable commands"), long (``--time=3:00:00`` or ``--time
+    3:00:00``) or short (``-N 2``, by its long name); a flag (``--requeue``) maps to ``""``."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or (stripped.startswith("#") and not stripped.startswith("#SBATCH")):
+            continue
+        if not stripped.startswith("#SBATCH"):
+            break
+        words = stripped.removeprefix("#SBATCH").split("#")[0].split()
+        for i, option in enumerate(words):
+            given = words[i + 1] if i + 1 < len(words) and words[i + 1][:1] != "-" else ""
+            if option.startswith("--"):
+                key, equals, value = option[2:].partition("=")
+                out[key] = value if equals else given
+            elif option.startswith("-"):
+                out[_SHORT.get(option[1:2], option[1:2])] = option[2:] or given
+    return out
+
+
+def time_seconds(value: str) -> int:
+    """A Slurm time limit in seconds, in any of sbatch(1)'s ``--time`` forms: ``minutes``,
+    ``minutes:seconds``, ``hours:minutes:seconds``, ``days-hours``, ``days-hours:minutes``,
+    ``days-hours:minutes:seconds``. Raises ValueError naming ``--time`` on anything else."""
+    match = _TIME.fullmatch(value.strip())
+    if not match:
+        raise ValueError(f"--time must be minutes or [days-]hours:minutes:seconds, got {value!r}")
+    days, *parts = match.groups()
+    numbers = [int(p) for p in parts if p is not None]
+    if days is not None:
+        hours, minutes, seconds = [*numbers, 0, 0][:3]
+        return ((int(days) * 24 + hours) * 60 + minutes) * 60 + seconds
+    if len(numbers) < 3:
+        return numbers[0] * 60 + sum(numbers[1:])
+    return (numbers[0] * 60 + numbers[1]) * 60 + numbers[2]
+
+
+def _count(value: str) -> int:
+    """The count at the end of a GPU request: ``8``, ``h100:8``, ``gpu:h100:8`` -> 8; a request
+    without a count (``gpu``, ``h100``) is for one."""
+    last = value.split(",")[0].rsplit(":", 1)[-1]
+    return int(last) if last.isdigit() else int(bool(last))
+
+
+def job_request(text: str) -> dict:
+    """What a batch script asks Slurm for, read from its ``#SBATCH`` lines (:func:`sbatch_options`),
+    whichever spelling it uses: ``nodes`` (the minimum of ``--nodes=min-max``), ``gpus_per_node``
+    (``--gres=gpu:N``, ``--gpus-per-node``, or ``--gpus`` over the nodes), ``cpus_per_gpu``
+    (``--cpus-per-gpu``, or ``--cpus-per-task`` x tasks per node over the node's GPUs),
+    ``time_seconds`` (``--time``; 0 where it is missing: the partition's default), ``requeue``
+    (``--requeue``), ``signal`` and ``warn_seconds`` (``--signal=[B:]SIG@seconds``: sbatch's default
+    is 60 s where ``@`` is missing; ``B:`` sends it to the batch shell only)."""
+    options = sbatch_options(text)
+    nodes = int(options.get("nodes", "1").split("-")[0])
+    if "gres" in options:
+        gpus = _count(next((g for g in options["gres"].split(",") if "gpu" in g), "0"))
+    elif "gpus-per-node" in options:
+        gpus = _count(options["gpus-per-node"])
+    else:
+        gpus = _count(options.get("gpus", "0")) // nodes
+    tasks = int(options.get("ntasks-per-node", "1"))
+    if "cpus-per-gpu" in options:
+        cpus_per_gpu = float(options["cpus-per-gpu"])
+    else:
+        cpus_per_gpu = int(options.get("cpus-per-task", "1")) * tasks / gpus if gpus else 0.0
+    signal = _SIGNAL.fullmatch(options.get("signal", "") or "NONE@0")
+    if signal is None:
+        raise ValueError(f"--signal must be [B:]SIG[@seconds], got {options['signal']!r}")
+    where, name, warn = signal.groups()
+    sent = "" if name == "NONE" else f"{'B:' if where and 'B' in where else ''}{name.upper()}"
+    return {
+        "nodes": nodes,
+        "gpus_per_node": gpus,
+        "cpus_per_gpu": cpus_per_gpu,
+        "time_seconds": time_seconds(options["time"]) if "time" in options else 0,
+        "requeue": "requeue" in options,
+        "signal": sent,
+        "warn_seconds": int(warn) if warn else (60 if sent else 0),
+    }
+
+
 def _epoch(stamp: str) -> float | None:
     if not stamp or stamp in ("Unknown", "None", "N/A"):
         return None

@@ -196,14 +196,14 @@ COVERAGE: MappingProxyType = MappingProxyType(
             "6. Two techniques that change the curve": ((_13, "q10"),),
         },
         "14_running_a_gpu_cluster": {
-            "1. Who gets a GPU: Slurm's model": ((_14, "q1"), (_14, "q2")),
-            "2. A real Slurm, started here": ((_14, "q2"), (_14, "q8")),
+            "1. Who gets a GPU: Slurm's model": ((_14, "q2"), (_14, "q5")),
+            "2. A real Slurm, started here": ((_14, "q1"), (_14, "q2"), (_14, "q8"), (_14, "q10")),
             "3. My job outgrew one machine: batch scripts that run unchanged on a cluster": (
                 (_14, "q1"),
             ),
-            "4. Scheduling as a calculation": ((_14, "q3"), (_14, "q4")),
-            "5. Containers and Kubernetes with GPUs": ((_14, "q5"), (_14, "q7")),
-            "6. Monitoring and health": ((_14, "q6"),),
+            "4. Scheduling as a calculation": ((_14, "q3"), (_14, "q4"), (_14, "q5")),
+            "5. Containers and Kubernetes with GPUs": ((_14, "q7"),),
+            "6. Monitoring and health": ((_14, "q6"), (_14, "q9")),
         },
     }
 )
